@@ -1,0 +1,23 @@
+//===- RNNDialect.h - rnn dialect -------------------------------*- C++ -*-===//
+//
+// Declares the rnn dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_DIALECT_RNNDIALECT_H
+#define RNN_DIALECT_RNNDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "rnn/Dialect/RNNDialect.h.inc"
+
+namespace mlir {
+class DialectRegistry;
+namespace rnn {
+/// Registers the bufferization model of the rnn kernels (destination style:
+/// outputs bufferize in place, inputs are only read).
+void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_DIALECT_RNNDIALECT_H

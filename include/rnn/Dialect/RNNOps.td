@@ -1,0 +1,303 @@
+//===- RNNOps.td - rnn dialect operations ------------------*- tablegen -*-===//
+//
+// Model-level ops (rnn.lstm, rnn.gru), the destination-style kernels that
+// training is built from (rnn.*_fwd, rnn.*_bwd), and the phase marker.
+//
+// Shapes are static and checked by one table-driven verifier (RNNOps.cpp):
+// T, B, I come from x, H from weight_hh, and every other operand is checked
+// against them with a message that names both sides.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_DIALECT_RNNOPS_TD
+#define RNN_DIALECT_RNNOPS_TD
+
+include "rnn/Dialect/RNNDialect.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class RNN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<RNN_Dialect, mnemonic, traits>;
+
+// Kernel operands are tensors before bufferization and memrefs after.
+def RNN_TensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
+
+//===----------------------------------------------------------------------===//
+// Model level
+//===----------------------------------------------------------------------===//
+
+def RNN_LSTMOp : RNN_Op<"lstm", [Pure]> {
+  let summary = "one LSTM layer over T steps with per-step state resets";
+  let description = [{
+    Runs one LSTM layer over a time-major sequence. The state entering step
+    `t` for batch column `b` is zero where `is_init[t, b]`, else the state
+    left by step `t - 1` (`h0`/`c0` for `t = 0`). Gates follow PyTorch's
+    order `i, f, g, o`; weights have PyTorch's layout
+    (`weight_ih: [4H, I]`, `weight_hh: [4H, H]`, biases `[4H]`).
+
+    ```mlir
+    %y, %h_n, %c_n = rnn.lstm %x reset %is_init state(%h0, %c0)
+        weights(%w_ih, %w_hh, %b_ih, %b_hh)
+        : (tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+           tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+        -> (tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>)
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$isInit,
+      AnyRankedTensor:$h0, AnyRankedTensor:$c0, AnyRankedTensor:$weightIh,
+      AnyRankedTensor:$weightHh, AnyRankedTensor:$biasIh,
+      AnyRankedTensor:$biasHh);
+  let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$hN,
+      AnyRankedTensor:$cN);
+  let assemblyFormat = [{
+    $x `reset` $isInit `state` `(` $h0 `,` $c0 `)`
+    `weights` `(` $weightIh `,` $weightHh `,` $biasIh `,` $biasHh `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def RNN_GRUOp : RNN_Op<"gru", [Pure]> {
+  let summary = "one GRU layer over T steps with per-step state resets";
+  let description = [{
+    Runs one GRU layer over a time-major sequence with the reset rule of
+    `rnn.lstm`. Gates follow PyTorch's order `r, z, n`, with
+    `n = tanh(W_in x + b_in + r * (W_hn h + b_hn))`.
+
+    ```mlir
+    %y, %h_n = rnn.gru %x reset %is_init state(%h0)
+        weights(%w_ih, %w_hh, %b_ih, %b_hh)
+        : (tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
+           tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+        -> (tensor<8x4x5xf32>, tensor<4x5xf32>)
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$isInit,
+      AnyRankedTensor:$h0, AnyRankedTensor:$weightIh,
+      AnyRankedTensor:$weightHh, AnyRankedTensor:$biasIh,
+      AnyRankedTensor:$biasHh);
+  let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$hN);
+  let assemblyFormat = [{
+    $x `reset` $isInit `state` `(` $h0 `)`
+    `weights` `(` $weightIh `,` $weightHh `,` $biasIh `,` $biasHh `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Training kernels (destination style)
+//===----------------------------------------------------------------------===//
+
+// Common shape of the kernels: every operand is named, the last `numInits`
+// operands are the destinations, tensor form returns one result per
+// destination and memref form returns nothing.
+class RNN_KernelOp<string mnemonic, int numInits, list<Trait> traits = []>
+    : RNN_Op<mnemonic, !listconcat(traits, [
+        DestinationStyleOpInterface,
+        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>])> {
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let hasVerifier = 1;
+  code kernelClassDecl = [{
+    static constexpr unsigned kNumInits = }] # numInits # [{;
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(
+          getOperation(), getOperation()->getNumOperands() - kNumInits,
+          kNumInits);
+    }
+    /// True when the operands are buffers (after bufferization).
+    bool hasPureBufferSemantics() {
+      return ::llvm::isa<::mlir::MemRefType>(getX().getType());
+    }
+  }];
+}
+
+def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
+  let summary = "LSTM forward kernel that also writes what backward reads";
+  let description = [{
+    Forward pass of one LSTM layer (semantics of `rnn.lstm`) writing, besides
+    `y`, `h_n`, `c_n`, the values the backward reads: `gates` `[T, B, 4H]`
+    (activated `i, f, g, o` per step) and `cells` `[T, B, H]` (`c_t` per
+    step). These saved outputs carry their role in their name; a consumer
+    that does not read them leaves stores that `rnn-dse` deletes.
+
+    ```mlir
+    %y, %h_n, %c_n, %gates, %cells = rnn.lstm_fwd
+        ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
+        outs(%y0, %hn0, %cn0) saved(gates %g0, cells %c0s)
+        : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+          tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<8x4x20xf32>, tensor<8x4x5xf32>
+        -> tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+           tensor<8x4x20xf32>, tensor<8x4x5xf32>
+    ```
+  }];
+  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+      RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
+      RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
+      RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
+      RNN_TensorOrMemRef:$y, RNN_TensorOrMemRef:$hN, RNN_TensorOrMemRef:$cN,
+      RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$cells);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `,`
+      $biasIh `,` $biasHh `)`
+    `outs` `(` $y `,` $hN `,` $cN `)`
+    `saved` `(` `gates` $gates `,` `cells` $cells `)`
+    attr-dict `:` type(operands) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = kernelClassDecl # [{
+    /// Names of the saved outputs, in operand order.
+    static ::llvm::ArrayRef<::llvm::StringRef> getSavedRoles() {
+      static const ::llvm::StringRef roles[] = {"gates", "cells"};
+      return roles;
+    }
+  }];
+}
+
+def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7> {
+  let summary = "LSTM backward kernel";
+  let description = [{
+    Backward pass of one LSTM layer: from the forward inputs, the saved
+    `y`, `gates` and `cells` of `rnn.lstm_fwd`, and the cotangents of `y`,
+    `h_n`, `c_n`, writes the gradients of `x`, `h0`, `c0` and the weights.
+
+    ```mlir
+    %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_bwd
+        ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh)
+        saved(y %y, gates %gates, cells %cells)
+        cotangents(%dy, %dhn, %dcn)
+        outs(%o0, %o1, %o2, %o3, %o4, %o5, %o6)
+        : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<20x3xf32>, tensor<20x5xf32>,
+          tensor<8x4x5xf32>, tensor<8x4x20xf32>, tensor<8x4x5xf32>,
+          tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
+        -> tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+           tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
+    ```
+  }];
+  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+      RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
+      RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
+      RNN_TensorOrMemRef:$y, RNN_TensorOrMemRef:$gates,
+      RNN_TensorOrMemRef:$cells, RNN_TensorOrMemRef:$gradY,
+      RNN_TensorOrMemRef:$gradHN, RNN_TensorOrMemRef:$gradCN,
+      RNN_TensorOrMemRef:$gradX, RNN_TensorOrMemRef:$gradH0,
+      RNN_TensorOrMemRef:$gradC0, RNN_TensorOrMemRef:$gradWeightIh,
+      RNN_TensorOrMemRef:$gradWeightHh, RNN_TensorOrMemRef:$gradBiasIh,
+      RNN_TensorOrMemRef:$gradBiasHh);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `)`
+    `saved` `(` `y` $y `,` `gates` $gates `,` `cells` $cells `)`
+    `cotangents` `(` $gradY `,` $gradHN `,` $gradCN `)`
+    `outs` `(` $gradX `,` $gradH0 `,` $gradC0 `,` $gradWeightIh `,`
+      $gradWeightHh `,` $gradBiasIh `,` $gradBiasHh `)`
+    attr-dict `:` type(operands) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = kernelClassDecl;
+}
+
+def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
+  let summary = "GRU forward kernel that also writes what backward reads";
+  let description = [{
+    Forward pass of one GRU layer (semantics of `rnn.gru`) writing, besides
+    `y` and `h_n`, the saved values `gates` `[T, B, 3H]` (activated
+    `r, z, n`) and `hn_proj` `[T, B, H]` (`W_hn h + b_hn` per step).
+
+    ```mlir
+    %y, %h_n, %gates, %hn = rnn.gru_fwd
+        ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+        outs(%y0, %hn0) saved(gates %g0, hn_proj %p0)
+        : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
+          tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
+          tensor<8x4x5xf32>, tensor<4x5xf32>,
+          tensor<8x4x15xf32>, tensor<8x4x5xf32>
+        -> tensor<8x4x5xf32>, tensor<4x5xf32>,
+           tensor<8x4x15xf32>, tensor<8x4x5xf32>
+    ```
+  }];
+  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+      RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
+      RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
+      RNN_TensorOrMemRef:$biasHh, RNN_TensorOrMemRef:$y,
+      RNN_TensorOrMemRef:$hN, RNN_TensorOrMemRef:$gates,
+      RNN_TensorOrMemRef:$hnProj);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `,`
+      $biasIh `,` $biasHh `)`
+    `outs` `(` $y `,` $hN `)`
+    `saved` `(` `gates` $gates `,` `hn_proj` $hnProj `)`
+    attr-dict `:` type(operands) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = kernelClassDecl # [{
+    /// Names of the saved outputs, in operand order.
+    static ::llvm::ArrayRef<::llvm::StringRef> getSavedRoles() {
+      static const ::llvm::StringRef roles[] = {"gates", "hn_proj"};
+      return roles;
+    }
+  }];
+}
+
+def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
+  let summary = "GRU backward kernel";
+  let description = [{
+    Backward pass of one GRU layer from the saved `y`, `gates` and `hn_proj`
+    of `rnn.gru_fwd` and the cotangents of `y` and `h_n`.
+
+    ```mlir
+    %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_bwd
+        ins(%x, %is_init, %h0, %w_ih, %w_hh)
+        saved(y %y, gates %gates, hn_proj %hn)
+        cotangents(%dy, %dhn)
+        outs(%o0, %o1, %o2, %o3, %o4, %o5)
+        : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
+          tensor<15x3xf32>, tensor<15x5xf32>,
+          tensor<8x4x5xf32>, tensor<8x4x15xf32>, tensor<8x4x5xf32>,
+          tensor<8x4x5xf32>, tensor<4x5xf32>,
+          tensor<8x4x3xf32>, tensor<4x5xf32>,
+          tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
+        -> tensor<8x4x3xf32>, tensor<4x5xf32>,
+           tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
+    ```
+  }];
+  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+      RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
+      RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$y,
+      RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$hnProj,
+      RNN_TensorOrMemRef:$gradY, RNN_TensorOrMemRef:$gradHN,
+      RNN_TensorOrMemRef:$gradX, RNN_TensorOrMemRef:$gradH0,
+      RNN_TensorOrMemRef:$gradWeightIh, RNN_TensorOrMemRef:$gradWeightHh,
+      RNN_TensorOrMemRef:$gradBiasIh, RNN_TensorOrMemRef:$gradBiasHh);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `)`
+    `saved` `(` `y` $y `,` `gates` $gates `,` `hn_proj` $hnProj `)`
+    `cotangents` `(` $gradY `,` $gradHN `)`
+    `outs` `(` $gradX `,` $gradH0 `,` $gradWeightIh `,` $gradWeightHh `,`
+      $gradBiasIh `,` $gradBiasHh `)`
+    attr-dict `:` type(operands) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = kernelClassDecl;
+}
+
+//===----------------------------------------------------------------------===//
+// Phase marker
+//===----------------------------------------------------------------------===//
+
+def RNN_BeginBackwardOp : RNN_Op<"begin_backward",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "marks the boundary between forward and backward";
+  let description = [{
+    Placed by `rnn-autodiff` after the last forward kernel. The runtime
+    times the phases and measures their memory peaks from it, and
+    `saved_bytes` is what is allocated (results excluded) when it runs.
+
+    ```mlir
+    rnn.begin_backward
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+#endif // RNN_DIALECT_RNNOPS_TD

@@ -1,0 +1,51 @@
+//===- Pipelines.h - rnn compilation pipelines ------------------*- C++ -*-===//
+//
+// The train and infer pipelines, built by the same functions for rnn-opt
+// (as registered pass pipelines) and rnn-run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_PIPELINES_PIPELINES_H
+#define RNN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+
+namespace rnn {
+
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  PassOptions::Option<std::string> remat{
+      *this, "remat",
+      llvm::cl::desc("What the forward saves for the backward: none"),
+      llvm::cl::init("none")};
+  PassOptions::Option<std::string> target{
+      *this, "target", llvm::cl::desc("Target: cpu"), llvm::cl::init("cpu")};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU chip (cuda target)"),
+      llvm::cl::init("sm_90")};
+};
+
+/// Checks the option values; the message names the bad one.
+LogicalResult verifyPipelineOptions(const PipelineOptions &options,
+                                    std::string &message);
+
+/// Model functions -> their training functions `@f_grad` -> LLVM dialect.
+void buildTrainPipeline(OpPassManager &pm, const PipelineOptions &options);
+/// Model functions -> forward only -> LLVM dialect.
+void buildInferPipeline(OpPassManager &pm, const PipelineOptions &options);
+
+/// The stages the two pipelines share, exposed for tests and tools:
+/// tensor-level kernels -> loops on buffers ...
+void buildKernelsToLoopsPipeline(OpPassManager &pm);
+/// ... -> LLVM dialect for the CPU.
+void buildLoopsToLLVMPipeline(OpPassManager &pm);
+
+/// Registers rnn-train-pipeline and rnn-infer-pipeline.
+void registerPipelines();
+
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_PIPELINES_PIPELINES_H

@@ -1,0 +1,189 @@
+//===- KernelBuilder.cpp - building blocks of the rnn lowering ------------===//
+//
+// Implements the IR vocabulary of KernelBuilder.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc)
+    : b(loc, builder), elementType(builder.getF32Type()) {}
+
+Value KernelBuilder::index(int64_t value) {
+  return arith::ConstantIndexOp::create(b, value);
+}
+
+Value KernelBuilder::scalar(double value) {
+  return arith::ConstantOp::create(b, b.getFloatAttr(elementType, value));
+}
+
+Value KernelBuilder::load(Value memref, ValueRange indices) {
+  return memref::LoadOp::create(b, memref, indices);
+}
+
+void KernelBuilder::store(Value value, Value memref, ValueRange indices) {
+  memref::StoreOp::create(b, value, memref, indices);
+}
+
+Value KernelBuilder::add(Value lhs, Value rhs) {
+  return arith::AddFOp::create(b, lhs, rhs);
+}
+
+Value KernelBuilder::sub(Value lhs, Value rhs) {
+  return arith::SubFOp::create(b, lhs, rhs);
+}
+
+Value KernelBuilder::mul(Value lhs, Value rhs) {
+  return arith::MulFOp::create(b, lhs, rhs);
+}
+
+Value KernelBuilder::addIndex(Value lhs, int64_t rhs) {
+  if (rhs == 0)
+    return lhs;
+  return arith::AddIOp::create(b, lhs, index(rhs));
+}
+
+Value KernelBuilder::sigmoid(Value x) {
+  Value e = math::ExpOp::create(b, arith::NegFOp::create(b, x));
+  return arith::DivFOp::create(b, scalar(1.0), add(scalar(1.0), e));
+}
+
+Value KernelBuilder::tanh(Value x) { return math::TanhOp::create(b, x); }
+
+Value KernelBuilder::zeroIf(Value mask, Value value) {
+  return arith::SelectOp::create(b, mask, scalar(0.0), value);
+}
+
+void KernelBuilder::parallel(ArrayRef<int64_t> upperBounds,
+                             function_ref<void(ValueRange ivs)> body) {
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t ub : upperBounds) {
+    lbs.push_back(index(0));
+    ubs.push_back(index(ub));
+    steps.push_back(index(1));
+  }
+  auto loop = scf::ParallelOp::create(b, lbs, ubs, steps);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVars());
+}
+
+void KernelBuilder::forRange(int64_t n, function_ref<void(Value i)> body) {
+  auto loop = scf::ForOp::create(b, index(0), index(n), index(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(loop.getInductionVar());
+}
+
+void KernelBuilder::forTime(int64_t steps, bool reverse,
+                            function_ref<void(Value t)> body) {
+  forRange(steps, [&](Value i) {
+    if (!reverse)
+      return body(i);
+    body(arith::SubIOp::create(b, index(steps - 1), i));
+  });
+}
+
+Value KernelBuilder::alloc(ArrayRef<int64_t> shape) {
+  // No alignment attribute: the runtime aligns every buffer to 64 bytes, and
+  // an attribute would make the lowering over-allocate to align by hand.
+  Value buffer =
+      memref::AllocOp::create(b, MemRefType::get(shape, elementType));
+  scratch.push_back(buffer);
+  return buffer;
+}
+
+void KernelBuilder::freeScratch() {
+  for (Value buffer : scratch)
+    memref::DeallocOp::create(b, buffer);
+  scratch.clear();
+}
+
+Value KernelBuilder::step(Value sequence, Value t) {
+  auto type = cast<MemRefType>(sequence.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<OpFoldResult> offsets = {t, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(shape[1]),
+                                     b.getIndexAttr(shape[2])};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto resultType = memref::SubViewOp::inferRankReducedResultType(
+      {shape[1], shape[2]}, type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, cast<MemRefType>(resultType), sequence,
+                                   offsets, sizes, strides);
+}
+
+Value KernelBuilder::flatten(Value sequence) {
+  SmallVector<ReassociationIndices> groups = {{0, 1}, {2}};
+  return memref::CollapseShapeOp::create(b, sequence, groups);
+}
+
+Value KernelBuilder::previous(Value sequence, Value initial, Value t) {
+  Value zero = index(0);
+  Value before = arith::MaxSIOp::create(
+      b, arith::SubIOp::create(b, t, index(1)), zero);
+  Value view = step(sequence, before);
+  Value init = memref::CastOp::create(b, view.getType(), initial);
+  Value first =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, zero);
+  return arith::SelectOp::create(b, first, init, view);
+}
+
+void KernelBuilder::matmul(Value a, Value bMat, Value c, bool transA,
+                           bool transB, bool accumulate) {
+  if (!accumulate)
+    linalg::FillOp::create(b, ValueRange{scalar(0.0)}, ValueRange{c});
+  MLIRContext *ctx = b.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](AffineExpr r, AffineExpr col) {
+    return AffineMap::get(3, 0, {r, col}, ctx);
+  };
+  SmallVector<Attribute> maps = {
+      AffineMapAttr::get(transA ? map(k, m) : map(m, k)),
+      AffineMapAttr::get(transB ? map(n, k) : map(k, n)),
+      AffineMapAttr::get(map(m, n))};
+  auto op = linalg::MatmulOp::create(b, ValueRange{a, bMat}, ValueRange{c});
+  op.setIndexingMapsAttr(b.getArrayAttr(maps));
+}
+
+void KernelBuilder::copy(Value src, Value dst) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
+  parallel(shape, [&](ValueRange iv) { store(load(src, iv), dst, iv); });
+}
+
+void KernelBuilder::sumRows(Value rows, Value bias) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(rows.getType()).getShape();
+  Value zero = scalar(0.0);
+  parallel({shape[1]}, [&](ValueRange iv) { store(zero, bias, iv); });
+  forRange(shape[0], [&](Value r) {
+    parallel({shape[1]}, [&](ValueRange iv) {
+      store(add(load(bias, iv), load(rows, {r, iv[0]})), bias, iv);
+    });
+  });
+}
+
+void KernelBuilder::stateInputs(Value sequence, Value initial, Value isInit,
+                                Value dst) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
+  parallel(shape, [&](ValueRange iv) {
+    Value t = iv[0], batch = iv[1], j = iv[2];
+    Value zero = index(0);
+    Value before =
+        arith::MaxSIOp::create(b, arith::SubIOp::create(b, t, index(1)), zero);
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, zero);
+    Value prev = arith::SelectOp::create(b, first, load(initial, {batch, j}),
+                                         load(sequence, {before, batch, j}));
+    store(zeroIf(load(isInit, {t, batch}), prev), dst, iv);
+  });
+}

@@ -1,0 +1,92 @@
+//===- KernelBuilder.h - building blocks of the rnn lowering ----*- C++ -*-===//
+//
+// Small IR-building vocabulary shared by the LSTM and GRU lowerings:
+// constants, scalar loads and stores, activations, elementwise parallel
+// loops, time loops, per-step views of [T, B, X] buffers, GEMMs as
+// linalg.matmul with transposition in the indexing maps, and scratch
+// buffers that are freed when the kernel ends.
+//
+// Everything is emitted on memrefs with static shapes; the gate math is
+// scalar code in scf.parallel loops so the same IR maps to GPU threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_LIB_CONVERSION_RNNTOLOOPS_KERNELBUILDER_H
+#define RNN_LIB_CONVERSION_RNNTOLOOPS_KERNELBUILDER_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace rnn {
+
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &builder, Location loc);
+
+  ImplicitLocOpBuilder &builder() { return b; }
+
+  /// Constants.
+  Value index(int64_t value);
+  Value scalar(double value);
+
+  /// Scalar memory access and arithmetic on the element type (f32).
+  Value load(Value memref, ValueRange indices);
+  void store(Value value, Value memref, ValueRange indices);
+  Value add(Value lhs, Value rhs);
+  Value sub(Value lhs, Value rhs);
+  Value mul(Value lhs, Value rhs);
+  Value addIndex(Value lhs, int64_t rhs);
+  Value sigmoid(Value x);
+  Value tanh(Value x);
+  /// `mask ? 0 : value`.
+  Value zeroIf(Value mask, Value value);
+
+  /// An scf.parallel over [0, ubs[0]) x [0, ubs[1]) x ...
+  void parallel(ArrayRef<int64_t> upperBounds,
+                function_ref<void(ValueRange ivs)> body);
+  /// An scf.for over time, from 0 to `steps` - 1 or, if `reverse`, back.
+  void forTime(int64_t steps, bool reverse, function_ref<void(Value t)> body);
+  /// An scf.for over [0, n).
+  void forRange(int64_t n, function_ref<void(Value i)> body);
+
+  /// A scratch buffer of the element type, freed by `freeScratch`.
+  Value alloc(ArrayRef<int64_t> shape);
+  void freeScratch();
+
+  /// The [B, X] view of step `t` of a [T, B, X] buffer.
+  Value step(Value sequence, Value t);
+  /// The [T*B, X] view of a [T, B, X] buffer with the identity layout.
+  Value flatten(Value sequence);
+  /// The state entering step `t` before the reset mask: step t-1 of
+  /// `sequence`, or `initial` at t = 0. Both views have the same type.
+  Value previous(Value sequence, Value initial, Value t);
+
+  /// C = op(A) op(B) (or C += ... if `accumulate`) as linalg.matmul whose
+  /// indexing maps carry the transpositions.
+  void matmul(Value a, Value bMat, Value c, bool transA, bool transB,
+              bool accumulate);
+  /// dst = src, elementwise over a buffer of any rank.
+  void copy(Value src, Value dst);
+  /// dst[t] = the state entering step t after the reset mask, for all t:
+  /// 0 where isInit[t, b], else sequence[t - 1] (initial at t = 0).
+  void stateInputs(Value sequence, Value initial, Value isInit, Value dst);
+  /// bias[j] = sum_r rows[r, j] of a [R, J] buffer (fixed order over r).
+  void sumRows(Value rows, Value bias);
+
+private:
+  ImplicitLocOpBuilder b;
+  Type elementType;
+  SmallVector<Value> scratch;
+};
+
+/// Emits the loops of one kernel, replacing it. Defined per cell.
+LogicalResult lowerLSTMFwd(Operation *op, PatternRewriter &rewriter);
+LogicalResult lowerLSTMBwd(Operation *op, PatternRewriter &rewriter);
+LogicalResult lowerGRUFwd(Operation *op, PatternRewriter &rewriter);
+LogicalResult lowerGRUBwd(Operation *op, PatternRewriter &rewriter);
+
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_LIB_CONVERSION_RNNTOLOOPS_KERNELBUILDER_H

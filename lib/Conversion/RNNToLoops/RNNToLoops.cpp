@@ -1,0 +1,105 @@
+//===- RNNToLoops.cpp - convert-rnn-to-loops ------------------------------===//
+//
+// Drives the lowering of bufferized rnn kernels (KernelBuilder.h and the
+// per-cell files) and turns `rnn.begin_backward` into the runtime call that
+// marks the phase boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "rnn/Conversion/Passes.h"
+#include "rnn/Dialect/RNNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir {
+namespace rnn {
+#define GEN_PASS_DEF_CONVERTRNNTOLOOPSPASS
+#include "rnn/Conversion/Passes.h.inc"
+} // namespace rnn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+/// Name of the runtime entry point that marks a phase boundary.
+static constexpr StringLiteral kBeginPhase = "rnnrt_begin_phase";
+
+namespace {
+/// Lowers one memref-form kernel with `lowerFn`.
+template <typename OpTy>
+struct KernelLowering : public OpRewritePattern<OpTy> {
+  using LowerFn = LogicalResult (*)(Operation *, PatternRewriter &);
+  KernelLowering(MLIRContext *ctx, LowerFn lowerFn)
+      : OpRewritePattern<OpTy>(ctx), lowerFn(lowerFn) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureBufferSemantics())
+      return rewriter.notifyMatchFailure(op, "not bufferized");
+    if (!cast<MemRefType>(op.getX().getType()).getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "only f32 is lowered");
+    return lowerFn(op, rewriter);
+  }
+
+  LowerFn lowerFn;
+};
+
+/// rnn.begin_backward -> call @rnnrt_begin_phase(1).
+struct BeginBackwardLowering : public OpRewritePattern<BeginBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BeginBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Value phase = arith::ConstantIntOp::create(rewriter, op.getLoc(),
+                                               rewriter.getI64Type(), 1);
+    rewriter.replaceOpWithNewOp<func::CallOp>(op, kBeginPhase, TypeRange{},
+                                              ValueRange{phase});
+    return success();
+  }
+};
+
+struct ConvertRNNToLoopsPass
+    : public rnn::impl::ConvertRNNToLoopsPassBase<ConvertRNNToLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+
+    bool hasPhaseMarker = false;
+    module.walk([&](BeginBackwardOp) { hasPhaseMarker = true; });
+    if (hasPhaseMarker && !module.lookupSymbol(kBeginPhase)) {
+      OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+      auto decl = func::FuncOp::create(
+          builder, module.getLoc(), kBeginPhase,
+          builder.getFunctionType({builder.getI64Type()}, {}));
+      decl.setPrivate();
+    }
+
+    RewritePatternSet patterns(ctx);
+    patterns.add<KernelLowering<LSTMFwdOp>>(ctx, lowerLSTMFwd);
+    patterns.add<KernelLowering<LSTMBwdOp>>(ctx, lowerLSTMBwd);
+    patterns.add<KernelLowering<GRUFwdOp>>(ctx, lowerGRUFwd);
+    patterns.add<KernelLowering<GRUBwdOp>>(ctx, lowerGRUBwd);
+    patterns.add<BeginBackwardLowering>(ctx);
+    walkAndApplyPatterns(module, std::move(patterns));
+
+    WalkResult left = module.walk([](Operation *op) {
+      if (!isa<RNNDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitOpError("was not lowered: convert-rnn-to-loops needs bufferized "
+                      "f32 kernels (run rnn-expand-forward and "
+                      "one-shot-bufferize first)");
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

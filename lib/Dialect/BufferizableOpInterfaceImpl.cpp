@@ -1,0 +1,59 @@
+//===- BufferizableOpInterfaceImpl.cpp - rnn kernels bufferization --------===//
+//
+// One-Shot Bufferize model of the destination-style rnn kernels: inputs are
+// only read, each destination is written in place and aliases its result.
+// The bufferized kernel is the same op on memrefs, with no results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Dialect/RNNOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/DstBufferizableOpInterfaceImpl.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+
+namespace {
+template <typename OpTy>
+struct KernelOpInterface
+    : public DstBufferizableOpInterfaceExternalModel<KernelOpInterface<OpTy>,
+                                                     OpTy> {
+  /// Destinations are overwritten entirely: their old contents are never
+  /// read, so bufferization needs no copy into them.
+  bool bufferizesToMemoryRead(Operation *op, OpOperand &opOperand,
+                              const AnalysisState &state) const {
+    return !cast<DestinationStyleOpInterface>(op).isDpsInit(&opOperand);
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto kernel = cast<OpTy>(op);
+    SmallVector<Value> buffers;
+    for (Value operand : op->getOperands()) {
+      FailureOr<Value> buffer = getBuffer(rewriter, operand, options, state);
+      if (failed(buffer))
+        return failure();
+      buffers.push_back(*buffer);
+    }
+    rewriter.setInsertionPoint(op);
+    OpTy::create(rewriter, op->getLoc(), TypeRange{}, buffers,
+                 op->getAttrs());
+    auto inits = ArrayRef<Value>(buffers).take_back(kernel.kNumInits);
+    replaceOpWithBufferizedValues(rewriter, op, inits);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::rnn::registerBufferizableOpInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, rnn::RNNDialect *) {
+    rnn::LSTMFwdOp::attachInterface<KernelOpInterface<rnn::LSTMFwdOp>>(*ctx);
+    rnn::LSTMBwdOp::attachInterface<KernelOpInterface<rnn::LSTMBwdOp>>(*ctx);
+    rnn::GRUFwdOp::attachInterface<KernelOpInterface<rnn::GRUFwdOp>>(*ctx);
+    rnn::GRUBwdOp::attachInterface<KernelOpInterface<rnn::GRUBwdOp>>(*ctx);
+  });
+}

@@ -1,0 +1,20 @@
+//===- RNNDialect.cpp - rnn dialect ---------------------------------------===//
+//
+// Registers the rnn dialect and its operations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Dialect/RNNOps.h"
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+#include "rnn/Dialect/RNNDialect.cpp.inc"
+
+void RNNDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "rnn/Dialect/RNNOps.cpp.inc"
+      >();
+}

@@ -1,0 +1,341 @@
+//===- RNNOps.cpp - rnn dialect operations --------------------------------===//
+//
+// Verifiers and interfaces of the rnn operations. All ops share one
+// table-driven shape check: the sequence length T, batch size B and input
+// size I come from `x`, the hidden size H from `weight_hh`, and every other
+// operand (and result) is checked against them, so that a message always
+// names the operand in error and the operand the size was taken from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Dialect/RNNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+namespace {
+/// A symbolic dimension of the recurrence.
+enum class Dim { T, B, I, H, GH };
+
+/// What one operand or result must look like.
+struct ValueSpec {
+  StringRef name;
+  Type type;
+  SmallVector<Dim, 3> dims;
+  bool isMask = false;
+};
+
+/// Builds the specs of one kind of op from the operands in order.
+struct SpecList {
+  SmallVector<ValueSpec> specs;
+  SpecList &add(StringRef name, Value value, ArrayRef<Dim> dims) {
+    specs.push_back({name, value.getType(), SmallVector<Dim, 3>(dims)});
+    return *this;
+  }
+  SpecList &addMask(StringRef name, Value value) {
+    specs.push_back({name, value.getType(), {Dim::T, Dim::B}, true});
+    return *this;
+  }
+};
+} // namespace
+
+static StringRef dimName(Dim dim) {
+  switch (dim) {
+  case Dim::T:
+    return "sequence length";
+  case Dim::B:
+    return "batch size";
+  case Dim::I:
+    return "input size";
+  case Dim::H:
+    return "hidden size";
+  case Dim::GH:
+    return "gate rows";
+  }
+  llvm_unreachable("unknown dim");
+}
+
+static std::string dimsString(ArrayRef<Dim> dims) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (i)
+      s += ", ";
+    s += d == Dim::T ? "T" : d == Dim::B ? "B" : d == Dim::I ? "I"
+                         : d == Dim::H ? "H" : "G*H";
+  }
+  return s + "]";
+}
+
+/// Checks every spec: static shape, rank, element type, and each dimension
+/// against the one it must equal. `numGates` is 4 (LSTM) or 3 (GRU).
+static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
+                                      ArrayRef<ValueSpec> specs) {
+  const ValueSpec *x = nullptr, *weightHh = nullptr;
+  for (const ValueSpec &spec : specs) {
+    auto shaped = dyn_cast<ShapedType>(spec.type);
+    if (!shaped || !shaped.hasRank())
+      return op->emitOpError() << spec.name << " must be a ranked tensor or "
+                               << "memref, got " << spec.type;
+    if (!shaped.hasStaticShape())
+      return op->emitOpError()
+             << spec.name << " must have a static shape, got " << spec.type;
+    if (shaped.getRank() != static_cast<int64_t>(spec.dims.size()))
+      return op->emitOpError()
+             << spec.name << " must have rank " << spec.dims.size() << " "
+             << dimsString(spec.dims) << ", got " << spec.type;
+    if (spec.name == "x")
+      x = &spec;
+    if (spec.name == "weight_hh")
+      weightHh = &spec;
+  }
+  assert(x && weightHh && "every rnn op has x and weight_hh");
+
+  Type elementType = cast<ShapedType>(x->type).getElementType();
+  if (!isa<FloatType>(elementType))
+    return op->emitOpError() << "x must have a float element type, got "
+                             << elementType;
+  for (const ValueSpec &spec : specs) {
+    Type type = cast<ShapedType>(spec.type).getElementType();
+    if (spec.isMask) {
+      if (!type.isInteger(1))
+        return op->emitOpError() << spec.name
+                                 << " must have element type i1, got " << type;
+      continue;
+    }
+    if (type != elementType)
+      return op->emitOpError() << "element type " << type << " of "
+                               << spec.name << " != " << elementType
+                               << " of x";
+  }
+
+  ArrayRef<int64_t> xShape = cast<ShapedType>(x->type).getShape();
+  ArrayRef<int64_t> whhShape = cast<ShapedType>(weightHh->type).getShape();
+  int64_t hidden = whhShape[1];
+  auto expected = [&](Dim dim) -> std::pair<int64_t, StringRef> {
+    switch (dim) {
+    case Dim::T:
+      return {xShape[0], "x"};
+    case Dim::B:
+      return {xShape[1], "x"};
+    case Dim::I:
+      return {xShape[2], "x"};
+    case Dim::H:
+      return {hidden, "weight_hh"};
+    case Dim::GH:
+      return {numGates * hidden, "weight_hh"};
+    }
+    llvm_unreachable("unknown dim");
+  };
+
+  for (const ValueSpec &spec : specs) {
+    ArrayRef<int64_t> shape = cast<ShapedType>(spec.type).getShape();
+    for (auto [axis, dim] : llvm::enumerate(spec.dims)) {
+      auto [want, source] = expected(dim);
+      if (shape[axis] == want)
+        continue;
+      if (dim == Dim::GH)
+        return op->emitOpError()
+               << "gate rows " << shape[axis] << " of " << spec.name
+               << " != " << want << " (" << numGates
+               << " gates x hidden size " << hidden << " of weight_hh)";
+      return op->emitOpError() << dimName(dim) << " " << shape[axis] << " of "
+                               << spec.name << " != " << want << " of "
+                               << source;
+    }
+  }
+  return success();
+}
+
+/// Kernels take tensors or memrefs, never both; in tensor form each
+/// destination has a result of the same type.
+static LogicalResult verifyKernelForm(Operation *op, unsigned numInits) {
+  bool tensors = isa<RankedTensorType>(op->getOperand(0).getType());
+  for (Value operand : op->getOperands())
+    if (isa<RankedTensorType>(operand.getType()) != tensors)
+      return op->emitOpError("operands must be all tensors or all memrefs");
+  unsigned wantResults = tensors ? numInits : 0;
+  if (op->getNumResults() != wantResults)
+    return op->emitOpError() << "expected " << wantResults << " results in "
+                             << (tensors ? "tensor" : "memref")
+                             << " form, got " << op->getNumResults();
+  auto inits = op->getOperands().take_back(numInits);
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (result.getType() != inits[i].getType())
+      return op->emitOpError() << "result #" << i << " type "
+                               << result.getType() << " != "
+                               << inits[i].getType() << " of its destination";
+  return success();
+}
+
+static void addKernelEffects(
+    Operation *op, unsigned numInits,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  unsigned firstInit = op->getNumOperands() - numInits;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    if (operand.getOperandNumber() < firstInit)
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Model level
+//===----------------------------------------------------------------------===//
+
+LogicalResult LSTMOp::verify() {
+  SpecList l;
+  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", getIsInit())
+      .add("h0", getH0(), {Dim::B, Dim::H})
+      .add("c0", getC0(), {Dim::B, Dim::H})
+      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
+      .add("bias_ih", getBiasIh(), {Dim::GH})
+      .add("bias_hh", getBiasHh(), {Dim::GH})
+      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("h_n", getHN(), {Dim::B, Dim::H})
+      .add("c_n", getCN(), {Dim::B, Dim::H});
+  return verifyRecurrence(*this, 4, l.specs);
+}
+
+LogicalResult GRUOp::verify() {
+  SpecList l;
+  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", getIsInit())
+      .add("h0", getH0(), {Dim::B, Dim::H})
+      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
+      .add("bias_ih", getBiasIh(), {Dim::GH})
+      .add("bias_hh", getBiasHh(), {Dim::GH})
+      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("h_n", getHN(), {Dim::B, Dim::H});
+  return verifyRecurrence(*this, 3, l.specs);
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+LogicalResult LSTMFwdOp::verify() {
+  if (failed(verifyKernelForm(*this, kNumInits)))
+    return failure();
+  SpecList l;
+  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", getIsInit())
+      .add("h0", getH0(), {Dim::B, Dim::H})
+      .add("c0", getC0(), {Dim::B, Dim::H})
+      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
+      .add("bias_ih", getBiasIh(), {Dim::GH})
+      .add("bias_hh", getBiasHh(), {Dim::GH})
+      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("h_n", getHN(), {Dim::B, Dim::H})
+      .add("c_n", getCN(), {Dim::B, Dim::H})
+      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
+      .add("cells", getCells(), {Dim::T, Dim::B, Dim::H});
+  return verifyRecurrence(*this, 4, l.specs);
+}
+
+void LSTMFwdOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addKernelEffects(*this, kNumInits, effects);
+}
+
+LogicalResult LSTMBwdOp::verify() {
+  if (failed(verifyKernelForm(*this, kNumInits)))
+    return failure();
+  SpecList l;
+  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", getIsInit())
+      .add("h0", getH0(), {Dim::B, Dim::H})
+      .add("c0", getC0(), {Dim::B, Dim::H})
+      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
+      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
+      .add("cells", getCells(), {Dim::T, Dim::B, Dim::H})
+      .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
+      .add("grad_h_n", getGradHN(), {Dim::B, Dim::H})
+      .add("grad_c_n", getGradCN(), {Dim::B, Dim::H})
+      .add("grad_x", getGradX(), {Dim::T, Dim::B, Dim::I})
+      .add("grad_h0", getGradH0(), {Dim::B, Dim::H})
+      .add("grad_c0", getGradC0(), {Dim::B, Dim::H})
+      .add("grad_weight_ih", getGradWeightIh(), {Dim::GH, Dim::I})
+      .add("grad_weight_hh", getGradWeightHh(), {Dim::GH, Dim::H})
+      .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
+      .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
+  return verifyRecurrence(*this, 4, l.specs);
+}
+
+void LSTMBwdOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addKernelEffects(*this, kNumInits, effects);
+}
+
+LogicalResult GRUFwdOp::verify() {
+  if (failed(verifyKernelForm(*this, kNumInits)))
+    return failure();
+  SpecList l;
+  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", getIsInit())
+      .add("h0", getH0(), {Dim::B, Dim::H})
+      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
+      .add("bias_ih", getBiasIh(), {Dim::GH})
+      .add("bias_hh", getBiasHh(), {Dim::GH})
+      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("h_n", getHN(), {Dim::B, Dim::H})
+      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
+      .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
+  return verifyRecurrence(*this, 3, l.specs);
+}
+
+void GRUFwdOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addKernelEffects(*this, kNumInits, effects);
+}
+
+LogicalResult GRUBwdOp::verify() {
+  if (failed(verifyKernelForm(*this, kNumInits)))
+    return failure();
+  SpecList l;
+  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", getIsInit())
+      .add("h0", getH0(), {Dim::B, Dim::H})
+      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
+      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
+      .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H})
+      .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
+      .add("grad_h_n", getGradHN(), {Dim::B, Dim::H})
+      .add("grad_x", getGradX(), {Dim::T, Dim::B, Dim::I})
+      .add("grad_h0", getGradH0(), {Dim::B, Dim::H})
+      .add("grad_weight_ih", getGradWeightIh(), {Dim::GH, Dim::I})
+      .add("grad_weight_hh", getGradWeightHh(), {Dim::GH, Dim::H})
+      .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
+      .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
+  return verifyRecurrence(*this, 3, l.specs);
+}
+
+void GRUBwdOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addKernelEffects(*this, kNumInits, effects);
+}
+
+#define GET_OP_CLASSES
+#include "rnn/Dialect/RNNOps.cpp.inc"

@@ -1,0 +1,121 @@
+//===- Pipelines.cpp - rnn compilation pipelines --------------------------===//
+//
+//   rnn.lstm / rnn.gru
+//     rnn-autodiff (train)         @f_grad with forward and backward kernels
+//     rnn-expand-forward           remaining model ops -> forward kernels
+//     one-shot-bufferize           whole functions; identity layouts
+//     buffer deallocation          ownership-based (upstream)
+//     convert-rnn-to-loops         time loops, GEMMs, fused gate math
+//     rnn-matmul-to-blas           GEMMs -> runtime sgemm
+//     convert-linalg-to-loops      fills and elementwise adds
+//     rnn-approximate-math, LLVM lowering (allocations through the runtime)
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Pipelines/Pipelines.h"
+
+#include "rnn/Conversion/Passes.h"
+#include "rnn/Transforms/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
+                                         std::string &message) {
+  if (options.remat != "none") {
+    message = "unsupported remat policy '" + options.remat + "' (expected none)";
+    return failure();
+  }
+  if (options.target != "cpu") {
+    message = "unsupported target '" + options.target + "' (expected cpu)";
+    return failure();
+  }
+  return success();
+}
+
+void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  // The runtime aligns every allocation; an alignment attribute would make
+  // the LLVM lowering over-allocate to align by hand.
+  bufferize.bufferAlignment = 0;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(rnn::createConvertRNNToLoopsPass());
+  pm.addPass(rnn::createMatmulToBLASPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(rnn::createApproximateMathPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  // Allocations go through _mlir_memref_to_llvm_alloc/free, which the
+  // runtime provides with byte accounting.
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void rnn::buildTrainPipeline(OpPassManager &pm,
+                             const PipelineOptions &options) {
+  pm.addPass(rnn::createRNNAutodiffPass());
+  pm.addPass(rnn::createRNNExpandForwardPass());
+  buildKernelsToLoopsPipeline(pm);
+  buildLoopsToLLVMPipeline(pm);
+}
+
+void rnn::buildInferPipeline(OpPassManager &pm,
+                             const PipelineOptions &options) {
+  pm.addPass(rnn::createRNNExpandForwardPass());
+  buildKernelsToLoopsPipeline(pm);
+  buildLoopsToLLVMPipeline(pm);
+}
+
+void rnn::registerPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "rnn-train-pipeline",
+      "Compile rnn model functions into training functions (LLVM dialect)",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        buildTrainPipeline(pm, options);
+      });
+  PassPipelineRegistration<PipelineOptions>(
+      "rnn-infer-pipeline",
+      "Compile rnn model functions for inference (LLVM dialect)",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        buildInferPipeline(pm, options);
+      });
+  PassPipelineRegistration<>(
+      "rnn-kernels-to-loops",
+      "Bufferize rnn kernels and lower them to loops on buffers",
+      [](OpPassManager &pm) { buildKernelsToLoopsPipeline(pm); });
+}

@@ -1,0 +1,219 @@
+//===- Autodiff.cpp - rnn-autodiff ----------------------------------------===//
+//
+// Reverse-mode differentiation of a function made of rnn model ops (see
+// Passes.td). The function is a straight line of layers, so the adjoint is
+// built by one walk in reverse: each forward kernel gets the matching
+// backward kernel, fed with the saved outputs of the forward and with the
+// accumulated cotangents of its results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ForwardKernels.h"
+
+#include "rnn/Dialect/RNNOps.h"
+#include "rnn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir {
+namespace rnn {
+#define GEN_PASS_DEF_RNNAUTODIFFPASS
+#include "rnn/Transforms/Passes.h.inc"
+} // namespace rnn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+/// `rnn.name` of a cotangent or gradient: "grad_" + the primal's name,
+/// keeping the layer index.
+static DictionaryAttr gradientAttrs(Builder &builder, DictionaryAttr primal) {
+  if (!primal)
+    return nullptr;
+  SmallVector<NamedAttribute> attrs;
+  if (auto name = primal.getAs<StringAttr>("rnn.name"))
+    attrs.push_back(builder.getNamedAttr(
+        "rnn.name", builder.getStringAttr("grad_" + name.getValue())));
+  if (Attribute layer = primal.get("rnn.layer"))
+    attrs.push_back(builder.getNamedAttr("rnn.layer", layer));
+  return builder.getDictionaryAttr(attrs);
+}
+
+static bool isFloatTensor(Type type) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  return tensorType && isa<FloatType>(tensorType.getElementType());
+}
+
+namespace {
+/// Builds `@<name>_grad` for one model function.
+class Differentiator {
+public:
+  Differentiator(func::FuncOp primal) : primal(primal), builder(primal) {}
+
+  LogicalResult run();
+
+private:
+  /// Adds `gradient` to the cotangent accumulated for `value`.
+  void accumulate(Value value, Value gradient);
+  /// The accumulated cotangent of `value`, or zeros.
+  Value cotangent(Value value);
+  void emitBackward(Operation *kernel);
+
+  func::FuncOp primal;
+  OpBuilder builder;
+  DenseMap<Value, Value> cotangents;
+};
+} // namespace
+
+void Differentiator::accumulate(Value value, Value gradient) {
+  auto [it, inserted] = cotangents.try_emplace(value, gradient);
+  if (!inserted)
+    it->second = arith::AddFOp::create(builder, value.getLoc(), it->second,
+                                       gradient);
+}
+
+Value Differentiator::cotangent(Value value) {
+  if (Value existing = cotangents.lookup(value))
+    return existing;
+  return createZeroTensor(builder, value.getLoc(), value.getType());
+}
+
+void Differentiator::emitBackward(Operation *kernel) {
+  Location loc = kernel->getLoc();
+  SmallVector<Value> operands;
+  auto addInits = [&](ValueRange likes) {
+    for (Value like : likes) {
+      auto type = cast<RankedTensorType>(like.getType());
+      operands.push_back(tensor::EmptyOp::create(
+          builder, loc, type.getShape(), type.getElementType()));
+    }
+  };
+
+  if (auto fwd = dyn_cast<LSTMFwdOp>(kernel)) {
+    SmallVector<Value> primals = {fwd.getX(),       fwd.getH0(),
+                                  fwd.getC0(),      fwd.getWeightIh(),
+                                  fwd.getWeightHh(), fwd.getBiasIh(),
+                                  fwd.getBiasHh()};
+    operands = {fwd.getX(),        fwd.getIsInit(),   fwd.getH0(),
+                fwd.getC0(),       fwd.getWeightIh(), fwd.getWeightHh(),
+                fwd.getResult(0),  fwd.getResult(3),  fwd.getResult(4),
+                cotangent(fwd.getResult(0)), cotangent(fwd.getResult(1)),
+                cotangent(fwd.getResult(2))};
+    addInits(primals);
+    SmallVector<Type> types = llvm::map_to_vector(
+        primals, [](Value v) { return v.getType(); });
+    auto bwd = LSTMBwdOp::create(builder, loc, types, operands);
+    for (auto [value, gradient] : llvm::zip(primals, bwd.getResults()))
+      accumulate(value, gradient);
+    return;
+  }
+
+  auto fwd = cast<GRUFwdOp>(kernel);
+  SmallVector<Value> primals = {fwd.getX(),        fwd.getH0(),
+                                fwd.getWeightIh(), fwd.getWeightHh(),
+                                fwd.getBiasIh(),   fwd.getBiasHh()};
+  operands = {fwd.getX(),       fwd.getIsInit(),   fwd.getH0(),
+              fwd.getWeightIh(), fwd.getWeightHh(), fwd.getResult(0),
+              fwd.getResult(2), fwd.getResult(3),
+              cotangent(fwd.getResult(0)), cotangent(fwd.getResult(1))};
+  addInits(primals);
+  SmallVector<Type> types =
+      llvm::map_to_vector(primals, [](Value v) { return v.getType(); });
+  auto bwd = GRUBwdOp::create(builder, loc, types, operands);
+  for (auto [value, gradient] : llvm::zip(primals, bwd.getResults()))
+    accumulate(value, gradient);
+}
+
+LogicalResult Differentiator::run() {
+  auto module = primal->getParentOfType<ModuleOp>();
+  std::string name = (primal.getName() + "_grad").str();
+  if (module.lookupSymbol(name))
+    return primal.emitOpError() << "cannot generate its training function: "
+                                << "symbol @" << name << " already exists";
+  if (!primal.getBody().hasOneBlock())
+    return primal.emitOpError("rnn-autodiff expects a single-block body");
+  for (Operation &op : primal.getBody().front())
+    if (!isa<LSTMOp, GRUOp, func::ReturnOp>(op))
+      return op.emitOpError("cannot be differentiated by rnn-autodiff (only "
+                            "rnn.lstm and rnn.gru are supported)");
+
+  FunctionType primalType = primal.getFunctionType();
+  SmallVector<Type> inputs(primalType.getInputs());
+  llvm::append_range(inputs, primalType.getResults());
+  SmallVector<Type> results(primalType.getResults());
+  SmallVector<unsigned> floatArgs;
+  for (auto [i, type] : llvm::enumerate(primalType.getInputs()))
+    if (isFloatTensor(type)) {
+      floatArgs.push_back(i);
+      results.push_back(type);
+    }
+
+  builder.setInsertionPointAfter(primal);
+  auto grad = func::FuncOp::create(builder, primal.getLoc(), name,
+                                   builder.getFunctionType(inputs, results));
+  grad.setVisibility(primal.getVisibility());
+  unsigned numArgs = primalType.getNumInputs();
+  unsigned numResults = primalType.getNumResults();
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (DictionaryAttr attrs = primal.getArgAttrDict(i))
+      grad.setArgAttrs(i, attrs);
+  for (unsigned i = 0; i < numResults; ++i) {
+    if (DictionaryAttr attrs = primal.getResultAttrDict(i)) {
+      grad.setResultAttrs(i, attrs);
+      grad.setArgAttrs(numArgs + i, gradientAttrs(builder, attrs));
+    }
+  }
+  for (auto [i, arg] : llvm::enumerate(floatArgs))
+    if (DictionaryAttr attrs = primal.getArgAttrDict(arg))
+      grad.setResultAttrs(numResults + i, gradientAttrs(builder, attrs));
+
+  Block *entry = grad.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  IRMapping mapping;
+  mapping.map(primal.getArguments(), entry->getArguments().take_front(numArgs));
+
+  // Forward.
+  SmallVector<Operation *> kernels;
+  Operation *terminator = primal.getBody().front().getTerminator();
+  for (Operation &op : primal.getBody().front().without_terminator()) {
+    Operation *kernel = createForwardKernel(builder, &op, mapping);
+    mapping.map(op.getResults(),
+                kernel->getResults().take_front(op.getNumResults()));
+    kernels.push_back(kernel);
+  }
+  BeginBackwardOp::create(builder, primal.getLoc());
+
+  // Backward.
+  SmallVector<Value> returned;
+  for (auto [i, operand] : llvm::enumerate(terminator->getOperands())) {
+    returned.push_back(mapping.lookupOrDefault(operand));
+    accumulate(returned.back(), entry->getArgument(numArgs + i));
+  }
+  for (Operation *kernel : llvm::reverse(kernels))
+    emitBackward(kernel);
+  for (unsigned arg : floatArgs)
+    returned.push_back(cotangent(entry->getArgument(arg)));
+  func::ReturnOp::create(builder, terminator->getLoc(), returned);
+  return success();
+}
+
+namespace {
+struct RNNAutodiffPass
+    : public rnn::impl::RNNAutodiffPassBase<RNNAutodiffPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> models;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      bool hasModelOps = false;
+      func.walk([&](Operation *op) { hasModelOps |= isa<LSTMOp, GRUOp>(op); });
+      if (hasModelOps)
+        models.push_back(func);
+    }
+    for (func::FuncOp func : models)
+      if (failed(Differentiator(func).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace

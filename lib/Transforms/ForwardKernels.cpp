@@ -1,0 +1,72 @@
+//===- ForwardKernels.cpp - model op -> forward kernel --------------------===//
+//
+// Implements ForwardKernels.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ForwardKernels.h"
+
+#include "rnn/Dialect/RNNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+static Value createEmpty(OpBuilder &builder, Location loc, Type type) {
+  auto tensorType = cast<RankedTensorType>(type);
+  return tensor::EmptyOp::create(builder, loc, tensorType.getShape(),
+                                 tensorType.getElementType());
+}
+
+Value mlir::rnn::createZeroTensor(OpBuilder &builder, Location loc,
+                                  Type type) {
+  Type elementType = cast<RankedTensorType>(type).getElementType();
+  Value zero = arith::ConstantOp::create(
+      builder, loc, builder.getFloatAttr(elementType, 0.0));
+  return linalg::FillOp::create(builder, loc, ValueRange{zero},
+                                ValueRange{createEmpty(builder, loc, type)})
+      .getResult(0);
+}
+
+/// Appends an empty destination per type in `types`.
+static void addDestinations(OpBuilder &builder, Location loc, TypeRange types,
+                            SmallVectorImpl<Value> &operands) {
+  for (Type type : types)
+    operands.push_back(createEmpty(builder, loc, type));
+}
+
+/// [T, B, width] tensor with the element type of `like`.
+static RankedTensorType sequenceType(Value x, int64_t width) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  return RankedTensorType::get({xType.getDimSize(0), xType.getDimSize(1), width},
+                               xType.getElementType());
+}
+
+Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
+                                          Operation *modelOp,
+                                          const IRMapping &mapping) {
+  Location loc = modelOp->getLoc();
+  SmallVector<Value> operands;
+  for (Value operand : modelOp->getOperands())
+    operands.push_back(mapping.lookupOrDefault(operand));
+  SmallVector<Type> initTypes(modelOp->getResultTypes());
+
+  if (auto lstm = dyn_cast<LSTMOp>(modelOp)) {
+    int64_t hidden =
+        cast<RankedTensorType>(lstm.getWeightHh().getType()).getDimSize(1);
+    initTypes.push_back(sequenceType(lstm.getX(), 4 * hidden)); // gates
+    initTypes.push_back(sequenceType(lstm.getX(), hidden));     // cells
+    addDestinations(builder, loc, initTypes, operands);
+    return LSTMFwdOp::create(builder, loc, initTypes, operands);
+  }
+  auto gru = cast<GRUOp>(modelOp);
+  int64_t hidden =
+      cast<RankedTensorType>(gru.getWeightHh().getType()).getDimSize(1);
+  initTypes.push_back(sequenceType(gru.getX(), 3 * hidden)); // gates
+  initTypes.push_back(sequenceType(gru.getX(), hidden));     // hn_proj
+  addDestinations(builder, loc, initTypes, operands);
+  return GRUFwdOp::create(builder, loc, initTypes, operands);
+}

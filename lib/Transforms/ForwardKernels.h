@@ -1,0 +1,31 @@
+//===- ForwardKernels.h - model op -> forward kernel ------------*- C++ -*-===//
+//
+// Shared by rnn-autodiff and rnn-expand-forward: builds the
+// destination-style forward kernel of a model-level op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_LIB_TRANSFORMS_FORWARDKERNELS_H
+#define RNN_LIB_TRANSFORMS_FORWARDKERNELS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir {
+namespace rnn {
+
+/// Creates `tensor.empty` destinations and the forward kernel
+/// (`rnn.lstm_fwd` for `rnn.lstm`, `rnn.gru_fwd` for `rnn.gru`) of
+/// `modelOp` at the builder's insertion point, with operands looked up in
+/// `mapping`. The first results of the kernel correspond to the results of
+/// `modelOp`; the rest are the saved values.
+Operation *createForwardKernel(OpBuilder &builder, Operation *modelOp,
+                               const IRMapping &mapping);
+
+/// A zero tensor of `type` (tensor.empty + linalg.fill).
+Value createZeroTensor(OpBuilder &builder, Location loc, Type type);
+
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_LIB_TRANSFORMS_FORWARDKERNELS_H

@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""Generate float64 PyTorch golden files for the rnnc integration tests.
+
+Contract (time-major):
+  x [T,B,I], is_init [T,B] (bool), h0, c0 [L,B,H]; outputs y [T,B,H] (last
+  layer), h_n, c_n [L,B,H].  Weights use PyTorch's layout and gate order
+  (LSTM i,f,g,o; GRU r,z,n).  The state entering step t for batch column b is
+  0 if is_init[t,b], else the state left by step t-1 (h0/c0 for t=0).  Then
+  exactly torch.nn.LSTMCell / GRUCell math.  Layer l's y feeds layer l+1 and
+  the resets apply to every layer.
+  Training loss = sum(y*grad_y) + sum(h_n*grad_h_n) [+ sum(c_n*grad_c_n)];
+  we report the gradients of all float inputs.
+
+For every case this writes
+  data/<cell>_l<L>_<pattern>.in.npz   float32 inputs (+ bool is_init)
+  data/<cell>_l<L>_<pattern>.ref.npz  float64 outputs and gradients
+and the malformed inputs used by errors.test (data/bad_*.npz).
+
+The reference is a step-by-step implementation of the reset rule with
+torch.nn.LSTMCell / GRUCell in float64.  It is checked against code that does
+not share the stepping loop:
+  (a) with the resets removed, against multi-layer torch.nn.LSTM / nn.GRU;
+  (b) with the resets, an episode-by-episode run: each batch column is split at
+      its resets and every episode is run separately through nn.LSTM / nn.GRU
+      (zero initial state when the episode starts with a reset, h0/c0 else),
+      accumulating the same loss.
+Outputs and all gradients must agree to 1e-10 (relative to the array's largest
+magnitude of the pair); otherwise the script exits with status 1 and writes nothing.
+
+Usage:
+  python3 test/Integration/gen_reference.py            # (re)write data/
+  python3 test/Integration/gen_reference.py --verify   # check data/ is current
+"""
+
+import argparse
+import io
+import os
+import sys
+import zipfile
+import zlib
+
+import numpy as np
+import torch
+
+T, B, I, H = 11, 6, 5, 7
+CELLS = ("lstm", "gru")
+LAYERS = (1, 2)
+PATTERNS = ("none", "random", "all", "t0", "runs", "nevercol")
+TOL = 1e-10
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def case_name(cell, layers, pattern):
+    return f"{cell}_l{layers}_{pattern}"
+
+
+def case_seed(name):
+    # Stable across Python runs and platforms (unlike hash()).
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF
+
+
+# --------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------
+
+def make_is_init(pattern, rng):
+    m = np.zeros((T, B), dtype=bool)
+    if pattern == "none":
+        pass
+    elif pattern == "all":
+        m[:] = True
+    elif pattern == "t0":
+        m[0, :] = True
+    elif pattern == "random":
+        # ~5% resets; insist on at least two, one of them after t=0.
+        while True:
+            m = rng.random((T, B)) < 0.05
+            if m.sum() >= 2 and m[1:].any():
+                break
+    elif pattern == "runs":
+        # Some columns reset on several consecutive steps.
+        m[3:7, 1] = True   # a run in the middle
+        m[0:3, 3] = True   # a run from t=0
+        m[8:, 4] = True    # a run to the end
+        m[5, 5] = True     # an isolated reset for contrast
+    elif pattern == "nevercol":
+        # ~10% random resets, but one column never resets.
+        never = int(rng.integers(B))
+        while True:
+            m = rng.random((T, B)) < 0.10
+            m[:, never] = False
+            others = [b for b in range(B) if b != never]
+            # Every other column resets at least once after t=0.
+            if all(m[1:, b].any() for b in others):
+                break
+        assert not m[:, never].any()
+    else:
+        raise ValueError(pattern)
+    return m
+
+
+def make_inputs(cell, layers, pattern):
+    name = case_name(cell, layers, pattern)
+    rng = np.random.default_rng(case_seed(name))
+    G = 4 if cell == "lstm" else 3
+    k = 1.0 / np.sqrt(H)
+    f32 = np.float32
+
+    def u(lo, hi, shape):
+        return rng.uniform(lo, hi, size=shape).astype(f32)
+
+    d = {}
+    d["x"] = u(-1, 1, (T, B, I))
+    d["h0"] = u(-0.5, 0.5, (layers, B, H))
+    if cell == "lstm":
+        d["c0"] = u(-0.5, 0.5, (layers, B, H))
+    for l in range(layers):
+        in_l = I if l == 0 else H
+        d[f"weight_ih_l{l}"] = u(-k, k, (G * H, in_l))
+        d[f"weight_hh_l{l}"] = u(-k, k, (G * H, H))
+        d[f"bias_ih_l{l}"] = u(-k, k, (G * H,))
+        d[f"bias_hh_l{l}"] = u(-k, k, (G * H,))
+    d["grad_y"] = u(-1, 1, (T, B, H))
+    d["grad_h_n"] = u(-1, 1, (layers, B, H))
+    if cell == "lstm":
+        d["grad_c_n"] = u(-1, 1, (layers, B, H))
+    d["is_init"] = make_is_init(pattern, rng)
+    return d
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+def t64(a, grad=False):
+    t = torch.from_numpy(np.asarray(a, dtype=np.float64).copy())
+    if grad:
+        t.requires_grad_(True)
+    return t
+
+
+def grad_or_zero(t):
+    return t.grad if t.grad is not None else torch.zeros_like(t)
+
+
+def param_names(layers):
+    for l in range(layers):
+        for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            yield f"{p}_l{l}", l, p
+
+
+# --------------------------------------------------------------------------
+# Reference: step-by-step with LSTMCell / GRUCell
+# --------------------------------------------------------------------------
+
+def stepwise(cell, d, is_init):
+    """is_init overrides d['is_init'] (used for the no-reset check)."""
+    lstm = cell == "lstm"
+    layers = d["h0"].shape[0]
+    x = t64(d["x"], True)
+    h0 = t64(d["h0"], True)
+    c0 = t64(d["c0"], True) if lstm else None
+    cells = []
+    for l in range(layers):
+        in_l = I if l == 0 else H
+        m = (torch.nn.LSTMCell if lstm else torch.nn.GRUCell)(
+            in_l, H, bias=True, dtype=torch.float64)
+        with torch.no_grad():
+            for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(m, p).copy_(t64(d[f"{p}_l{l}"]))
+        cells.append(m)
+    keep = t64(~is_init).unsqueeze(-1)  # [T,B,1], 1.0 where state carries
+
+    inp = [x[t] for t in range(T)]
+    h_n, c_n = [], []
+    for l in range(layers):
+        h = h0[l]
+        c = c0[l] if lstm else None
+        out = []
+        for t in range(T):
+            h = h * keep[t]
+            if lstm:
+                c = c * keep[t]
+                h, c = cells[l](inp[t], (h, c))
+            else:
+                h = cells[l](inp[t], h)
+            out.append(h)
+        inp = out
+        h_n.append(h)
+        c_n.append(c)
+    y = torch.stack(inp)
+    h_n = torch.stack(h_n)
+    loss = (y * t64(d["grad_y"])).sum() + (h_n * t64(d["grad_h_n"])).sum()
+    if lstm:
+        c_n = torch.stack(c_n)
+        loss = loss + (c_n * t64(d["grad_c_n"])).sum()
+    loss.backward()
+
+    r = {"y": y.detach(), "h_n": h_n.detach()}
+    if lstm:
+        r["c_n"] = c_n.detach()
+    r["grad_x"] = grad_or_zero(x)
+    r["grad_h0"] = grad_or_zero(h0)
+    if lstm:
+        r["grad_c0"] = grad_or_zero(c0)
+    for key, l, p in param_names(layers):
+        r[f"grad_{key}"] = grad_or_zero(getattr(cells[l], p))
+    return {k: v.numpy() for k, v in r.items()}
+
+
+# --------------------------------------------------------------------------
+# Independent checks with torch.nn.LSTM / torch.nn.GRU
+# --------------------------------------------------------------------------
+
+def make_module(cell, d):
+    layers = d["h0"].shape[0]
+    m = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
+        I, H, num_layers=layers, bias=True, batch_first=False,
+        dtype=torch.float64)
+    with torch.no_grad():
+        for key, _, _ in param_names(layers):
+            getattr(m, key).copy_(t64(d[key]))
+    return m
+
+
+def collect(cell, m, x, h0, c0, y, h_n, c_n):
+    lstm = cell == "lstm"
+    layers = h0.shape[0]
+    r = {"y": y, "h_n": h_n}
+    if lstm:
+        r["c_n"] = c_n
+    r["grad_x"] = grad_or_zero(x)
+    r["grad_h0"] = grad_or_zero(h0)
+    if lstm:
+        r["grad_c0"] = grad_or_zero(c0)
+    for key, _, _ in param_names(layers):
+        r[f"grad_{key}"] = grad_or_zero(getattr(m, key))
+    return {k: v.detach().numpy() for k, v in r.items()}
+
+
+def full_sequence(cell, d):
+    """Multi-layer nn.LSTM/GRU over the whole sequence, no resets."""
+    lstm = cell == "lstm"
+    m = make_module(cell, d)
+    x = t64(d["x"], True)
+    h0 = t64(d["h0"], True)
+    c0 = t64(d["c0"], True) if lstm else None
+    if lstm:
+        y, (h_n, c_n) = m(x, (h0, c0))
+    else:
+        y, h_n = m(x, h0)
+        c_n = None
+    loss = (y * t64(d["grad_y"])).sum() + (h_n * t64(d["grad_h_n"])).sum()
+    if lstm:
+        loss = loss + (c_n * t64(d["grad_c_n"])).sum()
+    loss.backward()
+    return collect(cell, m, x, h0, c0, y, h_n, c_n)
+
+
+def episodes(cell, d):
+    """Each batch column split at its resets; each episode run on its own."""
+    lstm = cell == "lstm"
+    layers = d["h0"].shape[0]
+    is_init = d["is_init"]
+    m = make_module(cell, d)
+    x = t64(d["x"], True)
+    h0 = t64(d["h0"], True)
+    c0 = t64(d["c0"], True) if lstm else None
+    gy, ghn = t64(d["grad_y"]), t64(d["grad_h_n"])
+    gcn = t64(d["grad_c_n"]) if lstm else None
+
+    y = torch.zeros(T, B, H, dtype=torch.float64)
+    h_n = torch.zeros(layers, B, H, dtype=torch.float64)
+    c_n = torch.zeros(layers, B, H, dtype=torch.float64)
+    loss = torch.zeros((), dtype=torch.float64)
+    n_episodes = 0
+    for b in range(B):
+        starts = [0] + [t for t in range(1, T) if is_init[t, b]]
+        ends = starts[1:] + [T]
+        for s, e in zip(starts, ends):
+            n_episodes += 1
+            xs = x[s:e, b:b + 1]
+            if is_init[s, b]:
+                hi = torch.zeros(layers, 1, H, dtype=torch.float64)
+                ci = torch.zeros(layers, 1, H, dtype=torch.float64)
+            else:
+                assert s == 0
+                hi = h0[:, b:b + 1].contiguous()
+                ci = c0[:, b:b + 1].contiguous() if lstm else None
+            if lstm:
+                ys, (hs, cs) = m(xs, (hi, ci))
+            else:
+                ys, hs = m(xs, hi)
+            loss = loss + (ys * gy[s:e, b:b + 1]).sum()
+            with torch.no_grad():
+                y[s:e, b:b + 1] = ys
+            if e == T:
+                loss = loss + (hs * ghn[:, b:b + 1]).sum()
+                with torch.no_grad():
+                    h_n[:, b:b + 1] = hs
+                if lstm:
+                    loss = loss + (cs * gcn[:, b:b + 1]).sum()
+                    with torch.no_grad():
+                        c_n[:, b:b + 1] = cs
+    loss.backward()
+    return collect(cell, m, x, h0, c0, y, h_n, c_n if lstm else None), \
+        n_episodes
+
+
+def max_rel(a, b):
+    """Worst over all arrays of max|a-b| / max(max|a|, max|b|)."""
+    assert a.keys() == b.keys(), (sorted(a), sorted(b))
+    worst, where = 0.0, None
+    for k in a:
+        assert a[k].shape == b[k].shape, (k, a[k].shape, b[k].shape)
+        scale = max(float(np.abs(a[k]).max()),
+                    float(np.abs(b[k]).max()), 1e-300)
+        r = float(np.abs(a[k] - b[k]).max()) / scale
+        if where is None or r > worst:
+            worst, where = r, k
+    return worst, where
+
+
+# --------------------------------------------------------------------------
+# Malformed inputs for errors.test
+# --------------------------------------------------------------------------
+
+def bad_files():
+    d = make_inputs("lstm", 1, "random")
+    out = {}
+    missing = {k: v for k, v in d.items() if k != "weight_hh_l0"}
+    out["bad_missing.npz"] = missing
+    rank = dict(d)
+    rank["x"] = d["x"].reshape(T * B, I)
+    out["bad_rank.npz"] = rank
+    dtype = dict(d)
+    dtype["x"] = d["x"].astype(np.float64)
+    out["bad_dtype.npz"] = dtype
+    return out
+
+
+def npz_bytes(arrays):
+    """What np.savez (uncompressed) writes, but with a fixed member timestamp
+    so that regenerating the files is byte-for-byte reproducible.  Mirrors
+    numpy's _savez: ZIP_STORED members named <key>.npy, forced zip64."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, mode="w", compression=zipfile.ZIP_STORED,
+                         allowZip64=True) as zf:
+        for key, val in arrays.items():
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_STORED
+            with zf.open(info, "w", force_zip64=True) as fid:
+                np.lib.format.write_array(fid, np.asanyarray(val),
+                                          allow_pickle=False)
+    return buf.getvalue()
+
+
+NOT_NPZ = b"this is not an npz file, just text\n"
+
+
+# --------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out-dir", default=DATA_DIR)
+    ap.add_argument("--verify", action="store_true",
+                    help="recompute and check the files in --out-dir instead "
+                         "of writing them")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+
+    files = {}  # name -> bytes
+    worst_a = worst_b = 0.0
+    failed = False
+    for cell in CELLS:
+        for layers in LAYERS:
+            for pattern in PATTERNS:
+                name = case_name(cell, layers, pattern)
+                d = make_inputs(cell, layers, pattern)
+                ref = stepwise(cell, d, d["is_init"])
+
+                # (a) no resets: stepwise vs multi-layer nn.LSTM/GRU.
+                no_reset = np.zeros_like(d["is_init"])
+                ra, wa = max_rel(stepwise(cell, d, no_reset),
+                                 full_sequence(cell, d))
+                # (b) with resets: stepwise vs episode-by-episode nn runs.
+                ep, n_ep = episodes(cell, d)
+                rb, wb = max_rel(ref, ep)
+                worst_a, worst_b = max(worst_a, ra), max(worst_b, rb)
+                ok = ra <= TOL and rb <= TOL
+                failed |= not ok
+                print(f"{name:18s} resets={int(d['is_init'].sum()):2d} "
+                      f"episodes={n_ep:2d} vs-nn={ra:.2e}({wa}) "
+                      f"vs-episodes={rb:.2e}({wb}) "
+                      f"{'ok' if ok else 'FAIL'}")
+                files[name + ".in.npz"] = npz_bytes(d)
+                files[name + ".ref.npz"] = npz_bytes(ref)
+    for fname, arrays in bad_files().items():
+        files[fname] = npz_bytes(arrays)
+    files["bad_notnpz.npz"] = NOT_NPZ
+
+    print(f"max relative difference: vs nn.LSTM/GRU {worst_a:.3e}, "
+          f"vs episode runs {worst_b:.3e} (tolerance {TOL:g})")
+    if failed:
+        print("SELF-CHECK FAILED; nothing written", file=sys.stderr)
+        return 1
+
+    if args.verify:
+        stale = []
+        for fname, data in sorted(files.items()):
+            path = os.path.join(args.out_dir, fname)
+            if not os.path.exists(path):
+                stale.append(fname + " (missing)")
+                continue
+            if fname.endswith(".ref.npz"):
+                old = np.load(path)
+                new = np.load(io.BytesIO(data))
+                if sorted(old.files) != sorted(new.files) or any(
+                        old[k].shape != new[k].shape or
+                        not np.allclose(old[k], new[k], rtol=1e-12,
+                                        atol=1e-12) for k in new.files):
+                    stale.append(fname)
+            else:
+                with open(path, "rb") as f:
+                    if f.read() != data:
+                        stale.append(fname)
+        if stale:
+            print("stale: " + ", ".join(stale), file=sys.stderr)
+            return 1
+        print(f"{len(files)} files up to date in {args.out_dir}")
+        return 0
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    total = 0
+    for fname, data in sorted(files.items()):
+        with open(os.path.join(args.out_dir, fname), "wb") as f:
+            f.write(data)
+        total += len(data)
+    print(f"wrote {len(files)} files, {total} bytes, to {args.out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
