@@ -89,9 +89,7 @@ void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
 void rnn::buildTrainPipeline(OpPassManager &pm,
                              const PipelineOptions &options) {
   pm.addPass(rnn::createRNNAutodiffPass());
-  pm.addPass(rnn::createRNNExpandForwardPass());
-  buildKernelsToLoopsPipeline(pm);
-  buildLoopsToLLVMPipeline(pm);
+  buildInferPipeline(pm, options);
 }
 
 void rnn::buildInferPipeline(OpPassManager &pm,

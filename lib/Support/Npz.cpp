@@ -322,11 +322,10 @@ public:
   /// Reads exactly \p length bytes into \p dest. Returns false if the member
   /// ends early or its compressed data is corrupt.
   bool read(char *dest, uint64_t length) {
-    char *start = dest;
-    uint64_t total = length;
-    bool ok = deflated ? inflateInto(dest, length) : copyInto(dest, length);
-    updateCrc(start, total);
-    return ok;
+    if (!(deflated ? inflateInto(dest, length) : copyInto(dest, length)))
+      return false;
+    updateCrc(dest, length);
+    return true;
   }
 
   /// Returns true if the member holds no more bytes (and, for a deflated

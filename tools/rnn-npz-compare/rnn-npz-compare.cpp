@@ -66,8 +66,11 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv, "Compare the arrays of two .npz files elementwise\n",
           &parseErrorStream)) {
-    // The parser's message already carries the tool name.
-    errs() << StringRef(parseErrors).trim() << "\n";
+    // Some parse errors go straight to errs(); the captured ones already
+    // carry the tool name. Keep the first line only (drop "See --help" hints).
+    StringRef message = StringRef(parseErrors).trim();
+    if (!message.empty())
+      errs() << message.split('\n').first.rtrim() << "\n";
     return 2;
   }
   if (!(rtol >= 0.0) || std::isinf(rtol))

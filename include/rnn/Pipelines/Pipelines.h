@@ -31,9 +31,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 LogicalResult verifyPipelineOptions(const PipelineOptions &options,
                                     std::string &message);
 
-/// Model functions -> their training functions `@f_grad` -> LLVM dialect.
+/// Model functions -> their training functions `@f_grad` -> LLVM dialect:
+/// rnn-autodiff followed by the infer pipeline.
 void buildTrainPipeline(OpPassManager &pm, const PipelineOptions &options);
-/// Model functions -> forward only -> LLVM dialect.
+/// Every function of rnn ops (model or training) -> LLVM dialect.
 void buildInferPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// The stages the two pipelines share, exposed for tests and tools:

@@ -1,0 +1,58 @@
+//===- Jit.cpp - compile LLVM-dialect modules and call them ---------------===//
+//
+// Implements Jit.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Jit.h"
+
+#include "rnn/Runtime/Runtime.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace rnn::run;
+
+JitFunction::~JitFunction() = default;
+
+llvm::Expected<std::unique_ptr<JitFunction>>
+JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    return machine.takeError();
+
+  mlir::ExecutionEngineOptions options;
+  options.transformer =
+      mlir::makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                      machine->get());
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = mlir::ExecutionEngine::create(module, options);
+  if (!engine)
+    return engine.takeError();
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    for (auto [symbol, address] : rnn::runtime::jitSymbols())
+      symbols[interner(symbol)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                   llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+
+  std::unique_ptr<JitFunction> function(new JitFunction());
+  auto entry = (*engine)->lookupPacked(name);
+  if (!entry)
+    return entry.takeError();
+  function->entry = *entry;
+  function->engine = std::move(*engine);
+  return std::move(function);
+}
+
+void JitFunction::invoke(llvm::MutableArrayRef<void *> packedArgs) {
+  entry(packedArgs.data());
+}

@@ -1,0 +1,45 @@
+//===- Jit.h - compile LLVM-dialect modules and call them -------*- C++ -*-===//
+//
+// Wraps MLIR's ExecutionEngine: optimizes for the host CPU, resolves the
+// runtime's entry points (allocation, phases, sgemm) from rnn::runtime, and
+// calls a function through its packed interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_TOOLS_RNNRUN_JIT_H
+#define RNN_TOOLS_RNNRUN_JIT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace rnn {
+namespace run {
+
+class JitFunction {
+public:
+  /// Compiles `module` (LLVM dialect) and looks up `name`.
+  static llvm::Expected<std::unique_ptr<JitFunction>>
+  compile(mlir::ModuleOp module, llvm::StringRef name);
+  ~JitFunction();
+
+  /// Calls the function; `packedArgs` points at each scalar argument of the
+  /// lowered signature, followed by a pointer to the result storage.
+  void invoke(llvm::MutableArrayRef<void *> packedArgs);
+
+private:
+  JitFunction() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  void (*entry)(void **) = nullptr;
+};
+
+} // namespace run
+} // namespace rnn
+
+#endif // RNN_TOOLS_RNNRUN_JIT_H

@@ -1,0 +1,196 @@
+//===- Model.cpp - rnn-run models and their signatures --------------------===//
+//
+// Implements Model.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Model.h"
+
+#include "rnn/Dialect/RNNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace ::rnn::run;
+
+namespace rnn {
+namespace run {
+
+int64_t NamedTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
+                                                 const ModelShape &s) {
+  OpBuilder b(&context);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  bool lstm = s.cell == Cell::LSTM;
+  int64_t gates = lstm ? 4 : 3;
+  Type f32 = b.getF32Type();
+  auto tensor = [&](ArrayRef<int64_t> shape, Type element) {
+    return RankedTensorType::get(shape, element);
+  };
+
+  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  auto named = [&](StringRef name, int64_t layer) {
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr("rnn.name", b.getStringAttr(name))};
+    if (layer >= 0)
+      attrs.push_back(b.getNamedAttr("rnn.layer", b.getI64IntegerAttr(layer)));
+    return b.getDictionaryAttr(attrs);
+  };
+  auto addArg = [&](StringRef name, int64_t layer, Type type) {
+    argTypes.push_back(type);
+    argAttrs.push_back(named(name, layer));
+  };
+  auto addResult = [&](StringRef name, int64_t layer, Type type) {
+    resultTypes.push_back(type);
+    resultAttrs.push_back(named(name, layer));
+  };
+
+  Type state = tensor({s.batch, s.hiddenSize}, f32);
+  addArg("x", -1, tensor({s.seqLen, s.batch, s.inputSize}, f32));
+  addArg("is_init", -1, tensor({s.seqLen, s.batch}, b.getI1Type()));
+  for (int64_t l = 0; l < s.layers; ++l) {
+    std::string k = std::to_string(l);
+    int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
+    addArg("h0", l, state);
+    if (lstm)
+      addArg("c0", l, state);
+    addArg("weight_ih_l" + k, -1, tensor({gates * s.hiddenSize, in}, f32));
+    addArg("weight_hh_l" + k, -1,
+           tensor({gates * s.hiddenSize, s.hiddenSize}, f32));
+    addArg("bias_ih_l" + k, -1, tensor({gates * s.hiddenSize}, f32));
+    addArg("bias_hh_l" + k, -1, tensor({gates * s.hiddenSize}, f32));
+  }
+  Type sequence = tensor({s.seqLen, s.batch, s.hiddenSize}, f32);
+  addResult("y", -1, sequence);
+  for (int64_t l = 0; l < s.layers; ++l) {
+    addResult("h_n", l, state);
+    if (lstm)
+      addResult("c_n", l, state);
+  }
+
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(b, loc, lstm ? "lstm" : "gru",
+                                   b.getFunctionType(argTypes, resultTypes));
+  func.setAllArgAttrs(argAttrs);
+  func.setAllResultAttrs(resultAttrs);
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  Value x = entry->getArgument(0), isInit = entry->getArgument(1);
+  unsigned next = 2;
+  SmallVector<Value> results = {Value()};
+  for (int64_t l = 0; l < s.layers; ++l) {
+    unsigned numOperands = lstm ? 6 : 5;
+    SmallVector<Value> operands = {x, isInit};
+    llvm::append_range(operands,
+                       entry->getArguments().slice(next, numOperands));
+    next += numOperands;
+    Operation *layer;
+    if (lstm)
+      layer = mlir::rnn::LSTMOp::create(b, loc, TypeRange{sequence, state, state},
+                                  operands);
+    else
+      layer = mlir::rnn::GRUOp::create(b, loc, TypeRange{sequence, state}, operands);
+    x = layer->getResult(0);
+    llvm::append_range(results, layer->getResults().drop_front());
+  }
+  results[0] = x;
+  func::ReturnOp::create(b, loc, results);
+  return module;
+}
+
+static LogicalResult readNamed(DictionaryAttr attrs, Type type,
+                               NamedTensor &tensor, std::string &error,
+                               const std::string &what) {
+  auto name = attrs ? attrs.getAs<StringAttr>("rnn.name") : StringAttr();
+  if (!name) {
+    error = what + " has no rnn.name attribute";
+    return failure();
+  }
+  tensor.name = name.str();
+  if (auto layer = attrs.getAs<IntegerAttr>("rnn.layer"))
+    tensor.layer = layer.getInt();
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape()) {
+    error = what + " ('" + tensor.name + "') must have a static shape";
+    return failure();
+  }
+  Type element = shaped.getElementType();
+  tensor.isMask = element.isInteger(1);
+  if (!tensor.isMask && !element.isF32()) {
+    error = what + " ('" + tensor.name + "') must be f32 or i1";
+    return failure();
+  }
+  tensor.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
+  return success();
+}
+
+LogicalResult readSignature(func::FuncOp func, Signature &signature,
+                                      std::string &error) {
+  FunctionType type = func.getFunctionType();
+  signature = Signature();
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+    NamedTensor tensor;
+    if (failed(readNamed(func.getArgAttrDict(i), type.getInput(i), tensor,
+                         error, "argument #" + std::to_string(i) + " of @" +
+                                    func.getName().str())))
+      return failure();
+    signature.args.push_back(std::move(tensor));
+  }
+  for (unsigned i = 0; i < type.getNumResults(); ++i) {
+    NamedTensor tensor;
+    if (failed(readNamed(func.getResultAttrDict(i), type.getResult(i), tensor,
+                         error, "result #" + std::to_string(i) + " of @" +
+                                    func.getName().str())))
+      return failure();
+    signature.results.push_back(std::move(tensor));
+  }
+  return success();
+}
+
+func::FuncOp findModelFunction(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    bool hasModelOps = false;
+    func.walk([&](Operation *op) {
+      hasModelOps |= isa<mlir::rnn::LSTMOp, mlir::rnn::GRUOp>(op);
+    });
+    if (hasModelOps)
+      return func;
+  }
+  return nullptr;
+}
+
+std::string describeModel(func::FuncOp func, ModelShape &shape) {
+  int64_t numLayers = 0;
+  bool lstm = false, gru = false;
+  func.walk([&](Operation *op) {
+    bool isLSTM = isa<mlir::rnn::LSTMOp>(op), isGRU = isa<mlir::rnn::GRUOp>(op);
+    if (!isLSTM && !isGRU)
+      return;
+    lstm |= isLSTM;
+    gru |= isGRU;
+    if (numLayers++ != 0)
+      return;
+    auto x = cast<ShapedType>(op->getOperand(0).getType());
+    auto whh = cast<ShapedType>(op->getOperand(isLSTM ? 5 : 4).getType());
+    shape.seqLen = x.getDimSize(0);
+    shape.batch = x.getDimSize(1);
+    shape.inputSize = x.getDimSize(2);
+    shape.hiddenSize = whh.getDimSize(1);
+  });
+  shape.layers = numLayers;
+  shape.cell = lstm ? Cell::LSTM : Cell::GRU;
+  return lstm && gru ? "mixed" : lstm ? "lstm" : "gru";
+}
+
+} // namespace run
+} // namespace rnn

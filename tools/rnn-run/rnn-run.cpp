@@ -1,0 +1,580 @@
+//===- rnn-run.cpp - execute and measure rnn models -----------------------===//
+//
+// Builds (--preset) or reads (MODEL.mlir) a model, compiles its training
+// (--mode=train) or inference function with the same pipeline as rnn-opt,
+// runs it with the JIT, and reports time and the runtime's memory
+// accounting. Arrays are exchanged as .npz with PyTorch's names.
+//
+// Errors in what the user gave (flags, files, arrays) print one line on
+// stderr and exit 2; internal failures exit 1. No output file is written
+// unless the run succeeds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Jit.h"
+#include "Model.h"
+
+#include "rnn/InitAll.h"
+#include "rnn/Pipelines/Pipelines.h"
+#include "rnn/Runtime/Runtime.h"
+#include "rnn/Support/Npz.h"
+#include "rnn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <random>
+
+using namespace mlir;
+using namespace ::rnn::run;
+namespace npz = ::rnn::npz;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("rnn-run options");
+
+static cl::opt<std::string> modelFile(cl::Positional, cl::init(""),
+                                      cl::desc("[MODEL.mlir]"),
+                                      cl::cat(category));
+static cl::opt<std::string> preset("preset", cl::init(""),
+                                   cl::desc("Built-in model: lstm | gru"),
+                                   cl::cat(category));
+static cl::opt<long long> seqLen("seq-len", cl::init(32),
+                                 cl::desc("Sequence length T"),
+                                 cl::cat(category));
+static cl::opt<long long> batch("batch", cl::init(64),
+                                cl::desc("Batch size B"), cl::cat(category));
+static cl::opt<long long> inputSize("input-size", cl::init(256),
+                                    cl::desc("Input size I"),
+                                    cl::cat(category));
+static cl::opt<long long> hiddenSize("hidden-size", cl::init(256),
+                                     cl::desc("Hidden size H"),
+                                     cl::cat(category));
+static cl::opt<long long> layers("layers", cl::init(1),
+                                 cl::desc("Number of layers L"),
+                                 cl::cat(category));
+static cl::opt<double>
+    resetProb("reset-prob", cl::init(0.0),
+              cl::desc("Probability of is_init[t, b] for generated masks"),
+              cl::cat(category));
+static cl::opt<std::string> mode("mode", cl::init("train"),
+                                 cl::desc("train | infer"), cl::cat(category));
+static cl::opt<std::string> remat("remat", cl::init("none"),
+                                  cl::desc("Remat policy: none"),
+                                  cl::cat(category));
+static cl::opt<std::string> target("target", cl::init("cpu"),
+                                   cl::desc("cpu | cuda"), cl::cat(category));
+static cl::opt<std::string> inputsFile("inputs", cl::init(""),
+                                       cl::desc("Input arrays (.npz)"),
+                                       cl::cat(category));
+static cl::opt<std::string> outputsFile("outputs", cl::init(""),
+                                        cl::desc("Output arrays (.npz)"),
+                                        cl::cat(category));
+static cl::opt<unsigned long long>
+    seed("seed", cl::init(0), cl::desc("Seed of generated arrays"),
+         cl::cat(category));
+static cl::opt<long long> iters("iters", cl::init(10),
+                                cl::desc("Measured steps"), cl::cat(category));
+static cl::opt<long long> warmup("warmup", cl::init(2),
+                                 cl::desc("Unmeasured steps before"),
+                                 cl::cat(category));
+static cl::opt<bool> json("json", cl::init(false),
+                          cl::desc("Print one JSON object"), cl::cat(category));
+static cl::opt<std::string> emit("emit", cl::init(""),
+                                 cl::desc("mlir | ptx: print and exit"),
+                                 cl::cat(category));
+static cl::opt<long long> threads("blas-threads", cl::init(1),
+                                  cl::desc("BLAS threads"), cl::cat(category));
+
+namespace {
+/// A user error: one line, exit code 2.
+struct UsageError {
+  std::string message;
+};
+} // namespace
+
+[[noreturn]] static void fail(const std::string &message, int code = 2) {
+  llvm::errs() << "rnn-run: " << message << "\n";
+  std::exit(code);
+}
+
+static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Options and shapes
+//===----------------------------------------------------------------------===//
+
+static void checkOptions() {
+  if (mode != "train" && mode != "infer")
+    fail("--mode must be train or infer, got '" + mode + "'");
+  if (target != "cpu" && target != "cuda")
+    fail("--target must be cpu or cuda, got '" + target + "'");
+  if (!emit.empty() && emit != "mlir" && emit != "ptx")
+    fail("--emit must be mlir or ptx, got '" + emit + "'");
+  if (!preset.empty() && preset != "lstm" && preset != "gru")
+    fail("--preset must be lstm or gru, got '" + preset + "'");
+  if (!preset.empty() && !modelFile.empty())
+    fail("give either MODEL.mlir or --preset, not both");
+  if (preset.empty() && modelFile.empty())
+    fail("no model: give MODEL.mlir or --preset=lstm|gru");
+  struct {
+    const char *flag;
+    long long value;
+  } positive[] = {{"seq-len", seqLen},         {"batch", batch},
+                  {"input-size", inputSize},   {"hidden-size", hiddenSize},
+                  {"layers", layers},          {"iters", iters}};
+  for (auto &p : positive)
+    if (p.value <= 0)
+      fail(std::string("--") + p.flag + " must be positive, got " +
+           std::to_string(p.value));
+  if (warmup < 0)
+    fail("--warmup must be >= 0, got " + std::to_string(warmup));
+  if (threads <= 0)
+    fail("--blas-threads must be positive, got " + std::to_string(threads));
+  if (!(resetProb >= 0.0 && resetProb <= 1.0))
+    fail("--reset-prob must be in [0, 1], got " + std::to_string(resetProb));
+  std::string message;
+  mlir::rnn::PipelineOptions options;
+  options.remat = remat;
+  if (remat != "none")
+    fail("unsupported --remat=" + remat + " (supported: none)");
+  if (target == "cuda")
+    fail("--target=cuda is not supported by this build (no GPU code "
+         "generation yet)");
+}
+
+/// The preset's shape: from the flags, or from the arrays in --inputs.
+static ModelShape presetShape(const npz::ArrayMap *inputs) {
+  ModelShape shape;
+  shape.cell = preset == "gru" ? Cell::GRU : Cell::LSTM;
+  shape.seqLen = seqLen;
+  shape.batch = batch;
+  shape.inputSize = inputSize;
+  shape.hiddenSize = hiddenSize;
+  shape.layers = layers;
+  if (!inputs)
+    return shape;
+
+  auto need = [&](const std::string &name, size_t rank,
+                  const char *dims) -> const npz::Array & {
+    auto it = inputs->find(name);
+    if (it == inputs->end())
+      fail(inputsFile + ": missing array '" + name + "'");
+    if (it->second.shape.size() != rank)
+      fail(inputsFile + ": array '" + name + "' must have rank " +
+           std::to_string(rank) + " " + dims + ", got shape " +
+           it->second.shapeString());
+    return it->second;
+  };
+  const npz::Array &x = need("x", 3, "[T, B, I]");
+  const npz::Array &whh = need("weight_hh_l0", 2, "[G*H, H]");
+  int64_t numLayers = 0;
+  while (inputs->count("weight_ih_l" + std::to_string(numLayers)))
+    ++numLayers;
+  if (numLayers == 0)
+    need("weight_ih_l0", 2, "[G*H, I]");
+  ModelShape fromFile = shape;
+  fromFile.seqLen = x.shape[0];
+  fromFile.batch = x.shape[1];
+  fromFile.inputSize = x.shape[2];
+  fromFile.hiddenSize = whh.shape[1];
+  fromFile.layers = numLayers;
+  // Flags given explicitly must agree with the file.
+  struct {
+    cl::opt<long long> &flag;
+    int64_t value;
+  } given[] = {{seqLen, fromFile.seqLen},
+               {batch, fromFile.batch},
+               {inputSize, fromFile.inputSize},
+               {hiddenSize, fromFile.hiddenSize},
+               {layers, fromFile.layers}};
+  for (auto &g : given)
+    if (g.flag.getNumOccurrences() && g.flag != g.value)
+      fail("--" + g.flag.ArgStr.str() + "=" + std::to_string(g.flag) +
+           " disagrees with " + inputsFile + " (" + std::to_string(g.value) +
+           ")");
+  for (int64_t d : {fromFile.seqLen, fromFile.batch, fromFile.inputSize,
+                    fromFile.hiddenSize})
+    if (d <= 0)
+      fail(inputsFile + ": empty dimension in array 'x' or 'weight_hh_l0'");
+  return fromFile;
+}
+
+//===----------------------------------------------------------------------===//
+// Arrays
+//===----------------------------------------------------------------------===//
+
+/// Whether an argument is a parameter of the model, which --inputs must
+/// give when it is used (everything else may be generated).
+static bool isParameter(const NamedTensor &arg) {
+  llvm::StringRef name = arg.name;
+  return name == "x" || name.starts_with("weight_") ||
+         name.starts_with("bias_");
+}
+
+/// Deterministic per-array generator: the stream depends on the seed, the
+/// name and the layer, not on the order of the arguments.
+static std::mt19937_64 generatorFor(const NamedTensor &arg) {
+  uint64_t h = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  for (char c : arg.name)
+    h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
+  h ^= static_cast<uint64_t>(arg.layer + 1) * 0xBF58476D1CE4E5B9ull;
+  return std::mt19937_64(h);
+}
+
+/// Generated values: weights and biases ~ U(-1/sqrt(H), 1/sqrt(H)) as
+/// PyTorch initializes them, states ~ U(-0.5, 0.5), everything else
+/// ~ U(-1, 1); the mask is Bernoulli(--reset-prob).
+static void generate(const NamedTensor &arg, int64_t hidden,
+                     std::vector<char> &bytes) {
+  std::mt19937_64 gen = generatorFor(arg);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int64_t n = arg.numElements();
+  if (arg.isMask) {
+    bytes.resize(n);
+    for (int64_t i = 0; i < n; ++i)
+      bytes[i] = unit(gen) < resetProb ? 1 : 0;
+    return;
+  }
+  llvm::StringRef name = arg.name;
+  double bound = 1.0;
+  if (name.starts_with("weight_") || name.starts_with("bias_"))
+    bound = 1.0 / std::sqrt(static_cast<double>(hidden));
+  else if (name == "h0" || name == "c0")
+    bound = 0.5;
+  bytes.resize(n * sizeof(float));
+  auto *values = reinterpret_cast<float *>(bytes.data());
+  for (int64_t i = 0; i < n; ++i)
+    values[i] = static_cast<float>((2.0 * unit(gen) - 1.0) * bound);
+}
+
+/// Copies the argument's values out of the npz file (the layer's slice for
+/// per-layer states), checking dtype and shape.
+static void fromFile(const NamedTensor &arg, const npz::Array &array,
+                     int64_t numLayers, std::vector<char> &bytes) {
+  std::vector<int64_t> want = arg.shape;
+  if (arg.layer >= 0)
+    want.insert(want.begin(), numLayers);
+  if (array.shape != want)
+    fail(inputsFile + ": array '" + arg.name + "' has shape " +
+         array.shapeString() + ", expected " + shapeString(want));
+  int64_t n = arg.numElements();
+  int64_t offset = arg.layer >= 0 ? arg.layer * n : 0;
+  if (arg.isMask) {
+    if (array.dtype != npz::DType::Bool && array.dtype != npz::DType::U8)
+      fail(inputsFile + ": array '" + arg.name + "' has dtype " +
+           npz::dtypeName(array.dtype).str() + ", expected bool or uint8");
+    bytes.resize(n);
+    for (int64_t i = 0; i < n; ++i)
+      bytes[i] = array.data[offset + i] != 0;
+    return;
+  }
+  if (array.dtype != npz::DType::F32)
+    fail(inputsFile + ": array '" + arg.name + "' has dtype " +
+         npz::dtypeName(array.dtype).str() + ", expected float32");
+  bytes.assign(array.data.begin() + offset * 4,
+               array.data.begin() + (offset + n) * 4);
+}
+
+//===----------------------------------------------------------------------===//
+// Calling the compiled function
+//===----------------------------------------------------------------------===//
+
+/// The words of a memref descriptor: allocated and aligned pointers, offset,
+/// sizes, strides (row-major, identity layout).
+static std::vector<int64_t> descriptor(void *data,
+                                       llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> words = {reinterpret_cast<int64_t>(data),
+                                reinterpret_cast<int64_t>(data), 0};
+  words.insert(words.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  words.insert(words.end(), strides.begin(), strides.end());
+  return words;
+}
+
+static int64_t gemmFlops(const ModelShape &s, bool train) {
+  int64_t g = s.cell == Cell::LSTM ? 4 : 3, total = 0;
+  for (int64_t l = 0; l < s.layers; ++l) {
+    int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
+    int64_t fwd = 2 * s.seqLen * s.batch * g * s.hiddenSize * (in + s.hiddenSize);
+    // Backward: grad_x, grad_weight_ih, grad_weight_hh and the recurrent
+    // gradient, each as large as one forward GEMM.
+    total += train ? 3 * fwd : fwd;
+  }
+  return total;
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  std::string parseErrors;
+  llvm::raw_string_ostream parseStream(parseErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, "rnnc runner\n",
+                                   &parseStream)) {
+    llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
+    first.consume_front("rnn-run: ");
+    fail(first.trim().str());
+  }
+  checkOptions();
+
+  std::optional<npz::ArrayMap> inputs;
+  if (!inputsFile.empty()) {
+    auto read = npz::readNpz(inputsFile);
+    if (!read)
+      fail(llvm::toString(read.takeError()));
+    inputs = std::move(*read);
+  }
+
+  DialectRegistry registry;
+  mlir::rnn::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  OwningOpRef<ModuleOp> module;
+  ModelShape shape;
+  if (!modelFile.empty()) {
+    llvm::SourceMgr sourceMgr;
+    std::string diagnostics;
+    {
+      llvm::raw_string_ostream os(diagnostics);
+      SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+      module = parseSourceFile<ModuleOp>(modelFile, sourceMgr,
+                                         ParserConfig(&context));
+    }
+    if (!module) {
+      llvm::StringRef first = llvm::StringRef(diagnostics).split('\n').first;
+      fail(first.empty() ? "cannot read " + modelFile : first.str());
+    }
+  } else {
+    shape = presetShape(inputs ? &*inputs : nullptr);
+    module = buildPresetModel(context, shape);
+  }
+
+  func::FuncOp model = findModelFunction(*module);
+  if (!model)
+    fail("the model has no function with rnn.lstm or rnn.gru ops");
+  std::string cellName = preset;
+  if (!modelFile.empty())
+    cellName = describeModel(model, shape);
+
+  if (emit == "mlir") {
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+
+  bool train = mode == "train";
+  std::string entryName = model.getName().str();
+  if (train) {
+    PassManager pm(&context);
+    pm.addPass(mlir::rnn::createRNNAutodiffPass());
+    if (failed(pm.run(*module)))
+      fail("cannot build the training function of @" + entryName);
+    entryName += "_grad";
+  }
+  auto entry = module->lookupSymbol<func::FuncOp>(entryName);
+  Signature signature;
+  std::string error;
+  if (failed(readSignature(entry, signature, error)))
+    fail(error);
+
+  int64_t numLayers = 1;
+  for (const NamedTensor &t : signature.args)
+    numLayers = std::max(numLayers, t.layer + 1);
+
+  // Argument values.
+  std::vector<std::vector<char>> argData(signature.args.size());
+  for (auto [i, arg] : llvm::enumerate(signature.args)) {
+    if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
+      continue;
+    const npz::Array *given = nullptr;
+    if (inputs) {
+      auto it = inputs->find(arg.name);
+      if (it != inputs->end())
+        given = &it->second;
+      else if (isParameter(arg))
+        fail(inputsFile + ": missing array '" + arg.name + "'");
+    }
+    if (given)
+      fromFile(arg, *given, numLayers, argData[i]);
+    else
+      generate(arg, shape.hiddenSize, argData[i]);
+  }
+
+  // Compile.
+  mlir::rnn::PipelineOptions pipelineOptions;
+  pipelineOptions.remat = remat;
+  pipelineOptions.target = target;
+  PassManager pm(&context);
+  mlir::rnn::buildInferPipeline(pm, pipelineOptions);
+  if (failed(pm.run(*module)))
+    fail("compilation failed", 1);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto function = JitFunction::compile(*module, entryName);
+  if (!function)
+    fail("JIT compilation failed: " + llvm::toString(function.takeError()), 1);
+
+  // Packed arguments: one pointer per descriptor word, then the results.
+  std::vector<std::vector<int64_t>> argWords;
+  for (auto [i, arg] : llvm::enumerate(signature.args))
+    argWords.push_back(descriptor(argData[i].data(), arg.shape));
+  std::vector<void *> packed;
+  for (auto &words : argWords)
+    for (int64_t &word : words)
+      packed.push_back(&word);
+  size_t resultWords = 0;
+  for (const NamedTensor &r : signature.results)
+    resultWords += 3 + 2 * r.shape.size();
+  std::vector<int64_t> resultStorage(resultWords);
+  packed.push_back(resultStorage.data());
+
+  ::rnn::runtime::setBlasThreads(threads);
+  std::vector<double> stepMs, fwdMs, bwdMs;
+  ::rnn::runtime::StepStats last;
+  std::vector<std::vector<float>> resultValues(signature.results.size());
+  int64_t resultBytes = 0;
+  for (const NamedTensor &r : signature.results)
+    if (!llvm::StringRef(r.name).starts_with("grad_"))
+      resultBytes += r.bytes();
+
+  for (long long iter = 0; iter < warmup + iters; ++iter) {
+    ::rnn::runtime::beginStep();
+    (*function)->invoke(packed);
+    ::rnn::runtime::StepStats stats = ::rnn::runtime::endStep();
+    // Read and free the results the program allocated.
+    size_t word = 0;
+    std::vector<void *> freed;
+    for (auto [i, r] : llvm::enumerate(signature.results)) {
+      auto *allocated = reinterpret_cast<void *>(resultStorage[word]);
+      auto *aligned = reinterpret_cast<float *>(resultStorage[word + 1]);
+      int64_t offset = resultStorage[word + 2];
+      if (iter + 1 == warmup + iters)
+        resultValues[i].assign(aligned + offset,
+                               aligned + offset + r.numElements());
+      if (llvm::find(freed, allocated) == freed.end()) {
+        ::rnn::runtime::deallocate(allocated);
+        freed.push_back(allocated);
+      }
+      word += 3 + 2 * r.shape.size();
+    }
+    if (iter < warmup)
+      continue;
+    stepMs.push_back(stats.totalMs);
+    fwdMs.push_back(stats.fwdMs);
+    bwdMs.push_back(stats.bwdMs);
+    last = stats;
+  }
+  if (::rnn::runtime::liveAllocations() != 0 || ::rnn::runtime::badFrees() != 0)
+    fail("runtime accounting: " +
+             std::to_string(::rnn::runtime::liveAllocations()) +
+             " allocations leaked, " +
+             std::to_string(::rnn::runtime::badFrees()) + " bad frees",
+         1);
+
+  // Outputs, per-layer states stacked as [L, ...].
+  if (!outputsFile.empty()) {
+    std::map<std::string, npz::Array> byName;
+    std::vector<std::string> order;
+    for (auto [i, r] : llvm::enumerate(signature.results)) {
+      std::vector<int64_t> arrayShape = r.shape;
+      if (r.layer >= 0)
+        arrayShape.insert(arrayShape.begin(), numLayers);
+      auto [it, inserted] =
+          byName.try_emplace(r.name, npz::Array::f32(r.name, arrayShape));
+      if (inserted)
+        order.push_back(r.name);
+      int64_t offset = r.layer >= 0 ? r.layer * r.numElements() : 0;
+      std::copy(resultValues[i].begin(), resultValues[i].end(),
+                it->second.as<float>() + offset);
+    }
+    std::vector<const npz::Array *> arrays;
+    for (const std::string &name : order)
+      arrays.push_back(&byName.at(name));
+    if (llvm::Error err = npz::writeNpz(outputsFile, arrays))
+      fail(llvm::toString(std::move(err)));
+  }
+
+  int64_t held = train ? last.bytesAtBackwardStart : last.bytesAtEnd;
+  int64_t savedBytes = std::max<int64_t>(0, held - resultBytes);
+  int64_t flops = gemmFlops(shape, train);
+  double stepMedian = median(stepMs);
+  if (json) {
+    llvm::json::Object out{
+        {"target", target},
+        {"mode", mode},
+        {"remat", remat},
+        {"cell", cellName},
+        {"shape", llvm::json::Object{{"T", shape.seqLen},
+                                     {"B", shape.batch},
+                                     {"I", shape.inputSize},
+                                     {"H", shape.hiddenSize},
+                                     {"L", shape.layers}}},
+        {"step_ms",
+         llvm::json::Object{{"median", stepMedian},
+                            {"min", *std::min_element(stepMs.begin(),
+                                                      stepMs.end())},
+                            {"max", *std::max_element(stepMs.begin(),
+                                                      stepMs.end())}}},
+        {"fwd_ms", median(fwdMs)},
+        {"bwd_ms", median(bwdMs)},
+        {"peak_bytes",
+         llvm::json::Object{{"measured", static_cast<int64_t>(last.peakBytes)},
+                            {"predicted", nullptr},
+                            {"fwd", static_cast<int64_t>(last.fwdPeakBytes)},
+                            {"bwd", static_cast<int64_t>(last.bwdPeakBytes)}}},
+        {"saved_bytes", savedBytes},
+        {"flops", flops},
+        {"gemm", ::rnn::runtime::gemmBackend()},
+        {"iters", static_cast<int64_t>(iters)},
+        {"warmup", static_cast<int64_t>(warmup)},
+        {"seed", static_cast<int64_t>(seed)},
+    };
+    llvm::outs() << llvm::formatv("{0}", llvm::json::Value(std::move(out)))
+                 << "\n";
+    return 0;
+  }
+  auto mib = [](int64_t bytes) {
+    return llvm::formatv("{0:f2} MiB", bytes / (1024.0 * 1024.0)).str();
+  };
+  llvm::outs() << llvm::formatv(
+      "{0} {1} on {2}: T={3} B={4} I={5} H={6} L={7}\n", cellName, mode,
+      target, shape.seqLen, shape.batch, shape.inputSize, shape.hiddenSize,
+      shape.layers);
+  llvm::outs() << llvm::formatv(
+      "  step   {0:f3} ms median ({1:f3} .. {2:f3}) over {3} iters; "
+      "fwd {4:f3} ms, bwd {5:f3} ms; {6:f2} GFLOP/s\n",
+      stepMedian, *std::min_element(stepMs.begin(), stepMs.end()),
+      *std::max_element(stepMs.begin(), stepMs.end()), iters.getValue(),
+      median(fwdMs), median(bwdMs), flops / (stepMedian * 1e6));
+  llvm::outs() << "  memory peak " << mib(last.peakBytes) << " (fwd "
+               << mib(last.fwdPeakBytes) << ", bwd " << mib(last.bwdPeakBytes)
+               << "), saved for backward " << mib(savedBytes) << "\n";
+  llvm::outs() << "  gemm   " << ::rnn::runtime::gemmBackend() << "\n";
+  return 0;
+}
