@@ -630,8 +630,8 @@ std::optional<DType> parseDescr(StringRef descr, bool &bigEndian) {
   }
   if (!dtype)
     return std::nullopt;
-  bool big = order == '>' || order == '!' ||
-             (order == '=' && sys::IsBigEndianHost);
+  bool big =
+      order == '>' || order == '!' || (order == '=' && sys::IsBigEndianHost);
   if (big && size > 1) {
     bigEndian = true;
     return std::nullopt;
@@ -655,8 +655,7 @@ public:
         continue;
       StringRef name = entry.name;
       if (!name.consume_back(".npy"))
-        return error("member '" + shorten(entry.name) +
-                     "' is not a .npy file");
+        return error("member '" + shorten(entry.name) + "' is not a .npy file");
       if (arrays.count(name.str()))
         return error("duplicate array '" + shorten(name) + "'");
       Array array;
@@ -670,9 +669,7 @@ public:
   }
 
 private:
-  Error error(const Twine &message) const {
-    return makeError(path, message);
-  }
+  Error error(const Twine &message) const { return makeError(path, message); }
   Error arrayError(StringRef name, const Twine &message) const {
     return error("array '" + shorten(name) + "': " + message);
   }
@@ -928,8 +925,7 @@ private:
     bool bigEndian;
     std::optional<DType> dtype = parseDescr(descr.str, bigEndian);
     if (!dtype)
-      return arrayError(name, "unsupported dtype '" + shorten(descr.str) +
-                                  "'" +
+      return arrayError(name, "unsupported dtype '" + shorten(descr.str) + "'" +
                                   (bigEndian ? " (big-endian)" : ""));
     array.dtype = *dtype;
 
@@ -942,24 +938,21 @@ private:
 
     const HeaderValue &shape = shapeIt->second;
     if (shape.kind != HeaderValue::Tuple)
-      return arrayError(name,
-                        "malformed .npy header (bad shape " +
-                            shorten(shape.text) + ")");
+      return arrayError(name, "malformed .npy header (bad shape " +
+                                  shorten(shape.text) + ")");
     array.shape = shape.ints;
     std::optional<uint64_t> byteSize = checkedByteSize(array.shape, *dtype);
     if (!byteSize)
-      return arrayError(name, "shape " + shorten(shape.text) +
-                                  " is too large");
+      return arrayError(name, "shape " + shorten(shape.text) + " is too large");
     if (*byteSize != remaining)
-      return arrayError(name, "data size mismatch: shape " +
-                                  array.shapeString() + " of " +
-                                  dtypeName(*dtype) + " needs " +
-                                  Twine(*byteSize) + " bytes, member has " +
-                                  Twine(remaining));
+      return arrayError(
+          name, "data size mismatch: shape " + array.shapeString() + " of " +
+                    dtypeName(*dtype) + " needs " + Twine(*byteSize) +
+                    " bytes, member has " + Twine(remaining));
     array.data.resize(*byteSize);
     if (!readBytes(array.data.data(), *byteSize))
-      return arrayError(name, deflated ? "corrupt compressed data"
-                                       : "truncated");
+      return arrayError(name,
+                        deflated ? "corrupt compressed data" : "truncated");
     return Error::success();
   }
 
@@ -1028,12 +1021,12 @@ std::string makeNpyHeader(const Array &array) {
   size_t lengthFieldSize = 2;
   size_t unpaddedLength = dict.size() + 1; // Plus the final '\n'.
   size_t padding =
-      kArrayAlign - (kMagicLength + lengthFieldSize + unpaddedLength) %
-                        kArrayAlign;
+      kArrayAlign -
+      (kMagicLength + lengthFieldSize + unpaddedLength) % kArrayAlign;
   if (unpaddedLength + padding > 0xFFFF) {
     lengthFieldSize = 4;
-    padding = kArrayAlign - (kMagicLength + lengthFieldSize + unpaddedLength) %
-                                kArrayAlign;
+    padding = kArrayAlign -
+              (kMagicLength + lengthFieldSize + unpaddedLength) % kArrayAlign;
   }
   uint32_t headerLength = static_cast<uint32_t>(unpaddedLength + padding);
 
@@ -1075,8 +1068,9 @@ uint32_t computeCrc(uint32_t crc, const char *data, uint64_t length) {
   // crc32_z(crc, nullptr, 0) would return the initial value, not crc.
   if (length == 0)
     return crc;
-  return static_cast<uint32_t>(crc32_z(
-      crc, reinterpret_cast<const Bytef *>(data), static_cast<z_size_t>(length)));
+  return static_cast<uint32_t>(crc32_z(crc,
+                                       reinterpret_cast<const Bytef *>(data),
+                                       static_cast<z_size_t>(length)));
 }
 
 /// Writes a complete stored zip archive of \p members to \p os.
@@ -1179,8 +1173,7 @@ Error writeArchive(StringRef path,
   Expected<sys::fs::TempFile> temp =
       sys::fs::TempFile::create(path + ".tmp-%%%%%%%%");
   if (!temp)
-    return error("cannot create temporary file: " +
-                 toString(temp.takeError()));
+    return error("cannot create temporary file: " + toString(temp.takeError()));
 
   std::error_code writeError;
   {

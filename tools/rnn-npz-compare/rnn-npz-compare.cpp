@@ -47,8 +47,7 @@ static cl::list<std::string>
     arrayNames("arrays", cl::CommaSeparated,
                cl::desc("Compare only these arrays (comma-separated)"),
                cl::cat(compareCategory));
-static cl::opt<bool> quiet("quiet",
-                           cl::desc("Print only the arrays that fail"),
+static cl::opt<bool> quiet("quiet", cl::desc("Print only the arrays that fail"),
                            cl::cat(compareCategory));
 
 static constexpr const char *toolName = "rnn-npz-compare";

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <malloc.h>
 #include <map>
 #include <random>
 
@@ -455,6 +456,11 @@ int main(int argc, char **argv) {
   packed.push_back(resultStorage.data());
 
   ::rnn::runtime::setBlasThreads(threads);
+  // Keep freed memory in the process: without this, glibc returns large
+  // blocks to the OS and every step pays the page faults of its buffers
+  // again, which measures the kernel rather than the program.
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::vector<double> stepMs, fwdMs, bwdMs;
   ::rnn::runtime::StepStats last;
   std::vector<std::vector<float>> resultValues(signature.results.size());

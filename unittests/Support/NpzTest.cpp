@@ -182,14 +182,14 @@ TEST(NpzArrayTest, FormatIndex) {
 
 std::vector<Array> makeRoundTripArrays() {
   std::vector<Array> arrays;
-  arrays.push_back(
-      Array::fromValues<float>("f32", {2, 3}, {1.5f, -2.0f, 0.0f, 3.25f,
-                                               -0.0f, 1e-30f}));
+  arrays.push_back(Array::fromValues<float>(
+      "f32", {2, 3}, {1.5f, -2.0f, 0.0f, 3.25f, -0.0f, 1e-30f}));
   arrays.push_back(Array::fromValues<double>(
-      "f64", {4}, {1.0 / 3, -1e300, std::numeric_limits<double>::infinity(),
-                   std::nan("")}));
-  arrays.push_back(Array::fromValues<bool>("flags", {5},
-                                           {true, false, false, true, true}));
+      "f64", {4},
+      {1.0 / 3, -1e300, std::numeric_limits<double>::infinity(),
+       std::nan("")}));
+  arrays.push_back(
+      Array::fromValues<bool>("flags", {5}, {true, false, false, true, true}));
   arrays.push_back(Array::fromValues<uint8_t>("bytes", {3, 1}, {0, 128, 255}));
   arrays.push_back(Array::fromValues<int64_t>(
       "i64", {2}, {std::numeric_limits<int64_t>::min(), int64_t(1) << 40}));
@@ -310,17 +310,14 @@ TEST_P(NpzFixtureTest, ValuesMatchGenerator) {
   expectValues<float>(arrays, "a", DType::F32, {2, 3}, [](int64_t i) {
     return 0.5f * static_cast<float>(i) - 1.0f;
   });
-  expectValues<double>(arrays, "b", DType::F64, {2, 3, 4}, [](int64_t i) {
-    return static_cast<double>(i) / 7.0;
-  });
+  expectValues<double>(arrays, "b", DType::F64, {2, 3, 4},
+                       [](int64_t i) { return static_cast<double>(i) / 7.0; });
   expectValues<bool>(arrays, "c", DType::Bool, {5},
                      [](int64_t i) { return i % 2 == 0; });
-  expectValues<uint8_t>(arrays, "d", DType::U8, {10}, [](int64_t i) {
-    return static_cast<uint8_t>(3 * i);
-  });
-  expectValues<int32_t>(arrays, "e", DType::I32, {3, 2}, [](int64_t i) {
-    return static_cast<int32_t>(i - 2);
-  });
+  expectValues<uint8_t>(arrays, "d", DType::U8, {10},
+                        [](int64_t i) { return static_cast<uint8_t>(3 * i); });
+  expectValues<int32_t>(arrays, "e", DType::I32, {3, 2},
+                        [](int64_t i) { return static_cast<int32_t>(i - 2); });
   expectValues<int64_t>(arrays, "f", DType::I64, {6}, [](int64_t i) {
     return i == 5 ? int64_t(1) << 40 : i - 3;
   });
@@ -340,9 +337,8 @@ INSTANTIATE_TEST_SUITE_P(Numpy, NpzFixtureTest,
 TEST(NpzReadTest, NpyVersions2And3) {
   Expected<ArrayMap> read = readNpz(inputPath("npy_versions.npz"));
   ASSERT_TRUE(static_cast<bool>(read)) << toString(read.takeError());
-  expectValues<double>(*read, "v2", DType::F64, {4}, [](int64_t i) {
-    return static_cast<double>(i) + 0.5;
-  });
+  expectValues<double>(*read, "v2", DType::F64, {4},
+                       [](int64_t i) { return static_cast<double>(i) + 0.5; });
   expectValues<double>(*read, "v3", DType::F64, {4}, [](int64_t i) {
     return 2.0 * (static_cast<double>(i) + 0.5);
   });
@@ -352,9 +348,8 @@ TEST(NpzReadTest, HandWrittenHeader) {
   // '=i4', double quotes, Python 2 "2L" dimensions, keys out of order.
   Expected<ArrayMap> read = readNpz(inputPath("hand_header.npz"));
   ASSERT_TRUE(static_cast<bool>(read)) << toString(read.takeError());
-  expectValues<int32_t>(*read, "m", DType::I32, {2, 2}, [](int64_t i) {
-    return static_cast<int32_t>(i);
-  });
+  expectValues<int32_t>(*read, "m", DType::I32, {2, 2},
+                        [](int64_t i) { return static_cast<int32_t>(i); });
 }
 
 TEST(NpzReadTest, Zip64Records) {
@@ -434,8 +429,7 @@ TEST(NpzErrorTest, EveryByteCorruptionIsDetectedOrHarmless) {
   for (const char *name : {"savez.npz", "savez_compressed.npz"}) {
     std::string bytes = readFileBytes(inputPath(name));
     Expected<ArrayMap> original = readNpzFromBuffer(bytes, name);
-    ASSERT_TRUE(static_cast<bool>(original))
-        << toString(original.takeError());
+    ASSERT_TRUE(static_cast<bool>(original)) << toString(original.takeError());
     size_t detected = 0;
     for (size_t pos = 0; pos < bytes.size(); ++pos) {
       for (unsigned char mask : {0x01, 0x80, 0xFF}) {

@@ -29,7 +29,10 @@ struct ApproximateMathPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "tanh" || name == "exp"; });
+        patterns, [](StringRef name) {
+          return name == math::TanhOp::getOperationName() ||
+                 name == math::ExpOp::getOperationName();
+        });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

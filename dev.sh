@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Set up, build, run and test rnnc.
+#
+#   ./dev.sh run [rnn-run flags]   install what is missing, build, run
+#                                  rnn-run --preset=lstm (train step, CPU)
+#   ./dev.sh test                  install what is missing, build, run every
+#                                  test (lit: passes, integration, unit tests)
+#   ./dev.sh build                 install what is missing and build
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(cmake ninja-build ccache g++ python3 git
+          llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+          libgtest-dev libopenblas-dev zlib1g-dev)
+BUILD_DIR=${RNN_BUILD_DIR:-build}
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  echo "dev.sh: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+}
+
+build() {
+  install_missing
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+  fi
+  ninja -C "$BUILD_DIR" -j"$(nproc)"
+}
+
+case "${1:-}" in
+  run)
+    shift
+    build
+    "$BUILD_DIR/bin/rnn-run" --preset=lstm "$@"
+    ;;
+  test)
+    build
+    ninja -C "$BUILD_DIR" check-rnn
+    ;;
+  build)
+    build
+    ;;
+  *)
+    sed -n '2,9p' "$0"
+    exit 2
+    ;;
+esac

@@ -1,0 +1,36 @@
+# -*- Python -*-
+# lit configuration of the rnnc tests: FileCheck tests of the passes
+# (Dialect, Transforms, Conversion), rnn-run integration tests against
+# reference arrays (Integration), and the GoogleTest unit tests (Unit).
+
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "RNNC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "data", "Unit", "lit.cfg.py", "lit.site.cfg.py",
+                   "CMakeLists.txt", "README.md"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.rnn_obj_root, "test")
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.rnn_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["rnn-opt", "rnn-run", "rnn-npz-compare"], [config.rnn_tools_dir])
+
+# ptxas assembles emitted PTX without a GPU; `cuda` marks tests that run
+# kernels and need a GPU with a driver.
+ptxas = os.path.join(config.cuda_toolkit_root, "bin", "ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+nvidia_smi = shutil.which("nvidia-smi")
+if nvidia_smi and subprocess.run([nvidia_smi, "-L"], capture_output=True).returncode == 0:
+    config.available_features.add("cuda")
