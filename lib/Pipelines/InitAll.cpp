@@ -21,6 +21,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
@@ -60,6 +61,7 @@ namespace mlir {
 #define GEN_PASS_REGISTRATION_LOWERAFFINEPASS
 #define GEN_PASS_REGISTRATION_RECONCILEUNREALIZEDCASTSPASS
 #define GEN_PASS_REGISTRATION_SCFTOCONTROLFLOWPASS
+#define GEN_PASS_REGISTRATION_CONVERTVECTORTOLLVMPASS
 #include "mlir/Conversion/Passes.h.inc"
 } // namespace mlir
 
@@ -104,4 +106,5 @@ void rnn::registerAllPasses() {
   registerLowerAffinePass();
   registerReconcileUnrealizedCastsPass();
   registerSCFToControlFlowPass();
+  registerConvertVectorToLLVMPass();
 }

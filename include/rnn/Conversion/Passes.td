@@ -35,11 +35,21 @@ def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
       scf.parallel (%b, %h) = ... { /* gates, c, h; stores */ }
     }
     ```
+    With `vector-width=W` > 1 (the CPU default), each elementwise loop runs
+    the innermost dimension W lanes at a time with vector loads and stores,
+    followed by a scalar loop over the remainder; W = 1 emits scalar bodies
+    only, one element per iteration (the form GPU mapping wants).
+
     Next: `rnn-matmul-to-blas`, then the LLVM lowering.
   }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
+           "Lanes of the elementwise loops (1 = scalar)">
+  ];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "linalg::LinalgDialect", "math::MathDialect",
-                           "memref::MemRefDialect", "scf::SCFDialect"];
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "vector::VectorDialect"];
 }
 
 def MatmulToBLASPass : Pass<"rnn-matmul-to-blas", "ModuleOp"> {

@@ -29,12 +29,13 @@ static int64_t dim(Value v, unsigned i) {
 }
 
 LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
-                                     PatternRewriter &rewriter) {
+                                     PatternRewriter &rewriter,
+                                      int64_t vectorWidth) {
   auto op = cast<GRUFwdOp>(operation);
   int64_t T = dim(op.getX(), 0), B = dim(op.getX(), 1);
   int64_t H = dim(op.getWeightHh(), 1);
   rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc());
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   Value isInit = op.getIsInit(), biasIh = op.getBiasIh(),
         biasHh = op.getBiasHh(), y = op.getY(), gates = op.getGates(),
         hnProj = op.getHnProj();
@@ -82,12 +83,13 @@ LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
 }
 
 LogicalResult mlir::rnn::lowerGRUBwd(Operation *operation,
-                                     PatternRewriter &rewriter) {
+                                     PatternRewriter &rewriter,
+                                      int64_t vectorWidth) {
   auto op = cast<GRUBwdOp>(operation);
   int64_t T = dim(op.getX(), 0), B = dim(op.getX(), 1);
   int64_t H = dim(op.getWeightHh(), 1);
   rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc());
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   Value isInit = op.getIsInit(), gates = op.getGates(),
         hnProj = op.getHnProj(), gradY = op.getGradY();
 

@@ -11,39 +11,70 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
 
-KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc)
-    : b(loc, builder), elementType(builder.getF32Type()) {}
+KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc,
+                             int64_t vectorWidth)
+    : b(loc, builder), elementType(builder.getF32Type()),
+      vectorWidth(vectorWidth) {}
+
+bool KernelBuilder::isAlongLanes(Value index) {
+  if (width == 1)
+    return false;
+  if (index == laneIv)
+    return true;
+  auto add = index.getDefiningOp<arith::AddIOp>();
+  return add && add.getLhs() == laneIv &&
+         add.getRhs().getDefiningOp<arith::ConstantOp>();
+}
+
+Value KernelBuilder::lanes(Value value) {
+  if (width == 1 || isa<VectorType>(value.getType()))
+    return value;
+  return vector::BroadcastOp::create(
+      b, VectorType::get({width}, value.getType()), value);
+}
 
 Value KernelBuilder::index(int64_t value) {
   return arith::ConstantIndexOp::create(b, value);
 }
 
 Value KernelBuilder::scalar(double value) {
-  return arith::ConstantOp::create(b, b.getFloatAttr(elementType, value));
+  FloatAttr attr = b.getFloatAttr(elementType, value);
+  if (width == 1)
+    return arith::ConstantOp::create(b, attr);
+  auto type = VectorType::get({width}, elementType);
+  return arith::ConstantOp::create(b, DenseElementsAttr::get(type, attr));
 }
 
 Value KernelBuilder::load(Value memref, ValueRange indices) {
+  if (!indices.empty() && isAlongLanes(indices.back()))
+    return vector::LoadOp::create(b, VectorType::get({width}, elementType),
+                                  memref, indices);
   return memref::LoadOp::create(b, memref, indices);
 }
 
 void KernelBuilder::store(Value value, Value memref, ValueRange indices) {
+  if (!indices.empty() && isAlongLanes(indices.back())) {
+    vector::StoreOp::create(b, lanes(value), memref, indices);
+    return;
+  }
   memref::StoreOp::create(b, value, memref, indices);
 }
 
 Value KernelBuilder::add(Value lhs, Value rhs) {
-  return arith::AddFOp::create(b, lhs, rhs);
+  return arith::AddFOp::create(b, lanes(lhs), lanes(rhs));
 }
 
 Value KernelBuilder::sub(Value lhs, Value rhs) {
-  return arith::SubFOp::create(b, lhs, rhs);
+  return arith::SubFOp::create(b, lanes(lhs), lanes(rhs));
 }
 
 Value KernelBuilder::mul(Value lhs, Value rhs) {
-  return arith::MulFOp::create(b, lhs, rhs);
+  return arith::MulFOp::create(b, lanes(lhs), lanes(rhs));
 }
 
 Value KernelBuilder::addIndex(Value lhs, int64_t rhs) {
@@ -60,21 +91,37 @@ Value KernelBuilder::sigmoid(Value x) {
 Value KernelBuilder::tanh(Value x) { return math::TanhOp::create(b, x); }
 
 Value KernelBuilder::zeroIf(Value mask, Value value) {
-  return arith::SelectOp::create(b, mask, scalar(0.0), value);
+  return arith::SelectOp::create(b, mask, scalar(0.0), lanes(value));
 }
 
 void KernelBuilder::parallel(ArrayRef<int64_t> upperBounds,
                              function_ref<void(ValueRange ivs)> body) {
-  SmallVector<Value> lbs, ubs, steps;
-  for (int64_t ub : upperBounds) {
-    lbs.push_back(index(0));
-    ubs.push_back(index(ub));
-    steps.push_back(index(1));
-  }
-  auto loop = scf::ParallelOp::create(b, lbs, ubs, steps);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(loop.getBody()->getTerminator());
-  body(loop.getInductionVars());
+  // One loop of `w` lanes over [lower, upper) of the innermost dimension.
+  auto emit = [&](int64_t lower, int64_t upper, int64_t w) {
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t ub : upperBounds.drop_back()) {
+      lbs.push_back(index(0));
+      ubs.push_back(index(ub));
+      steps.push_back(index(1));
+    }
+    lbs.push_back(index(lower));
+    ubs.push_back(index(upper));
+    steps.push_back(index(w));
+    auto loop = scf::ParallelOp::create(b, lbs, ubs, steps);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    width = w;
+    laneIv = w > 1 ? loop.getInductionVars().back() : Value();
+    body(loop.getInductionVars());
+    width = 1;
+    laneIv = Value();
+  };
+  int64_t inner = upperBounds.back();
+  int64_t vectorized = vectorWidth > 1 ? inner / vectorWidth * vectorWidth : 0;
+  if (vectorized > 0)
+    emit(0, vectorized, vectorWidth);
+  if (vectorized < inner)
+    emit(vectorized, inner, 1);
 }
 
 void KernelBuilder::forRange(int64_t n, function_ref<void(Value i)> body) {

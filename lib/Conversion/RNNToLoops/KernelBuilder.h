@@ -7,7 +7,13 @@
 // buffers that are freed when the kernel ends.
 //
 // Everything is emitted on memrefs with static shapes; the gate math is
-// scalar code in scf.parallel loops so the same IR maps to GPU threads.
+// written once, as scalar code, in scf.parallel loops. With a vector width
+// W > 1, `parallel` emits each body twice: over the innermost dimension in
+// steps of W, where loads and stores along that dimension become
+// vector.load/vector.store and every other operation works on vector<Wxf32>
+// (so the CPU runs W lanes at once without relying on LLVM's loop
+// vectorizer and its alias checks), and over the remainder with scalars.
+// With W = 1 (GPU) every body is scalar, one thread per element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +28,7 @@ namespace rnn {
 
 class KernelBuilder {
 public:
-  KernelBuilder(OpBuilder &builder, Location loc);
+  KernelBuilder(OpBuilder &builder, Location loc, int64_t vectorWidth = 1);
 
   ImplicitLocOpBuilder &builder() { return b; }
 
@@ -75,16 +81,31 @@ public:
   void sumRows(Value rows, Value bias);
 
 private:
+  /// Whether `index` moves along the innermost induction variable of the
+  /// current vectorized loop (it is that variable plus a constant).
+  bool isAlongLanes(Value index);
+  /// `value` as a vector of the current width if it is a scalar.
+  Value lanes(Value value);
+
   ImplicitLocOpBuilder b;
   Type elementType;
   SmallVector<Value> scratch;
+  /// Vector width for `parallel`, and the state of the loop being built:
+  /// its innermost induction variable and width (1 outside vector loops).
+  int64_t vectorWidth;
+  Value laneIv;
+  int64_t width = 1;
 };
 
 /// Emits the loops of one kernel, replacing it. Defined per cell.
-LogicalResult lowerLSTMFwd(Operation *op, PatternRewriter &rewriter);
-LogicalResult lowerLSTMBwd(Operation *op, PatternRewriter &rewriter);
-LogicalResult lowerGRUFwd(Operation *op, PatternRewriter &rewriter);
-LogicalResult lowerGRUBwd(Operation *op, PatternRewriter &rewriter);
+LogicalResult lowerLSTMFwd(Operation *op, PatternRewriter &rewriter,
+                           int64_t vectorWidth);
+LogicalResult lowerLSTMBwd(Operation *op, PatternRewriter &rewriter,
+                           int64_t vectorWidth);
+LogicalResult lowerGRUFwd(Operation *op, PatternRewriter &rewriter,
+                          int64_t vectorWidth);
+LogicalResult lowerGRUBwd(Operation *op, PatternRewriter &rewriter,
+                          int64_t vectorWidth);
 
 } // namespace rnn
 } // namespace mlir

@@ -32,12 +32,13 @@ static int64_t dim(Value v, unsigned i) {
 }
 
 LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
-                                      PatternRewriter &rewriter) {
+                                      PatternRewriter &rewriter,
+                                      int64_t vectorWidth) {
   auto op = cast<LSTMFwdOp>(operation);
   int64_t T = dim(op.getX(), 0), B = dim(op.getX(), 1);
   int64_t H = dim(op.getWeightHh(), 1);
   rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc());
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   Value isInit = op.getIsInit(), biasIh = op.getBiasIh(),
         biasHh = op.getBiasHh(), y = op.getY(), gates = op.getGates(),
         cells = op.getCells();
@@ -88,12 +89,13 @@ LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
 }
 
 LogicalResult mlir::rnn::lowerLSTMBwd(Operation *operation,
-                                      PatternRewriter &rewriter) {
+                                      PatternRewriter &rewriter,
+                                      int64_t vectorWidth) {
   auto op = cast<LSTMBwdOp>(operation);
   int64_t T = dim(op.getX(), 0), B = dim(op.getX(), 1);
   int64_t H = dim(op.getWeightHh(), 1);
   rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc());
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   Value isInit = op.getIsInit(), gates = op.getGates(), cells = op.getCells(),
         gradY = op.getGradY();
 

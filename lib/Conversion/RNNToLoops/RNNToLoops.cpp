@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir {
@@ -36,9 +37,10 @@ namespace {
 /// Lowers one memref-form kernel with `lowerFn`.
 template <typename OpTy>
 struct KernelLowering : public OpRewritePattern<OpTy> {
-  using LowerFn = LogicalResult (*)(Operation *, PatternRewriter &);
-  KernelLowering(MLIRContext *ctx, LowerFn lowerFn)
-      : OpRewritePattern<OpTy>(ctx), lowerFn(lowerFn) {}
+  using LowerFn = LogicalResult (*)(Operation *, PatternRewriter &, int64_t);
+  KernelLowering(MLIRContext *ctx, LowerFn lowerFn, int64_t vectorWidth)
+      : OpRewritePattern<OpTy>(ctx), lowerFn(lowerFn),
+        vectorWidth(vectorWidth) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -46,10 +48,11 @@ struct KernelLowering : public OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "not bufferized");
     if (!cast<MemRefType>(op.getX().getType()).getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "only f32 is lowered");
-    return lowerFn(op, rewriter);
+    return lowerFn(op, rewriter, vectorWidth);
   }
 
   LowerFn lowerFn;
+  int64_t vectorWidth;
 };
 
 /// rnn.begin_backward -> call @rnnrt_begin_phase(1).
@@ -68,7 +71,14 @@ struct BeginBackwardLowering : public OpRewritePattern<BeginBackwardOp> {
 
 struct ConvertRNNToLoopsPass
     : public rnn::impl::ConvertRNNToLoopsPassBase<ConvertRNNToLoopsPass> {
+  using ConvertRNNToLoopsPassBase::ConvertRNNToLoopsPassBase;
+
   void runOnOperation() override {
+    if (vectorWidth < 1) {
+      getOperation().emitError("convert-rnn-to-loops: vector-width must be "
+                               ">= 1");
+      return signalPassFailure();
+    }
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
 
@@ -83,10 +93,10 @@ struct ConvertRNNToLoopsPass
     }
 
     RewritePatternSet patterns(ctx);
-    patterns.add<KernelLowering<LSTMFwdOp>>(ctx, lowerLSTMFwd);
-    patterns.add<KernelLowering<LSTMBwdOp>>(ctx, lowerLSTMBwd);
-    patterns.add<KernelLowering<GRUFwdOp>>(ctx, lowerGRUFwd);
-    patterns.add<KernelLowering<GRUBwdOp>>(ctx, lowerGRUBwd);
+    patterns.add<KernelLowering<LSTMFwdOp>>(ctx, lowerLSTMFwd, vectorWidth);
+    patterns.add<KernelLowering<LSTMBwdOp>>(ctx, lowerLSTMBwd, vectorWidth);
+    patterns.add<KernelLowering<GRUFwdOp>>(ctx, lowerGRUFwd, vectorWidth);
+    patterns.add<KernelLowering<GRUBwdOp>>(ctx, lowerGRUBwd, vectorWidth);
     patterns.add<BeginBackwardLowering>(ctx);
     walkAndApplyPatterns(module, std::move(patterns));
 
