@@ -8,6 +8,9 @@
 //     convert-rnn-to-loops         time loops, GEMMs, fused gate math
 //     rnn-matmul-to-blas           GEMMs -> runtime sgemm
 //     convert-linalg-to-loops      fills and elementwise adds
+//     rnn-dse                      buffers nobody reads, with their stores
+//     rnn-early-free               frees right after the last use
+//     rnn-plan-memory              arena offsets, predicted peak
 //     rnn-approximate-math, LLVM lowering (allocations through the runtime)
 //
 //===----------------------------------------------------------------------===//
@@ -67,6 +70,9 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(rnn::createRNNDSEPass());
+  pm.addNestedPass<func::FuncOp>(rnn::createRNNEarlyFreePass());
+  pm.addNestedPass<func::FuncOp>(rnn::createRNNPlanMemoryPass());
 }
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
@@ -94,10 +100,15 @@ void rnn::buildTrainPipeline(OpPassManager &pm,
   buildInferPipeline(pm, options);
 }
 
-void rnn::buildInferPipeline(OpPassManager &pm,
-                             const PipelineOptions &options) {
+void rnn::buildToBuffersPipeline(OpPassManager &pm,
+                                 const PipelineOptions &options) {
   pm.addPass(rnn::createRNNExpandForwardPass());
   buildKernelsToLoopsPipeline(pm);
+}
+
+void rnn::buildInferPipeline(OpPassManager &pm,
+                             const PipelineOptions &options) {
+  buildToBuffersPipeline(pm, options);
   buildLoopsToLLVMPipeline(pm);
 }
 

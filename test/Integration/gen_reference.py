@@ -11,9 +11,14 @@ Contract (time-major):
   Training loss = sum(y*grad_y) + sum(h_n*grad_h_n) [+ sum(c_n*grad_c_n)];
   we report the gradients of all float inputs.
 
-For every case this writes
-  data/<cell>_l<L>_<pattern>.in.npz   float32 inputs (+ bool is_init)
-  data/<cell>_l<L>_<pattern>.ref.npz  float64 outputs and gradients
+Cases (each with its own shape):
+  <cell>_l<L>_<pattern>        T=11, B=6, I=5,  H=7,  every pattern
+  <cell>_l<L>_wide_<pattern>   T=9,  B=5, I=13, H=21, patterns random and
+                               nevercol (H = 2*8+5 exercises both the 8-lane
+                               vector loop and the scalar remainder; I != H)
+for cell in lstm, gru and L in 1, 2.  For every case this writes
+  data/<name>.in.npz   float32 inputs (+ bool is_init)
+  data/<name>.ref.npz  float64 outputs and gradients
 and the malformed inputs used by errors.test (data/bad_*.npz).
 
 The reference is a step-by-step implementation of the reset rule with
@@ -38,21 +43,48 @@ import os
 import sys
 import zipfile
 import zlib
+from collections import namedtuple
 
 import numpy as np
 import torch
 
-T, B, I, H = 11, 6, 5, 7
+Shape = namedtuple("Shape", "T B I H")
+
 CELLS = ("lstm", "gru")
 LAYERS = (1, 2)
-PATTERNS = ("none", "random", "all", "t0", "runs", "nevercol")
+# (name tag, shape, reset patterns).  The tag goes between the layer count and
+# the pattern in the case name; "" keeps the original names (and so the
+# original seeds and files).
+SHAPES = (
+    ("", Shape(T=11, B=6, I=5, H=7),
+     ("none", "random", "all", "t0", "runs", "nevercol")),
+    ("wide", Shape(T=9, B=5, I=13, H=21), ("random", "nevercol")),
+)
 TOL = 1e-10
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
-def case_name(cell, layers, pattern):
-    return f"{cell}_l{layers}_{pattern}"
+Case = namedtuple("Case", "name cell layers pattern shape")
+
+
+def case_name(cell, layers, pattern, tag=""):
+    return f"{cell}_l{layers}_{tag + '_' if tag else ''}{pattern}"
+
+
+def all_cases():
+    for tag, shape, patterns in SHAPES:
+        for cell in CELLS:
+            for layers in LAYERS:
+                for pattern in patterns:
+                    yield Case(case_name(cell, layers, pattern, tag), cell,
+                               layers, pattern, shape)
+
+
+def shape_of(d):
+    """(T, B, I, H) of an input dict."""
+    T, B, I = d["x"].shape
+    return Shape(T, B, I, d["h0"].shape[2])
 
 
 def case_seed(name):
@@ -64,7 +96,8 @@ def case_seed(name):
 # Inputs
 # --------------------------------------------------------------------------
 
-def make_is_init(pattern, rng):
+def make_is_init(pattern, shape, rng):
+    T, B = shape.T, shape.B
     m = np.zeros((T, B), dtype=bool)
     if pattern == "none":
         pass
@@ -100,9 +133,10 @@ def make_is_init(pattern, rng):
     return m
 
 
-def make_inputs(cell, layers, pattern):
-    name = case_name(cell, layers, pattern)
-    rng = np.random.default_rng(case_seed(name))
+def make_inputs(case):
+    cell, layers, pattern = case.cell, case.layers, case.pattern
+    T, B, I, H = case.shape
+    rng = np.random.default_rng(case_seed(case.name))
     G = 4 if cell == "lstm" else 3
     k = 1.0 / np.sqrt(H)
     f32 = np.float32
@@ -125,7 +159,7 @@ def make_inputs(cell, layers, pattern):
     d["grad_h_n"] = u(-1, 1, (layers, B, H))
     if cell == "lstm":
         d["grad_c_n"] = u(-1, 1, (layers, B, H))
-    d["is_init"] = make_is_init(pattern, rng)
+    d["is_init"] = make_is_init(pattern, case.shape, rng)
     return d
 
 
@@ -158,6 +192,7 @@ def stepwise(cell, d, is_init):
     """is_init overrides d['is_init'] (used for the no-reset check)."""
     lstm = cell == "lstm"
     layers = d["h0"].shape[0]
+    T, _, I, H = shape_of(d)
     x = t64(d["x"], True)
     h0 = t64(d["h0"], True)
     c0 = t64(d["c0"], True) if lstm else None
@@ -215,6 +250,7 @@ def stepwise(cell, d, is_init):
 
 def make_module(cell, d):
     layers = d["h0"].shape[0]
+    _, _, I, H = shape_of(d)
     m = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
         I, H, num_layers=layers, bias=True, batch_first=False,
         dtype=torch.float64)
@@ -263,6 +299,7 @@ def episodes(cell, d):
     lstm = cell == "lstm"
     layers = d["h0"].shape[0]
     is_init = d["is_init"]
+    T, B, _, H = shape_of(d)
     m = make_module(cell, d)
     x = t64(d["x"], True)
     h0 = t64(d["h0"], True)
@@ -327,7 +364,10 @@ def max_rel(a, b):
 # --------------------------------------------------------------------------
 
 def bad_files():
-    d = make_inputs("lstm", 1, "random")
+    _, shape, _ = SHAPES[0]
+    d = make_inputs(Case(case_name("lstm", 1, "random"), "lstm", 1, "random",
+                         shape))
+    T, B, I, _ = shape
     out = {}
     missing = {k: v for k, v in d.items() if k != "weight_hh_l0"}
     out["bad_missing.npz"] = missing
@@ -373,29 +413,28 @@ def main():
     files = {}  # name -> bytes
     worst_a = worst_b = 0.0
     failed = False
-    for cell in CELLS:
-        for layers in LAYERS:
-            for pattern in PATTERNS:
-                name = case_name(cell, layers, pattern)
-                d = make_inputs(cell, layers, pattern)
-                ref = stepwise(cell, d, d["is_init"])
+    for case in all_cases():
+        name, cell = case.name, case.cell
+        d = make_inputs(case)
+        assert shape_of(d) == case.shape, (name, shape_of(d))
+        ref = stepwise(cell, d, d["is_init"])
 
-                # (a) no resets: stepwise vs multi-layer nn.LSTM/GRU.
-                no_reset = np.zeros_like(d["is_init"])
-                ra, wa = max_rel(stepwise(cell, d, no_reset),
-                                 full_sequence(cell, d))
-                # (b) with resets: stepwise vs episode-by-episode nn runs.
-                ep, n_ep = episodes(cell, d)
-                rb, wb = max_rel(ref, ep)
-                worst_a, worst_b = max(worst_a, ra), max(worst_b, rb)
-                ok = ra <= TOL and rb <= TOL
-                failed |= not ok
-                print(f"{name:18s} resets={int(d['is_init'].sum()):2d} "
-                      f"episodes={n_ep:2d} vs-nn={ra:.2e}({wa}) "
-                      f"vs-episodes={rb:.2e}({wb}) "
-                      f"{'ok' if ok else 'FAIL'}")
-                files[name + ".in.npz"] = npz_bytes(d)
-                files[name + ".ref.npz"] = npz_bytes(ref)
+        # (a) no resets: stepwise vs multi-layer nn.LSTM/GRU.
+        no_reset = np.zeros_like(d["is_init"])
+        ra, wa = max_rel(stepwise(cell, d, no_reset),
+                         full_sequence(cell, d))
+        # (b) with resets: stepwise vs episode-by-episode nn runs.
+        ep, n_ep = episodes(cell, d)
+        rb, wb = max_rel(ref, ep)
+        worst_a, worst_b = max(worst_a, ra), max(worst_b, rb)
+        ok = ra <= TOL and rb <= TOL
+        failed |= not ok
+        print(f"{name:23s} resets={int(d['is_init'].sum()):2d} "
+              f"episodes={n_ep:2d} vs-nn={ra:.2e}({wa}) "
+              f"vs-episodes={rb:.2e}({wb}) "
+              f"{'ok' if ok else 'FAIL'}")
+        files[name + ".in.npz"] = npz_bytes(d)
+        files[name + ".ref.npz"] = npz_bytes(ref)
     for fname, arrays in bad_files().items():
         files[fname] = npz_bytes(arrays)
     files["bad_notnpz.npz"] = NOT_NPZ

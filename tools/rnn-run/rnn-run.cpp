@@ -431,9 +431,17 @@ int main(int argc, char **argv) {
   mlir::rnn::PipelineOptions pipelineOptions;
   pipelineOptions.remat = remat;
   pipelineOptions.target = target;
-  PassManager pm(&context);
-  mlir::rnn::buildInferPipeline(pm, pipelineOptions);
-  if (failed(pm.run(*module)))
+  PassManager toBuffers(&context);
+  mlir::rnn::buildToBuffersPipeline(toBuffers, pipelineOptions);
+  if (failed(toBuffers.run(*module)))
+    fail("compilation failed", 1);
+  std::optional<int64_t> predictedPeak;
+  if (auto attr = module->lookupSymbol(entryName)->getAttrOfType<IntegerAttr>(
+          "rnn.predicted_peak_bytes"))
+    predictedPeak = attr.getInt();
+  PassManager toLLVM(&context);
+  mlir::rnn::buildLoopsToLLVMPipeline(toLLVM);
+  if (failed(toLLVM.run(*module)))
     fail("compilation failed", 1);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -551,7 +559,9 @@ int main(int argc, char **argv) {
         {"bwd_ms", median(bwdMs)},
         {"peak_bytes",
          llvm::json::Object{{"measured", static_cast<int64_t>(last.peakBytes)},
-                            {"predicted", nullptr},
+                            {"predicted", predictedPeak
+                                              ? llvm::json::Value(*predictedPeak)
+                                              : llvm::json::Value(nullptr)},
                             {"fwd", static_cast<int64_t>(last.fwdPeakBytes)},
                             {"bwd", static_cast<int64_t>(last.bwdPeakBytes)}}},
         {"saved_bytes", savedBytes},
@@ -578,7 +588,9 @@ int main(int argc, char **argv) {
       stepMedian, *std::min_element(stepMs.begin(), stepMs.end()),
       *std::max_element(stepMs.begin(), stepMs.end()), iters.getValue(),
       median(fwdMs), median(bwdMs), flops / (stepMedian * 1e6));
-  llvm::outs() << "  memory peak " << mib(last.peakBytes) << " (fwd "
+  llvm::outs() << "  memory peak " << mib(last.peakBytes) << " measured, "
+               << (predictedPeak ? mib(*predictedPeak) : std::string("none"))
+               << " predicted (fwd "
                << mib(last.fwdPeakBytes) << ", bwd " << mib(last.bwdPeakBytes)
                << "), saved for backward " << mib(savedBytes) << "\n";
   llvm::outs() << "  gemm   " << ::rnn::runtime::gemmBackend() << "\n";

@@ -37,6 +37,10 @@ void buildTrainPipeline(OpPassManager &pm, const PipelineOptions &options);
 /// Every function of rnn ops (model or training) -> LLVM dialect.
 void buildInferPipeline(OpPassManager &pm, const PipelineOptions &options);
 
+/// The infer pipeline up to planned buffers (before LLVM): functions then
+/// carry `rnn.predicted_peak_bytes`.
+void buildToBuffersPipeline(OpPassManager &pm, const PipelineOptions &options);
+
 /// The stages the two pipelines share, exposed for tests and tools:
 /// tensor-level kernels -> loops on buffers ...
 void buildKernelsToLoopsPipeline(OpPassManager &pm);

@@ -13,6 +13,9 @@ namespace mlir {
 namespace arith {
 class ArithDialect;
 } // namespace arith
+namespace func {
+class FuncOp;
+} // namespace func
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg

@@ -67,4 +67,76 @@ def RNNExpandForwardPass : Pass<"rnn-expand-forward", "ModuleOp"> {
   let dependentDialects = ["tensor::TensorDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Memory passes (on buffers, after convert-rnn-to-loops)
+//===----------------------------------------------------------------------===//
+
+def RNNDSEPass : Pass<"rnn-dse", "func::FuncOp"> {
+  let summary = "Delete buffers that are written and never read";
+  let description = [{
+    Dead-store elimination on buffers. A buffer is dead when no op reads it
+    or any of its views on any path: every op that touches it (through
+    subviews, reshapes, casts and selects) only writes or frees it,
+    according to `MemoryEffectOpInterface`. Such stores, fills, views,
+    frees and the allocation itself are deleted; repeated until nothing
+    changes, since deleting stores can leave another buffer unread.
+
+    The lowering writes every value a forward kernel can save; after this
+    pass, what inference, no-grad or recompute do not read leaves neither
+    a store nor an allocation. Upstream canonicalization only removes an
+    allocation whose direct users are stores; it does not see through views
+    or vector stores.
+
+    ```mlir
+    %g = memref.alloc() : memref<8x4x20xf32>
+    %v = memref.subview %g[%t, 0, 0] [1, 4, 20] [1, 1, 1] : ...
+    vector.store %act, %v[%b, %h] : ..., vector<8xf32>
+    memref.dealloc %g : memref<8x4x20xf32>
+    // all four are deleted
+    ```
+  }];
+}
+
+def RNNEarlyFreePass : Pass<"rnn-early-free", "func::FuncOp"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Moves the `memref.dealloc` of every top-level buffer of a function to
+    right after the last op that uses the buffer or one of its views
+    (BufferLiveness), instead of the end of the function where
+    ownership-based deallocation places it. A value saved for a layer's
+    backward is then freed as soon as that layer's backward has read it.
+
+    ```mlir
+    %saved = memref.alloc() ...
+    ... uses of %saved (layer 1 backward)
+    ... layer 0 backward
+    memref.dealloc %saved
+    // becomes
+    ... uses of %saved (layer 1 backward)
+    memref.dealloc %saved
+    ... layer 0 backward
+    ```
+  }];
+}
+
+def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "func::FuncOp"> {
+  let summary = "Plan the memory of a function and predict its peak";
+  let description = [{
+    From the live ranges of the function's buffers (BufferLiveness),
+    assigns each one an offset in one arena (first fit in allocation
+    order, reusing space freed before the buffer is allocated) and computes
+    the peak of bytes held in program order. The results are attached as
+    attributes: `rnn.offset` on each allocation, `rnn.predicted_peak_bytes`
+    and `rnn.arena_bytes` on the function. With `report`, prints each
+    buffer (role, bytes, live range, offset) and the peak.
+
+    The runtime allocates the buffers one by one through its accounting, in
+    the same order, so the predicted peak is what it measures.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the memory report to stdout">
+  ];
+}
+
 #endif // RNN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,79 @@
+//===- BufferLiveness.h - live ranges of a function's buffers ---*- C++ -*-===//
+//
+// The buffers a lowered function allocates at its top level, each with its
+// role, size and live range in program order: from its allocation to its
+// last use through any view of it (subview, reshape, cast, select), and to
+// its deallocation. Early frees, the memory plan and the memory report all
+// read this one analysis.
+//
+// Upstream `mlir::Liveness` answers "is this SSA value live here"; a buffer
+// lives as long as any of its views does, which is what this adds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_ANALYSIS_BUFFERLIVENESS_H
+#define RNN_ANALYSIS_BUFFERLIVENESS_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace mlir {
+namespace func {
+class FuncOp;
+} // namespace func
+
+namespace rnn {
+
+/// Name of the discardable attribute that records a buffer's role.
+inline constexpr llvm::StringLiteral kRoleAttr = "rnn.role";
+
+struct BufferInfo {
+  Operation *alloc = nullptr;
+  /// The `rnn.role` of the allocation, or "buffer".
+  std::string role;
+  int64_t bytes = 0;
+  /// Positions in the function's entry block (0-based op indices).
+  unsigned allocIndex = 0;
+  /// Last op that uses the buffer or a view of it (its dealloc excluded);
+  /// equal to allocIndex if unused.
+  unsigned lastUseIndex = 0;
+  /// The memref.dealloc of the buffer in the entry block, if any.
+  Operation *dealloc = nullptr;
+  unsigned deallocIndex = 0;
+  /// Whether a view of the buffer is returned (it outlives the function).
+  bool returned = false;
+};
+
+class BufferLiveness {
+public:
+  explicit BufferLiveness(func::FuncOp func);
+
+  /// Top-level buffers in allocation order.
+  llvm::ArrayRef<BufferInfo> getBuffers() const { return buffers; }
+  /// False if some allocation is nested in a region (a loop body) or has a
+  /// dynamic size: then no static plan covers the function.
+  bool isStatic() const { return staticAllocs; }
+  /// Number of ops in the entry block.
+  unsigned getNumPositions() const { return numPositions; }
+
+  /// The peak of bytes held, simulating the function in program order:
+  /// a buffer counts from its allocation to its deallocation, and to the
+  /// end of the function if it has none (returned buffers).
+  int64_t getPeakBytes() const;
+
+private:
+  llvm::SmallVector<BufferInfo> buffers;
+  bool staticAllocs = true;
+  unsigned numPositions = 0;
+};
+
+/// Every value that aliases `buffer` through view-like ops, casts and
+/// selects, `buffer` included.
+llvm::SmallVector<Value> collectAliases(Value buffer);
+
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_ANALYSIS_BUFFERLIVENESS_H

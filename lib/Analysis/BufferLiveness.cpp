@@ -1,0 +1,96 @@
+//===- BufferLiveness.cpp - live ranges of a function's buffers -----------===//
+//
+// Implements BufferLiveness.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Analysis/BufferLiveness.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+SmallVector<Value> mlir::rnn::collectAliases(Value buffer) {
+  llvm::SetVector<Value> aliases;
+  SmallVector<Value> worklist = {buffer};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!aliases.insert(value))
+      continue;
+    for (Operation *user : value.getUsers()) {
+      bool aliasing = isa<ViewLikeOpInterface, memref::CastOp,
+                          memref::CollapseShapeOp, memref::ExpandShapeOp,
+                          memref::ReinterpretCastOp, arith::SelectOp>(user);
+      if (!aliasing)
+        continue;
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()))
+          worklist.push_back(result);
+    }
+  }
+  return aliases.takeVector();
+}
+
+BufferLiveness::BufferLiveness(func::FuncOp func) {
+  if (func.isExternal())
+    return;
+  Block &block = func.getBody().front();
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : block)
+    position[&op] = numPositions++;
+
+  func.walk([&](memref::AllocOp alloc) {
+    if (alloc->getBlock() != &block || !alloc.getType().hasStaticShape()) {
+      staticAllocs = false;
+      return;
+    }
+    BufferInfo info;
+    info.alloc = alloc;
+    if (auto role = alloc->getAttrOfType<StringAttr>(kRoleAttr))
+      info.role = role.str();
+    else
+      info.role = "buffer";
+    MemRefType type = alloc.getType();
+    info.bytes = type.getNumElements() *
+                 ((type.getElementTypeBitWidth() + 7) / 8);
+    info.allocIndex = info.lastUseIndex = position[alloc];
+    for (Value alias : collectAliases(alloc.getResult())) {
+      for (Operation *user : alias.getUsers()) {
+        if (isa<func::ReturnOp>(user))
+          info.returned = true;
+        if (auto dealloc = dyn_cast<memref::DeallocOp>(user);
+            dealloc && dealloc->getBlock() == &block) {
+          info.dealloc = dealloc;
+          info.deallocIndex = position[dealloc];
+          continue;
+        }
+        Operation *ancestor = block.findAncestorOpInBlock(*user);
+        if (ancestor)
+          info.lastUseIndex = std::max(info.lastUseIndex, position[ancestor]);
+      }
+    }
+    buffers.push_back(info);
+  });
+}
+
+int64_t BufferLiveness::getPeakBytes() const {
+  // Bytes allocated and freed at each position, then a running sum.
+  SmallVector<int64_t> delta(numPositions + 1, 0);
+  for (const BufferInfo &buffer : buffers) {
+    delta[buffer.allocIndex] += buffer.bytes;
+    if (buffer.dealloc)
+      delta[buffer.deallocIndex] -= buffer.bytes;
+  }
+  int64_t current = 0, peak = 0;
+  for (int64_t d : delta) {
+    current += d;
+    peak = std::max(peak, current);
+  }
+  return peak;
+}
