@@ -53,7 +53,7 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
   return success();
 }
 
-void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {
+void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport) {
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -72,7 +72,9 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNDSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNEarlyFreePass());
-  pm.addNestedPass<func::FuncOp>(rnn::createRNNPlanMemoryPass());
+  RNNPlanMemoryPassOptions plan;
+  plan.report = memoryReport;
+  pm.addNestedPass<func::FuncOp>(rnn::createRNNPlanMemoryPass(plan));
 }
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
@@ -103,7 +105,7 @@ void rnn::buildTrainPipeline(OpPassManager &pm,
 void rnn::buildToBuffersPipeline(OpPassManager &pm,
                                  const PipelineOptions &options) {
   pm.addPass(rnn::createRNNExpandForwardPass());
-  buildKernelsToLoopsPipeline(pm);
+  buildKernelsToLoopsPipeline(pm, options.memoryReport);
 }
 
 void rnn::buildInferPipeline(OpPassManager &pm,

@@ -147,7 +147,13 @@ def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];
   let extraClassDeclaration = kernelClassDecl # [{
-    /// Names of the saved outputs, in operand order.
+    /// Roles of the destinations, in operand order.
+    static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
+      static const ::llvm::StringRef roles[] = {"y", "h_n", "c_n",
+                                                "gates", "cells"};
+      return roles;
+    }
+    /// Roles of the saved outputs (the last destinations).
     static ::llvm::ArrayRef<::llvm::StringRef> getSavedRoles() {
       static const ::llvm::StringRef roles[] = {"gates", "cells"};
       return roles;
@@ -196,7 +202,15 @@ def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7> {
       $gradWeightHh `,` $gradBiasIh `,` $gradBiasHh `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];
-  let extraClassDeclaration = kernelClassDecl;
+  let extraClassDeclaration = kernelClassDecl # [{
+    /// Roles of the destinations, in operand order.
+    static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
+      static const ::llvm::StringRef roles[] = {
+          "grad_x", "grad_h0", "grad_c0", "grad_weight_ih", "grad_weight_hh",
+          "grad_bias_ih", "grad_bias_hh"};
+      return roles;
+    }
+  }];
 }
 
 def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
@@ -232,7 +246,12 @@ def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];
   let extraClassDeclaration = kernelClassDecl # [{
-    /// Names of the saved outputs, in operand order.
+    /// Roles of the destinations, in operand order.
+    static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
+      static const ::llvm::StringRef roles[] = {"y", "h_n", "gates", "hn_proj"};
+      return roles;
+    }
+    /// Roles of the saved outputs (the last destinations).
     static ::llvm::ArrayRef<::llvm::StringRef> getSavedRoles() {
       static const ::llvm::StringRef roles[] = {"gates", "hn_proj"};
       return roles;
@@ -278,7 +297,15 @@ def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
       $gradBiasIh `,` $gradBiasHh `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];
-  let extraClassDeclaration = kernelClassDecl;
+  let extraClassDeclaration = kernelClassDecl # [{
+    /// Roles of the destinations, in operand order.
+    static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
+      static const ::llvm::StringRef roles[] = {
+          "grad_x", "grad_h0", "grad_weight_ih", "grad_weight_hh",
+          "grad_bias_ih", "grad_bias_hh"};
+      return roles;
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -22,6 +22,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::init("none")};
   PassOptions::Option<std::string> target{
       *this, "target", llvm::cl::desc("Target: cpu"), llvm::cl::init("cpu")};
+  PassOptions::Option<bool> memoryReport{
+      *this, "memory-report",
+      llvm::cl::desc("Print the memory plan of every function"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU chip (cuda target)"),
       llvm::cl::init("sm_90")};
@@ -43,7 +47,7 @@ void buildToBuffersPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// The stages the two pipelines share, exposed for tests and tools:
 /// tensor-level kernels -> loops on buffers ...
-void buildKernelsToLoopsPipeline(OpPassManager &pm);
+void buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport = false);
 /// ... -> LLVM dialect for the CPU.
 void buildLoopsToLLVMPipeline(OpPassManager &pm);
 

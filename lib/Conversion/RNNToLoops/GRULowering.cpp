@@ -40,10 +40,10 @@ LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
         biasHh = op.getBiasHh(), y = op.getY(), gates = op.getGates(),
         hnProj = op.getHnProj();
 
-  Value xproj = k.alloc({T, B, 3 * H});
+  Value xproj = k.alloc({T, B, 3 * H}, "xproj");
   k.matmul(k.flatten(op.getX()), op.getWeightIh(), k.flatten(xproj),
            /*transA=*/false, /*transB=*/true, /*accumulate=*/false);
-  Value h = k.alloc({B, H}), pre = k.alloc({B, 3 * H});
+  Value h = k.alloc({B, H}, "h"), pre = k.alloc({B, 3 * H}, "preact");
   k.copy(op.getH0(), h);
 
   k.forTime(T, /*reverse=*/false, [&](Value t) {
@@ -93,8 +93,9 @@ LogicalResult mlir::rnn::lowerGRUBwd(Operation *operation,
   Value isInit = op.getIsInit(), gates = op.getGates(),
         hnProj = op.getHnProj(), gradY = op.getGradY();
 
-  Value dInput = k.alloc({T, B, 3 * H}), dHidden = k.alloc({T, B, 3 * H});
-  Value dh = k.alloc({B, H}), dhIn = k.alloc({B, H});
+  Value dInput = k.alloc({T, B, 3 * H}, "dxproj"),
+        dHidden = k.alloc({T, B, 3 * H}, "dhproj");
+  Value dh = k.alloc({B, H}, "dh"), dhIn = k.alloc({B, H}, "dh_in");
   k.copy(op.getGradHN(), dh);
 
   k.forTime(T, /*reverse=*/true, [&](Value t) {
@@ -132,7 +133,7 @@ LogicalResult mlir::rnn::lowerGRUBwd(Operation *operation,
   });
   k.copy(dh, op.getGradH0());
 
-  Value hIn = k.alloc({T, B, H});
+  Value hIn = k.alloc({T, B, H}, "h_in");
   k.stateInputs(op.getY(), op.getH0(), isInit, hIn);
   Value dInput2d = k.flatten(dInput), dHidden2d = k.flatten(dHidden);
   k.matmul(dInput2d, op.getWeightIh(), k.flatten(op.getGradX()), false, false,

@@ -6,6 +6,8 @@
 
 #include "KernelBuilder.h"
 
+#include "rnn/Analysis/BufferLiveness.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -140,11 +142,12 @@ void KernelBuilder::forTime(int64_t steps, bool reverse,
   });
 }
 
-Value KernelBuilder::alloc(ArrayRef<int64_t> shape) {
+Value KernelBuilder::alloc(ArrayRef<int64_t> shape, StringRef role) {
   // No alignment attribute: the runtime aligns every buffer to 64 bytes, and
   // an attribute would make the lowering over-allocate to align by hand.
   Value buffer =
       memref::AllocOp::create(b, MemRefType::get(shape, elementType));
+  buffer.getDefiningOp()->setAttr(kRoleAttr, b.getStringAttr(role));
   scratch.push_back(buffer);
   return buffer;
 }

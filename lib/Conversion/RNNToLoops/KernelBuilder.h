@@ -56,8 +56,9 @@ public:
   /// An scf.for over [0, n).
   void forRange(int64_t n, function_ref<void(Value i)> body);
 
-  /// A scratch buffer of the element type, freed by `freeScratch`.
-  Value alloc(ArrayRef<int64_t> shape);
+  /// A scratch buffer of the element type, freed by `freeScratch`, with
+  /// its role recorded for the memory plan and report.
+  Value alloc(ArrayRef<int64_t> shape, StringRef role);
   void freeScratch();
 
   /// The [B, X] view of step `t` of a [T, B, X] buffer.

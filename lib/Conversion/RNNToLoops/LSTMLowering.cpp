@@ -43,10 +43,11 @@ LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
         biasHh = op.getBiasHh(), y = op.getY(), gates = op.getGates(),
         cells = op.getCells();
 
-  Value xproj = k.alloc({T, B, 4 * H});
+  Value xproj = k.alloc({T, B, 4 * H}, "xproj");
   k.matmul(k.flatten(op.getX()), op.getWeightIh(), k.flatten(xproj),
            /*transA=*/false, /*transB=*/true, /*accumulate=*/false);
-  Value h = k.alloc({B, H}), c = k.alloc({B, H}), pre = k.alloc({B, 4 * H});
+  Value h = k.alloc({B, H}, "h"), c = k.alloc({B, H}, "c"),
+        pre = k.alloc({B, 4 * H}, "preact");
   k.copy(op.getH0(), h);
   k.copy(op.getC0(), c);
 
@@ -99,8 +100,9 @@ LogicalResult mlir::rnn::lowerLSTMBwd(Operation *operation,
   Value isInit = op.getIsInit(), gates = op.getGates(), cells = op.getCells(),
         gradY = op.getGradY();
 
-  Value dgates = k.alloc({T, B, 4 * H});
-  Value dh = k.alloc({B, H}), dc = k.alloc({B, H}), dhIn = k.alloc({B, H});
+  Value dgates = k.alloc({T, B, 4 * H}, "dgates");
+  Value dh = k.alloc({B, H}, "dh"), dc = k.alloc({B, H}, "dc"),
+        dhIn = k.alloc({B, H}, "dh_in");
   k.copy(op.getGradHN(), dh);
   k.copy(op.getGradCN(), dc);
 
@@ -142,7 +144,7 @@ LogicalResult mlir::rnn::lowerLSTMBwd(Operation *operation,
   k.copy(dh, op.getGradH0());
   k.copy(dc, op.getGradC0());
 
-  Value hIn = k.alloc({T, B, H});
+  Value hIn = k.alloc({T, B, H}, "h_in");
   k.stateInputs(op.getY(), op.getH0(), isInit, hIn);
   Value dgates2d = k.flatten(dgates);
   k.matmul(dgates2d, op.getWeightIh(), k.flatten(op.getGradX()), false, false,

@@ -8,6 +8,7 @@
 
 #include "KernelBuilder.h"
 
+#include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Dialect/RNNOps.h"
 
@@ -48,6 +49,14 @@ struct KernelLowering : public OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "not bufferized");
     if (!cast<MemRefType>(op.getX().getType()).getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "only f32 is lowered");
+    for (auto [init, role] :
+         llvm::zip(op.getDpsInits(), OpTy::getInitRoles())) {
+      auto alloc = init.template getDefiningOp<memref::AllocOp>();
+      if (alloc && !alloc->hasAttr(kRoleAttr))
+        rewriter.modifyOpInPlace(alloc, [&, role = role] {
+          alloc->setAttr(kRoleAttr, rewriter.getStringAttr(role));
+        });
+    }
     return lowerFn(op, rewriter, vectorWidth);
   }
 
