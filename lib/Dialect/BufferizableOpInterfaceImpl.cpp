@@ -55,5 +55,9 @@ void mlir::rnn::registerBufferizableOpInterfaceExternalModels(
     rnn::LSTMBwdOp::attachInterface<KernelOpInterface<rnn::LSTMBwdOp>>(*ctx);
     rnn::GRUFwdOp::attachInterface<KernelOpInterface<rnn::GRUFwdOp>>(*ctx);
     rnn::GRUBwdOp::attachInterface<KernelOpInterface<rnn::GRUBwdOp>>(*ctx);
+    rnn::LSTMReplayOp::attachInterface<KernelOpInterface<rnn::LSTMReplayOp>>(
+        *ctx);
+    rnn::GRUReplayOp::attachInterface<KernelOpInterface<rnn::GRUReplayOp>>(
+        *ctx);
   });
 }

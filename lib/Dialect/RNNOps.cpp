@@ -337,5 +337,52 @@ void GRUBwdOp::getEffects(
   addKernelEffects(*this, kNumInits, effects);
 }
 
+LogicalResult LSTMReplayOp::verify() {
+  if (failed(verifyKernelForm(*this, kNumInits)))
+    return failure();
+  SpecList l;
+  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", getIsInit())
+      .add("h0", getH0(), {Dim::B, Dim::H})
+      .add("c0", getC0(), {Dim::B, Dim::H})
+      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
+      .add("bias_ih", getBiasIh(), {Dim::GH})
+      .add("bias_hh", getBiasHh(), {Dim::GH})
+      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("cells", getCells(), {Dim::T, Dim::B, Dim::H})
+      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH});
+  return verifyRecurrence(*this, 4, l.specs);
+}
+
+void LSTMReplayOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addKernelEffects(*this, kNumInits, effects);
+}
+
+LogicalResult GRUReplayOp::verify() {
+  if (failed(verifyKernelForm(*this, kNumInits)))
+    return failure();
+  SpecList l;
+  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", getIsInit())
+      .add("h0", getH0(), {Dim::B, Dim::H})
+      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
+      .add("bias_ih", getBiasIh(), {Dim::GH})
+      .add("bias_hh", getBiasHh(), {Dim::GH})
+      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
+      .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
+  return verifyRecurrence(*this, 3, l.specs);
+}
+
+void GRUReplayOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  addKernelEffects(*this, kNumInits, effects);
+}
+
 #define GET_OP_CLASSES
 #include "rnn/Dialect/RNNOps.cpp.inc"

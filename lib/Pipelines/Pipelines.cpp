@@ -2,6 +2,7 @@
 //
 //   rnn.lstm / rnn.gru
 //     rnn-autodiff (train)         @f_grad with forward and backward kernels
+//     rnn-rematerialize (train)    replay kernels for what is not saved
 //     rnn-expand-forward           remaining model ops -> forward kernels
 //     one-shot-bufferize           whole functions; identity layouts
 //     buffer deallocation          ownership-based (upstream)
@@ -42,8 +43,9 @@ using namespace mlir;
 
 LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
                                          std::string &message) {
-  if (options.remat != "none") {
-    message = "unsupported remat policy '" + options.remat + "' (expected none)";
+  if (options.remat != "none" && options.remat != "gates") {
+    message = "unsupported remat policy '" + options.remat +
+              "' (available: none, gates)";
     return failure();
   }
   if (options.target != "cpu") {
@@ -99,6 +101,9 @@ void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
 void rnn::buildTrainPipeline(OpPassManager &pm,
                              const PipelineOptions &options) {
   pm.addPass(rnn::createRNNAutodiffPass());
+  RNNRematerializePassOptions remat;
+  remat.policy = options.remat;
+  pm.addPass(rnn::createRNNRematerializePass(remat));
   buildInferPipeline(pm, options);
 }
 

@@ -73,7 +73,7 @@ static cl::opt<double>
 static cl::opt<std::string> mode("mode", cl::init("train"),
                                  cl::desc("train | infer"), cl::cat(category));
 static cl::opt<std::string> remat("remat", cl::init("none"),
-                                  cl::desc("Remat policy: none"),
+                                  cl::desc("Remat policy: none | gates"),
                                   cl::cat(category));
 static cl::opt<std::string> target("target", cl::init("cpu"),
                                    cl::desc("cpu | cuda"), cl::cat(category));
@@ -154,8 +154,8 @@ static void checkOptions() {
   std::string message;
   mlir::rnn::PipelineOptions options;
   options.remat = remat;
-  if (remat != "none")
-    fail("unsupported --remat=" + remat + " (supported: none)");
+  if (remat != "none" && remat != "gates")
+    fail("unsupported --remat=" + remat + " (available: none, gates)");
   if (target == "cuda")
     fail("--target=cuda is not supported by this build (no GPU code "
          "generation yet)");
@@ -394,6 +394,9 @@ int main(int argc, char **argv) {
   if (train) {
     PassManager pm(&context);
     pm.addPass(mlir::rnn::createRNNAutodiffPass());
+    mlir::rnn::RNNRematerializePassOptions rematOptions;
+    rematOptions.policy = remat;
+    pm.addPass(mlir::rnn::createRNNRematerializePass(rematOptions));
     if (failed(pm.run(*module)))
       fail("cannot build the training function of @" + entryName);
     entryName += "_grad";

@@ -308,6 +308,80 @@ def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
   }];
 }
 
+def RNN_LSTMReplayOp : RNN_KernelOp<"lstm_replay", 1> {
+  let summary = "LSTM gates recomputed from the saved states";
+  let description = [{
+    Recomputes the activated gates `[T, B, 4H]` of every step from the
+    states the forward left (`y` and `cells`), with the same operations in
+    the same order as `rnn.lstm_fwd`, so the result is bitwise what the
+    forward computed. `rnn-rematerialize` places it before the backward
+    when the policy does not save the gates.
+
+    ```mlir
+    %gates = rnn.lstm_replay
+        ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
+        states(%y, %cells) outs(%g0)
+        : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+          tensor<8x4x5xf32>, tensor<8x4x5xf32>, tensor<8x4x20xf32>
+        -> tensor<8x4x20xf32>
+    ```
+  }];
+  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+      RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
+      RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
+      RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
+      RNN_TensorOrMemRef:$y, RNN_TensorOrMemRef:$cells,
+      RNN_TensorOrMemRef:$gates);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `,`
+      $biasIh `,` $biasHh `)`
+    `states` `(` $y `,` $cells `)` `outs` `(` $gates `)`
+    attr-dict `:` type(operands) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = kernelClassDecl # [{
+    static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
+      static const ::llvm::StringRef roles[] = {"gates"};
+      return roles;
+    }
+  }];
+}
+
+def RNN_GRUReplayOp : RNN_KernelOp<"gru_replay", 2> {
+  let summary = "GRU gates recomputed from the saved states";
+  let description = [{
+    Recomputes `gates` `[T, B, 3H]` and `hn_proj` `[T, B, H]` of every step
+    from `y`, bitwise as `rnn.gru_fwd` computed them.
+
+    ```mlir
+    %gates, %hn = rnn.gru_replay
+        ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+        states(%y) outs(%g0, %p0)
+        : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
+          tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
+          tensor<8x4x5xf32>, tensor<8x4x15xf32>, tensor<8x4x5xf32>
+        -> tensor<8x4x15xf32>, tensor<8x4x5xf32>
+    ```
+  }];
+  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+      RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
+      RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
+      RNN_TensorOrMemRef:$biasHh, RNN_TensorOrMemRef:$y,
+      RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$hnProj);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `,`
+      $biasIh `,` $biasHh `)`
+    `states` `(` $y `)` `outs` `(` $gates `,` $hnProj `)`
+    attr-dict `:` type(operands) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = kernelClassDecl # [{
+    static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
+      static const ::llvm::StringRef roles[] = {"gates", "hn_proj"};
+      return roles;
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Phase marker
 //===----------------------------------------------------------------------===//

@@ -67,6 +67,36 @@ def RNNExpandForwardPass : Pass<"rnn-expand-forward", "ModuleOp"> {
   let dependentDialects = ["tensor::TensorDialect"];
 }
 
+def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
+  let summary = "Decide which forward values the backward recomputes";
+  let description = [{
+    Runs after `rnn-autodiff`, on tensors. Under `policy=none` the backward
+    reads every value the forward saved. Under `policy=gates` it reads only
+    the states (`y`, and `cells` for LSTM): an `rnn.lstm_replay` /
+    `rnn.gru_replay` placed before each backward kernel recomputes the gates
+    (and `hn_proj`) from them, with the forward's operations in the
+    forward's order, so gradients are bitwise those of `none`. The saved
+    outputs that nothing reads any more are left to `rnn-dse`, which deletes
+    their stores and buffers after lowering.
+
+    ```mlir
+    %bwd = rnn.lstm_bwd ... saved(y %y, gates %fwd#3, cells %fwd#4) ...
+    // becomes, under policy=gates
+    %g = rnn.lstm_replay ins(...) states(%y, %fwd#4) outs(%empty) : ...
+    %bwd = rnn.lstm_bwd ... saved(y %y, gates %g, cells %fwd#4) ...
+    ```
+
+    `chunk:K` (checkpoints every K steps) and `budget:BYTES` are accepted
+    by the option parser but not implemented yet; they fail with a
+    diagnostic.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"none\"",
+           "none | gates | chunk:K | budget:BYTES">
+  ];
+  let dependentDialects = ["tensor::TensorDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Memory passes (on buffers, after convert-rnn-to-loops)
 //===----------------------------------------------------------------------===//

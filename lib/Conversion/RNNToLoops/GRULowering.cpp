@@ -28,56 +28,87 @@ static int64_t dim(Value v, unsigned i) {
   return cast<MemRefType>(v.getType()).getDimSize(i);
 }
 
-LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
-                                     PatternRewriter &rewriter,
-                                      int64_t vectorWidth) {
-  auto op = cast<GRUFwdOp>(operation);
-  int64_t T = dim(op.getX(), 0), B = dim(op.getX(), 1);
-  int64_t H = dim(op.getWeightHh(), 1);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  Value isInit = op.getIsInit(), biasIh = op.getBiasIh(),
-        biasHh = op.getBiasHh(), y = op.getY(), gates = op.getGates(),
-        hnProj = op.getHnProj();
+namespace {
+/// What the forward steps read and write; see LSTMSteps in LSTMLowering.cpp.
+struct GRUSteps {
+  Value x, isInit, h0, weightIh, weightHh, biasIh, biasHh;
+  Value y, gates, hnProj;
+  Value hN; // forward only
+  bool replay = false;
+};
+} // namespace
 
+static void emitGRUSteps(KernelBuilder &k, const GRUSteps &s) {
+  int64_t T = dim(s.x, 0), B = dim(s.x, 1), H = dim(s.weightHh, 1);
   Value xproj = k.alloc({T, B, 3 * H}, "xproj");
-  k.matmul(k.flatten(op.getX()), op.getWeightIh(), k.flatten(xproj),
+  k.matmul(k.flatten(s.x), s.weightIh, k.flatten(xproj),
            /*transA=*/false, /*transB=*/true, /*accumulate=*/false);
   Value h = k.alloc({B, H}, "h"), pre = k.alloc({B, 3 * H}, "preact");
-  k.copy(op.getH0(), h);
+  if (!s.replay)
+    k.copy(s.h0, h);
 
   k.forTime(T, /*reverse=*/false, [&](Value t) {
+    Value hPrev = s.replay ? k.previous(s.y, s.h0, t) : h;
     k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(h, iv)), h, iv);
+      Value reset = k.load(s.isInit, {t, iv[0]});
+      k.store(k.zeroIf(reset, k.load(hPrev, iv)), h, iv);
     });
-    k.matmul(h, op.getWeightHh(), pre, false, true, false);
+    k.matmul(h, s.weightHh, pre, false, true, false);
     k.parallel({B, H}, [&](ValueRange iv) {
       Value b = iv[0];
       Value cols[] = {iv[1], k.addIndex(iv[1], H), k.addIndex(iv[1], 2 * H)};
       auto inputPart = [&](int gate) {
         return k.add(k.load(xproj, {t, b, cols[gate]}),
-                     k.load(biasIh, cols[gate]));
+                     k.load(s.biasIh, cols[gate]));
       };
       auto hiddenPart = [&](int gate) {
-        return k.add(k.load(pre, {b, cols[gate]}), k.load(biasHh, cols[gate]));
+        return k.add(k.load(pre, {b, cols[gate]}),
+                     k.load(s.biasHh, cols[gate]));
       };
       Value r = k.sigmoid(k.add(inputPart(0), hiddenPart(0)));
       Value z = k.sigmoid(k.add(inputPart(1), hiddenPart(1)));
       Value hn = hiddenPart(2);
       Value n = k.tanh(k.add(inputPart(2), k.mul(r, hn)));
+      k.store(hn, s.hnProj, {t, b, iv[1]});
+      Value activations[] = {r, z, n};
+      for (auto [gate, value] : llvm::enumerate(activations))
+        k.store(value, s.gates, {t, b, cols[gate]});
+      if (s.replay)
+        return;
       Value hOld = k.load(h, iv);
       Value hNew = k.add(k.mul(k.sub(k.scalar(1.0), z), n), k.mul(z, hOld));
       k.store(hNew, h, iv);
-      k.store(hNew, y, {t, b, iv[1]});
-      k.store(hn, hnProj, {t, b, iv[1]});
-      Value activations[] = {r, z, n};
-      for (auto [gate, value] : llvm::enumerate(activations))
-        k.store(value, gates, {t, b, cols[gate]});
+      k.store(hNew, s.y, {t, b, iv[1]});
     });
   });
-  k.copy(h, op.getHN());
+  if (!s.replay)
+    k.copy(h, s.hN);
   k.freeScratch();
+}
+
+LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
+                                     PatternRewriter &rewriter,
+                                     int64_t vectorWidth) {
+  auto op = cast<GRUFwdOp>(operation);
+  rewriter.setInsertionPoint(op);
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
+  emitGRUSteps(k, {op.getX(), op.getIsInit(), op.getH0(), op.getWeightIh(),
+                   op.getWeightHh(), op.getBiasIh(), op.getBiasHh(), op.getY(),
+                   op.getGates(), op.getHnProj(), op.getHN(),
+                   /*replay=*/false});
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult mlir::rnn::lowerGRUReplay(Operation *operation,
+                                        PatternRewriter &rewriter,
+                                        int64_t vectorWidth) {
+  auto op = cast<GRUReplayOp>(operation);
+  rewriter.setInsertionPoint(op);
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
+  emitGRUSteps(k, {op.getX(), op.getIsInit(), op.getH0(), op.getWeightIh(),
+                   op.getWeightHh(), op.getBiasIh(), op.getBiasHh(), op.getY(),
+                   op.getGates(), op.getHnProj(), Value(), /*replay=*/true});
   rewriter.eraseOp(op);
   return success();
 }

@@ -107,6 +107,10 @@ LogicalResult lowerGRUFwd(Operation *op, PatternRewriter &rewriter,
                           int64_t vectorWidth);
 LogicalResult lowerGRUBwd(Operation *op, PatternRewriter &rewriter,
                           int64_t vectorWidth);
+LogicalResult lowerLSTMReplay(Operation *op, PatternRewriter &rewriter,
+                              int64_t vectorWidth);
+LogicalResult lowerGRUReplay(Operation *op, PatternRewriter &rewriter,
+                             int64_t vectorWidth);
 
 } // namespace rnn
 } // namespace mlir

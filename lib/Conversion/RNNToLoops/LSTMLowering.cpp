@@ -31,33 +31,44 @@ static int64_t dim(Value v, unsigned i) {
   return cast<MemRefType>(v.getType()).getDimSize(i);
 }
 
-LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
-                                      PatternRewriter &rewriter,
-                                      int64_t vectorWidth) {
-  auto op = cast<LSTMFwdOp>(operation);
-  int64_t T = dim(op.getX(), 0), B = dim(op.getX(), 1);
-  int64_t H = dim(op.getWeightHh(), 1);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  Value isInit = op.getIsInit(), biasIh = op.getBiasIh(),
-        biasHh = op.getBiasHh(), y = op.getY(), gates = op.getGates(),
-        cells = op.getCells();
+namespace {
+/// What the forward steps read and write. The forward kernel keeps the
+/// state in scratch and writes everything; the replay reads the state each
+/// step from the saved sequences and writes only the gates. Both run the
+/// same operations on the same values, so the gates agree bitwise.
+struct LSTMSteps {
+  Value x, isInit, h0, c0, weightIh, weightHh, biasIh, biasHh;
+  Value y, cells, gates;
+  Value hN, cN; // forward only
+  bool replay = false;
+};
+} // namespace
 
+static void emitLSTMSteps(KernelBuilder &k, const LSTMSteps &s) {
+  int64_t T = dim(s.x, 0), B = dim(s.x, 1), H = dim(s.weightHh, 1);
   Value xproj = k.alloc({T, B, 4 * H}, "xproj");
-  k.matmul(k.flatten(op.getX()), op.getWeightIh(), k.flatten(xproj),
+  k.matmul(k.flatten(s.x), s.weightIh, k.flatten(xproj),
            /*transA=*/false, /*transB=*/true, /*accumulate=*/false);
   Value h = k.alloc({B, H}, "h"), c = k.alloc({B, H}, "c"),
         pre = k.alloc({B, 4 * H}, "preact");
-  k.copy(op.getH0(), h);
-  k.copy(op.getC0(), c);
+  if (!s.replay) {
+    k.copy(s.h0, h);
+    k.copy(s.c0, c);
+  }
 
   k.forTime(T, /*reverse=*/false, [&](Value t) {
+    // The state entering step t, after the reset mask.
+    Value hPrev = h, cPrev = c;
+    if (s.replay) {
+      hPrev = k.previous(s.y, s.h0, t);
+      cPrev = k.previous(s.cells, s.c0, t);
+    }
     k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(h, iv)), h, iv);
-      k.store(k.zeroIf(reset, k.load(c, iv)), c, iv);
+      Value reset = k.load(s.isInit, {t, iv[0]});
+      k.store(k.zeroIf(reset, k.load(hPrev, iv)), h, iv);
+      k.store(k.zeroIf(reset, k.load(cPrev, iv)), c, iv);
     });
-    k.matmul(h, op.getWeightHh(), pre, false, true, false);
+    k.matmul(h, s.weightHh, pre, false, true, false);
     k.parallel({B, H}, [&](ValueRange iv) {
       Value b = iv[0];
       SmallVector<Value> cols;
@@ -65,26 +76,56 @@ LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
         Value col = k.addIndex(iv[1], gate * H);
         cols.push_back(col);
         Value sum = k.add(k.load(pre, {b, col}), k.load(xproj, {t, b, col}));
-        return k.add(sum, k.add(k.load(biasIh, col), k.load(biasHh, col)));
+        return k.add(sum, k.add(k.load(s.biasIh, col), k.load(s.biasHh, col)));
       };
       Value i = k.sigmoid(preact(0));
       Value f = k.sigmoid(preact(1));
       Value g = k.tanh(preact(2));
       Value o = k.sigmoid(preact(3));
+      Value activations[] = {i, f, g, o};
+      for (auto [gate, value] : llvm::enumerate(activations))
+        k.store(value, s.gates, {t, b, cols[gate]});
+      if (s.replay)
+        return;
       Value cNew = k.add(k.mul(f, k.load(c, iv)), k.mul(i, g));
       Value hNew = k.mul(o, k.tanh(cNew));
       k.store(cNew, c, iv);
       k.store(hNew, h, iv);
-      k.store(hNew, y, {t, b, iv[1]});
-      k.store(cNew, cells, {t, b, iv[1]});
-      Value activations[] = {i, f, g, o};
-      for (auto [gate, value] : llvm::enumerate(activations))
-        k.store(value, gates, {t, b, cols[gate]});
+      k.store(hNew, s.y, {t, b, iv[1]});
+      k.store(cNew, s.cells, {t, b, iv[1]});
     });
   });
-  k.copy(h, op.getHN());
-  k.copy(c, op.getCN());
+  if (!s.replay) {
+    k.copy(h, s.hN);
+    k.copy(c, s.cN);
+  }
   k.freeScratch();
+}
+
+LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
+                                      PatternRewriter &rewriter,
+                                      int64_t vectorWidth) {
+  auto op = cast<LSTMFwdOp>(operation);
+  rewriter.setInsertionPoint(op);
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
+  emitLSTMSteps(k, {op.getX(), op.getIsInit(), op.getH0(), op.getC0(),
+                    op.getWeightIh(), op.getWeightHh(), op.getBiasIh(),
+                    op.getBiasHh(), op.getY(), op.getCells(), op.getGates(),
+                    op.getHN(), op.getCN(), /*replay=*/false});
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult mlir::rnn::lowerLSTMReplay(Operation *operation,
+                                         PatternRewriter &rewriter,
+                                         int64_t vectorWidth) {
+  auto op = cast<LSTMReplayOp>(operation);
+  rewriter.setInsertionPoint(op);
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
+  emitLSTMSteps(k, {op.getX(), op.getIsInit(), op.getH0(), op.getC0(),
+                    op.getWeightIh(), op.getWeightHh(), op.getBiasIh(),
+                    op.getBiasHh(), op.getY(), op.getCells(), op.getGates(),
+                    Value(), Value(), /*replay=*/true});
   rewriter.eraseOp(op);
   return success();
 }

@@ -106,6 +106,10 @@ struct ConvertRNNToLoopsPass
     patterns.add<KernelLowering<LSTMBwdOp>>(ctx, lowerLSTMBwd, vectorWidth);
     patterns.add<KernelLowering<GRUFwdOp>>(ctx, lowerGRUFwd, vectorWidth);
     patterns.add<KernelLowering<GRUBwdOp>>(ctx, lowerGRUBwd, vectorWidth);
+    patterns.add<KernelLowering<LSTMReplayOp>>(ctx, lowerLSTMReplay,
+                                               vectorWidth);
+    patterns.add<KernelLowering<GRUReplayOp>>(ctx, lowerGRUReplay,
+                                              vectorWidth);
     patterns.add<BeginBackwardLowering>(ctx);
     walkAndApplyPatterns(module, std::move(patterns));
 
