@@ -188,36 +188,40 @@ static void addKernelEffects(
   }
 }
 
+/// The operands every op of a cell starts with: x, is_init, the initial
+/// state(s) and the weights (biases only where the op takes them).
+template <typename OpTy>
+static SpecList cellInputs(OpTy op) {
+  SpecList l;
+  l.add("x", op.getX(), {Dim::T, Dim::B, Dim::I})
+      .addMask("is_init", op.getIsInit())
+      .add("h0", op.getH0(), {Dim::B, Dim::H});
+  if constexpr (llvm::is_one_of<OpTy, LSTMOp, LSTMFwdOp, LSTMBwdOp,
+                                LSTMReplayOp>::value)
+    l.add("c0", op.getC0(), {Dim::B, Dim::H});
+  l.add("weight_ih", op.getWeightIh(), {Dim::GH, Dim::I})
+      .add("weight_hh", op.getWeightHh(), {Dim::GH, Dim::H});
+  if constexpr (!llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp>::value)
+    l.add("bias_ih", op.getBiasIh(), {Dim::GH})
+        .add("bias_hh", op.getBiasHh(), {Dim::GH});
+  return l;
+}
+
 //===----------------------------------------------------------------------===//
 // Model level
 //===----------------------------------------------------------------------===//
 
 LogicalResult LSTMOp::verify() {
-  SpecList l;
-  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", getIsInit())
-      .add("h0", getH0(), {Dim::B, Dim::H})
-      .add("c0", getC0(), {Dim::B, Dim::H})
-      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
-      .add("bias_ih", getBiasIh(), {Dim::GH})
-      .add("bias_hh", getBiasHh(), {Dim::GH})
-      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("h_n", getHN(), {Dim::B, Dim::H})
       .add("c_n", getCN(), {Dim::B, Dim::H});
   return verifyRecurrence(*this, 4, l.specs);
 }
 
 LogicalResult GRUOp::verify() {
-  SpecList l;
-  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", getIsInit())
-      .add("h0", getH0(), {Dim::B, Dim::H})
-      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
-      .add("bias_ih", getBiasIh(), {Dim::GH})
-      .add("bias_hh", getBiasHh(), {Dim::GH})
-      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("h_n", getHN(), {Dim::B, Dim::H});
   return verifyRecurrence(*this, 3, l.specs);
 }
@@ -229,16 +233,8 @@ LogicalResult GRUOp::verify() {
 LogicalResult LSTMFwdOp::verify() {
   if (failed(verifyKernelForm(*this, kNumInits)))
     return failure();
-  SpecList l;
-  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", getIsInit())
-      .add("h0", getH0(), {Dim::B, Dim::H})
-      .add("c0", getC0(), {Dim::B, Dim::H})
-      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
-      .add("bias_ih", getBiasIh(), {Dim::GH})
-      .add("bias_hh", getBiasHh(), {Dim::GH})
-      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("h_n", getHN(), {Dim::B, Dim::H})
       .add("c_n", getCN(), {Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
@@ -246,23 +242,11 @@ LogicalResult LSTMFwdOp::verify() {
   return verifyRecurrence(*this, 4, l.specs);
 }
 
-void LSTMFwdOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addKernelEffects(*this, kNumInits, effects);
-}
-
 LogicalResult LSTMBwdOp::verify() {
   if (failed(verifyKernelForm(*this, kNumInits)))
     return failure();
-  SpecList l;
-  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", getIsInit())
-      .add("h0", getH0(), {Dim::B, Dim::H})
-      .add("c0", getC0(), {Dim::B, Dim::H})
-      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
-      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("cells", getCells(), {Dim::T, Dim::B, Dim::H})
       .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
@@ -278,46 +262,22 @@ LogicalResult LSTMBwdOp::verify() {
   return verifyRecurrence(*this, 4, l.specs);
 }
 
-void LSTMBwdOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addKernelEffects(*this, kNumInits, effects);
-}
-
 LogicalResult GRUFwdOp::verify() {
   if (failed(verifyKernelForm(*this, kNumInits)))
     return failure();
-  SpecList l;
-  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", getIsInit())
-      .add("h0", getH0(), {Dim::B, Dim::H})
-      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
-      .add("bias_ih", getBiasIh(), {Dim::GH})
-      .add("bias_hh", getBiasHh(), {Dim::GH})
-      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("h_n", getHN(), {Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
   return verifyRecurrence(*this, 3, l.specs);
 }
 
-void GRUFwdOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addKernelEffects(*this, kNumInits, effects);
-}
-
 LogicalResult GRUBwdOp::verify() {
   if (failed(verifyKernelForm(*this, kNumInits)))
     return failure();
-  SpecList l;
-  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", getIsInit())
-      .add("h0", getH0(), {Dim::B, Dim::H})
-      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
-      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H})
       .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
@@ -331,57 +291,24 @@ LogicalResult GRUBwdOp::verify() {
   return verifyRecurrence(*this, 3, l.specs);
 }
 
-void GRUBwdOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addKernelEffects(*this, kNumInits, effects);
-}
-
 LogicalResult LSTMReplayOp::verify() {
   if (failed(verifyKernelForm(*this, kNumInits)))
     return failure();
-  SpecList l;
-  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", getIsInit())
-      .add("h0", getH0(), {Dim::B, Dim::H})
-      .add("c0", getC0(), {Dim::B, Dim::H})
-      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
-      .add("bias_ih", getBiasIh(), {Dim::GH})
-      .add("bias_hh", getBiasHh(), {Dim::GH})
-      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("cells", getCells(), {Dim::T, Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH});
   return verifyRecurrence(*this, 4, l.specs);
 }
 
-void LSTMReplayOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addKernelEffects(*this, kNumInits, effects);
-}
-
 LogicalResult GRUReplayOp::verify() {
   if (failed(verifyKernelForm(*this, kNumInits)))
     return failure();
-  SpecList l;
-  l.add("x", getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", getIsInit())
-      .add("h0", getH0(), {Dim::B, Dim::H})
-      .add("weight_ih", getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", getWeightHh(), {Dim::GH, Dim::H})
-      .add("bias_ih", getBiasIh(), {Dim::GH})
-      .add("bias_hh", getBiasHh(), {Dim::GH})
-      .add("y", getY(), {Dim::T, Dim::B, Dim::H})
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
   return verifyRecurrence(*this, 3, l.specs);
-}
-
-void GRUReplayOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  addKernelEffects(*this, kNumInits, effects);
 }
 
 #define GET_OP_CLASSES

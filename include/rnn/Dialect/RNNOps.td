@@ -98,6 +98,14 @@ class RNN_KernelOp<string mnemonic, int numInits, list<Trait> traits = []>
         DeclareOpInterfaceMethods<MemoryEffectsOpInterface>])> {
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let hasVerifier = 1;
+  // Memory effects in memref form: inputs are read, destinations written.
+  let extraClassDefinition = [{
+    void $cppClass::getEffects(
+        ::llvm::SmallVectorImpl<::mlir::SideEffects::EffectInstance<
+            ::mlir::MemoryEffects::Effect>> &effects) {
+      addKernelEffects(*this, kNumInits, effects);
+    }
+  }];
   code kernelClassDecl = [{
     static constexpr unsigned kNumInits = }] # numInits # [{;
     ::mlir::MutableOperandRange getDpsInitsMutable() {
