@@ -1,0 +1,55 @@
+//===- TestBufferLiveness.cpp - -test-rnn-liveness ------------------------===//
+//
+// Prints the BufferLiveness of every function: each top-level buffer with
+// its role, bytes, allocation, last use and dealloc positions, and the
+// simulated peak, so that lit tests can check the analysis directly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Analysis/BufferLiveness.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+namespace {
+struct TestBufferLivenessPass
+    : public PassWrapper<TestBufferLivenessPass,
+                         OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestBufferLivenessPass)
+
+  StringRef getArgument() const final { return "test-rnn-liveness"; }
+  StringRef getDescription() const final {
+    return "Print the live ranges of each function's buffers";
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    BufferLiveness liveness(func);
+    llvm::raw_ostream &os = llvm::outs();
+    os << "liveness of @" << func.getName()
+       << (liveness.isStatic() ? "" : " (not static)") << "\n";
+    for (const BufferInfo &buffer : liveness.getBuffers()) {
+      os << "  " << buffer.role << " " << buffer.bytes << " bytes: alloc "
+         << buffer.allocIndex << ", last use " << buffer.lastUseIndex;
+      if (buffer.dealloc)
+        os << ", dealloc " << buffer.deallocIndex;
+      if (buffer.returned)
+        os << ", returned";
+      os << "\n";
+    }
+    os << "  peak " << liveness.getPeakBytes() << " bytes\n";
+  }
+};
+} // namespace
+
+namespace mlir {
+namespace rnn {
+void registerTestPasses() { PassRegistration<TestBufferLivenessPass>(); }
+} // namespace rnn
+} // namespace mlir
