@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Memory and time of each remat policy, in the spirit of TorchRL's
+recompute-memory benchmark.
+
+For LSTM and GRU, 1 and 2 layers (default T=32, B=256, I=H=256, CPU), runs
+`rnn-run --json` once per policy (`none`, `gates`) and once in inference, and
+prints per run: saved_bytes, predicted and measured peak, step time, and the
+ratios of saved bytes, peak and step time to `none` of the same model. The
+runs of one model are interleaved over --rounds rounds and the step time is
+the median of the per-round medians, so that machine noise hits every policy
+alike. Predicted == measured is checked on every run (a mismatch is printed
+as MISMATCH and makes the script exit 1).
+
+    python3 bench/memory_policies.py [--cells lstm,gru] [--layers 1,2]
+        [--seq-len 32] [--batch 256] [--size 256] [--iters 5] [--rounds 3]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUNS = [("train", "none"), ("train", "gates"), ("infer", "none")]
+
+
+def rnn_run(binary, cell, layers, args, mode, remat):
+    cmd = [binary, f"--preset={cell}", f"--layers={layers}",
+           f"--seq-len={args.seq_len}", f"--batch={args.batch}",
+           f"--input-size={args.size}", f"--hidden-size={args.size}",
+           f"--mode={mode}", f"--remat={remat}", f"--iters={args.iters}",
+           "--warmup=1", f"--reset-prob={args.reset_prob}", "--json"]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True,
+                                     text=True).stdout)
+
+
+def mib(n):
+    return f"{n / 2**20:8.2f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cells", default="lstm,gru")
+    ap.add_argument("--layers", default="1,2")
+    ap.add_argument("--seq-len", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--reset-prob", type=float, default=0.05)
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rnn-run", default=os.path.join(ROOT, "build", "bin",
+                                                      "rnn-run"))
+    args = ap.parse_args()
+
+    ok = True
+    print(f"# T={args.seq_len} B={args.batch} I=H={args.size} "
+          f"reset-prob={args.reset_prob}, CPU; MiB; ratios to train/none")
+    print(f"{'model':10} {'run':12} {'saved':>8} {'predicted':>9} "
+          f"{'measured':>8} {'step ms':>8}  {'saved/':>6} {'peak/':>6} "
+          f"{'time/':>6}")
+    for cell in args.cells.split(","):
+        for layers in map(int, args.layers.split(",")):
+            steps = {run: [] for run in RUNS}
+            last = {}
+            for _ in range(args.rounds):
+                for mode, remat in RUNS:
+                    r = rnn_run(args.rnn_run, cell, layers, args, mode, remat)
+                    steps[(mode, remat)].append(r["step_ms"]["median"])
+                    last[(mode, remat)] = r
+            base = last[("train", "none")]
+            base_ms = statistics.median(steps[("train", "none")])
+            for mode, remat in RUNS:
+                r = last[(mode, remat)]
+                ms = statistics.median(steps[(mode, remat)])
+                peak = r["peak_bytes"]
+                flag = ""
+                if peak["predicted"] != peak["measured"]:
+                    flag, ok = "  MISMATCH", False
+                saved_ratio = (r["saved_bytes"] / base["saved_bytes"]
+                               if base["saved_bytes"] else 0.0)
+                print(f"{cell} L={layers:<4} {mode + '/' + remat:12} "
+                      f"{mib(r['saved_bytes'])} {mib(peak['predicted']):>9} "
+                      f"{mib(peak['measured'])} {ms:8.2f}  "
+                      f"{saved_ratio:6.3f} "
+                      f"{peak['measured'] / base['peak_bytes']['measured']:6.3f} "
+                      f"{ms / base_ms:6.3f}{flag}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
