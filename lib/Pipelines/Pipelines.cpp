@@ -22,6 +22,7 @@
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -67,6 +68,9 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport) {
   bufferize.bufferAlignment = 0;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Clones the deallocation inserts (a returned argument, say) become
+  // allocations and copies.
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(rnn::createConvertRNNToLoopsPass());
   pm.addPass(rnn::createMatmulToBLASPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -119,19 +123,36 @@ void rnn::buildInferPipeline(OpPassManager &pm,
   buildLoopsToLLVMPipeline(pm);
 }
 
+/// Registers a pipeline whose options are checked before it is built.
+static void registerChecked(
+    StringRef arg, StringRef description,
+    void (*build)(OpPassManager &, const rnn::PipelineOptions &)) {
+  registerPassPipeline(
+      arg, description,
+      [build](OpPassManager &pm, StringRef optionsStr,
+              function_ref<LogicalResult(const Twine &)> errorHandler) {
+        rnn::PipelineOptions options;
+        if (failed(options.parseFromString(optionsStr)))
+          return failure();
+        std::string message;
+        if (failed(rnn::verifyPipelineOptions(options, message)))
+          return errorHandler(message);
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(rnn::PipelineOptions());
+      });
+}
+
 void rnn::registerPipelines() {
-  PassPipelineRegistration<PipelineOptions>(
+  registerChecked(
       "rnn-train-pipeline",
       "Compile rnn model functions into training functions (LLVM dialect)",
-      [](OpPassManager &pm, const PipelineOptions &options) {
-        buildTrainPipeline(pm, options);
-      });
-  PassPipelineRegistration<PipelineOptions>(
-      "rnn-infer-pipeline",
-      "Compile rnn model functions for inference (LLVM dialect)",
-      [](OpPassManager &pm, const PipelineOptions &options) {
-        buildInferPipeline(pm, options);
-      });
+      buildTrainPipeline);
+  registerChecked("rnn-infer-pipeline",
+                  "Compile rnn model functions for inference (LLVM dialect)",
+                  buildInferPipeline);
   PassPipelineRegistration<>(
       "rnn-kernels-to-loops",
       "Bufferize rnn kernels and lower them to loops on buffers",

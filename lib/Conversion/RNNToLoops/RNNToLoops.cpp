@@ -49,6 +49,11 @@ struct KernelLowering : public OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "not bufferized");
     if (!cast<MemRefType>(op.getX().getType()).getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "only f32 is lowered");
+    // The loops index whole sequences and collapse [T, B, X] into
+    // [T*B, X]: every buffer must be contiguous and row-major.
+    for (Value operand : op->getOperands())
+      if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity())
+        return rewriter.notifyMatchFailure(op, "non-identity layout");
     for (auto [init, role] :
          llvm::zip(op.getDpsInits(), OpTy::getInitRoles())) {
       auto alloc = init.template getDefiningOp<memref::AllocOp>();
@@ -117,8 +122,9 @@ struct ConvertRNNToLoopsPass
       if (!isa<RNNDialect>(op->getDialect()))
         return WalkResult::advance();
       op->emitOpError("was not lowered: convert-rnn-to-loops needs bufferized "
-                      "f32 kernels (run rnn-expand-forward and "
-                      "one-shot-bufferize first)");
+                      "f32 kernels on identity-layout buffers (run "
+                      "rnn-expand-forward and one-shot-bufferize with "
+                      "identity layouts first)");
       return WalkResult::interrupt();
     });
     if (left.wasInterrupted())

@@ -1,0 +1,61 @@
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --convert-rnn-to-loops
+// RUN: not rnn-opt %s -split-input-file --convert-rnn-to-loops="vector-width=0" 2>&1 | FileCheck %s --check-prefix=WIDTH
+
+// convert-rnn-to-loops lowers only bufferized f32 kernels and fails on any
+// rnn op it leaves behind (the error names the op). A vector width below 1
+// is rejected before anything is lowered.
+
+// WIDTH: error: convert-rnn-to-loops: vector-width must be >= 1
+
+// A kernel still in tensor form (one-shot-bufferize has not run).
+
+func.func @tensor_kernel(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %w_ih: tensor<15x4xf32>, %w_hh: tensor<15x5xf32>,
+    %b: tensor<15xf32>, %y0: tensor<2x3x5xf32>, %g0: tensor<2x3x15xf32>)
+    -> tensor<2x3x5xf32> {
+  // expected-error @+1 {{'rnn.gru_fwd' op was not lowered: convert-rnn-to-loops needs bufferized f32 kernels on identity-layout buffers (run rnn-expand-forward and one-shot-bufferize with identity layouts first)}}
+  %y, %h_n, %gates, %hn = rnn.gru_fwd
+      ins(%x, %is_init, %h0, %w_ih, %w_hh, %b, %b)
+      outs(%y0, %h0) saved(gates %g0, hn_proj %y0)
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+        tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
+        tensor<2x3x5xf32>, tensor<3x5xf32>,
+        tensor<2x3x15xf32>, tensor<2x3x5xf32>
+      -> tensor<2x3x5xf32>, tensor<3x5xf32>,
+         tensor<2x3x15xf32>, tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
+// -----
+
+// A model op (rnn-expand-forward has not run).
+
+func.func @model_op(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>,
+    %w_ih: tensor<20x4xf32>, %w_hh: tensor<20x5xf32>,
+    %b_ih: tensor<20xf32>, %b_hh: tensor<20xf32>) -> tensor<2x3x5xf32> {
+  // expected-error @+1 {{'rnn.lstm' op was not lowered: convert-rnn-to-loops needs bufferized f32 kernels on identity-layout buffers (run rnn-expand-forward and one-shot-bufferize with identity layouts first)}}
+  %y, %h_n, %c_n = rnn.lstm %x reset %is_init state(%h0, %c0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return %y : tensor<2x3x5xf32>
+}
+
+// -----
+
+// A bufferized kernel on f16: only f32 is lowered.
+
+func.func @f16_kernel(%x: memref<2x3x4xf16>, %is_init: memref<2x3xi1>,
+    %h0: memref<3x5xf16>, %w_ih: memref<15x4xf16>, %w_hh: memref<15x5xf16>,
+    %b: memref<15xf16>, %y: memref<2x3x5xf16>, %g: memref<2x3x15xf16>) {
+  // expected-error @+1 {{'rnn.gru_fwd' op was not lowered: convert-rnn-to-loops needs bufferized f32 kernels on identity-layout buffers (run rnn-expand-forward and one-shot-bufferize with identity layouts first)}}
+  rnn.gru_fwd ins(%x, %is_init, %h0, %w_ih, %w_hh, %b, %b)
+      outs(%y, %h0) saved(gates %g, hn_proj %y)
+      : memref<2x3x4xf16>, memref<2x3xi1>, memref<3x5xf16>,
+        memref<15x4xf16>, memref<15x5xf16>, memref<15xf16>, memref<15xf16>,
+        memref<2x3x5xf16>, memref<3x5xf16>,
+        memref<2x3x15xf16>, memref<2x3x5xf16>
+  return
+}

@@ -1,0 +1,893 @@
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics
+
+// One case per rule of the rnn verifiers (lib/Dialect/RNNOps.cpp): static
+// shapes, ranks, element types, every kind of dimension mismatch (each
+// message names the operand in error and the one the size comes from), and
+// the form of the kernels. Shapes: T = 2, B = 3, I = 4, H = 5.
+
+// An operand of rnn.lstm must be a ranked tensor (ODS constraint).
+
+func.func @lstm_0(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<*xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op operand #2 must be ranked tensor of any type values, but got 'tensor<*xf32>'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<*xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// Every operand needs a static shape.
+
+func.func @lstm_1(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<?x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op h0 must have a static shape, got 'tensor<?x5xf32>'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<?x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// Results need a static shape too.
+
+func.func @lstm_2(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op y must have a static shape, got 'tensor<2x?x5xf32>'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x?x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// x is [T, B, I]: rank 3.
+
+func.func @lstm_3(%x: tensor<6x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op x must have rank 3 [T, B, I], got 'tensor<6x4xf32>'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<6x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// is_init is [T, B]: rank 2.
+
+func.func @lstm_4(%x: tensor<2x3x4xf32>, %r: tensor<2x3x1xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op is_init must have rank 2 [T, B], got 'tensor<2x3x1xi1>'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3x1xi1>, tensor<3x5xf32>,
+         tensor<3x5xf32>, tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>,
+         tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// Weights are [G*H, I] and [G*H, H]: rank 2.
+
+func.func @lstm_5(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<100xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op weight_hh must have rank 2 [G*H, H], got 'tensor<100xf32>'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<100xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// Biases are [G*H]: rank 1.
+
+func.func @lstm_6(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<4x5xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op bias_ih must have rank 1 [G*H], got 'tensor<4x5xf32>'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<4x5xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// x must hold floats.
+
+func.func @lstm_7(%x: tensor<2x3x4xi32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op x must have a float element type, got 'i32'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xi32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// is_init must be a mask of i1.
+
+func.func @lstm_8(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi8>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op is_init must have element type i1, got 'i8'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi8>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// Every other operand has the element type of x.
+
+func.func @lstm_9(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf16>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op element type 'f16' of weight_hh != 'f32' of x}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf16>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// Results have the element type of x.
+
+func.func @lstm_10(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op element type 'f64' of c_n != 'f32' of x}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf64>)
+  return
+}
+
+// -----
+
+// The sequence length of is_init comes from x.
+
+func.func @lstm_11(%x: tensor<2x3x4xf32>, %r: tensor<4x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op sequence length 4 of is_init != 2 of x}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<4x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The sequence length of y comes from x.
+
+func.func @lstm_12(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op sequence length 3 of y != 2 of x}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<3x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The batch size of is_init comes from x.
+
+func.func @lstm_13(%x: tensor<2x3x4xf32>, %r: tensor<2x2xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op batch size 2 of is_init != 3 of x}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x2xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The batch size of c0 comes from x.
+
+func.func @lstm_14(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<4x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op batch size 4 of c0 != 3 of x}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<4x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The input size of weight_ih comes from x.
+
+func.func @lstm_15(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x6xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op input size 6 of weight_ih != 4 of x}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x6xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The hidden size of h0 comes from weight_hh.
+
+func.func @lstm_16(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x6xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op hidden size 6 of h0 != 5 of weight_hh}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x6xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The hidden size of the h_n result comes from weight_hh.
+
+func.func @lstm_17(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op hidden size 4 of h_n != 5 of weight_hh}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x4xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// weight_ih has 4 * H rows for LSTM.
+
+func.func @lstm_18(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op gate rows 15 of weight_ih != 20 (4 gates x hidden size 5 of weight_hh)}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// weight_hh has 4 * H rows for LSTM (H is its column count).
+
+func.func @lstm_19(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<24x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op gate rows 24 of weight_hh != 20 (4 gates x hidden size 5 of weight_hh)}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<24x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// bias_ih has 4 * H entries for LSTM.
+
+func.func @lstm_20(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<16xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op gate rows 16 of bias_ih != 20 (4 gates x hidden size 5 of weight_hh)}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<16xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// bias_hh has 4 * H entries for LSTM.
+
+func.func @lstm_21(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<21xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op gate rows 21 of bias_hh != 20 (4 gates x hidden size 5 of weight_hh)}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<21xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// An LSTM-shaped weight_ih (4 * H rows) is rejected by rnn.gru: 3 gates.
+
+func.func @gru_22(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<20x4xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op gate rows 20 of weight_ih != 15 (3 gates x hidden size 5 of weight_hh)}}
+  %y, %hn = rnn.gru %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// weight_hh of rnn.gru has 3 * H rows.
+
+func.func @gru_23(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<20x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op gate rows 20 of weight_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
+  %y, %hn = rnn.gru %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<20x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// bias_hh of rnn.gru has 3 * H entries.
+
+func.func @gru_24(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.gru' op gate rows 20 of bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
+  %y, %hn = rnn.gru %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The hidden size of h0 of rnn.gru comes from weight_hh.
+
+func.func @gru_25(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x4xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op hidden size 4 of h0 != 5 of weight_hh}}
+  %y, %hn = rnn.gru %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x4xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The batch size of h_n of rnn.gru comes from x.
+
+func.func @gru_26(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op batch size 2 of h_n != 3 of x}}
+  %y, %hn = rnn.gru %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<2x5xf32>)
+  return
+}
+
+// -----
+
+// The input size of weight_ih of rnn.gru comes from x.
+
+func.func @gru_27(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x3xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op input size 3 of weight_ih != 4 of x}}
+  %y, %hn = rnn.gru %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// The sequence length of y of rnn.gru comes from x.
+
+func.func @gru_28(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op sequence length 1 of y != 2 of x}}
+  %y, %hn = rnn.gru %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<1x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// rnn.gru: element types follow x.
+
+func.func @gru_29(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf16>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op element type 'f16' of bias_ih != 'f32' of x}}
+  %y, %hn = rnn.gru %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf16>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// Kernel operands are all tensors or all memrefs, never mixed.
+
+func.func @lstm_fwd_30(%x: memref<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
+    %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
+    %gates: tensor<2x3x20xf32>, %cells: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'rnn.lstm_fwd' op operands must be all tensors or all memrefs}}
+  %res:5 = rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
+      : memref<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+        tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<2x3x20xf32>, tensor<2x3x5xf32>
+      -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<2x3x20xf32>, tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+// Mixed forms are rejected in the destinations too.
+
+func.func @gru_bwd_31(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %y: tensor<2x3x5xf32>, %gates: tensor<2x3x15xf32>,
+    %hnp: tensor<2x3x5xf32>, %dy: tensor<2x3x5xf32>, %dhn: tensor<3x5xf32>,
+    %gx: tensor<2x3x4xf32>, %gh0: tensor<3x5xf32>, %gwi: tensor<15x4xf32>,
+    %gwh: tensor<15x5xf32>, %gbi: tensor<15xf32>, %gbh: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_bwd' op operands must be all tensors or all memrefs}}
+  %res:6 = rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+      saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
+      outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
+        tensor<15x5xf32>, tensor<2x3x5xf32>, tensor<2x3x15xf32>,
+        tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3x5xf32>,
+        tensor<2x3x4xf32>, tensor<3x5xf32>, tensor<15x4xf32>,
+        tensor<15x5xf32>, tensor<15xf32>, memref<15xf32>
+      -> tensor<2x3x4xf32>, tensor<3x5xf32>, tensor<15x4xf32>,
+         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
+  return
+}
+
+// -----
+
+// Tensor form: one result per destination (5 for rnn.lstm_fwd).
+
+func.func @lstm_fwd_32(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
+    %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
+    %gates: tensor<2x3x20xf32>, %cells: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'rnn.lstm_fwd' op expected 5 results in tensor form, got 3}}
+  %res:3 = rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+        tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<2x3x20xf32>, tensor<2x3x5xf32>
+      -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
+  return
+}
+
+// -----
+
+// Tensor form of rnn.gru_bwd: 6 results.
+
+func.func @gru_bwd_33(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %y: tensor<2x3x5xf32>, %gates: tensor<2x3x15xf32>,
+    %hnp: tensor<2x3x5xf32>, %dy: tensor<2x3x5xf32>, %dhn: tensor<3x5xf32>,
+    %gx: tensor<2x3x4xf32>, %gh0: tensor<3x5xf32>, %gwi: tensor<15x4xf32>,
+    %gwh: tensor<15x5xf32>, %gbi: tensor<15xf32>, %gbh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_bwd' op expected 6 results in tensor form, got 7}}
+  %res:7 = rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+      saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
+      outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
+        tensor<15x5xf32>, tensor<2x3x5xf32>, tensor<2x3x15xf32>,
+        tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<3x5xf32>,
+        tensor<2x3x4xf32>, tensor<3x5xf32>, tensor<15x4xf32>,
+        tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
+      -> tensor<2x3x4xf32>, tensor<3x5xf32>, tensor<15x4xf32>,
+         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<15xf32>
+  return
+}
+
+// -----
+
+// Memref form: no results.
+
+func.func @gru_fwd_34(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
+    %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>, %hnp: memref<2x3x5xf32>) {
+  // expected-error @+1 {{'rnn.gru_fwd' op expected 0 results in memref form, got 1}}
+  %res = rnn.gru_fwd ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<2x3x15xf32>, memref<2x3x5xf32>
+      -> tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+// Each result has the type of its destination.
+
+func.func @lstm_bwd_35(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %y: tensor<2x3x5xf32>, %gates: tensor<2x3x20xf32>,
+    %cells: tensor<2x3x5xf32>, %dy: tensor<2x3x5xf32>, %dhn: tensor<3x5xf32>,
+    %dcn: tensor<3x5xf32>, %gx: tensor<2x3x4xf32>, %gh0: tensor<3x5xf32>,
+    %gc0: tensor<3x5xf32>, %gwi: tensor<20x4xf32>, %gwh: tensor<20x5xf32>,
+    %gbi: tensor<20xf32>, %gbh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm_bwd' op result #3 type 'tensor<20x5xf32>' != 'tensor<20x4xf32>' of its destination}}
+  %res:7 = rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+      saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
+      outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<20x4xf32>, tensor<20x5xf32>, tensor<2x3x5xf32>,
+        tensor<2x3x20xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>,
+        tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x4xf32>, tensor<3x5xf32>,
+        tensor<3x5xf32>, tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>,
+        tensor<20xf32>
+      -> tensor<2x3x4xf32>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x5xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
+  return
+}
+
+// -----
+
+// The result of a saved output has its destination's type.
+
+func.func @gru_fwd_36(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y: tensor<2x3x5xf32>,
+    %hn: tensor<3x5xf32>, %gates: tensor<2x3x15xf32>, %hnp: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'rnn.gru_fwd' op result #2 type 'tensor<2x3x5xf32>' != 'tensor<2x3x15xf32>' of its destination}}
+  %res:4 = rnn.gru_fwd ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
+        tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<2x3x5xf32>,
+        tensor<3x5xf32>, tensor<2x3x15xf32>, tensor<2x3x5xf32>
+      -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<2x3x5xf32>,
+         tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+// Saved gates of rnn.lstm_fwd are [T, B, 4H].
+
+func.func @lstm_fwd_37(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
+    %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
+    %gates: tensor<2x3x15xf32>, %cells: tensor<2x3x5xf32>) {
+  // expected-error @+1 {{'rnn.lstm_fwd' op gate rows 15 of gates != 20 (4 gates x hidden size 5 of weight_hh)}}
+  %res:5 = rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+        tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<2x3x15xf32>, tensor<2x3x5xf32>
+      -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<2x3x15xf32>, tensor<2x3x5xf32>
+  return
+}
+
+// -----
+
+// Saved cells of rnn.lstm_fwd are [T, B, H] (memref form).
+
+func.func @lstm_fwd_38(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
+    %wh: memref<20x5xf32>, %bi: memref<20xf32>, %bh: memref<20xf32>,
+    %y: memref<2x3x5xf32>, %hn: memref<3x5xf32>, %cn: memref<3x5xf32>,
+    %gates: memref<2x3x20xf32>, %cells: memref<1x3x5xf32>) {
+  // expected-error @+1 {{'rnn.lstm_fwd' op sequence length 1 of cells != 2 of x}}
+  rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
+        memref<2x3x5xf32>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<2x3x20xf32>, memref<1x3x5xf32>
+  return
+}
+
+// -----
+
+// Saved hn_proj of rnn.gru_fwd is [T, B, H].
+
+func.func @gru_fwd_39(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
+    %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>,
+    %hnp: memref<2x3x15xf32>) {
+  // expected-error @+1 {{'rnn.gru_fwd' op hidden size 15 of hn_proj != 5 of weight_hh}}
+  rnn.gru_fwd ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<2x3x15xf32>, memref<2x3x15xf32>
+  return
+}
+
+// -----
+
+// Cotangents have the shape of their primal: grad_c_n is [B, H].
+
+func.func @lstm_bwd_40(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
+    %wh: memref<20x5xf32>, %y: memref<2x3x5xf32>, %gates: memref<2x3x20xf32>,
+    %cells: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
+    %dcn: memref<5x5xf32>, %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>,
+    %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
+    %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm_bwd' op batch size 5 of grad_c_n != 3 of x}}
+  rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+      saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
+      outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<20x4xf32>, memref<20x5xf32>, memref<2x3x5xf32>,
+        memref<2x3x20xf32>, memref<2x3x5xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<5x5xf32>, memref<2x3x4xf32>, memref<3x5xf32>,
+        memref<3x5xf32>, memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>,
+        memref<20xf32>
+  return
+}
+
+// -----
+
+// grad_x is [T, B, I].
+
+func.func @lstm_bwd_41(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
+    %wh: memref<20x5xf32>, %y: memref<2x3x5xf32>, %gates: memref<2x3x20xf32>,
+    %cells: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
+    %dcn: memref<3x5xf32>, %gx: memref<2x3x5xf32>, %gh0: memref<3x5xf32>,
+    %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
+    %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm_bwd' op input size 5 of grad_x != 4 of x}}
+  rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+      saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
+      outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<20x4xf32>, memref<20x5xf32>, memref<2x3x5xf32>,
+        memref<2x3x20xf32>, memref<2x3x5xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<3x5xf32>, memref<2x3x5xf32>, memref<3x5xf32>,
+        memref<3x5xf32>, memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>,
+        memref<20xf32>
+  return
+}
+
+// -----
+
+// The saved y read by rnn.lstm_bwd is [T, B, H].
+
+func.func @lstm_bwd_42(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
+    %wh: memref<20x5xf32>, %y: memref<2x3x4xf32>, %gates: memref<2x3x20xf32>,
+    %cells: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
+    %dcn: memref<3x5xf32>, %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>,
+    %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
+    %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm_bwd' op hidden size 4 of y != 5 of weight_hh}}
+  rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+      saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
+      outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<20x4xf32>, memref<20x5xf32>, memref<2x3x4xf32>,
+        memref<2x3x20xf32>, memref<2x3x5xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<3x5xf32>, memref<2x3x4xf32>, memref<3x5xf32>,
+        memref<3x5xf32>, memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>,
+        memref<20xf32>
+  return
+}
+
+// -----
+
+// grad_bias_hh of rnn.gru_bwd has 3 * H entries.
+
+func.func @gru_bwd_43(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
+    %y: memref<2x3x5xf32>, %gates: memref<2x3x15xf32>,
+    %hnp: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
+    %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
+    %gwh: memref<15x5xf32>, %gbi: memref<15xf32>, %gbh: memref<20xf32>) {
+  // expected-error @+1 {{'rnn.gru_bwd' op gate rows 20 of grad_bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
+  rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+      saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
+      outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
+        memref<15x5xf32>, memref<2x3x5xf32>, memref<2x3x15xf32>,
+        memref<2x3x5xf32>, memref<2x3x5xf32>, memref<3x5xf32>,
+        memref<2x3x4xf32>, memref<3x5xf32>, memref<15x4xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<20xf32>
+  return
+}
+
+// -----
+
+// Saved gates of rnn.gru_bwd are [T, B, 3H].
+
+func.func @gru_bwd_44(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
+    %y: memref<2x3x5xf32>, %gates: memref<2x3x20xf32>,
+    %hnp: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
+    %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
+    %gwh: memref<15x5xf32>, %gbi: memref<15xf32>, %gbh: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_bwd' op gate rows 20 of gates != 15 (3 gates x hidden size 5 of weight_hh)}}
+  rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+      saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
+      outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
+        memref<15x5xf32>, memref<2x3x5xf32>, memref<2x3x20xf32>,
+        memref<2x3x5xf32>, memref<2x3x5xf32>, memref<3x5xf32>,
+        memref<2x3x4xf32>, memref<3x5xf32>, memref<15x4xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}
+
+// -----
+
+// Element types of kernel operands follow x.
+
+func.func @gru_bwd_45(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
+    %y: memref<2x3x5xf32>, %gates: memref<2x3x15xf32>,
+    %hnp: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
+    %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
+    %gwh: memref<15x5xf64>, %gbi: memref<15xf32>, %gbh: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_bwd' op element type 'f64' of grad_weight_hh != 'f32' of x}}
+  rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+      saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
+      outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
+        memref<15x5xf32>, memref<2x3x5xf32>, memref<2x3x15xf32>,
+        memref<2x3x5xf32>, memref<2x3x5xf32>, memref<3x5xf32>,
+        memref<2x3x4xf32>, memref<3x5xf32>, memref<15x4xf32>,
+        memref<15x5xf64>, memref<15xf32>, memref<15xf32>
+  return
+}
+
+// -----
+
+// The mask of a kernel is i1 as well.
+
+func.func @lstm_fwd_46(%x: memref<2x3x4xf32>, %r: memref<2x3xf32>,
+    %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
+    %wh: memref<20x5xf32>, %bi: memref<20xf32>, %bh: memref<20xf32>,
+    %y: memref<2x3x5xf32>, %hn: memref<3x5xf32>, %cn: memref<3x5xf32>,
+    %gates: memref<2x3x20xf32>, %cells: memref<2x3x5xf32>) {
+  // expected-error @+1 {{'rnn.lstm_fwd' op is_init must have element type i1, got 'f32'}}
+  rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
+      : memref<2x3x4xf32>, memref<2x3xf32>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
+        memref<2x3x5xf32>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<2x3x20xf32>, memref<2x3x5xf32>
+  return
+}
+
+// -----
+
+// An unranked memref is not a kernel operand (ODS constraint).
+
+func.func @gru_fwd_47(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<*xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
+    %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>, %hnp: memref<2x3x5xf32>) {
+  // expected-error @+1 {{'rnn.gru_fwd' op operand #2 must be ranked tensor of any type values or memref of any type values, but got 'memref<*xf32>'}}
+  rnn.gru_fwd ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<*xf32>, memref<15x4xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<2x3x15xf32>, memref<2x3x5xf32>
+  return
+}
+
+// -----
+
+// Kernels need static shapes.
+
+func.func @lstm_bwd_48(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
+    %wh: memref<20x5xf32>, %y: memref<2x3x5xf32>, %gates: memref<2x3x20xf32>,
+    %cells: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
+    %dcn: memref<3x5xf32>, %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>,
+    %gc0: memref<3x5xf32>, %gwi: memref<?x4xf32>, %gwh: memref<20x5xf32>,
+    %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm_bwd' op grad_weight_ih must have a static shape, got 'memref<?x4xf32>'}}
+  rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+      saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
+      outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<20x4xf32>, memref<20x5xf32>, memref<2x3x5xf32>,
+        memref<2x3x20xf32>, memref<2x3x5xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<3x5xf32>, memref<2x3x4xf32>, memref<3x5xf32>,
+        memref<3x5xf32>, memref<?x4xf32>, memref<20x5xf32>, memref<20xf32>,
+        memref<20xf32>
+  return
+}

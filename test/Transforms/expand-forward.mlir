@@ -1,0 +1,100 @@
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward | FileCheck %s
+
+// rnn-expand-forward replaces each model op by its forward kernel, with
+// tensor.empty destinations for the results and for the saved values that
+// nothing reads in inference.
+
+// An LSTM layer becomes rnn.lstm_fwd: destinations y [T, B, H], h_n and c_n
+// [B, H], saved gates [T, B, 4H] and cells [T, B, H]; the op's results are
+// the kernel's first three.
+
+// CHECK-LABEL: func.func @lstm(
+// CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x4xf32>, [[R:%[[:alnum:]_]+]]: tensor<2x3xi1>,
+// CHECK-SAME: [[H0:%[[:alnum:]_]+]]: tensor<3x5xf32>, [[C0:%[[:alnum:]_]+]]: tensor<3x5xf32>,
+// CHECK-SAME: [[WI:%[[:alnum:]_]+]]: tensor<20x4xf32>, [[WH:%[[:alnum:]_]+]]: tensor<20x5xf32>,
+// CHECK-SAME: [[BI:%[[:alnum:]_]+]]: tensor<20xf32>, [[BH:%[[:alnum:]_]+]]: tensor<20xf32>)
+// CHECK-NOT: rnn.lstm {{%}}
+// CHECK-DAG: [[Y:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x5xf32>
+// CHECK-DAG: [[HN:%[[:alnum:]_]+]] = tensor.empty() : tensor<3x5xf32>
+// CHECK-DAG: [[CN:%[[:alnum:]_]+]] = tensor.empty() : tensor<3x5xf32>
+// CHECK-DAG: [[G:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x20xf32>
+// CHECK-DAG: [[CS:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x5xf32>
+// CHECK: [[K:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK-SAME: outs([[Y]], [[HN]], [[CN]]) saved(gates [[G]], cells [[CS]])
+// CHECK-SAME: -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x20xf32>, tensor<2x3x5xf32>
+// CHECK-NEXT: return [[K]]#0, [[K]]#1, [[K]]#2 :
+// CHECK-NOT: rnn.lstm {{%}}
+func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>,
+    %w_ih: tensor<20x4xf32>, %w_hh: tensor<20x5xf32>,
+    %b_ih: tensor<20xf32>, %b_hh: tensor<20xf32>)
+    -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>) {
+  %y, %h_n, %c_n = rnn.lstm %x reset %is_init state(%h0, %c0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return %y, %h_n, %c_n : tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
+}
+
+// -----
+
+// Two GRU layers: saved gates [T, B, 3H] and hn_proj [T, B, H]; layer 1
+// reads y of layer 0 from the first kernel (a saved output is never used in
+// place of y).
+
+// CHECK-LABEL: func.func @gru2(
+// CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x4xf32>, [[R:%[[:alnum:]_]+]]: tensor<2x3xi1>,
+// CHECK-NOT: rnn.gru {{%}}
+// CHECK-DAG: [[G0:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x15xf32>
+// CHECK: [[K0:%[[:alnum:]_]+]]:4 = rnn.gru_fwd ins([[X]], [[R]],
+// CHECK-SAME: saved(gates [[G0]], hn_proj {{%[[:alnum:]_]+}})
+// CHECK-SAME: -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<2x3x15xf32>, tensor<2x3x5xf32>
+// CHECK: [[K1:%[[:alnum:]_]+]]:4 = rnn.gru_fwd ins([[K0]]#0, [[R]],
+// CHECK-SAME: : tensor<2x3x5xf32>, tensor<2x3xi1>, tensor<3x6xf32>, tensor<18x5xf32>, tensor<18x6xf32>, tensor<18xf32>, tensor<18xf32>, tensor<2x3x6xf32>, tensor<3x6xf32>, tensor<2x3x18xf32>, tensor<2x3x6xf32>
+// CHECK-NEXT: return [[K1]]#0, [[K0]]#1, [[K1]]#1 :
+// CHECK-NOT: rnn.gru {{%}}
+func.func @gru2(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
+    %h0_0: tensor<3x5xf32>, %w_ih0: tensor<15x4xf32>, %w_hh0: tensor<15x5xf32>,
+    %b_ih0: tensor<15xf32>, %b_hh0: tensor<15xf32>,
+    %h0_1: tensor<3x6xf32>, %w_ih1: tensor<18x5xf32>, %w_hh1: tensor<18x6xf32>,
+    %b_ih1: tensor<18xf32>, %b_hh1: tensor<18xf32>)
+    -> (tensor<2x3x6xf32>, tensor<3x5xf32>, tensor<3x6xf32>) {
+  %y0, %h_n0 = rnn.gru %x reset %is_init state(%h0_0)
+      weights(%w_ih0, %w_hh0, %b_ih0, %b_hh0)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  %y1, %h_n1 = rnn.gru %y0 reset %is_init state(%h0_1)
+      weights(%w_ih1, %w_hh1, %b_ih1, %b_hh1)
+      : (tensor<2x3x5xf32>, tensor<2x3xi1>, tensor<3x6xf32>,
+         tensor<18x5xf32>, tensor<18x6xf32>, tensor<18xf32>, tensor<18xf32>)
+      -> (tensor<2x3x6xf32>, tensor<3x6xf32>)
+  return %y1, %h_n0, %h_n1 : tensor<2x3x6xf32>, tensor<3x5xf32>, tensor<3x6xf32>
+}
+
+// -----
+
+// Kernels already in the input are left alone: no second kernel, no new
+// destinations.
+
+// CHECK-LABEL: func.func @kernel(
+// CHECK-NOT: tensor.empty
+// CHECK: rnn.gru_fwd
+// CHECK-NOT: rnn.gru_fwd
+// CHECK: return
+func.func @kernel(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %w_ih: tensor<15x4xf32>, %w_hh: tensor<15x5xf32>,
+    %b_ih: tensor<15xf32>, %b_hh: tensor<15xf32>, %y0: tensor<2x3x5xf32>,
+    %g0: tensor<2x3x15xf32>) -> tensor<2x3x5xf32> {
+  %y, %h_n, %gates, %hn = rnn.gru_fwd
+      ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+      outs(%y0, %h0) saved(gates %g0, hn_proj %y0)
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+        tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
+        tensor<2x3x5xf32>, tensor<3x5xf32>,
+        tensor<2x3x15xf32>, tensor<2x3x5xf32>
+      -> tensor<2x3x5xf32>, tensor<3x5xf32>,
+         tensor<2x3x15xf32>, tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
