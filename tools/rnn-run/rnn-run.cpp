@@ -99,13 +99,6 @@ static cl::opt<std::string> emit("emit", cl::init(""),
 static cl::opt<long long> threads("blas-threads", cl::init(1),
                                   cl::desc("BLAS threads"), cl::cat(category));
 
-namespace {
-/// A user error: one line, exit code 2.
-struct UsageError {
-  std::string message;
-};
-} // namespace
-
 [[noreturn]] static void fail(const std::string &message, int code = 2) {
   llvm::errs() << "rnn-run: " << message << "\n";
   std::exit(code);
@@ -151,11 +144,10 @@ static void checkOptions() {
     fail("--blas-threads must be positive, got " + std::to_string(threads));
   if (!(resetProb >= 0.0 && resetProb <= 1.0))
     fail("--reset-prob must be in [0, 1], got " + std::to_string(resetProb));
-  std::string message;
-  mlir::rnn::PipelineOptions options;
-  options.remat = remat;
   if (remat != "none" && remat != "gates")
     fail("unsupported --remat=" + remat + " (available: none, gates)");
+  if (emit == "ptx" && target != "cuda")
+    fail("--emit=ptx needs --target=cuda");
   if (target == "cuda")
     fail("--target=cuda is not supported by this build (no GPU code "
          "generation yet)");
