@@ -64,6 +64,12 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
       for (Operation *user : alias.getUsers()) {
         if (isa<func::ReturnOp>(user))
           info.returned = true;
+        else if (user->hasTrait<OpTrait::IsTerminator>() ||
+                 (user->getNumRegions() > 0 &&
+                  llvm::any_of(user->getResultTypes(), [](Type type) {
+                    return isa<BaseMemRefType>(type);
+                  })))
+          info.escapes = true;
         if (auto dealloc = dyn_cast<memref::DeallocOp>(user);
             dealloc && dealloc->getBlock() == &block) {
           info.dealloc = dealloc;
@@ -75,6 +81,8 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
           info.lastUseIndex = std::max(info.lastUseIndex, position[ancestor]);
       }
     }
+    if (info.escapes)
+      info.lastUseIndex = numPositions - 1;
     buffers.push_back(info);
   });
 }

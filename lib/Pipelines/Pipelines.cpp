@@ -80,7 +80,7 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport) {
   pm.addNestedPass<func::FuncOp>(rnn::createRNNEarlyFreePass());
   RNNPlanMemoryPassOptions plan;
   plan.report = memoryReport;
-  pm.addNestedPass<func::FuncOp>(rnn::createRNNPlanMemoryPass(plan));
+  pm.addPass(rnn::createRNNPlanMemoryPass(plan));
 }
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {

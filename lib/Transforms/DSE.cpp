@@ -9,6 +9,7 @@
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
@@ -50,6 +51,13 @@ static bool onlyWritesTo(Operation *op, const llvm::SetVector<Value> &aliases) {
 static bool eraseIfDead(memref::AllocOp alloc, RewriterBase &rewriter) {
   SmallVector<Value> aliasList = collectAliases(alloc.getResult());
   llvm::SetVector<Value> aliases(aliasList.begin(), aliasList.end());
+  // A select between this buffer and another one may write the other one:
+  // its stores are not dead.
+  for (Value alias : aliasList)
+    if (auto select = alias.getDefiningOp<arith::SelectOp>())
+      if (!aliases.contains(select.getTrueValue()) ||
+          !aliases.contains(select.getFalseValue()))
+        return false;
   SmallVector<Operation *> writers;
   for (Value alias : aliases) {
     for (OpOperand &use : alias.getUses()) {

@@ -37,7 +37,7 @@ struct RNNEarlyFreePass
       ops.push_back(&op);
     IRRewriter rewriter(&getContext());
     for (const BufferInfo &buffer : liveness.getBuffers()) {
-      if (!buffer.dealloc || buffer.returned ||
+      if (!buffer.dealloc || buffer.returned || buffer.escapes ||
           buffer.deallocIndex <= buffer.lastUseIndex + 1)
         continue;
       rewriter.moveOpAfter(buffer.dealloc, ops[buffer.lastUseIndex]);

@@ -34,9 +34,12 @@ struct RNNPlanMemoryPass
   using RNNPlanMemoryPassBase::RNNPlanMemoryPassBase;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        planFunction(func);
+  }
+
+  void planFunction(func::FuncOp func) {
     BufferLiveness liveness(func);
     if (!liveness.isStatic()) {
       func.emitRemark("rnn-plan-memory: buffers allocated inside loops or "

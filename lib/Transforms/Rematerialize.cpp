@@ -81,9 +81,16 @@ struct RNNRematerializePass
     StringRef value = policy;
     if (value == "none")
       return;
-    if (value != "gates") {
+    if (value.starts_with("chunk:") || value.starts_with("budget:")) {
       module.emitError() << "rnn-rematerialize: policy '" << value
-                         << "' is not implemented (available: none, gates)";
+                         << "' is not implemented yet (available: none, "
+                            "gates)";
+      return signalPassFailure();
+    }
+    if (value != "gates") {
+      module.emitError() << "rnn-rematerialize: unknown policy '" << value
+                         << "' (expected none, gates, chunk:K or "
+                            "budget:BYTES)";
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());

@@ -17,8 +17,7 @@ using namespace mlir::rnn;
 
 namespace {
 struct TestBufferLivenessPass
-    : public PassWrapper<TestBufferLivenessPass,
-                         OperationPass<func::FuncOp>> {
+    : public PassWrapper<TestBufferLivenessPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestBufferLivenessPass)
 
   StringRef getArgument() const final { return "test-rnn-liveness"; }
@@ -26,10 +25,14 @@ struct TestBufferLivenessPass
     return "Print the live ranges of each function's buffers";
   }
 
+  /// Functions in module order, so that the output is deterministic.
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        print(func);
+  }
+
+  void print(func::FuncOp func) {
     BufferLiveness liveness(func);
     llvm::raw_ostream &os = llvm::outs();
     os << "liveness of @" << func.getName()
@@ -41,6 +44,8 @@ struct TestBufferLivenessPass
         os << ", dealloc " << buffer.deallocIndex;
       if (buffer.returned)
         os << ", returned";
+      if (buffer.escapes)
+        os << ", escapes";
       os << "\n";
     }
     os << "  peak " << liveness.getPeakBytes() << " bytes\n";

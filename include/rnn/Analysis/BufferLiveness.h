@@ -44,6 +44,10 @@ struct BufferInfo {
   unsigned deallocIndex = 0;
   /// Whether a view of the buffer is returned (it outlives the function).
   bool returned = false;
+  /// Whether a view of the buffer flows out of a region (yielded, or an
+  /// operand of a region op that returns buffers): its uses are then not
+  /// all known, and lastUseIndex is the end of the function.
+  bool escapes = false;
 };
 
 class BufferLiveness {

@@ -149,10 +149,11 @@ def RNNEarlyFreePass : Pass<"rnn-early-free", "func::FuncOp"> {
   }];
 }
 
-def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "func::FuncOp"> {
+def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "ModuleOp"> {
   let summary = "Plan the memory of a function and predict its peak";
   let description = [{
-    From the live ranges of the function's buffers (BufferLiveness),
+    For each function, in module order (so that the report is
+    deterministic), from the live ranges of its buffers (BufferLiveness),
     assigns each one an offset in one arena (first fit in allocation
     order, reusing space freed before the buffer is allocated) and computes
     the peak of bytes held in program order. The results are attached as
