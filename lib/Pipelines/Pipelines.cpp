@@ -102,12 +102,17 @@ void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void rnn::buildTrainPipeline(OpPassManager &pm,
-                             const PipelineOptions &options) {
+void rnn::buildTrainingFunctionPipeline(OpPassManager &pm,
+                                        const PipelineOptions &options) {
   pm.addPass(rnn::createRNNAutodiffPass());
   RNNRematerializePassOptions remat;
   remat.policy = options.remat;
   pm.addPass(rnn::createRNNRematerializePass(remat));
+}
+
+void rnn::buildTrainPipeline(OpPassManager &pm,
+                             const PipelineOptions &options) {
+  buildTrainingFunctionPipeline(pm, options);
   buildInferPipeline(pm, options);
 }
 

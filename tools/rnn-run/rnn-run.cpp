@@ -18,7 +18,6 @@
 #include "rnn/Pipelines/Pipelines.h"
 #include "rnn/Runtime/Runtime.h"
 #include "rnn/Support/Npz.h"
-#include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -115,7 +114,13 @@ static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
 // Options and shapes
 //===----------------------------------------------------------------------===//
 
-static void checkOptions() {
+/// Sets the compiler options the flags select.
+static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
+  options.remat = remat;
+  options.target = target;
+}
+
+static void checkOptions(const mlir::rnn::PipelineOptions &options) {
   if (mode != "train" && mode != "infer")
     fail("--mode must be train or infer, got '" + mode + "'");
   if (target != "cpu" && target != "cuda")
@@ -144,13 +149,14 @@ static void checkOptions() {
     fail("--blas-threads must be positive, got " + std::to_string(threads));
   if (!(resetProb >= 0.0 && resetProb <= 1.0))
     fail("--reset-prob must be in [0, 1], got " + std::to_string(resetProb));
-  if (remat != "none" && remat != "gates")
-    fail("unsupported --remat=" + remat + " (available: none, gates)");
   if (emit == "ptx" && target != "cuda")
     fail("--emit=ptx needs --target=cuda");
   if (target == "cuda")
     fail("--target=cuda is not supported by this build (no GPU code "
          "generation yet)");
+  std::string message;
+  if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
+    fail(message);
 }
 
 /// The preset's shape: from the flags, or from the arrays in --inputs.
@@ -333,7 +339,9 @@ int main(int argc, char **argv) {
     first.consume_front("rnn-run: ");
     fail(first.trim().str());
   }
-  checkOptions();
+  mlir::rnn::PipelineOptions pipelineOptions;
+  selectPipelineOptions(pipelineOptions);
+  checkOptions(pipelineOptions);
 
   std::optional<npz::ArrayMap> inputs;
   if (!inputsFile.empty()) {
@@ -385,10 +393,7 @@ int main(int argc, char **argv) {
   std::string entryName = model.getName().str();
   if (train) {
     PassManager pm(&context);
-    pm.addPass(mlir::rnn::createRNNAutodiffPass());
-    mlir::rnn::RNNRematerializePassOptions rematOptions;
-    rematOptions.policy = remat;
-    pm.addPass(mlir::rnn::createRNNRematerializePass(rematOptions));
+    mlir::rnn::buildTrainingFunctionPipeline(pm, pipelineOptions);
     if (failed(pm.run(*module)))
       fail("cannot build the training function of @" + entryName);
     entryName += "_grad";
@@ -422,10 +427,7 @@ int main(int argc, char **argv) {
       generate(arg, shape.hiddenSize, argData[i]);
   }
 
-  // Compile.
-  mlir::rnn::PipelineOptions pipelineOptions;
-  pipelineOptions.remat = remat;
-  pipelineOptions.target = target;
+  // Compile the rest of the pipeline, reading the plan before LLVM.
   PassManager toBuffers(&context);
   mlir::rnn::buildToBuffersPipeline(toBuffers, pipelineOptions);
   if (failed(toBuffers.run(*module)))

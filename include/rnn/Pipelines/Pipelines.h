@@ -35,8 +35,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 LogicalResult verifyPipelineOptions(const PipelineOptions &options,
                                     std::string &message);
 
+/// Model functions -> their training functions `@f_grad`, still on
+/// tensors: rnn-autodiff and rnn-rematerialize.
+void buildTrainingFunctionPipeline(OpPassManager &pm,
+                                   const PipelineOptions &options);
 /// Model functions -> their training functions `@f_grad` -> LLVM dialect:
-/// rnn-autodiff followed by the infer pipeline.
+/// the training-function stage followed by the infer pipeline.
 void buildTrainPipeline(OpPassManager &pm, const PipelineOptions &options);
 /// Every function of rnn ops (model or training) -> LLVM dialect.
 void buildInferPipeline(OpPassManager &pm, const PipelineOptions &options);
