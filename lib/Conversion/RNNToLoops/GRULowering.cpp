@@ -86,31 +86,35 @@ static void emitGRUSteps(KernelBuilder &k, const GRUSteps &s) {
   k.freeScratch();
 }
 
-LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
-                                     PatternRewriter &rewriter,
-                                     int64_t vectorWidth) {
-  auto op = cast<GRUFwdOp>(operation);
+/// Lowers rnn.gru_fwd or rnn.gru_replay (see lowerSteps of the LSTM).
+template <typename OpTy>
+static LogicalResult lowerSteps(Operation *operation, PatternRewriter &rewriter,
+                                int64_t vectorWidth) {
+  auto op = cast<OpTy>(operation);
+  GRUSteps steps{op.getX(),      op.getIsInit(), op.getH0(),
+                 op.getWeightIh(), op.getWeightHh(), op.getBiasIh(),
+                 op.getBiasHh(), op.getY(),      op.getGates(),
+                 op.getHnProj()};
+  if constexpr (std::is_same_v<OpTy, GRUFwdOp>)
+    steps.hN = op.getHN();
+  else
+    steps.replay = true;
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  emitGRUSteps(k, {op.getX(), op.getIsInit(), op.getH0(), op.getWeightIh(),
-                   op.getWeightHh(), op.getBiasIh(), op.getBiasHh(), op.getY(),
-                   op.getGates(), op.getHnProj(), op.getHN(),
-                   /*replay=*/false});
+  emitGRUSteps(k, steps);
   rewriter.eraseOp(op);
   return success();
 }
 
-LogicalResult mlir::rnn::lowerGRUReplay(Operation *operation,
+LogicalResult mlir::rnn::lowerGRUFwd(Operation *op, PatternRewriter &rewriter,
+                                     int64_t vectorWidth) {
+  return lowerSteps<GRUFwdOp>(op, rewriter, vectorWidth);
+}
+
+LogicalResult mlir::rnn::lowerGRUReplay(Operation *op,
                                         PatternRewriter &rewriter,
                                         int64_t vectorWidth) {
-  auto op = cast<GRUReplayOp>(operation);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  emitGRUSteps(k, {op.getX(), op.getIsInit(), op.getH0(), op.getWeightIh(),
-                   op.getWeightHh(), op.getBiasIh(), op.getBiasHh(), op.getY(),
-                   op.getGates(), op.getHnProj(), Value(), /*replay=*/true});
-  rewriter.eraseOp(op);
-  return success();
+  return lowerSteps<GRUReplayOp>(op, rewriter, vectorWidth);
 }
 
 LogicalResult mlir::rnn::lowerGRUBwd(Operation *operation,
@@ -164,17 +168,10 @@ LogicalResult mlir::rnn::lowerGRUBwd(Operation *operation,
   });
   k.copy(dh, op.getGradH0());
 
-  Value hIn = k.alloc({T, B, H}, "h_in");
-  k.stateInputs(op.getY(), op.getH0(), isInit, hIn);
-  Value dInput2d = k.flatten(dInput), dHidden2d = k.flatten(dHidden);
-  k.matmul(dInput2d, op.getWeightIh(), k.flatten(op.getGradX()), false, false,
-           false);
-  k.matmul(dInput2d, k.flatten(op.getX()), op.getGradWeightIh(), true, false,
-           false);
-  k.matmul(dHidden2d, k.flatten(hIn), op.getGradWeightHh(), true, false,
-           false);
-  k.sumRows(dInput2d, op.getGradBiasIh());
-  k.sumRows(dHidden2d, op.getGradBiasHh());
+  k.projectionGradients({dInput, dHidden, op.getX(), op.getWeightIh(),
+                         op.getY(), op.getH0(), isInit, op.getGradX(),
+                         op.getGradWeightIh(), op.getGradWeightHh(),
+                         op.getGradBiasIh(), op.getGradBiasHh()});
   k.freeScratch();
   rewriter.eraseOp(op);
   return success();

@@ -237,3 +237,20 @@ void KernelBuilder::stateInputs(Value sequence, Value initial, Value isInit,
     store(zeroIf(load(isInit, {t, batch}), prev), dst, iv);
   });
 }
+
+void KernelBuilder::projectionGradients(const ProjectionGradients &g) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(g.y.getType()).getShape();
+  Value hIn = alloc(shape, "h_in");
+  stateInputs(g.y, g.h0, g.isInit, hIn);
+  bool shared = g.dHidden == g.dInput;
+  Value dInput = flatten(g.dInput);
+  Value dHidden = shared ? dInput : flatten(g.dHidden);
+  matmul(dInput, g.weightIh, flatten(g.gradX), false, false, false);
+  matmul(dInput, flatten(g.x), g.gradWeightIh, true, false, false);
+  matmul(dHidden, flatten(hIn), g.gradWeightHh, true, false, false);
+  sumRows(dInput, g.gradBiasIh);
+  if (shared)
+    copy(g.gradBiasIh, g.gradBiasHh);
+  else
+    sumRows(dHidden, g.gradBiasHh);
+}

@@ -81,6 +81,17 @@ public:
   /// bias[j] = sum_r rows[r, j] of a [R, J] buffer (fixed order over r).
   void sumRows(Value rows, Value bias);
 
+  /// What the backward kernels compute after their time loop: from the
+  /// gradients of the input and hidden projections over all steps
+  /// ([T, B, G*H] each; the same buffer for LSTM), grad_x, the weight
+  /// gradients as GEMMs over all steps (grad_weight_hh against the reset
+  /// state entering each step), and the bias gradients as column sums.
+  struct ProjectionGradients {
+    Value dInput, dHidden, x, weightIh, y, h0, isInit;
+    Value gradX, gradWeightIh, gradWeightHh, gradBiasIh, gradBiasHh;
+  };
+  void projectionGradients(const ProjectionGradients &g);
+
 private:
   /// Whether `index` moves along the innermost induction variable of the
   /// current vectorized loop (it is that variable plus a constant).

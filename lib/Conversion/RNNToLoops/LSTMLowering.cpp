@@ -102,32 +102,38 @@ static void emitLSTMSteps(KernelBuilder &k, const LSTMSteps &s) {
   k.freeScratch();
 }
 
-LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
-                                      PatternRewriter &rewriter,
-                                      int64_t vectorWidth) {
-  auto op = cast<LSTMFwdOp>(operation);
+/// Lowers rnn.lstm_fwd or rnn.lstm_replay, which share their operands up
+/// to the forward's extra destinations.
+template <typename OpTy>
+static LogicalResult lowerSteps(Operation *operation, PatternRewriter &rewriter,
+                                int64_t vectorWidth) {
+  auto op = cast<OpTy>(operation);
+  LSTMSteps steps{op.getX(),        op.getIsInit(),   op.getH0(),
+                  op.getC0(),       op.getWeightIh(), op.getWeightHh(),
+                  op.getBiasIh(),   op.getBiasHh(),   op.getY(),
+                  op.getCells(),    op.getGates()};
+  if constexpr (std::is_same_v<OpTy, LSTMFwdOp>) {
+    steps.hN = op.getHN();
+    steps.cN = op.getCN();
+  } else {
+    steps.replay = true;
+  }
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  emitLSTMSteps(k, {op.getX(), op.getIsInit(), op.getH0(), op.getC0(),
-                    op.getWeightIh(), op.getWeightHh(), op.getBiasIh(),
-                    op.getBiasHh(), op.getY(), op.getCells(), op.getGates(),
-                    op.getHN(), op.getCN(), /*replay=*/false});
+  emitLSTMSteps(k, steps);
   rewriter.eraseOp(op);
   return success();
 }
 
-LogicalResult mlir::rnn::lowerLSTMReplay(Operation *operation,
+LogicalResult mlir::rnn::lowerLSTMFwd(Operation *op, PatternRewriter &rewriter,
+                                      int64_t vectorWidth) {
+  return lowerSteps<LSTMFwdOp>(op, rewriter, vectorWidth);
+}
+
+LogicalResult mlir::rnn::lowerLSTMReplay(Operation *op,
                                          PatternRewriter &rewriter,
                                          int64_t vectorWidth) {
-  auto op = cast<LSTMReplayOp>(operation);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  emitLSTMSteps(k, {op.getX(), op.getIsInit(), op.getH0(), op.getC0(),
-                    op.getWeightIh(), op.getWeightHh(), op.getBiasIh(),
-                    op.getBiasHh(), op.getY(), op.getCells(), op.getGates(),
-                    Value(), Value(), /*replay=*/true});
-  rewriter.eraseOp(op);
-  return success();
+  return lowerSteps<LSTMReplayOp>(op, rewriter, vectorWidth);
 }
 
 LogicalResult mlir::rnn::lowerLSTMBwd(Operation *operation,
@@ -185,16 +191,11 @@ LogicalResult mlir::rnn::lowerLSTMBwd(Operation *operation,
   k.copy(dh, op.getGradH0());
   k.copy(dc, op.getGradC0());
 
-  Value hIn = k.alloc({T, B, H}, "h_in");
-  k.stateInputs(op.getY(), op.getH0(), isInit, hIn);
-  Value dgates2d = k.flatten(dgates);
-  k.matmul(dgates2d, op.getWeightIh(), k.flatten(op.getGradX()), false, false,
-           false);
-  k.matmul(dgates2d, k.flatten(op.getX()), op.getGradWeightIh(), true, false,
-           false);
-  k.matmul(dgates2d, k.flatten(hIn), op.getGradWeightHh(), true, false, false);
-  k.sumRows(dgates2d, op.getGradBiasIh());
-  k.copy(op.getGradBiasIh(), op.getGradBiasHh());
+  // The input and hidden projections share their pre-activations.
+  k.projectionGradients({dgates, dgates, op.getX(), op.getWeightIh(),
+                         op.getY(), op.getH0(), isInit, op.getGradX(),
+                         op.getGradWeightIh(), op.getGradWeightHh(),
+                         op.getGradBiasIh(), op.getGradBiasHh()});
   k.freeScratch();
   rewriter.eraseOp(op);
   return success();
