@@ -82,48 +82,41 @@ Value Differentiator::cotangent(Value value) {
 }
 
 void Differentiator::emitBackward(Operation *kernel) {
-  Location loc = kernel->getLoc();
-  SmallVector<Value> operands;
-  auto addInits = [&](ValueRange likes) {
-    for (Value like : likes) {
-      auto type = cast<RankedTensorType>(like.getType());
-      operands.push_back(tensor::EmptyOp::create(
-          builder, loc, type.getShape(), type.getElementType()));
-    }
-  };
-
+  // The primals whose gradients the backward kernel writes, and its inputs:
+  // forward inputs, saved values, cotangents of the forward's results.
+  SmallVector<Value> primals, operands;
   if (auto fwd = dyn_cast<LSTMFwdOp>(kernel)) {
-    SmallVector<Value> primals = {fwd.getX(),       fwd.getH0(),
-                                  fwd.getC0(),      fwd.getWeightIh(),
-                                  fwd.getWeightHh(), fwd.getBiasIh(),
-                                  fwd.getBiasHh()};
+    primals = {fwd.getX(),        fwd.getH0(),       fwd.getC0(),
+               fwd.getWeightIh(), fwd.getWeightHh(), fwd.getBiasIh(),
+               fwd.getBiasHh()};
     operands = {fwd.getX(),        fwd.getIsInit(),   fwd.getH0(),
                 fwd.getC0(),       fwd.getWeightIh(), fwd.getWeightHh(),
                 fwd.getResult(0),  fwd.getResult(3),  fwd.getResult(4),
                 cotangent(fwd.getResult(0)), cotangent(fwd.getResult(1)),
                 cotangent(fwd.getResult(2))};
-    addInits(primals);
-    SmallVector<Type> types = llvm::map_to_vector(
-        primals, [](Value v) { return v.getType(); });
-    auto bwd = LSTMBwdOp::create(builder, loc, types, operands);
-    for (auto [value, gradient] : llvm::zip(primals, bwd.getResults()))
-      accumulate(value, gradient);
-    return;
+  } else {
+    auto gru = cast<GRUFwdOp>(kernel);
+    primals = {gru.getX(),        gru.getH0(),     gru.getWeightIh(),
+               gru.getWeightHh(), gru.getBiasIh(), gru.getBiasHh()};
+    operands = {gru.getX(),       gru.getIsInit(),   gru.getH0(),
+                gru.getWeightIh(), gru.getWeightHh(), gru.getResult(0),
+                gru.getResult(2), gru.getResult(3),
+                cotangent(gru.getResult(0)), cotangent(gru.getResult(1))};
   }
 
-  auto fwd = cast<GRUFwdOp>(kernel);
-  SmallVector<Value> primals = {fwd.getX(),        fwd.getH0(),
-                                fwd.getWeightIh(), fwd.getWeightHh(),
-                                fwd.getBiasIh(),   fwd.getBiasHh()};
-  operands = {fwd.getX(),       fwd.getIsInit(),   fwd.getH0(),
-              fwd.getWeightIh(), fwd.getWeightHh(), fwd.getResult(0),
-              fwd.getResult(2), fwd.getResult(3),
-              cotangent(fwd.getResult(0)), cotangent(fwd.getResult(1))};
-  addInits(primals);
-  SmallVector<Type> types =
-      llvm::map_to_vector(primals, [](Value v) { return v.getType(); });
-  auto bwd = GRUBwdOp::create(builder, loc, types, operands);
-  for (auto [value, gradient] : llvm::zip(primals, bwd.getResults()))
+  Location loc = kernel->getLoc();
+  SmallVector<Type> types;
+  for (Value primal : primals) {
+    auto type = cast<RankedTensorType>(primal.getType());
+    types.push_back(type);
+    operands.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                               type.getElementType()));
+  }
+  Operation *bwd =
+      isa<LSTMFwdOp>(kernel)
+          ? LSTMBwdOp::create(builder, loc, types, operands).getOperation()
+          : GRUBwdOp::create(builder, loc, types, operands).getOperation();
+  for (auto [value, gradient] : llvm::zip(primals, bwd->getResults()))
     accumulate(value, gradient);
 }
 

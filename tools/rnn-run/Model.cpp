@@ -25,7 +25,7 @@ int64_t NamedTensor::numElements() const {
 }
 
 OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
-                                                 const ModelShape &s) {
+                                       const ModelShape &s) {
   OpBuilder b(&context);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -135,25 +135,26 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
 }
 
 LogicalResult readSignature(func::FuncOp func, Signature &signature,
-                                      std::string &error) {
+                            std::string &error) {
   FunctionType type = func.getFunctionType();
   signature = Signature();
-  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+  auto read = [&](StringRef what, unsigned i, DictionaryAttr attrs, Type t,
+                  std::vector<NamedTensor> &into) {
     NamedTensor tensor;
-    if (failed(readNamed(func.getArgAttrDict(i), type.getInput(i), tensor,
-                         error, "argument #" + std::to_string(i) + " of @" +
-                                    func.getName().str())))
+    std::string where = (what + " #" + Twine(i) + " of @" + func.getName()).str();
+    if (failed(readNamed(attrs, t, tensor, error, where)))
       return failure();
-    signature.args.push_back(std::move(tensor));
-  }
-  for (unsigned i = 0; i < type.getNumResults(); ++i) {
-    NamedTensor tensor;
-    if (failed(readNamed(func.getResultAttrDict(i), type.getResult(i), tensor,
-                         error, "result #" + std::to_string(i) + " of @" +
-                                    func.getName().str())))
+    into.push_back(std::move(tensor));
+    return success();
+  };
+  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+    if (failed(read("argument", i, func.getArgAttrDict(i), type.getInput(i),
+                    signature.args)))
       return failure();
-    signature.results.push_back(std::move(tensor));
-  }
+  for (unsigned i = 0; i < type.getNumResults(); ++i)
+    if (failed(read("result", i, func.getResultAttrDict(i), type.getResult(i),
+                    signature.results)))
+      return failure();
   return success();
 }
 
