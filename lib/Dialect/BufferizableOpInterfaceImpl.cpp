@@ -55,6 +55,10 @@ void mlir::rnn::registerBufferizableOpInterfaceExternalModels(
     rnn::LSTMBwdOp::attachInterface<KernelOpInterface<rnn::LSTMBwdOp>>(*ctx);
     rnn::GRUFwdOp::attachInterface<KernelOpInterface<rnn::GRUFwdOp>>(*ctx);
     rnn::GRUBwdOp::attachInterface<KernelOpInterface<rnn::GRUBwdOp>>(*ctx);
+    rnn::LSTMChunkedBwdOp::attachInterface<
+        KernelOpInterface<rnn::LSTMChunkedBwdOp>>(*ctx);
+    rnn::GRUChunkedBwdOp::attachInterface<
+        KernelOpInterface<rnn::GRUChunkedBwdOp>>(*ctx);
     rnn::LSTMReplayOp::attachInterface<KernelOpInterface<rnn::LSTMReplayOp>>(
         *ctx);
     rnn::GRUReplayOp::attachInterface<KernelOpInterface<rnn::GRUReplayOp>>(

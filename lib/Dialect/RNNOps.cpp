@@ -19,7 +19,7 @@ using namespace mlir::rnn;
 
 namespace {
 /// A symbolic dimension of the recurrence.
-enum class Dim { T, B, I, H, GH };
+enum class Dim { T, B, I, H, GH, Chunks };
 
 /// What one operand or result must look like.
 struct ValueSpec {
@@ -55,6 +55,8 @@ static StringRef dimName(Dim dim) {
     return "hidden size";
   case Dim::GH:
     return "gate rows";
+  case Dim::Chunks:
+    return "chunk count";
   }
   llvm_unreachable("unknown dim");
 }
@@ -64,16 +66,22 @@ static std::string dimsString(ArrayRef<Dim> dims) {
   for (auto [i, d] : llvm::enumerate(dims)) {
     if (i)
       s += ", ";
-    s += d == Dim::T ? "T" : d == Dim::B ? "B" : d == Dim::I ? "I"
-                         : d == Dim::H ? "H" : "G*H";
+    s += d == Dim::T        ? "T"
+         : d == Dim::B      ? "B"
+         : d == Dim::I      ? "I"
+         : d == Dim::H      ? "H"
+         : d == Dim::Chunks ? "ceil(T/K)"
+                            : "G*H";
   }
   return s + "]";
 }
 
 /// Checks every spec: static shape, rank, element type, and each dimension
-/// against the one it must equal. `numGates` is 4 (LSTM) or 3 (GRU).
+/// against the one it must equal. `numGates` is 4 (LSTM) or 3 (GRU);
+/// `chunk` is the chunk length K of checkpointed kernels.
 static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
-                                      ArrayRef<ValueSpec> specs) {
+                                      ArrayRef<ValueSpec> specs,
+                                      std::optional<int64_t> chunk = {}) {
   const ValueSpec *x = nullptr, *weightHh = nullptr;
   for (const ValueSpec &spec : specs) {
     auto shaped = dyn_cast<ShapedType>(spec.type);
@@ -115,6 +123,10 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
   ArrayRef<int64_t> xShape = cast<ShapedType>(x->type).getShape();
   ArrayRef<int64_t> whhShape = cast<ShapedType>(weightHh->type).getShape();
   int64_t hidden = whhShape[1];
+  if (chunk && *chunk > xShape[0])
+    return op->emitOpError() << "chunk " << *chunk
+                             << " exceeds the sequence length " << xShape[0]
+                             << " of x";
   auto expected = [&](Dim dim) -> std::pair<int64_t, StringRef> {
     switch (dim) {
     case Dim::T:
@@ -127,6 +139,8 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
       return {hidden, "weight_hh"};
     case Dim::GH:
       return {numGates * hidden, "weight_hh"};
+    case Dim::Chunks:
+      return {llvm::divideCeil(xShape[0], *chunk), "x"};
     }
     llvm_unreachable("unknown dim");
   };
@@ -137,6 +151,11 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
       auto [want, source] = expected(dim);
       if (shape[axis] == want)
         continue;
+      if (dim == Dim::Chunks)
+        return op->emitOpError()
+               << "chunk count " << shape[axis] << " of " << spec.name
+               << " != " << want << " (sequence length " << xShape[0]
+               << " of x in chunks of " << *chunk << ")";
       if (dim == Dim::GH)
         return op->emitOpError()
                << "gate rows " << shape[axis] << " of " << spec.name
@@ -197,7 +216,7 @@ static SpecList cellInputs(OpTy op) {
       .addMask("is_init", op.getIsInit())
       .add("h0", op.getH0(), {Dim::B, Dim::H});
   if constexpr (llvm::is_one_of<OpTy, LSTMOp, LSTMFwdOp, LSTMBwdOp,
-                                LSTMReplayOp>::value)
+                                LSTMChunkedBwdOp, LSTMReplayOp>::value)
     l.add("c0", op.getC0(), {Dim::B, Dim::H});
   l.add("weight_ih", op.getWeightIh(), {Dim::GH, Dim::I})
       .add("weight_hh", op.getWeightHh(), {Dim::GH, Dim::H});
@@ -238,8 +257,9 @@ LogicalResult LSTMFwdOp::verify() {
       .add("h_n", getHN(), {Dim::B, Dim::H})
       .add("c_n", getCN(), {Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
-      .add("cells", getCells(), {Dim::T, Dim::B, Dim::H});
-  return verifyRecurrence(*this, 4, l.specs);
+      .add("cells", getCells(),
+           {getChunk() ? Dim::Chunks : Dim::T, Dim::B, Dim::H});
+  return verifyRecurrence(*this, 4, l.specs, getChunk());
 }
 
 LogicalResult LSTMBwdOp::verify() {
@@ -270,7 +290,7 @@ LogicalResult GRUFwdOp::verify() {
       .add("h_n", getHN(), {Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
-  return verifyRecurrence(*this, 3, l.specs);
+  return verifyRecurrence(*this, 3, l.specs, getChunk());
 }
 
 LogicalResult GRUBwdOp::verify() {
@@ -289,6 +309,41 @@ LogicalResult GRUBwdOp::verify() {
       .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
       .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
   return verifyRecurrence(*this, 3, l.specs);
+}
+
+LogicalResult LSTMChunkedBwdOp::verify() {
+  if (failed(verifyKernelForm(*this, kNumInits)))
+    return failure();
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("cells", getCells(), {Dim::Chunks, Dim::B, Dim::H})
+      .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
+      .add("grad_h_n", getGradHN(), {Dim::B, Dim::H})
+      .add("grad_c_n", getGradCN(), {Dim::B, Dim::H})
+      .add("grad_x", getGradX(), {Dim::T, Dim::B, Dim::I})
+      .add("grad_h0", getGradH0(), {Dim::B, Dim::H})
+      .add("grad_c0", getGradC0(), {Dim::B, Dim::H})
+      .add("grad_weight_ih", getGradWeightIh(), {Dim::GH, Dim::I})
+      .add("grad_weight_hh", getGradWeightHh(), {Dim::GH, Dim::H})
+      .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
+      .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
+  return verifyRecurrence(*this, 4, l.specs, getChunk());
+}
+
+LogicalResult GRUChunkedBwdOp::verify() {
+  if (failed(verifyKernelForm(*this, kNumInits)))
+    return failure();
+  SpecList l = cellInputs(*this);
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
+      .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
+      .add("grad_h_n", getGradHN(), {Dim::B, Dim::H})
+      .add("grad_x", getGradX(), {Dim::T, Dim::B, Dim::I})
+      .add("grad_h0", getGradH0(), {Dim::B, Dim::H})
+      .add("grad_weight_ih", getGradWeightIh(), {Dim::GH, Dim::I})
+      .add("grad_weight_hh", getGradWeightHh(), {Dim::GH, Dim::H})
+      .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
+      .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
+  return verifyRecurrence(*this, 3, l.specs, getChunk());
 }
 
 LogicalResult LSTMReplayOp::verify() {

@@ -4,8 +4,8 @@
 
 // convert-rnn-to-loops on bufferized kernels: per layer one hoisted input
 // GEMM, an scf.for over time holding the recurrent GEMM and the fused gate
-// math in scf.parallel, and for the backward a reversed time loop followed
-// by the weight and input GEMMs over all steps. The three runs check the
+// math in scf.parallel, and for the backward a reversed time loop whose
+// steps also run the weight and input GEMMs of the step. The three runs check the
 // inference functions with scalar bodies, the training functions, and
 // vector-width=4. Shapes: T = 6, B = 2, I = 3, H = 4 (LSTM 4H = 16, GRU
 // 3H = 12).
@@ -28,42 +28,48 @@
 // CHECK-DAG: [[GATES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "gates"} : memref<6x2x16xf32>
 // CHECK-DAG: [[CELLS:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "cells"} : memref<6x2x4xf32>
 // CHECK-DAG: [[XP:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "xproj"} : memref<6x2x16xf32>
-// CHECK: [[XP2:%[[:alnum:]_]+]] = memref.collapse_shape [[XP]] {{\[\[}}0, 1], [2]] : memref<6x2x16xf32> into memref<12x16xf32>
 // CHECK: [[X2:%[[:alnum:]_]+]] = memref.collapse_shape [[X]] {{\[\[}}0, 1], [2]] : memref<6x2x3xf32> into memref<12x3xf32>
+// CHECK: [[XP2:%[[:alnum:]_]+]] = memref.collapse_shape [[XP]] {{\[\[}}0, 1], [2]] : memref<6x2x16xf32> into memref<12x16xf32>
 // CHECK: linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs([[XP2]] : memref<12x16xf32>)
 // CHECK-NEXT: linalg.matmul indexing_maps = {{\[}}[[MK]], [[NK]], [[MN]]] ins([[X2]], [[WI]] : memref<12x3xf32>, memref<16x3xf32>) outs([[XP2]] : memref<12x16xf32>)
 // CHECK-NOT: linalg.matmul
 // CHECK: [[STEPS:%[[:alnum:]_]+]] = arith.constant 6 : index
 // CHECK-NOT: linalg.matmul
-// CHECK: scf.for [[T:%[[:alnum:]_]+]] = {{%[[:alnum:]_]+}} to [[STEPS]] step
-//   Reset of the state where is_init[t, b].
+// CHECK: scf.for [[I:%[[:alnum:]_]+]] = {{%[[:alnum:]_]+}} to [[STEPS]] step
+// CHECK-NEXT: [[T:%[[:alnum:]_]+]] = arith.addi {{%[[:alnum:]_]+}}, [[I]] : index
+//   Step t's views: its row of the input projection and of every output.
+// CHECK-NEXT: [[XPT:%[[:alnum:]_]+]] = memref.subview [[XP]]{{\[}}[[I]], 0, 0] [1, 2, 16]
+// CHECK-NEXT: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]{{\[}}[[T]], 0, 0] [1, 2, 16]
+// CHECK-NEXT: [[CT:%[[:alnum:]_]+]] = memref.subview [[CELLS]]{{\[}}[[T]], 0, 0] [1, 2, 4]
+// CHECK-NEXT: [[YT:%[[:alnum:]_]+]] = memref.subview [[Y]]{{\[}}[[T]], 0, 0] [1, 2, 4]
+// CHECK-NOT: linalg.matmul
 // CHECK: scf.parallel
 // CHECK: [[RESET:%[[:alnum:]_]+]] = memref.load [[R]]{{\[}}[[T]], {{%[[:alnum:]_]+}}] : memref<6x2xi1>
 // CHECK: arith.select [[RESET]],
 // CHECK: scf.reduce
-//   The recurrent GEMM of the step.
+//   The recurrent GEMM of step t.
 // CHECK: linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs([[PRE:%[[:alnum:]_]+]] : memref<2x16xf32>)
 // CHECK-NEXT: linalg.matmul indexing_maps = {{\[}}[[MK]], [[NK]], [[MN]]] ins([[H:%[[:alnum:]_]+]], [[WH]] : memref<2x4xf32>, memref<16x4xf32>) outs([[PRE]] : memref<2x16xf32>)
-//   The fused gate math: i, f, o through exp (sigmoid), g and c through tanh.
+//   The fused gate math, storing what the step saves.
 // CHECK: scf.parallel
-// CHECK-DAG: memref.load [[XP]]{{\[}}[[T]],
+// CHECK-DAG: memref.load [[XPT]]
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.tanh
 // CHECK-DAG: math.tanh
 // CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[H]]
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[Y]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[CELLS]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GATES]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GATES]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GATES]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GATES]]{{\[}}[[T]],
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[YT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[CT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
 // CHECK-NOT: math.tanh
 // CHECK: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: }
-//   After the loop: h_n, c_n copied out, scratch freed, no GEMM.
+//   After the loop: the final state, and the scratch is freed.
 // CHECK-NOT: linalg.matmul
 // CHECK: memref.store {{%[[:alnum:]_]+}}, [[HN]]
 // CHECK: memref.store {{%[[:alnum:]_]+}}, [[CN]]
@@ -80,8 +86,9 @@
 // TRAIN-SAME: [[WI:%[[:alnum:]_]+]]: memref<16x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<16x4xf32>,
 // TRAIN: [[CELLS:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "cells"} : memref<6x2x4xf32>
 // TRAIN: scf.for
+// TRAIN: [[CT:%[[:alnum:]_]+]] = memref.subview [[CELLS]]
 // TRAIN: math.tanh
-// TRAIN: memref.store {{%[[:alnum:]_]+}}, [[CELLS]]
+// TRAIN: memref.store {{%[[:alnum:]_]+}}, [[CT]]
 //   The phase marker, between the forward and the backward loops.
 // TRAIN: [[ONE:%[[:alnum:]_]+]] = arith.constant 1 : i64
 // TRAIN-NEXT: call @rnnrt_begin_phase([[ONE]]) : (i64) -> ()
@@ -89,7 +96,13 @@
 // TRAIN-DAG: [[GX:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_x"} : memref<6x2x3xf32>
 // TRAIN-DAG: [[GWI:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_weight_ih"} : memref<16x3xf32>
 // TRAIN-DAG: [[GWH:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_weight_hh"} : memref<16x4xf32>
-// TRAIN-DAG: [[DG:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dgates"} : memref<6x2x16xf32>
+// TRAIN-DAG: [[GBI:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_bias_ih"} : memref<16xf32>
+// TRAIN-DAG: [[DG:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dgates"} : memref<2x16xf32>
+// TRAIN-DAG: [[HIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "h_in"} : memref<2x4xf32>
+//   The weight and bias gradients are sums over the steps, zeroed first.
+// TRAIN: memref.store {{%[[:alnum:]_]+}}, [[GWI]]
+// TRAIN: memref.store {{%[[:alnum:]_]+}}, [[GWH]]
+// TRAIN: memref.store {{%[[:alnum:]_]+}}, [[GBI]]
 //   Time runs backwards: t = T - 1 - i.
 // TRAIN: scf.for [[I:%[[:alnum:]_]+]] =
 // TRAIN-NEXT: [[LAST:%[[:alnum:]_]+]] = arith.constant 5 : index
@@ -97,27 +110,28 @@
 // TRAIN-NOT: linalg.matmul
 // TRAIN: scf.parallel
 // TRAIN-DAG: math.tanh
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]{{\[}}[[T]],
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]{{\[}}[[T]],
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]{{\[}}[[T]],
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]{{\[}}[[T]],
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[HIN]]
 // TRAIN: scf.reduce
-//   One GEMM per step: the recurrent gradient from dgates[t].
-// TRAIN: [[DGT:%[[:alnum:]_]+]] = memref.subview [[DG]]{{\[}}[[T]], 0, 0] [1, 2, 16] [1, 1, 1]
+//   Every GEMM of the backward is per step, on dgates of step t: the
+//   recurrent gradient, grad_x[t], and the step's share of the weight
+//   gradients (accumulated: no fill before them).
 // TRAIN-NOT: linalg.matmul
-// TRAIN: linalg.matmul ins([[DGT]], [[WH]] : memref<2x16xf32, strided<[16, 1], offset: ?>>, memref<16x4xf32>)
-// TRAIN-NOT: linalg.matmul
-// TRAIN: scf.reduce
-// TRAIN-NEXT: }
-// TRAIN-NEXT: }
-//   After the loop: grad_x, grad_weight_ih and grad_weight_hh as GEMMs over
-//   all T * B rows.
-// TRAIN: [[DG2:%[[:alnum:]_]+]] = memref.collapse_shape [[DG]] {{\[\[}}0, 1], [2]] : memref<6x2x16xf32> into memref<12x16xf32>
-// TRAIN: [[GX2:%[[:alnum:]_]+]] = memref.collapse_shape [[GX]] {{\[\[}}0, 1], [2]]
-// TRAIN: linalg.matmul ins([[DG2]], [[WI]] : memref<12x16xf32>, memref<16x3xf32>) outs([[GX2]] : memref<12x3xf32>)
-// TRAIN: [[X2:%[[:alnum:]_]+]] = memref.collapse_shape [[X]] {{\[\[}}0, 1], [2]]
-// TRAIN: linalg.matmul indexing_maps = {{\[}}[[KM]], [[KN]], [[MN]]] ins([[DG2]], [[X2]] : memref<12x16xf32>, memref<12x3xf32>) outs([[GWI]] : memref<16x3xf32>)
-// TRAIN: linalg.matmul indexing_maps = {{\[}}[[KM]], [[KN]], [[MN]]] ins([[DG2]], {{%[[:alnum:]_]+}} : memref<12x16xf32>, memref<12x4xf32>) outs([[GWH]] : memref<16x4xf32>)
+// TRAIN: linalg.matmul ins([[DG]], [[WH]] : memref<2x16xf32>, memref<16x4xf32>)
+// TRAIN: [[XT:%[[:alnum:]_]+]] = memref.subview [[X]]{{\[}}[[T]], 0, 0] [1, 2, 3]
+// TRAIN: [[GXT:%[[:alnum:]_]+]] = memref.subview [[GX]]{{\[}}[[T]], 0, 0] [1, 2, 3]
+// TRAIN: linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs([[GXT]]
+// TRAIN-NEXT: linalg.matmul ins([[DG]], [[WI]] : memref<2x16xf32>, memref<16x3xf32>) outs([[GXT]]
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{\[}}[[KM]], [[KN]], [[MN]]] ins([[DG]], [[XT]] : memref<2x16xf32>, memref<2x3xf32, {{.*}}>) outs([[GWI]] : memref<16x3xf32>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{\[}}[[KM]], [[KN]], [[MN]]] ins([[DG]], [[HIN]] : memref<2x16xf32>, memref<2x4xf32>) outs([[GWH]] : memref<16x4xf32>)
+//   The bias gradient: rows of dgates added in order.
+// TRAIN: scf.parallel
+// TRAIN: scf.for
+// TRAIN-NEXT: memref.load [[DG]]
+// TRAIN: memref.store {{%[[:alnum:]_]+}}, [[GBI]]
 // TRAIN-NOT: linalg.matmul
 // TRAIN: memref.dealloc [[DG]]
 // TRAIN: return
@@ -150,55 +164,56 @@ func.func @lstm(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 // CHECK-DAG: [[HNP:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "hn_proj"} : memref<6x2x4xf32>
 // CHECK: linalg.matmul {{.*}}ins({{%[[:alnum:]_]+}}, [[WI]] : memref<12x3xf32>, memref<12x3xf32>) outs({{%[[:alnum:]_]+}} : memref<12x12xf32>)
 // CHECK-NOT: linalg.matmul
-// CHECK: scf.for [[T:%[[:alnum:]_]+]] =
+// CHECK: scf.for [[I:%[[:alnum:]_]+]] =
+// CHECK-NEXT: [[T:%[[:alnum:]_]+]] = arith.addi {{%[[:alnum:]_]+}}, [[I]] : index
+// CHECK-NEXT: memref.subview
+// CHECK-NEXT: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]{{\[}}[[T]], 0, 0] [1, 2, 12]
+// CHECK-NEXT: [[HNT:%[[:alnum:]_]+]] = memref.subview [[HNP]]{{\[}}[[T]], 0, 0] [1, 2, 4]
+// CHECK-NEXT: [[YT:%[[:alnum:]_]+]] = memref.subview [[Y]]{{\[}}[[T]], 0, 0] [1, 2, 4]
 // CHECK: linalg.matmul {{.*}}ins({{%[[:alnum:]_]+}}, [[WH]] : memref<2x4xf32>, memref<12x4xf32>) outs({{%[[:alnum:]_]+}} : memref<2x12xf32>)
 // CHECK: scf.parallel
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.tanh
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[Y]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[HNP]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GATES]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GATES]]{{\[}}[[T]],
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GATES]]{{\[}}[[T]],
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[YT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[HNT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
 // CHECK: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NOT: linalg.matmul
 // CHECK: return [[Y]],
 
-// GRU backward: reversed loop with one GEMM (dhidden[t] W_hh); after it,
-// grad_x from the input-side gradients and the weight gradients, all over
-// T * B rows.
+// GRU backward: reversed loop whose steps write the gradients of the input
+// and hidden projections of step t and turn them into the recurrent
+// gradient (dhidden W_hh), grad_x[t] and the step's share of the weight
+// gradients.
 
 // TRAIN-LABEL: func.func @gru_grad(
 // TRAIN-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>, [[R:%[[:alnum:]_]+]]: memref<6x2xi1>,
 // TRAIN-SAME: {{%[[:alnum:]_]+}}: memref<2x4xf32>,
 // TRAIN-SAME: [[WI:%[[:alnum:]_]+]]: memref<12x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<12x4xf32>,
 // TRAIN: call @rnnrt_begin_phase(
-// TRAIN: [[DIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dxproj"} : memref<6x2x12xf32>
-// TRAIN-NEXT: [[DHID:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dhproj"} : memref<6x2x12xf32>
+// TRAIN: [[DIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dxproj"} : memref<2x12xf32>
+// TRAIN-NEXT: [[DHID:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dhproj"} : memref<2x12xf32>
+// TRAIN-NEXT: [[HIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "h_in"} : memref<2x4xf32>
 // TRAIN: scf.for [[I:%[[:alnum:]_]+]] =
 // TRAIN-NEXT: [[LAST:%[[:alnum:]_]+]] = arith.constant 5 : index
 // TRAIN-NEXT: [[T:%[[:alnum:]_]+]] = arith.subi [[LAST]], [[I]] : index
 // TRAIN-NOT: linalg.matmul
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]{{\[}}[[T]],
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]{{\[}}[[T]],
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]{{\[}}[[T]],
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]{{\[}}[[T]],
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]{{\[}}[[T]],
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]{{\[}}[[T]],
-// TRAIN: [[DHT:%[[:alnum:]_]+]] = memref.subview [[DHID]]{{\[}}[[T]], 0, 0]
-// TRAIN: linalg.matmul ins([[DHT]], [[WH]] :
-// TRAIN-NOT: linalg.matmul
-// TRAIN: scf.reduce
-// TRAIN-NEXT: }
-// TRAIN-NEXT: }
-// TRAIN: [[DIN2:%[[:alnum:]_]+]] = memref.collapse_shape [[DIN]]
-// TRAIN: [[DHID2:%[[:alnum:]_]+]] = memref.collapse_shape [[DHID]]
-// TRAIN: linalg.matmul ins([[DIN2]], [[WI]] : memref<12x12xf32>, memref<12x3xf32>) outs({{%[[:alnum:]_]+}} : memref<12x3xf32>)
-// TRAIN: linalg.matmul indexing_maps = {{.*}} ins([[DIN2]], {{%[[:alnum:]_]+}} : memref<12x12xf32>, memref<12x3xf32>) outs({{%[[:alnum:]_]+}} : memref<12x3xf32>)
-// TRAIN: linalg.matmul indexing_maps = {{.*}} ins([[DHID2]], {{%[[:alnum:]_]+}} : memref<12x12xf32>, memref<12x4xf32>) outs({{%[[:alnum:]_]+}} : memref<12x4xf32>)
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[HIN]]
+// TRAIN: linalg.matmul ins([[DHID]], [[WH]] :
+// TRAIN: linalg.matmul ins([[DIN]], [[WI]] : memref<2x12xf32>, memref<12x3xf32>) outs({{%[[:alnum:]_]+}} : memref<2x3xf32, {{.*}}>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{.*}} ins([[DIN]], {{%[[:alnum:]_]+}} : memref<2x12xf32>, memref<2x3xf32, {{.*}}>) outs({{%[[:alnum:]_]+}} : memref<12x3xf32>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{.*}} ins([[DHID]], [[HIN]] : memref<2x12xf32>, memref<2x4xf32>) outs({{%[[:alnum:]_]+}} : memref<12x4xf32>)
 // TRAIN-NOT: linalg.matmul
 // TRAIN: return
 
@@ -239,12 +254,12 @@ func.func @gru(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 // VEC: scf.parallel
 // VEC: math.exp {{%[[:alnum:]_]+}} : vector<4xf32>
 // VEC: math.tanh {{%[[:alnum:]_]+}} : vector<4xf32>
-// VEC: vector.store {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}{{\[}}[[T]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}] : memref<2x1x6xf32>, vector<4xf32>
+// VEC: vector.store {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}{{\[}}{{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}] : memref<1x6xf32, strided<[6, 1], offset: ?>>, vector<4xf32>
 // VEC: scf.reduce
 // VEC: scf.parallel
 // VEC: math.exp {{%[[:alnum:]_]+}} : f32
 // VEC: math.tanh {{%[[:alnum:]_]+}} : f32
-// VEC: memref.store {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}{{\[}}[[T]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}] : memref<2x1x6xf32>
+// VEC: memref.store {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}{{\[}}{{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}] : memref<1x6xf32, strided<[6, 1], offset: ?>>
 // VEC: scf.reduce
 // VEC: return
 func.func @lstm_wide(%x: tensor<2x1x2xf32>, %is_init: tensor<2x1xi1>,

@@ -22,6 +22,9 @@ class RNN_Op<string mnemonic, list<Trait> traits = []>
 // Kernel operands are tensors before bufferization and memrefs after.
 def RNN_TensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
 
+// Chunk length K of checkpointed kernels, in steps.
+def RNN_ChunkAttr : ConfinedAttr<I64Attr, [IntMinValue<1>]>;
+
 //===----------------------------------------------------------------------===//
 // Model level
 //===----------------------------------------------------------------------===//
@@ -129,6 +132,12 @@ def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
     step). These saved outputs carry their role in their name; a consumer
     that does not read them leaves stores that `rnn-dse` deletes.
 
+    With `chunk = K` (set by `rnn-rematerialize` under `policy=chunk:K`),
+    the kernel runs in chunks of K steps, the input projection computed per
+    chunk, and `cells` is `[ceil(T / K), B, H]`: entry `w` is the cell state
+    entering chunk `w` (before the reset mask; `c0` for chunk 0), all the
+    backward needs besides `y` to replay the chunk.
+
     ```mlir
     %y, %h_n, %c_n, %gates, %cells = rnn.lstm_fwd
         ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
@@ -146,8 +155,10 @@ def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
       RNN_TensorOrMemRef:$y, RNN_TensorOrMemRef:$hN, RNN_TensorOrMemRef:$cN,
-      RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$cells);
+      RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$cells,
+      OptionalAttr<RNN_ChunkAttr>:$chunk);
   let assemblyFormat = [{
+    (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `,`
       $biasIh `,` $biasHh `)`
     `outs` `(` $y `,` $hN `,` $cN `)`
@@ -227,6 +238,8 @@ def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
     Forward pass of one GRU layer (semantics of `rnn.gru`) writing, besides
     `y` and `h_n`, the saved values `gates` `[T, B, 3H]` (activated
     `r, z, n`) and `hn_proj` `[T, B, H]` (`W_hn h + b_hn` per step).
+    With `chunk = K` the input projection is computed per chunk of K steps;
+    `y` is all the backward of `rnn.gru_chunked_bwd` needs.
 
     ```mlir
     %y, %h_n, %gates, %hn = rnn.gru_fwd
@@ -245,8 +258,9 @@ def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
       RNN_TensorOrMemRef:$biasHh, RNN_TensorOrMemRef:$y,
       RNN_TensorOrMemRef:$hN, RNN_TensorOrMemRef:$gates,
-      RNN_TensorOrMemRef:$hnProj);
+      RNN_TensorOrMemRef:$hnProj, OptionalAttr<RNN_ChunkAttr>:$chunk);
   let assemblyFormat = [{
+    (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `,`
       $biasIh `,` $biasHh `)`
     `outs` `(` $y `,` $hN `)`
@@ -307,6 +321,118 @@ def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
   }];
   let extraClassDeclaration = kernelClassDecl # [{
     /// Roles of the destinations, in operand order.
+    static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
+      static const ::llvm::StringRef roles[] = {
+          "grad_x", "grad_h0", "grad_weight_ih", "grad_weight_hh",
+          "grad_bias_ih", "grad_bias_hh"};
+      return roles;
+    }
+  }];
+}
+
+def RNN_LSTMChunkedBwdOp : RNN_KernelOp<"lstm_chunked_bwd", 7> {
+  let summary = "LSTM backward kernel that replays each chunk of K steps";
+  let description = [{
+    Backward pass of one LSTM layer whose forward ran with `chunk = K` and
+    saved only `y` and the cell state entering each chunk (`cells`,
+    `[ceil(T / K), B, H]`). Chunks are taken last to first; each is replayed
+    from its checkpoint into K-step scratch (gates, cells, input
+    projection), with the forward's operations in the forward's order, and
+    then differentiated. The scratch is reused chunk after chunk, so the
+    backward holds K steps of gates instead of T. Gradients are bitwise
+    those of `rnn.lstm_bwd` on the saved values.
+
+    ```mlir
+    %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_chunked_bwd chunk(3)
+        ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
+        saved(y %y, cells %ck)
+        cotangents(%dy, %dhn, %dcn)
+        outs(%o0, %o1, %o2, %o3, %o4, %o5, %o6)
+        : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+          tensor<8x4x5xf32>, tensor<3x4x5xf32>,
+          tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+          tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
+        -> tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+           tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
+    ```
+  }];
+  let arguments = (ins RNN_ChunkAttr:$chunk, RNN_TensorOrMemRef:$x,
+      RNN_TensorOrMemRef:$isInit, RNN_TensorOrMemRef:$h0,
+      RNN_TensorOrMemRef:$c0, RNN_TensorOrMemRef:$weightIh,
+      RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
+      RNN_TensorOrMemRef:$biasHh, RNN_TensorOrMemRef:$y,
+      RNN_TensorOrMemRef:$cells, RNN_TensorOrMemRef:$gradY,
+      RNN_TensorOrMemRef:$gradHN, RNN_TensorOrMemRef:$gradCN,
+      RNN_TensorOrMemRef:$gradX, RNN_TensorOrMemRef:$gradH0,
+      RNN_TensorOrMemRef:$gradC0, RNN_TensorOrMemRef:$gradWeightIh,
+      RNN_TensorOrMemRef:$gradWeightHh, RNN_TensorOrMemRef:$gradBiasIh,
+      RNN_TensorOrMemRef:$gradBiasHh);
+  let assemblyFormat = [{
+    `chunk` `(` $chunk `)`
+    `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `,`
+      $biasIh `,` $biasHh `)`
+    `saved` `(` `y` $y `,` `cells` $cells `)`
+    `cotangents` `(` $gradY `,` $gradHN `,` $gradCN `)`
+    `outs` `(` $gradX `,` $gradH0 `,` $gradC0 `,` $gradWeightIh `,`
+      $gradWeightHh `,` $gradBiasIh `,` $gradBiasHh `)`
+    attr-dict `:` type(operands) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = kernelClassDecl # [{
+    static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
+      static const ::llvm::StringRef roles[] = {
+          "grad_x", "grad_h0", "grad_c0", "grad_weight_ih", "grad_weight_hh",
+          "grad_bias_ih", "grad_bias_hh"};
+      return roles;
+    }
+  }];
+}
+
+def RNN_GRUChunkedBwdOp : RNN_KernelOp<"gru_chunked_bwd", 6> {
+  let summary = "GRU backward kernel that replays each chunk of K steps";
+  let description = [{
+    Backward pass of one GRU layer from `y` alone: chunks of K steps are
+    taken last to first, replayed into K-step scratch (`gates`, `hn_proj`,
+    input projection) from the state `y` holds, and differentiated.
+    Gradients are bitwise those of `rnn.gru_bwd` on the saved values.
+
+    ```mlir
+    %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_chunked_bwd chunk(3)
+        ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+        saved(y %y)
+        cotangents(%dy, %dhn)
+        outs(%o0, %o1, %o2, %o3, %o4, %o5)
+        : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
+          tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
+          tensor<8x4x5xf32>,
+          tensor<8x4x5xf32>, tensor<4x5xf32>,
+          tensor<8x4x3xf32>, tensor<4x5xf32>,
+          tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
+        -> tensor<8x4x3xf32>, tensor<4x5xf32>,
+           tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
+    ```
+  }];
+  let arguments = (ins RNN_ChunkAttr:$chunk, RNN_TensorOrMemRef:$x,
+      RNN_TensorOrMemRef:$isInit, RNN_TensorOrMemRef:$h0,
+      RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
+      RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
+      RNN_TensorOrMemRef:$y, RNN_TensorOrMemRef:$gradY,
+      RNN_TensorOrMemRef:$gradHN, RNN_TensorOrMemRef:$gradX,
+      RNN_TensorOrMemRef:$gradH0, RNN_TensorOrMemRef:$gradWeightIh,
+      RNN_TensorOrMemRef:$gradWeightHh, RNN_TensorOrMemRef:$gradBiasIh,
+      RNN_TensorOrMemRef:$gradBiasHh);
+  let assemblyFormat = [{
+    `chunk` `(` $chunk `)`
+    `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `,`
+      $biasIh `,` $biasHh `)`
+    `saved` `(` `y` $y `)`
+    `cotangents` `(` $gradY `,` $gradHN `)`
+    `outs` `(` $gradX `,` $gradH0 `,` $gradWeightIh `,` $gradWeightHh `,`
+      $gradBiasIh `,` $gradBiasHh `)`
+    attr-dict `:` type(operands) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = kernelClassDecl # [{
     static ::llvm::ArrayRef<::llvm::StringRef> getInitRoles() {
       static const ::llvm::StringRef roles[] = {
           "grad_x", "grad_h0", "grad_weight_ih", "grad_weight_hh",

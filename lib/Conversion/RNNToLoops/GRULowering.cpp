@@ -1,25 +1,34 @@
-//===- GRULowering.cpp - rnn.gru_fwd / rnn.gru_bwd to loops ---------------===//
+//===- GRULowering.cpp - GRU kernels to loops -----------------------------===//
 //
-// Loops of the GRU kernels on buffers. Forward, per layer:
+// Loops of the GRU kernels on buffers. Forward, per layer, in chunks of K
+// steps (K = T unless the kernel is checkpointed):
 //
-//   xproj[T*B, 3H] = x[T*B, I] W_ih^T                      (one GEMM)
-//   for t:  h = reset[t] ? 0 : h                           (state in scratch)
+//   for each chunk [s, s + K):
+//     xproj[K*B, 3H] = x[s : s+K] W_ih^T                   (one GEMM)
+//     for t in the chunk:
+//           h = reset[t] ? 0 : h                           (state in scratch)
 //           pre[B, 3H] = h W_hh^T                          (GEMM)
 //           r, z = sigmoid(xproj + b_i + pre + b_h)        (gates r, z)
 //           hn = pre_n + b_hn ; n = tanh(xproj_n + b_in + r hn)
 //           h = (1 - z) n + z h
 //           y[t] = h ; saved: gates[t] = (r, z, n), hn_proj[t] = hn
 //
-// Backward walks t downwards with dh in scratch and writes two gradient
-// sequences: d(input projection) [T, B, 3H] for grad_x, grad_weight_ih and
-// grad_bias_ih, and d(hidden projection) [T, B, 3H] (whose n part is scaled
-// by r) for grad_weight_hh, grad_bias_hh and the recurrent gradient.
+// Backward walks t downwards with dh in scratch. Each step writes two
+// gradients: of the input projection [B, 3H] (for grad_x, grad_weight_ih,
+// grad_bias_ih) and of the hidden projection [B, 3H] (whose n part is scaled
+// by r; for grad_weight_hh, grad_bias_hh and the recurrent gradient), and
+// turns them at once into the step's share of every gradient. The gates
+// and hn_proj it reads come from the forward (rnn.gru_bwd) or, for
+// rnn.gru_chunked_bwd, from replaying each chunk from `y` into K-step
+// scratch, last chunk first.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
 
 #include "rnn/Dialect/RNNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
@@ -29,149 +38,259 @@ static int64_t dim(Value v, unsigned i) {
 }
 
 namespace {
-/// What the forward steps read and write; see LSTMSteps in LSTMLowering.cpp.
-struct GRUSteps {
+/// The inputs of a layer, shared by every GRU kernel.
+struct GRUInputs {
   Value x, isInit, h0, weightIh, weightHh, biasIh, biasHh;
-  Value y, gates, hnProj;
-  Value hN; // forward only
-  bool replay = false;
+  int64_t T = 0, B = 0, H = 0;
+
+  template <typename OpTy>
+  static GRUInputs of(OpTy op) {
+    GRUInputs in{op.getX(), op.getIsInit(), op.getH0(), op.getWeightIh(),
+                 op.getWeightHh()};
+    // The backward of saved values needs no bias.
+    if constexpr (!std::is_same_v<OpTy, GRUBwdOp>) {
+      in.biasIh = op.getBiasIh();
+      in.biasHh = op.getBiasHh();
+    }
+    in.T = dim(in.x, 0);
+    in.B = dim(in.x, 1);
+    in.H = dim(in.weightHh, 1);
+    return in;
+  }
+};
+
+/// Scratch of the forward steps: reset-masked state, recurrent
+/// pre-activations, and the input projection of one chunk.
+struct StepScratch {
+  Value h, pre, xproj;
+
+  StepScratch(KernelBuilder &k, const GRUInputs &in, int64_t chunk)
+      : h(k.alloc({in.B, in.H}, "h")),
+        pre(k.alloc({in.B, 3 * in.H}, "preact")),
+        xproj(k.alloc({chunk, in.B, 3 * in.H}, "xproj")) {}
+};
+
+/// Where one forward step reads its state and writes its results; `y` is
+/// null when the step only recomputes the saved values.
+struct StepIO {
+  Value hPrev;          // [B, H] state entering the step, before the mask
+  Value xproj;          // [B, 3H]
+  Value gates;          // [B, 3H]
+  Value hnProj;         // [B, H]
+  Value y;              // [B, H]
 };
 } // namespace
 
-static void emitGRUSteps(KernelBuilder &k, const GRUSteps &s) {
-  int64_t T = dim(s.x, 0), B = dim(s.x, 1), H = dim(s.weightHh, 1);
-  Value xproj = k.alloc({T, B, 3 * H}, "xproj");
-  k.matmul(k.flatten(s.x), s.weightIh, k.flatten(xproj),
-           /*transA=*/false, /*transB=*/true, /*accumulate=*/false);
-  Value h = k.alloc({B, H}, "h"), pre = k.alloc({B, 3 * H}, "preact");
-  if (!s.replay)
-    k.copy(s.h0, h);
-
-  k.forTime(T, /*reverse=*/false, [&](Value t) {
-    Value hPrev = s.replay ? k.previous(s.y, s.h0, t) : h;
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(s.isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(hPrev, iv)), h, iv);
-    });
-    k.matmul(h, s.weightHh, pre, false, true, false);
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value b = iv[0];
-      Value cols[] = {iv[1], k.addIndex(iv[1], H), k.addIndex(iv[1], 2 * H)};
-      auto inputPart = [&](int gate) {
-        return k.add(k.load(xproj, {t, b, cols[gate]}),
-                     k.load(s.biasIh, cols[gate]));
-      };
-      auto hiddenPart = [&](int gate) {
-        return k.add(k.load(pre, {b, cols[gate]}),
-                     k.load(s.biasHh, cols[gate]));
-      };
-      Value r = k.sigmoid(k.add(inputPart(0), hiddenPart(0)));
-      Value z = k.sigmoid(k.add(inputPart(1), hiddenPart(1)));
-      Value hn = hiddenPart(2);
-      Value n = k.tanh(k.add(inputPart(2), k.mul(r, hn)));
-      k.store(hn, s.hnProj, {t, b, iv[1]});
-      Value activations[] = {r, z, n};
-      for (auto [gate, value] : llvm::enumerate(activations))
-        k.store(value, s.gates, {t, b, cols[gate]});
-      if (s.replay)
-        return;
-      Value hOld = k.load(h, iv);
-      Value hNew = k.add(k.mul(k.sub(k.scalar(1.0), z), n), k.mul(z, hOld));
-      k.store(hNew, h, iv);
-      k.store(hNew, s.y, {t, b, iv[1]});
-    });
-  });
-  if (!s.replay)
-    k.copy(h, s.hN);
-  k.freeScratch();
+static Value projectChunk(KernelBuilder &k, const GRUInputs &in,
+                          const StepScratch &s, Value start, int64_t len) {
+  Value xproj = k.leading(s.xproj, len);
+  Value rows = k.flatten(k.steps(in.x, start, len));
+  k.matmul(rows, in.weightIh, k.flatten(xproj), /*transA=*/false,
+           /*transB=*/true, /*accumulate=*/false);
+  return xproj;
 }
 
-/// Lowers rnn.gru_fwd or rnn.gru_replay (see lowerSteps of the LSTM).
-template <typename OpTy>
-static LogicalResult lowerSteps(Operation *operation, PatternRewriter &rewriter,
-                                int64_t vectorWidth) {
-  auto op = cast<OpTy>(operation);
-  GRUSteps steps{op.getX(),      op.getIsInit(), op.getH0(),
-                 op.getWeightIh(), op.getWeightHh(), op.getBiasIh(),
-                 op.getBiasHh(), op.getY(),      op.getGates(),
-                 op.getHnProj()};
-  if constexpr (std::is_same_v<OpTy, GRUFwdOp>)
-    steps.hN = op.getHN();
-  else
-    steps.replay = true;
+/// One forward step t.
+static void emitStep(KernelBuilder &k, const GRUInputs &in,
+                     const StepScratch &s, Value t, const StepIO &io) {
+  int64_t B = in.B, H = in.H;
+  k.parallel({B, H}, [&](ValueRange iv) {
+    Value reset = k.load(in.isInit, {t, iv[0]});
+    k.store(k.zeroIf(reset, k.load(io.hPrev, iv)), s.h, iv);
+  });
+  k.matmul(s.h, in.weightHh, s.pre, false, true, false);
+  k.parallel({B, H}, [&](ValueRange iv) {
+    Value b = iv[0];
+    Value cols[] = {iv[1], k.addIndex(iv[1], H), k.addIndex(iv[1], 2 * H)};
+    auto inputPart = [&](int gate) {
+      return k.add(k.load(io.xproj, {b, cols[gate]}),
+                   k.load(in.biasIh, cols[gate]));
+    };
+    auto hiddenPart = [&](int gate) {
+      return k.add(k.load(s.pre, {b, cols[gate]}),
+                   k.load(in.biasHh, cols[gate]));
+    };
+    Value r = k.sigmoid(k.add(inputPart(0), hiddenPart(0)));
+    Value z = k.sigmoid(k.add(inputPart(1), hiddenPart(1)));
+    Value hn = hiddenPart(2);
+    Value n = k.tanh(k.add(inputPart(2), k.mul(r, hn)));
+    k.store(hn, io.hnProj, iv);
+    Value activations[] = {r, z, n};
+    for (auto [gate, value] : llvm::enumerate(activations))
+      k.store(value, io.gates, {b, cols[gate]});
+    if (!io.y)
+      return;
+    Value hOld = k.load(s.h, iv);
+    Value hNew = k.add(k.mul(k.sub(k.scalar(1.0), z), n), k.mul(z, hOld));
+    k.store(hNew, s.h, iv);
+    k.store(hNew, io.y, iv);
+  });
+}
+
+LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
+                                     PatternRewriter &rewriter,
+                                     int64_t vectorWidth) {
+  auto op = cast<GRUFwdOp>(operation);
+  GRUInputs in = GRUInputs::of(op);
+  int64_t chunk = op.getChunk().value_or(in.T);
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  emitGRUSteps(k, steps);
+  StepScratch s(k, in, chunk);
+  k.copy(in.h0, s.h);
+  k.forChunks(in.T, chunk, /*reverse=*/false, [&](Value start, int64_t len) {
+    Value xproj = projectChunk(k, in, s, start, len);
+    k.forTime(len, /*reverse=*/false, [&](Value i) {
+      Value t = arith::AddIOp::create(k.builder(), start, i);
+      emitStep(k, in, s, t,
+               {s.h, k.step(xproj, i), k.step(op.getGates(), t),
+                k.step(op.getHnProj(), t), k.step(op.getY(), t)});
+    });
+  });
+  k.copy(s.h, op.getHN());
+  k.freeScratch();
   rewriter.eraseOp(op);
   return success();
 }
 
-LogicalResult mlir::rnn::lowerGRUFwd(Operation *op, PatternRewriter &rewriter,
-                                     int64_t vectorWidth) {
-  return lowerSteps<GRUFwdOp>(op, rewriter, vectorWidth);
-}
-
-LogicalResult mlir::rnn::lowerGRUReplay(Operation *op,
+LogicalResult mlir::rnn::lowerGRUReplay(Operation *operation,
                                         PatternRewriter &rewriter,
                                         int64_t vectorWidth) {
-  return lowerSteps<GRUReplayOp>(op, rewriter, vectorWidth);
+  auto op = cast<GRUReplayOp>(operation);
+  GRUInputs in = GRUInputs::of(op);
+  rewriter.setInsertionPoint(op);
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
+  StepScratch s(k, in, in.T);
+  Value xproj = projectChunk(k, in, s, k.index(0), in.T);
+  k.forTime(in.T, /*reverse=*/false, [&](Value t) {
+    emitStep(k, in, s, t,
+             {k.previous(op.getY(), in.h0, t), k.step(xproj, t),
+              k.step(op.getGates(), t), k.step(op.getHnProj(), t)});
+  });
+  k.freeScratch();
+  rewriter.eraseOp(op);
+  return success();
+}
+
+namespace {
+/// Scratch of the backward steps.
+struct GradScratch {
+  Value dh, dhIn, dInput, dHidden, hIn;
+
+  GradScratch(KernelBuilder &k, const GRUInputs &in)
+      : dh(k.alloc({in.B, in.H}, "dh")), dhIn(k.alloc({in.B, in.H}, "dh_in")),
+        dInput(k.alloc({in.B, 3 * in.H}, "dxproj")),
+        dHidden(k.alloc({in.B, 3 * in.H}, "dhproj")),
+        hIn(k.alloc({in.B, in.H}, "h_in")) {}
+};
+} // namespace
+
+/// One backward step t of `op`, reading the step's gates and hn_proj
+/// ([B, 3H], [B, H]).
+template <typename OpTy>
+static void emitGradStep(KernelBuilder &k, const GRUInputs &in, OpTy op,
+                         const GradScratch &g, Value t, Value gates,
+                         Value hnProj) {
+  int64_t B = in.B, H = in.H;
+  Value hPrev = k.previous(op.getY(), in.h0, t);
+  k.parallel({B, H}, [&](ValueRange iv) {
+    Value b = iv[0];
+    Value reset = k.load(in.isInit, {t, b});
+    Value cols[] = {iv[1], k.addIndex(iv[1], H), k.addIndex(iv[1], 2 * H)};
+    Value r = k.load(gates, {b, cols[0]});
+    Value z = k.load(gates, {b, cols[1]});
+    Value n = k.load(gates, {b, cols[2]});
+    Value hn = k.load(hnProj, iv);
+    Value hIn = k.zeroIf(reset, k.load(hPrev, iv));
+    Value one = k.scalar(1.0);
+    Value dhT = k.add(k.load(g.dh, iv), k.load(op.getGradY(), {t, b, iv[1]}));
+    Value dN = k.mul(dhT, k.sub(one, z));
+    Value dZ = k.mul(dhT, k.sub(hIn, n));
+    Value daN = k.mul(dN, k.sub(one, k.mul(n, n)));
+    Value daR = k.mul(k.mul(daN, hn), k.mul(r, k.sub(one, r)));
+    Value daZ = k.mul(dZ, k.mul(z, k.sub(one, z)));
+    k.store(daR, g.dInput, {b, cols[0]});
+    k.store(daZ, g.dInput, {b, cols[1]});
+    k.store(daN, g.dInput, {b, cols[2]});
+    k.store(daR, g.dHidden, {b, cols[0]});
+    k.store(daZ, g.dHidden, {b, cols[1]});
+    k.store(k.mul(daN, r), g.dHidden, {b, cols[2]});
+    k.store(k.mul(dhT, z), g.dh, iv);
+    k.store(hIn, g.hIn, iv);
+  });
+  k.matmul(g.dHidden, in.weightHh, g.dhIn, false, false, false);
+  k.parallel({B, H}, [&](ValueRange iv) {
+    Value reset = k.load(in.isInit, {t, iv[0]});
+    Value sum = k.add(k.load(g.dh, iv), k.load(g.dhIn, iv));
+    k.store(k.zeroIf(reset, sum), g.dh, iv);
+  });
+  k.stepGradients({g.dInput, g.dHidden, k.step(in.x, t), g.hIn, in.weightIh,
+                   k.step(op.getGradX(), t), op.getGradWeightIh(),
+                   op.getGradWeightHh(), op.getGradBiasIh(),
+                   op.getGradBiasHh()});
+}
+
+/// Emits the backward of either kernel around `emitChunk(start, len)`,
+/// which emits the backward steps of one chunk, last chunk first.
+template <typename OpTy>
+static void emitBackward(
+    KernelBuilder &k, const GRUInputs &in, OpTy op, const GradScratch &g,
+    int64_t chunk, function_ref<void(Value start, int64_t len)> emitChunk) {
+  k.copy(op.getGradHN(), g.dh);
+  k.zero(op.getGradWeightIh());
+  k.zero(op.getGradWeightHh());
+  k.zero(op.getGradBiasIh());
+  k.zero(op.getGradBiasHh());
+  k.forChunks(in.T, chunk, /*reverse=*/true, emitChunk);
+  k.copy(g.dh, op.getGradH0());
 }
 
 LogicalResult mlir::rnn::lowerGRUBwd(Operation *operation,
                                      PatternRewriter &rewriter,
-                                      int64_t vectorWidth) {
+                                     int64_t vectorWidth) {
   auto op = cast<GRUBwdOp>(operation);
-  int64_t T = dim(op.getX(), 0), B = dim(op.getX(), 1);
-  int64_t H = dim(op.getWeightHh(), 1);
+  GRUInputs in = GRUInputs::of(op);
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  Value isInit = op.getIsInit(), gates = op.getGates(),
-        hnProj = op.getHnProj(), gradY = op.getGradY();
-
-  Value dInput = k.alloc({T, B, 3 * H}, "dxproj"),
-        dHidden = k.alloc({T, B, 3 * H}, "dhproj");
-  Value dh = k.alloc({B, H}, "dh"), dhIn = k.alloc({B, H}, "dh_in");
-  k.copy(op.getGradHN(), dh);
-
-  k.forTime(T, /*reverse=*/true, [&](Value t) {
-    Value hPrev = k.previous(op.getY(), op.getH0(), t);
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value b = iv[0];
-      Value reset = k.load(isInit, {t, b});
-      Value cols[] = {iv[1], k.addIndex(iv[1], H), k.addIndex(iv[1], 2 * H)};
-      Value r = k.load(gates, {t, b, cols[0]});
-      Value z = k.load(gates, {t, b, cols[1]});
-      Value n = k.load(gates, {t, b, cols[2]});
-      Value hn = k.load(hnProj, {t, b, iv[1]});
-      Value hIn = k.zeroIf(reset, k.load(hPrev, iv));
-      Value one = k.scalar(1.0);
-      Value dhT = k.add(k.load(dh, iv), k.load(gradY, {t, b, iv[1]}));
-      Value dN = k.mul(dhT, k.sub(one, z));
-      Value dZ = k.mul(dhT, k.sub(hIn, n));
-      Value daN = k.mul(dN, k.sub(one, k.mul(n, n)));
-      Value daR = k.mul(k.mul(daN, hn), k.mul(r, k.sub(one, r)));
-      Value daZ = k.mul(dZ, k.mul(z, k.sub(one, z)));
-      k.store(daR, dInput, {t, b, cols[0]});
-      k.store(daZ, dInput, {t, b, cols[1]});
-      k.store(daN, dInput, {t, b, cols[2]});
-      k.store(daR, dHidden, {t, b, cols[0]});
-      k.store(daZ, dHidden, {t, b, cols[1]});
-      k.store(k.mul(daN, r), dHidden, {t, b, cols[2]});
-      k.store(k.mul(dhT, z), dh, iv);
-    });
-    k.matmul(k.step(dHidden, t), op.getWeightHh(), dhIn, false, false, false);
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(isInit, {t, iv[0]});
-      Value sum = k.add(k.load(dh, iv), k.load(dhIn, iv));
-      k.store(k.zeroIf(reset, sum), dh, iv);
+  GradScratch g(k, in);
+  emitBackward(k, in, op, g, in.T, [&](Value start, int64_t len) {
+    k.forTime(len, /*reverse=*/true, [&](Value t) {
+      emitGradStep(k, in, op, g, t, k.step(op.getGates(), t),
+                   k.step(op.getHnProj(), t));
     });
   });
-  k.copy(dh, op.getGradH0());
+  k.freeScratch();
+  rewriter.eraseOp(op);
+  return success();
+}
 
-  k.projectionGradients({dInput, dHidden, op.getX(), op.getWeightIh(),
-                         op.getY(), op.getH0(), isInit, op.getGradX(),
-                         op.getGradWeightIh(), op.getGradWeightHh(),
-                         op.getGradBiasIh(), op.getGradBiasHh()});
+LogicalResult mlir::rnn::lowerGRUChunkedBwd(Operation *operation,
+                                            PatternRewriter &rewriter,
+                                            int64_t vectorWidth) {
+  auto op = cast<GRUChunkedBwdOp>(operation);
+  GRUInputs in = GRUInputs::of(op);
+  int64_t chunk = op.getChunk();
+  rewriter.setInsertionPoint(op);
+  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
+  // K steps of replay scratch, reused chunk after chunk.
+  StepScratch s(k, in, chunk);
+  Value gates = k.alloc({chunk, in.B, 3 * in.H}, "gates");
+  Value hnProj = k.alloc({chunk, in.B, in.H}, "hn_proj");
+  GradScratch g(k, in);
+  emitBackward(k, in, op, g, chunk, [&](Value start, int64_t len) {
+    // Replay the chunk from the states in y ...
+    Value xproj = projectChunk(k, in, s, start, len);
+    k.forTime(len, /*reverse=*/false, [&](Value i) {
+      Value t = arith::AddIOp::create(k.builder(), start, i);
+      emitStep(k, in, s, t,
+               {k.previous(op.getY(), in.h0, t), k.step(xproj, i),
+                k.step(gates, i), k.step(hnProj, i)});
+    });
+    // ... and differentiate it.
+    k.forTime(len, /*reverse=*/true, [&](Value i) {
+      Value t = arith::AddIOp::create(k.builder(), start, i);
+      emitGradStep(k, in, op, g, t, k.step(gates, i), k.step(hnProj, i));
+    });
+  });
   k.freeScratch();
   rewriter.eraseOp(op);
   return success();

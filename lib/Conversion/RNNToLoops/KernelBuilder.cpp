@@ -14,6 +14,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
@@ -212,45 +213,69 @@ void KernelBuilder::copy(Value src, Value dst) {
   parallel(shape, [&](ValueRange iv) { store(load(src, iv), dst, iv); });
 }
 
-void KernelBuilder::sumRows(Value rows, Value bias) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(rows.getType()).getShape();
-  Value zero = scalar(0.0);
-  parallel({shape[1]}, [&](ValueRange iv) { store(zero, bias, iv); });
-  forRange(shape[0], [&](Value r) {
-    parallel({shape[1]}, [&](ValueRange iv) {
-      store(add(load(bias, iv), load(rows, {r, iv[0]})), bias, iv);
+void KernelBuilder::zero(Value dst) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
+  parallel(shape, [&](ValueRange iv) { store(scalar(0.0), dst, iv); });
+}
+
+void KernelBuilder::addRows(Value rows, Value acc) {
+  int64_t numRows = cast<MemRefType>(rows.getType()).getDimSize(0);
+  int64_t numCols = cast<MemRefType>(rows.getType()).getDimSize(1);
+  parallel({numCols}, [&](ValueRange iv) {
+    forRange(numRows, [&](Value r) {
+      store(add(load(acc, iv), load(rows, {r, iv[0]})), acc, iv);
     });
   });
 }
 
-void KernelBuilder::stateInputs(Value sequence, Value initial, Value isInit,
-                                Value dst) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
-  parallel(shape, [&](ValueRange iv) {
-    Value t = iv[0], batch = iv[1], j = iv[2];
-    Value zero = index(0);
-    Value before =
-        arith::MaxSIOp::create(b, arith::SubIOp::create(b, t, index(1)), zero);
-    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, zero);
-    Value prev = arith::SelectOp::create(b, first, load(initial, {batch, j}),
-                                         load(sequence, {before, batch, j}));
-    store(zeroIf(load(isInit, {t, batch}), prev), dst, iv);
-  });
+Value KernelBuilder::steps(Value sequence, Value start, int64_t len) {
+  auto type = cast<MemRefType>(sequence.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (len == shape[0] && matchPattern(start, m_Zero()))
+    return sequence;
+  SmallVector<OpFoldResult> offsets = {start, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(len),
+                                     b.getIndexAttr(shape[1]),
+                                     b.getIndexAttr(shape[2])};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  return memref::SubViewOp::create(b, sequence, offsets, sizes, strides);
 }
 
-void KernelBuilder::projectionGradients(const ProjectionGradients &g) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(g.y.getType()).getShape();
-  Value hIn = alloc(shape, "h_in");
-  stateInputs(g.y, g.h0, g.isInit, hIn);
+Value KernelBuilder::leading(Value sequence, int64_t len) {
+  return steps(sequence, index(0), len);
+}
+
+void KernelBuilder::forChunks(int64_t steps, int64_t chunk, bool reverse,
+                              function_ref<void(Value start, int64_t len)> body) {
+  int64_t full = steps / chunk, rest = steps % chunk;
+  auto fullChunks = [&] {
+    if (full == 1)
+      return body(index(0), chunk);
+    if (full > 1)
+      forTime(full, reverse, [&](Value w) {
+        body(arith::MulIOp::create(b, w, index(chunk)), chunk);
+      });
+  };
+  auto shortChunk = [&] {
+    if (rest)
+      body(index(full * chunk), rest);
+  };
+  if (reverse) {
+    shortChunk();
+    fullChunks();
+  } else {
+    fullChunks();
+    shortChunk();
+  }
+}
+
+void KernelBuilder::stepGradients(const StepGradients &g) {
   bool shared = g.dHidden == g.dInput;
-  Value dInput = flatten(g.dInput);
-  Value dHidden = shared ? dInput : flatten(g.dHidden);
-  matmul(dInput, g.weightIh, flatten(g.gradX), false, false, false);
-  matmul(dInput, flatten(g.x), g.gradWeightIh, true, false, false);
-  matmul(dHidden, flatten(hIn), g.gradWeightHh, true, false, false);
-  sumRows(dInput, g.gradBiasIh);
-  if (shared)
-    copy(g.gradBiasIh, g.gradBiasHh);
-  else
-    sumRows(dHidden, g.gradBiasHh);
+  matmul(g.dInput, g.weightIh, g.gradXStep, false, false, false);
+  matmul(g.dInput, g.xStep, g.gradWeightIh, true, false, true);
+  matmul(g.dHidden, g.hIn, g.gradWeightHh, true, false, true);
+  addRows(g.dInput, g.gradBiasIh);
+  if (!shared)
+    addRows(g.dHidden, g.gradBiasHh);
 }

@@ -75,22 +75,33 @@ public:
               bool accumulate);
   /// dst = src, elementwise over a buffer of any rank.
   void copy(Value src, Value dst);
-  /// dst[t] = the state entering step t after the reset mask, for all t:
-  /// 0 where isInit[t, b], else sequence[t - 1] (initial at t = 0).
-  void stateInputs(Value sequence, Value initial, Value isInit, Value dst);
-  /// bias[j] = sum_r rows[r, j] of a [R, J] buffer (fixed order over r).
-  void sumRows(Value rows, Value bias);
+  /// dst = 0, elementwise over a buffer of any rank.
+  void zero(Value dst);
+  /// acc[j] += sum_r rows[r, j] of a [R, J] buffer, r in increasing order.
+  void addRows(Value rows, Value acc);
 
-  /// What the backward kernels compute after their time loop: from the
-  /// gradients of the input and hidden projections over all steps
-  /// ([T, B, G*H] each; the same buffer for LSTM), grad_x, the weight
-  /// gradients as GEMMs over all steps (grad_weight_hh against the reset
-  /// state entering each step), and the bias gradients as column sums.
-  struct ProjectionGradients {
-    Value dInput, dHidden, x, weightIh, y, h0, isInit;
-    Value gradX, gradWeightIh, gradWeightHh, gradBiasIh, gradBiasHh;
+  /// The [len, ...] view of steps [start, start + len) of a sequence.
+  Value steps(Value sequence, Value start, int64_t len);
+  /// The first `len` steps of a sequence (the sequence itself if all).
+  Value leading(Value sequence, int64_t len);
+  /// Runs `body(start, len)` over the chunks of K steps that cover T steps
+  /// (the last one shorter when K does not divide T), first to last or, if
+  /// `reverse`, last to first. Full chunks share one scf.for; the short
+  /// one is emitted on its own with its static length.
+  void forChunks(int64_t steps, int64_t chunk, bool reverse,
+                 function_ref<void(Value start, int64_t len)> body);
+
+  /// What the backward kernels compute after the gate gradients of step t:
+  /// from d(input projection) and d(hidden projection) ([B, G*H] each; the
+  /// same buffer for LSTM), grad_x[t] and the step's share of the weight
+  /// and bias gradients, accumulated step by step. The order of every sum
+  /// is fixed by the step order alone, so it is the same whichever way the
+  /// forward values reach the backward (saved, replayed, chunked).
+  struct StepGradients {
+    Value dInput, dHidden, xStep, hIn, weightIh;
+    Value gradXStep, gradWeightIh, gradWeightHh, gradBiasIh, gradBiasHh;
   };
-  void projectionGradients(const ProjectionGradients &g);
+  void stepGradients(const StepGradients &g);
 
 private:
   /// Whether `index` moves along the innermost induction variable of the
@@ -118,6 +129,10 @@ LogicalResult lowerGRUFwd(Operation *op, PatternRewriter &rewriter,
                           int64_t vectorWidth);
 LogicalResult lowerGRUBwd(Operation *op, PatternRewriter &rewriter,
                           int64_t vectorWidth);
+LogicalResult lowerLSTMChunkedBwd(Operation *op, PatternRewriter &rewriter,
+                                  int64_t vectorWidth);
+LogicalResult lowerGRUChunkedBwd(Operation *op, PatternRewriter &rewriter,
+                                 int64_t vectorWidth);
 LogicalResult lowerLSTMReplay(Operation *op, PatternRewriter &rewriter,
                               int64_t vectorWidth);
 LogicalResult lowerGRUReplay(Operation *op, PatternRewriter &rewriter,

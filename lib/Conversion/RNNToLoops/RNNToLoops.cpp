@@ -111,6 +111,10 @@ struct ConvertRNNToLoopsPass
     patterns.add<KernelLowering<LSTMBwdOp>>(ctx, lowerLSTMBwd, vectorWidth);
     patterns.add<KernelLowering<GRUFwdOp>>(ctx, lowerGRUFwd, vectorWidth);
     patterns.add<KernelLowering<GRUBwdOp>>(ctx, lowerGRUBwd, vectorWidth);
+    patterns.add<KernelLowering<LSTMChunkedBwdOp>>(ctx, lowerLSTMChunkedBwd,
+                                                   vectorWidth);
+    patterns.add<KernelLowering<GRUChunkedBwdOp>>(ctx, lowerGRUChunkedBwd,
+                                                  vectorWidth);
     patterns.add<KernelLowering<LSTMReplayOp>>(ctx, lowerLSTMReplay,
                                                vectorWidth);
     patterns.add<KernelLowering<GRUReplayOp>>(ctx, lowerGRUReplay,
