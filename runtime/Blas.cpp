@@ -26,6 +26,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace {
 
@@ -118,6 +119,27 @@ CBLAS_TRANSPOSE toCblas(bool transposed) {
   return transposed ? CblasTrans : CblasNoTrans;
 }
 
+/// C = alpha op(A) op(B) + beta C for a C of one row. OpenBLAS hands such
+/// products to its GEMV kernel, which sums in another order than its GEMM
+/// kernel; every row of a product must not depend on how many rows are
+/// computed with it (a chunk of one step of one sequence is one row of the
+/// input projection), so the row is computed twice, as a GEMM of two rows.
+void singleRow(float alpha, float beta, const Memref2D &A, bool transA,
+               const BlasOperand &b, const Memref2D &C, int64_t N, int64_t K) {
+  std::vector<float> a2(2 * K), c2(2 * N, 0.0f);
+  for (int64_t k = 0; k < K; ++k)
+    a2[k] = a2[K + k] = transA ? at(A, k, 0) : at(A, 0, k);
+  if (beta != 0.0f)
+    for (int64_t j = 0; j < N; ++j)
+      c2[j] = c2[N + j] = at(C, 0, j);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, toCblas(b.transposed), 2,
+              static_cast<int>(N), static_cast<int>(K), alpha, a2.data(),
+              static_cast<int>(K), b.ptr, static_cast<int>(b.ld), beta,
+              c2.data(), static_cast<int>(N));
+  for (int64_t j = 0; j < N; ++j)
+    at(C, 0, j) = c2[j];
+}
+
 /// Trims trailing whitespace from a C string returned by OpenBLAS.
 std::string trimmed(const char *s) {
   std::string r = s ? s : "";
@@ -153,6 +175,10 @@ extern "C" void _mlir_ciface_rnnrt_sgemm(int64_t transA, int64_t transB,
                 asBlasOperand(*C, /*trans=*/false, c);
   if (!blasOk) {
     gemmLoop(ta, tb, alpha, beta, *A, *B, *C, M, N, K);
+    return;
+  }
+  if (M == 1 && N > 1) {
+    singleRow(alpha, beta, *A, ta, b, *C, N, K);
     return;
   }
   if (!c.transposed) {

@@ -44,11 +44,8 @@ using namespace mlir;
 
 LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
                                          std::string &message) {
-  if (options.remat != "none" && options.remat != "gates") {
-    message = "unsupported remat policy '" + options.remat +
-              "' (available: none, gates)";
+  if (failed(parseRematPolicy(options.remat, message)))
     return failure();
-  }
   if (options.target != "cpu") {
     message = "unsupported target '" + options.target + "' (expected cpu)";
     return failure();
@@ -102,12 +99,35 @@ void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+rnn::PeakPredictor rnn::createPeakPredictor() {
+  PeakPredictor predictor;
+  predictor.predict = [](ModuleOp module) -> FailureOr<int64_t> {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    PassManager pm(module.getContext());
+    buildToBuffersPipeline(pm, PipelineOptions());
+    if (failed(pm.run(*copy)))
+      return failure();
+    int64_t peak = 0;
+    for (auto func : copy->getOps<func::FuncOp>())
+      if (auto bytes =
+              func->getAttrOfType<IntegerAttr>("rnn.predicted_peak_bytes"))
+        peak = std::max(peak, bytes.getInt());
+    return peak;
+  };
+  predictor.dependentDialects = [](DialectRegistry &registry) {
+    OpPassManager pm;
+    buildToBuffersPipeline(pm, PipelineOptions());
+    pm.getDependentDialects(registry);
+  };
+  return predictor;
+}
+
 void rnn::buildTrainingFunctionPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
   pm.addPass(rnn::createRNNAutodiffPass());
   RNNRematerializePassOptions remat;
   remat.policy = options.remat;
-  pm.addPass(rnn::createRNNRematerializePass(remat));
+  pm.addPass(rnn::createRNNRematerializePass(remat, createPeakPredictor()));
 }
 
 void rnn::buildTrainPipeline(OpPassManager &pm,

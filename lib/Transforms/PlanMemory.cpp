@@ -87,6 +87,12 @@ struct RNNPlanMemoryPass
 
     llvm::raw_ostream &os = llvm::outs();
     os << "memory plan of @" << func.getName() << "\n";
+    if (auto remat = func->getAttrOfType<StringAttr>("rnn.remat")) {
+      os << "  remat " << remat.getValue();
+      if (auto budget = func->getAttrOfType<IntegerAttr>("rnn.remat_budget"))
+        os << " (chosen under budget " << budget.getInt() << " bytes)";
+      os << "\n";
+    }
     for (auto [info, offset] : llvm::zip(liveness.getBuffers(), offsets)) {
       std::string range =
           llvm::formatv("[{0}, {1}]", info.allocIndex,

@@ -1,15 +1,25 @@
 //===- Rematerialize.cpp - rnn-rematerialize ------------------------------===//
 //
 // Chooses, per backward kernel, where the values it reads come from: saved
-// by the forward, or recomputed by a replay kernel (see Passes.td).
+// by the forward, recomputed by a replay kernel over all steps, or replayed
+// chunk by chunk from checkpoints (see Passes.td).
+//
+// The budget policy ranks plans by a cost model: FLOPs recomputed (a replay
+// of the forward: the input projection, the recurrent GEMM and the gate
+// math of every step) plus, per chunk, the packing of W_ih that a separate
+// input-projection GEMM costs. Bytes come from the memory planner itself,
+// run by the injected peak predictor on a copy of the module with the
+// plan applied, so the peak a plan is chosen for is the peak it gets.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Dialect/RNNOps.h"
 #include "rnn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace mlir {
 namespace rnn {
@@ -20,6 +30,64 @@ namespace rnn {
 
 using namespace mlir;
 using namespace mlir::rnn;
+
+//===----------------------------------------------------------------------===//
+// Policies
+//===----------------------------------------------------------------------===//
+
+std::string RematPlan::str() const {
+  switch (kind) {
+  case Kind::None:
+    return "none";
+  case Kind::Gates:
+    return "gates";
+  case Kind::Chunk:
+    return "chunk:" + std::to_string(chunk);
+  }
+  llvm_unreachable("unknown plan");
+}
+
+FailureOr<RematPolicy> mlir::rnn::parseRematPolicy(StringRef policyText,
+                                                   std::string &message) {
+  StringRef text = policyText;
+  auto number = [&](StringRef digits, StringRef what) -> FailureOr<int64_t> {
+    int64_t value;
+    if (digits.getAsInteger(10, value) || value < 1) {
+      message = "bad remat policy '" + policyText.str() + "': " + what.str() +
+                " must be a positive integer";
+      return failure();
+    }
+    return value;
+  };
+  RematPolicy policy;
+  if (text == "none")
+    return policy;
+  if (text == "gates") {
+    policy.plan.kind = RematPlan::Kind::Gates;
+    return policy;
+  }
+  if (text.consume_front("chunk:")) {
+    FailureOr<int64_t> k = number(text, "K");
+    if (failed(k))
+      return failure();
+    policy.plan = {RematPlan::Kind::Chunk, *k};
+    return policy;
+  }
+  if (text.consume_front("budget:")) {
+    FailureOr<int64_t> bytes = number(text, "BYTES");
+    if (failed(bytes))
+      return failure();
+    policy.budget = *bytes;
+    return policy;
+  }
+  message = "unknown remat policy '" + policyText.str() +
+            "' (expected none, gates, chunk:K or budget:BYTES)";
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Rewrites
+//===----------------------------------------------------------------------===//
 
 static Value emptyLike(OpBuilder &b, Location loc, Value like) {
   auto type = cast<RankedTensorType>(like.getType());
@@ -71,31 +139,243 @@ static void replayGates(GRUBwdOp bwd, RewriterBase &rewriter) {
   });
 }
 
+/// Replaces `fwd` by the same kernel running in chunks of `chunk` steps
+/// (its cells destination, for LSTM, shrunk to one checkpoint per chunk).
+template <typename FwdOp>
+static FwdOp chunkForward(FwdOp fwd, int64_t chunk, RewriterBase &rewriter) {
+  rewriter.setInsertionPoint(fwd);
+  SmallVector<Value> operands(fwd->getOperands());
+  if constexpr (std::is_same_v<FwdOp, LSTMFwdOp>) {
+    auto cellsType = cast<RankedTensorType>(fwd.getCells().getType());
+    SmallVector<int64_t> shape(cellsType.getShape());
+    int64_t steps = cast<RankedTensorType>(fwd.getX().getType()).getDimSize(0);
+    shape[0] = llvm::divideCeil(steps, chunk);
+    operands.back() = tensor::EmptyOp::create(rewriter, fwd.getLoc(), shape,
+                                              cellsType.getElementType());
+  }
+  SmallVector<Type> types;
+  for (unsigned i = 0; i < FwdOp::kNumInits; ++i)
+    types.push_back(operands[operands.size() - FwdOp::kNumInits + i].getType());
+  auto chunked = FwdOp::create(rewriter, fwd.getLoc(), types, operands);
+  chunked.setChunk(chunk);
+  // The saved values keep no reader: the chunked backward replaces theirs.
+  for (auto [oldResult, newResult] :
+       llvm::zip(fwd->getResults(), chunked->getResults()))
+    if (oldResult.getType() == newResult.getType())
+      rewriter.replaceAllUsesWith(oldResult, newResult);
+  return chunked;
+}
+
+static void checkpoint(LSTMBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
+  auto fwd = bwd.getGates().getDefiningOp<LSTMFwdOp>();
+  if (!fwd)
+    return;
+  LSTMFwdOp chunked = chunkForward(fwd, chunk, rewriter);
+  rewriter.setInsertionPoint(bwd);
+  SmallVector<Value> operands = {
+      chunked.getX(),        chunked.getIsInit(),   chunked.getH0(),
+      chunked.getC0(),       chunked.getWeightIh(), chunked.getWeightHh(),
+      chunked.getBiasIh(),   chunked.getBiasHh(),   bwd.getY(),
+      chunked.getResult(4),  bwd.getGradY(),        bwd.getGradHN(),
+      bwd.getGradCN()};
+  llvm::append_range(operands, bwd.getDpsInits());
+  auto replacement = LSTMChunkedBwdOp::create(rewriter, bwd.getLoc(),
+                                              bwd->getResultTypes(), operands);
+  replacement.setChunk(chunk);
+  rewriter.replaceOp(bwd, replacement);
+  rewriter.eraseOp(fwd);
+}
+
+static void checkpoint(GRUBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
+  auto fwd = bwd.getGates().getDefiningOp<GRUFwdOp>();
+  if (!fwd)
+    return;
+  GRUFwdOp chunked = chunkForward(fwd, chunk, rewriter);
+  rewriter.setInsertionPoint(bwd);
+  SmallVector<Value> operands = {
+      chunked.getX(),      chunked.getIsInit(),   chunked.getH0(),
+      chunked.getWeightIh(), chunked.getWeightHh(), chunked.getBiasIh(),
+      chunked.getBiasHh(), bwd.getY(),            bwd.getGradY(),
+      bwd.getGradHN()};
+  llvm::append_range(operands, bwd.getDpsInits());
+  auto replacement = GRUChunkedBwdOp::create(rewriter, bwd.getLoc(),
+                                             bwd->getResultTypes(), operands);
+  replacement.setChunk(chunk);
+  rewriter.replaceOp(bwd, replacement);
+  rewriter.eraseOp(fwd);
+}
+
+/// The sequence length read by a backward kernel.
+static int64_t stepsOf(Operation *bwd) {
+  return cast<ShapedType>(bwd->getOperand(0).getType()).getDimSize(0);
+}
+
+void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
+  if (plan.kind == RematPlan::Kind::None)
+    return;
+  IRRewriter rewriter(module.getContext());
+  SmallVector<Operation *> kernels;
+  module.walk([&](Operation *op) {
+    if (isa<LSTMBwdOp, GRUBwdOp>(op))
+      kernels.push_back(op);
+  });
+  for (Operation *op : kernels) {
+    auto func = op->getParentOfType<func::FuncOp>();
+    // K beyond T is one chunk of T steps.
+    int64_t chunk = std::min(plan.chunk, stepsOf(op));
+    if (plan.kind == RematPlan::Kind::Gates) {
+      if (auto lstm = dyn_cast<LSTMBwdOp>(op))
+        replayGates(lstm, rewriter);
+      else
+        replayGates(cast<GRUBwdOp>(op), rewriter);
+    } else if (auto lstm = dyn_cast<LSTMBwdOp>(op)) {
+      checkpoint(lstm, chunk, rewriter);
+    } else {
+      checkpoint(cast<GRUBwdOp>(op), chunk, rewriter);
+    }
+    func->setAttr("rnn.remat", rewriter.getStringAttr(plan.str()));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Cost model
+//===----------------------------------------------------------------------===//
+
+/// FLOPs a replay of the forward of `fwd` recomputes: both GEMMs of every
+/// step and the gate math (about 10 operations per gate element).
+static double replayFlops(Operation *fwd) {
+  auto x = cast<ShapedType>(fwd->getOperand(0).getType());
+  bool lstm = isa<LSTMFwdOp>(fwd);
+  auto weightHh =
+      cast<ShapedType>(fwd->getOperand(lstm ? 5 : 4).getType());
+  double T = x.getDimSize(0), B = x.getDimSize(1), I = x.getDimSize(2);
+  double G = weightHh.getDimSize(0), H = weightHh.getDimSize(1);
+  return T * B * (2.0 * G * (I + H) + 10.0 * G);
+}
+
+double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan) {
+  if (plan.kind == RematPlan::Kind::None)
+    return 0;
+  double cost = 0;
+  module.walk([&](Operation *op) {
+    if (!isa<LSTMFwdOp, GRUFwdOp>(op))
+      return;
+    cost += replayFlops(op);
+    if (plan.kind != RematPlan::Kind::Chunk)
+      return;
+    // Packing W_ih for each chunk's input-projection GEMM, in the forward
+    // and in the replay.
+    auto weightIh = cast<ShapedType>(op->getOperand(isa<LSTMFwdOp>(op) ? 4 : 3)
+                                         .getType());
+    int64_t steps = cast<ShapedType>(op->getOperand(0).getType()).getDimSize(0);
+    double chunks = llvm::divideCeil(steps, std::min(plan.chunk, steps));
+    cost += 2 * chunks * 2.0 * weightIh.getNumElements();
+  });
+  return cost;
+}
+
+/// The plans the budget policy considers: saving everything, replaying
+/// the gates, and chunks of 1, 2, 4, ... steps up to the longest sequence.
+static SmallVector<RematPlan> candidatePlans(ModuleOp module) {
+  int64_t longest = 1;
+  module.walk([&](Operation *op) {
+    if (isa<LSTMBwdOp, GRUBwdOp>(op))
+      longest = std::max(longest, stepsOf(op));
+  });
+  SmallVector<RematPlan> plans = {{RematPlan::Kind::None, 0},
+                                  {RematPlan::Kind::Gates, 0}};
+  for (int64_t k = 1; k < longest; k *= 2)
+    plans.push_back({RematPlan::Kind::Chunk, k});
+  plans.push_back({RematPlan::Kind::Chunk, longest});
+  return plans;
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
 namespace {
 struct RNNRematerializePass
     : public rnn::impl::RNNRematerializePassBase<RNNRematerializePass> {
   using RNNRematerializePassBase::RNNRematerializePassBase;
 
+  RNNRematerializePass(const RNNRematerializePassOptions &options,
+                       PeakPredictor predictor)
+      : RNNRematerializePassBase(options), predictor(std::move(predictor)) {}
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    RNNRematerializePassBase::getDependentDialects(registry);
+    if (predictor.dependentDialects)
+      predictor.dependentDialects(registry);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    StringRef value = policy;
-    if (value == "none")
-      return;
-    if (value.starts_with("chunk:") || value.starts_with("budget:")) {
-      module.emitError() << "rnn-rematerialize: policy '" << value
-                         << "' is not implemented yet (available: none, "
-                            "gates)";
+    std::string message;
+    FailureOr<RematPolicy> parsed = parseRematPolicy(policy, message);
+    if (failed(parsed)) {
+      module.emitError() << "rnn-rematerialize: " << message;
       return signalPassFailure();
     }
-    if (value != "gates") {
-      module.emitError() << "rnn-rematerialize: unknown policy '" << value
-                         << "' (expected none, gates, chunk:K or "
-                            "budget:BYTES)";
-      return signalPassFailure();
-    }
-    IRRewriter rewriter(&getContext());
-    module.walk([&](LSTMBwdOp bwd) { replayGates(bwd, rewriter); });
-    module.walk([&](GRUBwdOp bwd) { replayGates(bwd, rewriter); });
+    if (!parsed->budget)
+      return applyRematPlan(module, parsed->plan);
+    if (failed(applyBudget(module, *parsed->budget)))
+      signalPassFailure();
   }
+
+  /// Applies the cheapest candidate plan whose predicted peak fits.
+  LogicalResult applyBudget(ModuleOp module, int64_t budget) {
+    if (!predictor.predict)
+      return module.emitError()
+             << "rnn-rematerialize: policy=budget needs the memory planner "
+                "(run it from rnn-opt or rnn-run)";
+    std::optional<std::pair<RematPlan, int64_t>> best, smallest;
+    double bestCost = 0;
+    for (const RematPlan &plan : candidatePlans(module)) {
+      OwningOpRef<ModuleOp> copy = module.clone();
+      applyRematPlan(*copy, plan);
+      FailureOr<int64_t> peak = predictor.predict(*copy);
+      if (failed(peak))
+        return module.emitError()
+               << "rnn-rematerialize: could not plan the memory of "
+               << plan.str();
+      if (!smallest || *peak < smallest->second)
+        smallest = {plan, *peak};
+      if (*peak > budget)
+        continue;
+      double cost = rematCost(module, plan);
+      if (!best || cost < bestCost) {
+        best = {plan, *peak};
+        bestCost = cost;
+      }
+    }
+    if (!best)
+      return module.emitError()
+             << "rnn-rematerialize: no plan fits budget:" << budget
+             << "; the smallest feasible budget is " << smallest->second
+             << " bytes (" << smallest->first.str() << ")";
+    applyRematPlan(module, best->first);
+    Builder b(module.getContext());
+    module.walk([&](func::FuncOp func) {
+      bool trains = false;
+      func.walk([&](Operation *op) {
+        trains |= isa<LSTMBwdOp, GRUBwdOp, LSTMChunkedBwdOp, GRUChunkedBwdOp>(
+            op);
+      });
+      if (!trains)
+        return;
+      func->setAttr("rnn.remat", b.getStringAttr(best->first.str()));
+      func->setAttr("rnn.remat_budget", b.getI64IntegerAttr(budget));
+    });
+    return success();
+  }
+
+  PeakPredictor predictor;
 };
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::rnn::createRNNRematerializePass(const RNNRematerializePassOptions &options,
+                                      PeakPredictor predictor) {
+  return std::make_unique<RNNRematerializePass>(options, std::move(predictor));
+}

@@ -6,8 +6,8 @@
 // RUN: FileCheck %s --input-file=%t.none.mlir --check-prefix=NOREPLAY
 // RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-rematerialize="policy=gates" | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-rematerialize="policy=gates" --rnn-rematerialize="policy=gates" | FileCheck %s
-// RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=chunk:4" 2>&1 | FileCheck %s --check-prefix=CHUNK
-// RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=budget:1048576" 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=chunk:0" 2>&1 | FileCheck %s --check-prefix=CHUNK0
+// RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=budget:lots" 2>&1 | FileCheck %s --check-prefix=BUDGETX
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
 
 // rnn-rematerialize runs on the output of rnn-autodiff. Under policy=none
@@ -18,16 +18,17 @@
 // forward saved (y, and cells for LSTM), the backward reads them from the
 // replay and is tagged rnn.remat = "gates"; the forward kernel still writes
 // its saved outputs (rnn-dse deletes them after lowering). Running the pass
-// twice gives the same IR (second gates RUN line). chunk:K and budget:BYTES
-// are not implemented and fail with a diagnostic.
+// twice gives the same IR (second gates RUN line); the training function
+// records the policy as rnn.remat. Malformed policies fail with a
+// diagnostic. chunk:K and budget:BYTES: rematerialize-chunk.mlir and
+// rematerialize-budget.mlir.
 
 // NOREPLAY-NOT: _replay
 // NOREPLAY-NOT: rnn.remat
 
-// CHUNK: error: rnn-rematerialize: policy 'chunk:4' is not implemented yet (available: none, gates)
-// CHUNK-NOT: rnn.lstm_replay
-// BUDGET: error: rnn-rematerialize: policy 'budget:1048576' is not implemented yet (available: none, gates)
-// BOGUS: error: rnn-rematerialize: unknown policy 'bogus' (expected none, gates, chunk:K or budget:BYTES)
+// CHUNK0: error: rnn-rematerialize: bad remat policy 'chunk:0': K must be a positive integer
+// BUDGETX: error: rnn-rematerialize: bad remat policy 'budget:lots': BYTES must be a positive integer
+// BOGUS: error: rnn-rematerialize: unknown remat policy 'bogus' (expected none, gates, chunk:K or budget:BYTES)
 
 // A 1-layer LSTM: the replay takes the forward's inputs (x, is_init, h0,
 // c0, both weights and both biases) and the states y and cells, and writes

@@ -433,9 +433,12 @@ int main(int argc, char **argv) {
   if (failed(toBuffers.run(*module)))
     fail("compilation failed", 1);
   std::optional<int64_t> predictedPeak;
-  if (auto attr = module->lookupSymbol(entryName)->getAttrOfType<IntegerAttr>(
-          "rnn.predicted_peak_bytes"))
+  if (auto attr = entry->getAttrOfType<IntegerAttr>("rnn.predicted_peak_bytes"))
     predictedPeak = attr.getInt();
+  // The plan the remat policy chose (the policy itself unless a budget).
+  std::string rematPlan = train ? remat.getValue() : std::string("none");
+  if (auto attr = entry->getAttrOfType<StringAttr>("rnn.remat"))
+    rematPlan = attr.getValue().str();
   PassManager toLLVM(&context);
   mlir::rnn::buildLoopsToLLVMPipeline(toLLVM);
   if (failed(toLLVM.run(*module)))
@@ -540,6 +543,7 @@ int main(int argc, char **argv) {
         {"target", target},
         {"mode", mode},
         {"remat", remat},
+        {"remat_plan", rematPlan},
         {"cell", cellName},
         {"shape", llvm::json::Object{{"T", shape.seqLen},
                                      {"B", shape.batch},
@@ -576,9 +580,12 @@ int main(int argc, char **argv) {
     return llvm::formatv("{0:f2} MiB", bytes / (1024.0 * 1024.0)).str();
   };
   llvm::outs() << llvm::formatv(
-      "{0} {1} on {2}: T={3} B={4} I={5} H={6} L={7}\n", cellName, mode,
+      "{0} {1} on {2}: T={3} B={4} I={5} H={6} L={7}", cellName, mode,
       target, shape.seqLen, shape.batch, shape.inputSize, shape.hiddenSize,
       shape.layers);
+  if (train)
+    llvm::outs() << ", remat " << rematPlan;
+  llvm::outs() << "\n";
   llvm::outs() << llvm::formatv(
       "  step   {0:f3} ms median ({1:f3} .. {2:f3}) over {3} iters; "
       "fwd {4:f3} ms, bwd {5:f3} ms; {6:f2} GFLOP/s\n",

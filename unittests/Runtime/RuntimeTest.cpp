@@ -384,6 +384,37 @@ TEST(RuntimeGemm, AllTransposeCombinationsDense) {
   }
 }
 
+// The rows of a product must not depend on how many rows are computed
+// together: remat policies compute the input projection in chunks of steps
+// and must agree bitwise with one product over all steps.
+TEST(RuntimeGemm, RowsDoNotDependOnTheRowsBesideThem) {
+  std::mt19937 rng(7);
+  const int64_t shapes[][2] = {{5, 28}, {13, 84}, {256, 1024}};
+  const int64_t M = 12;
+  for (const auto &shape : shapes) {
+    int64_t K = shape[0], N = shape[1];
+    Stored A = rowMajor(M, K, K, 0, rng);
+    Stored W = rowMajor(N, K, K, 0, rng);
+    Stored whole = rowMajor(M, N, N, 0, rng);
+    _mlir_ciface_rnnrt_sgemm(0, 1, 1.0f, 0.0f, &A.desc, &W.desc, &whole.desc);
+    for (int64_t rows : {1, 3, 5}) {
+      Stored parts = rowMajor(M, N, N, 0, rng);
+      for (int64_t first = 0; first < M; first += rows) {
+        StridedMemRefType<float, 2> a = A.desc, c = parts.desc;
+        a.sizes[0] = c.sizes[0] = std::min(rows, M - first);
+        a.offset = first * K;
+        c.offset = first * N;
+        _mlir_ciface_rnnrt_sgemm(0, 1, 1.0f, 0.0f, &a, &W.desc, &c);
+      }
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          ASSERT_EQ(parts(i, j), whole(i, j))
+              << "K=" << K << " N=" << N << " blocks of " << rows
+              << " rows, at (" << i << "," << j << ")";
+    }
+  }
+}
+
 TEST(RuntimeGemm, OffsetsAndPaddedLeadingDimensions) {
   std::mt19937 rng(2);
   const int64_t M = 13, N = 11, K = 17;

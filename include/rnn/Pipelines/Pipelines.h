@@ -8,6 +8,8 @@
 #ifndef RNN_PIPELINES_PIPELINES_H
 #define RNN_PIPELINES_PIPELINES_H
 
+#include "rnn/Transforms/Passes.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -18,7 +20,8 @@ namespace rnn {
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   PassOptions::Option<std::string> remat{
       *this, "remat",
-      llvm::cl::desc("What the forward saves for the backward: none"),
+      llvm::cl::desc("What the forward saves for the backward: none | "
+                     "gates | chunk:K | budget:BYTES"),
       llvm::cl::init("none")};
   PassOptions::Option<std::string> target{
       *this, "target", llvm::cl::desc("Target: cpu"), llvm::cl::init("cpu")};
@@ -34,6 +37,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 /// Checks the option values; the message names the bad one.
 LogicalResult verifyPipelineOptions(const PipelineOptions &options,
                                     std::string &message);
+
+/// The memory planner as rnn-rematerialize's budget policy uses it: the
+/// to-buffers pipeline on a copy of the module; the largest predicted peak
+/// of its functions.
+PeakPredictor createPeakPredictor();
 
 /// Model functions -> their training functions `@f_grad`, still on
 /// tensors: rnn-autodiff and rnn-rematerialize.

@@ -1,13 +1,20 @@
 //===- Passes.h - rnn transformation passes ---------------------*- C++ -*-===//
 //
-// Declares the tensor-level rnn passes (autodiff, forward expansion).
+// Declares the rnn passes: tensor level (autodiff, rematerialization,
+// forward expansion) and memory (DSE, early free, plan), and the pieces of
+// rematerialization that tools reuse (policies, plans, cost).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RNN_TRANSFORMS_PASSES_H
 #define RNN_TRANSFORMS_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+
+#include <functional>
+#include <optional>
+#include <string>
 
 namespace mlir {
 namespace arith {
@@ -26,6 +33,50 @@ class TensorDialect;
 namespace rnn {
 #define GEN_PASS_DECL
 #include "rnn/Transforms/Passes.h.inc"
+
+/// What the forward saves for the backward, for every layer.
+struct RematPlan {
+  enum class Kind { None, Gates, Chunk };
+  Kind kind = Kind::None;
+  /// Steps per chunk (Kind::Chunk).
+  int64_t chunk = 0;
+
+  /// The policy string that selects this plan: none, gates, chunk:K.
+  std::string str() const;
+};
+
+/// A parsed `policy=` value: a plan, or a byte budget to choose one under.
+struct RematPolicy {
+  RematPlan plan;
+  std::optional<int64_t> budget;
+};
+
+/// Parses none | gates | chunk:K | budget:BYTES; on failure `message` says
+/// what is wrong.
+FailureOr<RematPolicy> parseRematPolicy(StringRef text, std::string &message);
+
+/// Rewrites every backward kernel of `module` (output of rnn-autodiff) and
+/// its forward to follow `plan`, and records it on the function as
+/// `rnn.remat`.
+void applyRematPlan(ModuleOp module, const RematPlan &plan);
+
+/// The cost model of the budget policy: FLOPs `plan` adds to a training
+/// step of `module` (output of rnn-autodiff).
+double rematCost(ModuleOp module, const RematPlan &plan);
+
+/// Predicts the peak bytes of the functions of a module that
+/// rnn-rematerialize has rewritten. The budget policy needs one; the
+/// pipelines provide it (rnn::createPeakPredictor), as the memory planner
+/// runs after lowering, which this library does not depend on.
+struct PeakPredictor {
+  std::function<FailureOr<int64_t>(ModuleOp)> predict;
+  /// Dialects `predict` loads, to be loaded before passes run.
+  std::function<void(DialectRegistry &)> dependentDialects;
+};
+
+std::unique_ptr<Pass>
+createRNNRematerializePass(const RNNRematerializePassOptions &options,
+                           PeakPredictor predictor);
 
 #define GEN_PASS_REGISTRATION
 #include "rnn/Transforms/Passes.h.inc"

@@ -86,9 +86,27 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
     %bwd = rnn.lstm_bwd ... saved(y %y, gates %g, cells %fwd#4) ...
     ```
 
-    `chunk:K` (checkpoints every K steps) and `budget:BYTES` are accepted
-    by the option parser but not implemented yet; they fail with a
-    diagnostic.
+    Under `policy=chunk:K` the forward runs with `chunk = K` and saves,
+    besides `y`, only the LSTM cell state entering each chunk of K steps;
+    the backward becomes `rnn.lstm_chunked_bwd` / `rnn.gru_chunked_bwd`,
+    which replays each chunk into K-step scratch before differentiating it
+    (K larger than T is taken as T).
+
+    ```mlir
+    %y, %h, %c, %g, %ck = rnn.lstm_fwd chunk(8) ins(...) outs(...)
+        saved(gates %e0, cells %e1) : ..., tensor<4x64x256xf32>
+    %bwd = rnn.lstm_chunked_bwd chunk(8) ins(...) saved(y %y, cells %ck)
+        cotangents(...) outs(...) : ...
+    ```
+
+    Under `policy=budget:BYTES` the pass tries saving everything, replaying
+    the gates, and chunks of 1, 2, 4, ... steps; predicts the peak of each
+    with the memory planner (rnn-plan-memory after lowering, on a copy of
+    the module); and applies the one with the fewest recomputed FLOPs whose
+    peak fits, or fails naming the smallest feasible budget.
+
+    The training function records the plan as `rnn.remat = "chunk:8"` (and
+    `rnn.remat_budget` under a budget); the memory report prints it.
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"none\"",

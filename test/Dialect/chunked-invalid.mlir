@@ -1,0 +1,136 @@
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics
+
+// Verifier cases of chunk(K): K >= 1 (an attribute constraint), K <= T, and
+// the checkpointed cells of the LSTM kernels, [ceil(T / K), B, H]. The
+// rules shared with the other kernels are covered in invalid.mlir.
+// Shapes: T = 8, B = 4, I = 3, H = 5.
+
+// chunk(3) over 8 steps has 3 chunks: cells of 8 checkpoints are rejected.
+
+func.func @fwd_cells_count(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
+    %h0: tensor<4x5xf32>, %c0: tensor<4x5xf32>, %wi: tensor<20x3xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
+    %y0: tensor<8x4x5xf32>, %hn0: tensor<4x5xf32>, %cn0: tensor<4x5xf32>,
+    %g0: tensor<8x4x20xf32>, %ck0: tensor<8x4x5xf32>) {
+  // expected-error @+1 {{'rnn.lstm_fwd' op chunk count 8 of cells != 3 (sequence length 8 of x in chunks of 3)}}
+  %0:5 = rnn.lstm_fwd chunk(3) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+      outs(%y0, %hn0, %cn0) saved(gates %g0, cells %ck0)
+      : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+        tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+        tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+        tensor<8x4x20xf32>, tensor<8x4x5xf32>
+      -> tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+         tensor<8x4x20xf32>, tensor<8x4x5xf32>
+  return
+}
+
+// -----
+
+// Without chunk, the cells are one per step: 3 are rejected.
+
+func.func @fwd_cells_unchunked(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
+    %h0: tensor<4x5xf32>, %c0: tensor<4x5xf32>, %wi: tensor<20x3xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
+    %y0: tensor<8x4x5xf32>, %hn0: tensor<4x5xf32>, %cn0: tensor<4x5xf32>,
+    %g0: tensor<8x4x20xf32>, %ck0: tensor<3x4x5xf32>) {
+  // expected-error @+1 {{'rnn.lstm_fwd' op sequence length 3 of cells != 8 of x}}
+  %0:5 = rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+      outs(%y0, %hn0, %cn0) saved(gates %g0, cells %ck0)
+      : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+        tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+        tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+        tensor<8x4x20xf32>, tensor<3x4x5xf32>
+      -> tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+         tensor<8x4x20xf32>, tensor<3x4x5xf32>
+  return
+}
+
+// -----
+
+// A chunk longer than the sequence is rejected (the pass clamps K to T).
+
+func.func @gru_fwd_chunk_too_long(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
+    %h0: tensor<4x5xf32>, %wi: tensor<15x3xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y0: tensor<8x4x5xf32>,
+    %hn0: tensor<4x5xf32>, %g0: tensor<8x4x15xf32>, %p0: tensor<8x4x5xf32>) {
+  // expected-error @+1 {{'rnn.gru_fwd' op chunk 9 exceeds the sequence length 8 of x}}
+  %0:4 = rnn.gru_fwd chunk(9) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      outs(%y0, %hn0) saved(gates %g0, hn_proj %p0)
+      : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
+        tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
+        tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<8x4x15xf32>,
+        tensor<8x4x5xf32>
+      -> tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<8x4x15xf32>,
+         tensor<8x4x5xf32>
+  return
+}
+
+// -----
+
+// chunk(0) violates the attribute constraint.
+
+func.func @chunk_zero(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
+    %h0: memref<4x5xf32>, %wi: memref<15x3xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<8x4x5xf32>,
+    %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
+    %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
+    %o4: memref<15xf32>, %o5: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_chunked_bwd' op attribute 'chunk' failed to satisfy constraint}}
+  rnn.gru_chunked_bwd chunk(0) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
+      : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>,
+        memref<8x4x3xf32>, memref<4x5xf32>, memref<15x3xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}
+
+// -----
+
+// The checkpoints of the chunked LSTM backward: ceil(8 / 4) = 2, not 3.
+
+func.func @bwd_cells_count(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
+    %h0: tensor<4x5xf32>, %c0: tensor<4x5xf32>, %wi: tensor<20x3xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
+    %y: tensor<8x4x5xf32>, %ck: tensor<3x4x5xf32>, %dy: tensor<8x4x5xf32>,
+    %dhn: tensor<4x5xf32>, %dcn: tensor<4x5xf32>, %o0: tensor<8x4x3xf32>,
+    %o1: tensor<4x5xf32>, %o2: tensor<4x5xf32>, %o3: tensor<20x3xf32>,
+    %o4: tensor<20x5xf32>, %o5: tensor<20xf32>, %o6: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm_chunked_bwd' op chunk count 3 of cells != 2 (sequence length 8 of x in chunks of 4)}}
+  %0:7 = rnn.lstm_chunked_bwd chunk(4)
+      ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+      saved(y %y, cells %ck) cotangents(%dy, %dhn, %dcn)
+      outs(%o0, %o1, %o2, %o3, %o4, %o5, %o6)
+      : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+        tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+        tensor<8x4x5xf32>, tensor<3x4x5xf32>,
+        tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+        tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+        tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
+      -> tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
+         tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
+  return
+}
+
+// -----
+
+// The chunked GRU backward takes its biases: a bias of the wrong size is
+// named.
+
+func.func @bwd_bias(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
+    %h0: memref<4x5xf32>, %wi: memref<15x3xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<20xf32>, %y: memref<8x4x5xf32>,
+    %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
+    %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
+    %o4: memref<15xf32>, %o5: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_chunked_bwd' op gate rows 20 of bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
+  rnn.gru_chunked_bwd chunk(2) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
+      : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<20xf32>,
+        memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>,
+        memref<8x4x3xf32>, memref<4x5xf32>, memref<15x3xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}
