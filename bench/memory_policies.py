@@ -3,13 +3,16 @@
 recompute-memory benchmark.
 
 For LSTM and GRU, 1 and 2 layers (default T=32, B=256, I=H=256, CPU), runs
-`rnn-run --json` once per policy (`none`, `gates`) and once in inference, and
-prints per run: saved_bytes, predicted and measured peak, step time, and the
-ratios of saved bytes, peak and step time to `none` of the same model. The
-runs of one model are interleaved over --rounds rounds and the step time is
-the median of the per-round medians, so that machine noise hits every policy
-alike. Predicted == measured is checked on every run (a mismatch is printed
-as MISMATCH and makes the script exit 1).
+`rnn-run --json` once per policy (`none`, `gates`, `chunk:K` for K = 1, 2,
+4, ..., T, and `budget:` set to half of `none`'s measured peak) and once in
+inference, and prints per run: saved_bytes, predicted and measured peak,
+step time, and the ratios of saved bytes, peak and step time to `none` of
+the same model. The runs of one model are interleaved over --rounds rounds
+and the step time is the median of the per-round medians, so that machine
+noise hits every policy alike. Predicted == measured is checked on every run
+(a mismatch is printed as MISMATCH and makes the script exit 1). For the
+budget run it also prints the plan chosen, whether it fits (measured <=
+budget) and the fastest fixed policy that fits.
 
     python3 bench/memory_policies.py [--cells lstm,gru] [--layers 1,2]
         [--seq-len 32] [--batch 256] [--size 256] [--iters 5] [--rounds 3]
@@ -23,7 +26,17 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNS = [("train", "none"), ("train", "gates"), ("infer", "none")]
+
+
+def runs_for(seq_len, budget):
+    chunks, k = [], 1
+    while k < seq_len:
+        chunks.append(k)
+        k *= 2
+    chunks.append(seq_len)
+    return ([("train", "none"), ("train", "gates")] +
+            [("train", f"chunk:{k}") for k in chunks] +
+            [("train", f"budget:{budget}"), ("infer", "none")])
 
 
 def rnn_run(binary, cell, layers, args, mode, remat):
@@ -57,11 +70,14 @@ def main():
     ok = True
     print(f"# T={args.seq_len} B={args.batch} I=H={args.size} "
           f"reset-prob={args.reset_prob}, CPU; MiB; ratios to train/none")
-    print(f"{'model':10} {'run':12} {'saved':>8} {'predicted':>9} "
+    print(f"{'model':10} {'run':19} {'saved':>8} {'predicted':>9} "
           f"{'measured':>8} {'step ms':>8}  {'saved/':>6} {'peak/':>6} "
           f"{'time/':>6}")
     for cell in args.cells.split(","):
         for layers in map(int, args.layers.split(",")):
+            probe = rnn_run(args.rnn_run, cell, layers, args, "train", "none")
+            budget = probe["peak_bytes"]["measured"] // 2
+            RUNS = runs_for(args.seq_len, budget)
             steps = {run: [] for run in RUNS}
             last = {}
             for _ in range(args.rounds):
@@ -80,12 +96,25 @@ def main():
                     flag, ok = "  MISMATCH", False
                 saved_ratio = (r["saved_bytes"] / base["saved_bytes"]
                                if base["saved_bytes"] else 0.0)
-                print(f"{cell} L={layers:<4} {mode + '/' + remat:12} "
+                print(f"{cell} L={layers:<4} {mode + '/' + remat:19} "
                       f"{mib(r['saved_bytes'])} {mib(peak['predicted']):>9} "
                       f"{mib(peak['measured'])} {ms:8.2f}  "
                       f"{saved_ratio:6.3f} "
                       f"{peak['measured'] / base['peak_bytes']['measured']:6.3f} "
                       f"{ms / base_ms:6.3f}{flag}")
+            chosen = last[("train", f"budget:{budget}")]
+            fits = {remat: statistics.median(steps[(mode, remat)])
+                    for mode, remat in RUNS
+                    if mode == "train" and not remat.startswith("budget")
+                    and last[(mode, remat)]["peak_bytes"]["measured"] <= budget}
+            fastest = min(fits, key=fits.get) if fits else "none fits"
+            chosen_ms = statistics.median(steps[("train", f"budget:{budget}")])
+            print(f"{cell} L={layers:<4} budget {mib(budget).strip()} MiB: "
+                  f"chose {chosen['remat_plan']}, measured "
+                  f"{mib(chosen['peak_bytes']['measured']).strip()} MiB "
+                  f"({'fits' if chosen['peak_bytes']['measured'] <= budget else 'DOES NOT FIT'}), "
+                  f"{chosen_ms:.2f} ms; fastest fixed policy that fits: "
+                  f"{fastest}" + (f" {fits[fastest]:.2f} ms" if fits else ""))
     return 0 if ok else 1
 
 

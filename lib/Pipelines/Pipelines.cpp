@@ -107,11 +107,18 @@ rnn::PeakPredictor rnn::createPeakPredictor() {
     buildToBuffersPipeline(pm, PipelineOptions());
     if (failed(pm.run(*copy)))
       return failure();
+    // The training functions are those with a backward phase.
     int64_t peak = 0;
-    for (auto func : copy->getOps<func::FuncOp>())
+    for (auto func : copy->getOps<func::FuncOp>()) {
+      bool trains = false;
+      func.walk([&](func::CallOp call) {
+        trains |= call.getCallee() == "rnnrt_begin_phase";
+      });
       if (auto bytes =
               func->getAttrOfType<IntegerAttr>("rnn.predicted_peak_bytes"))
-        peak = std::max(peak, bytes.getInt());
+        if (trains)
+          peak = std::max(peak, bytes.getInt());
+    }
     return peak;
   };
   predictor.dependentDialects = [](DialectRegistry &registry) {

@@ -40,7 +40,7 @@ LogicalResult verifyPipelineOptions(const PipelineOptions &options,
 
 /// The memory planner as rnn-rematerialize's budget policy uses it: the
 /// to-buffers pipeline on a copy of the module; the largest predicted peak
-/// of its functions.
+/// of its training functions.
 PeakPredictor createPeakPredictor();
 
 /// Model functions -> their training functions `@f_grad`, still on

@@ -64,7 +64,7 @@ void applyRematPlan(ModuleOp module, const RematPlan &plan);
 /// step of `module` (output of rnn-autodiff).
 double rematCost(ModuleOp module, const RematPlan &plan);
 
-/// Predicts the peak bytes of the functions of a module that
+/// Predicts the peak bytes of the training functions of a module that
 /// rnn-rematerialize has rewritten. The budget policy needs one; the
 /// pipelines provide it (rnn::createPeakPredictor), as the memory planner
 /// runs after lowering, which this library does not depend on.

@@ -60,14 +60,16 @@ struct GRUInputs {
 };
 
 /// Scratch of the forward steps: reset-masked state, recurrent
-/// pre-activations, and the input projection of one chunk.
+/// pre-activations, and the input projection of one chunk. A replay passes
+/// the buffer it recomputes the gates into as `xproj` (see the LSTM's).
 struct StepScratch {
   Value h, pre, xproj;
 
-  StepScratch(KernelBuilder &k, const GRUInputs &in, int64_t chunk)
+  StepScratch(KernelBuilder &k, const GRUInputs &in, int64_t chunk,
+              Value gates = {})
       : h(k.alloc({in.B, in.H}, "h")),
         pre(k.alloc({in.B, 3 * in.H}, "preact")),
-        xproj(k.alloc({chunk, in.B, 3 * in.H}, "xproj")) {}
+        xproj(gates ? gates : k.alloc({chunk, in.B, 3 * in.H}, "xproj")) {}
 };
 
 /// Where one forward step reads its state and writes its results; `y` is
@@ -159,7 +161,7 @@ LogicalResult mlir::rnn::lowerGRUReplay(Operation *operation,
   GRUInputs in = GRUInputs::of(op);
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  StepScratch s(k, in, in.T);
+  StepScratch s(k, in, in.T, op.getGates());
   Value xproj = projectChunk(k, in, s, k.index(0), in.T);
   k.forTime(in.T, /*reverse=*/false, [&](Value t) {
     emitStep(k, in, s, t,
@@ -272,9 +274,9 @@ LogicalResult mlir::rnn::lowerGRUChunkedBwd(Operation *operation,
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   // K steps of replay scratch, reused chunk after chunk.
-  StepScratch s(k, in, chunk);
   Value gates = k.alloc({chunk, in.B, 3 * in.H}, "gates");
   Value hnProj = k.alloc({chunk, in.B, in.H}, "hn_proj");
+  StepScratch s(k, in, chunk, gates);
   GradScratch g(k, in);
   emitBackward(k, in, op, g, chunk, [&](Value start, int64_t len) {
     // Replay the chunk from the states in y ...

@@ -23,7 +23,8 @@
 // reads come from the forward (rnn.lstm_bwd) or, for rnn.lstm_chunked_bwd,
 // from replaying each chunk from its checkpoint into K-step scratch, last
 // chunk first. Forward, replay and backward share the step code below, so
-// every policy computes the same values with the same operations.
+// every policy computes the same values with the same operations. A replay
+// computes the gates in place of the input projection they are made from.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,14 +64,18 @@ struct LSTMInputs {
 };
 
 /// Scratch of the forward steps: reset-masked state, recurrent
-/// pre-activations, and the input projection of one chunk.
+/// pre-activations, and the input projection of one chunk. A replay passes
+/// the buffer it recomputes the gates into as `xproj`: each element of the
+/// gates is computed from the same element of the projection alone, so the
+/// step can overwrite the projection with the gates.
 struct StepScratch {
   Value h, c, pre, xproj;
 
-  StepScratch(KernelBuilder &k, const LSTMInputs &in, int64_t chunk)
+  StepScratch(KernelBuilder &k, const LSTMInputs &in, int64_t chunk,
+              Value gates = {})
       : h(k.alloc({in.B, in.H}, "h")), c(k.alloc({in.B, in.H}, "c")),
         pre(k.alloc({in.B, 4 * in.H}, "preact")),
-        xproj(k.alloc({chunk, in.B, 4 * in.H}, "xproj")) {}
+        xproj(gates ? gates : k.alloc({chunk, in.B, 4 * in.H}, "xproj")) {}
 };
 
 /// Where one forward step reads its state and writes its results. Null
@@ -178,7 +183,7 @@ LogicalResult mlir::rnn::lowerLSTMReplay(Operation *operation,
   LSTMInputs in = LSTMInputs::of(op);
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-  StepScratch s(k, in, in.T);
+  StepScratch s(k, in, in.T, op.getGates());
   Value xproj = projectChunk(k, in, s, k.index(0), in.T);
   k.forTime(in.T, /*reverse=*/false, [&](Value t) {
     StepIO io{k.previous(op.getY(), in.h0, t),
@@ -310,9 +315,9 @@ LogicalResult mlir::rnn::lowerLSTMChunkedBwd(Operation *operation,
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   // K steps of replay scratch, reused chunk after chunk.
-  StepScratch s(k, in, chunk);
   Value gates = k.alloc({chunk, in.B, 4 * in.H}, "gates");
   Value cells = k.alloc({chunk, in.B, in.H}, "cells");
+  StepScratch s(k, in, chunk, gates);
   GradScratch g(k, in);
   emitBackward(k, in, op, g, chunk, [&](Value start, int64_t len) {
     // Replay the chunk from the cell state that entered it ...
