@@ -20,6 +20,7 @@
 #include "rnn/Support/Npz.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -392,10 +393,18 @@ int main(int argc, char **argv) {
   bool train = mode == "train";
   std::string entryName = model.getName().str();
   if (train) {
+    // The first error (an infeasible budget, say) is the message.
+    std::string error;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = diag.str();
+      return success();
+    });
     PassManager pm(&context);
     mlir::rnn::buildTrainingFunctionPipeline(pm, pipelineOptions);
     if (failed(pm.run(*module)))
-      fail("cannot build the training function of @" + entryName);
+      fail("cannot build the training function of @" + entryName +
+           (error.empty() ? "" : ": " + error));
     entryName += "_grad";
   }
   auto entry = module->lookupSymbol<func::FuncOp>(entryName);
