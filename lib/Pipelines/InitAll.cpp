@@ -3,6 +3,7 @@
 // Registers the dialects, interfaces, passes and pipelines the rnn tools
 // use. Upstream conversion passes are registered one by one through their
 // generated registration macros so that no umbrella header is compiled.
+// What only the cuda target needs is registered by InitGPU.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +87,7 @@ void rnn::registerAllDialects(DialectRegistry &registry) {
   memref::registerAllocationOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  rnn::registerGPUDialects(registry);
 }
 
 void rnn::registerAllPasses() {
@@ -107,4 +109,5 @@ void rnn::registerAllPasses() {
   registerReconcileUnrealizedCastsPass();
   registerSCFToControlFlowPass();
   registerConvertVectorToLLVMPass();
+  rnn::registerGPUPasses();
 }

@@ -1,0 +1,105 @@
+//===- DeviceBuffers.cpp - rnn-device-buffers -----------------------------===//
+//
+// Makes the buffers of host functions device buffers, once every loop on
+// them has become a kernel: memref.alloc -> gpu.alloc, memref.dealloc ->
+// gpu.dealloc. It runs after rnn-plan-memory, whose liveness and arena
+// offsets are computed on memref.alloc/dealloc and their `rnn.role`; the
+// attributes are carried over so the device allocations still name their
+// role. Upstream has no pass for this: its GPU flows copy host buffers to
+// the device, while here everything a step touches lives on the device.
+//
+// `gpu-to-llvm` lowers a synchronous gpu.alloc (mgpuMemAlloc with no
+// stream) but only the async form of gpu.dealloc, so a free creates a
+// stream, frees on it and waits for it (mgpuStreamCreate, mgpuMemFree,
+// mgpuStreamSynchronize, mgpuStreamDestroy).
+//
+// The pass also checks what makes this sound: no host operation reads or
+// writes memory through a memref (loads, stores, vector accesses, copies,
+// linalg ops left on the host would touch device memory from the CPU).
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir {
+namespace rnn {
+#define GEN_PASS_DEF_DEVICEBUFFERSPASS
+#include "rnn/Conversion/Passes.h.inc"
+} // namespace rnn
+} // namespace mlir
+
+using namespace mlir;
+
+/// Whether `op` reads or writes memory through a memref operand or result.
+static bool accessesBufferMemory(Operation *op) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> instances;
+  effects.getEffects(instances);
+  return llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
+    Value value = e.getValue();
+    return value && isa<BaseMemRefType>(value.getType()) &&
+           isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect());
+  });
+}
+
+namespace {
+struct DeviceBuffersPass
+    : public rnn::impl::DeviceBuffersPassBase<DeviceBuffersPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> allocs, deallocs;
+    bool hostAccess = false;
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::GPUModuleOp, gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (isa<memref::AllocOp>(op))
+        allocs.push_back(op);
+      else if (isa<memref::DeallocOp>(op))
+        deallocs.push_back(op);
+      else if (isa<memref::AllocaOp, memref::ReallocOp>(op) ||
+               accessesBufferMemory(op)) {
+        op->emitError("rnn-device-buffers: host code accesses buffer memory "
+                      "(every access must be in a kernel)");
+        hostAccess = true;
+      }
+      return WalkResult::advance();
+    });
+    if (hostAccess)
+      return signalPassFailure();
+
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : allocs) {
+      auto alloc = cast<memref::AllocOp>(op);
+      rewriter.setInsertionPoint(alloc);
+      auto device = gpu::AllocOp::create(
+          rewriter, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+          alloc.getSymbolOperands(), /*hostShared=*/false);
+      for (NamedAttribute attr : alloc->getDiscardableAttrs())
+        device->setAttr(attr.getName(), attr.getValue());
+      rewriter.replaceOp(alloc, device.getMemref());
+    }
+    Type token = gpu::AsyncTokenType::get(&getContext());
+    for (Operation *op : deallocs) {
+      auto dealloc = cast<memref::DeallocOp>(op);
+      Location loc = dealloc.getLoc();
+      rewriter.setInsertionPoint(dealloc);
+      Value stream = gpu::WaitOp::create(rewriter, loc, token, ValueRange())
+                         .getAsyncToken();
+      Value done = gpu::DeallocOp::create(rewriter, loc, token,
+                                          ValueRange{stream},
+                                          dealloc.getMemref())
+                       .getAsyncToken();
+      gpu::WaitOp::create(rewriter, loc, Type(), ValueRange{done});
+      rewriter.eraseOp(dealloc);
+    }
+  }
+};
+} // namespace
