@@ -164,9 +164,9 @@ def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
     Once every loop on buffers has become a kernel, host functions only
     allocate, free, take views of buffers and pass them to kernels and to
     runtime calls. This pass turns `memref.alloc` into `gpu.alloc` and
-    `memref.dealloc` into an async `gpu.dealloc` on its own stream
-    (`gpu-to-llvm` lowers only the async form), which `gpu-to-llvm` lowers
-    to `mgpuMemAlloc` / `mgpuMemFree` of the runtime. Discardable
+    `memref.dealloc` into `gpu.dealloc`, each in the async form (the one
+    `gpu-to-llvm` lowers, to `mgpuMemAlloc` / `mgpuMemFree` of the runtime)
+    on a stream of its own that is waited for at once. Discardable
     attributes (`rnn.role`, `rnn.offset`) are kept. It runs after
     `rnn-plan-memory`, whose analyses work on `memref.alloc`.
 
@@ -178,10 +178,13 @@ def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
     %a = memref.alloc() {rnn.role = "gates"} : memref<8x4x20xf32>
     memref.dealloc %a : memref<8x4x20xf32>
     // becomes
-    %a = gpu.alloc () {rnn.role = "gates"} : memref<8x4x20xf32>
     %0 = gpu.wait async
-    %1 = gpu.dealloc async [%0] %a : memref<8x4x20xf32>
+    %a, %1 = gpu.alloc async [%0] () {rnn.role = "gates"}
+        : memref<8x4x20xf32>
     gpu.wait [%1]
+    %2 = gpu.wait async
+    %3 = gpu.dealloc async [%2] %a : memref<8x4x20xf32>
+    gpu.wait [%3]
     ```
   }];
   let dependentDialects = ["gpu::GPUDialect"];

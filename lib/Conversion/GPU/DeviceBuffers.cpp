@@ -8,10 +8,11 @@
 // role. Upstream has no pass for this: its GPU flows copy host buffers to
 // the device, while here everything a step touches lives on the device.
 //
-// `gpu-to-llvm` lowers a synchronous gpu.alloc (mgpuMemAlloc with no
-// stream) but only the async form of gpu.dealloc, so a free creates a
-// stream, frees on it and waits for it (mgpuStreamCreate, mgpuMemFree,
-// mgpuStreamSynchronize, mgpuStreamDestroy).
+// `gpu-to-llvm` lowers only the async forms of gpu.alloc and gpu.dealloc
+// (the synchronous gpu.alloc only with host_shared), so each allocation
+// and free runs on a stream of its own that is waited for at once:
+// mgpuStreamCreate, mgpuMemAlloc / mgpuMemFree, mgpuStreamSynchronize,
+// mgpuStreamDestroy.
 //
 // The pass also checks what makes this sound: no host operation reads or
 // writes memory through a memref (loads, stores, vector accesses, copies,
@@ -75,29 +76,38 @@ struct DeviceBuffersPass
       return signalPassFailure();
 
     IRRewriter rewriter(&getContext());
+    Type token = gpu::AsyncTokenType::get(&getContext());
+    // `op` on a stream of its own that is waited for right after:
+    //   %s = gpu.wait async ; %t = op async [%s] ; gpu.wait [%t]
+    auto onOwnStream = [&](Operation *op, auto create) {
+      Location loc = op->getLoc();
+      rewriter.setInsertionPoint(op);
+      Value stream = gpu::WaitOp::create(rewriter, loc, token, ValueRange())
+                         .getAsyncToken();
+      auto async = create(stream);
+      gpu::WaitOp::create(rewriter, loc, Type(),
+                          ValueRange{async.getAsyncToken()});
+      return async;
+    };
     for (Operation *op : allocs) {
       auto alloc = cast<memref::AllocOp>(op);
-      rewriter.setInsertionPoint(alloc);
-      auto device = gpu::AllocOp::create(
-          rewriter, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
-          /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
-          alloc.getSymbolOperands(), /*hostShared=*/false);
+      auto device = onOwnStream(alloc, [&](Value stream) {
+        return gpu::AllocOp::create(rewriter, alloc.getLoc(), alloc.getType(),
+                                    token, ValueRange{stream},
+                                    alloc.getDynamicSizes(),
+                                    alloc.getSymbolOperands(),
+                                    /*hostShared=*/false);
+      });
       for (NamedAttribute attr : alloc->getDiscardableAttrs())
         device->setAttr(attr.getName(), attr.getValue());
       rewriter.replaceOp(alloc, device.getMemref());
     }
-    Type token = gpu::AsyncTokenType::get(&getContext());
     for (Operation *op : deallocs) {
       auto dealloc = cast<memref::DeallocOp>(op);
-      Location loc = dealloc.getLoc();
-      rewriter.setInsertionPoint(dealloc);
-      Value stream = gpu::WaitOp::create(rewriter, loc, token, ValueRange())
-                         .getAsyncToken();
-      Value done = gpu::DeallocOp::create(rewriter, loc, token,
-                                          ValueRange{stream},
-                                          dealloc.getMemref())
-                       .getAsyncToken();
-      gpu::WaitOp::create(rewriter, loc, Type(), ValueRange{done});
+      onOwnStream(dealloc, [&](Value stream) {
+        return gpu::DeallocOp::create(rewriter, dealloc.getLoc(), token,
+                                      ValueRange{stream}, dealloc.getMemref());
+      });
       rewriter.eraseOp(dealloc);
     }
   }

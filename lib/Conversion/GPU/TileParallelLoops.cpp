@@ -68,7 +68,7 @@ struct TileParallelLoopsPass
     if (blockSize < 1) {
       getOperation()->emitError("rnn-tile-parallel-loops: block-size must be "
                                 "positive, got ")
-          << blockSize;
+          << blockSize.getValue();
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> outermost;
