@@ -3,27 +3,39 @@
 // Loops on planned buffers -> GPU kernels -> PTX, with the host code in the
 // LLVM dialect calling the runtime:
 //
-//   rnn-approximate-math         tanh/exp as polynomials: no libdevice call
+//   rnn-approximate-math         tanh/exp as polynomials
 //   rnn-tile-parallel-loops      a block of threads per parallel loop
 //   gpu-map-parallel-loops       blocks -> grid, threads -> block
 //                                (innermost dimension -> x)
 //   convert-parallel-loops-to-gpu  gpu.launch per scf.parallel
-//   gpu-launch-sink-index-computations  constants into the kernels
+//   canonicalize, gpu-launch-sink-index-computations
+//                                constants (block sizes, polynomial
+//                                coefficients) into the kernels
 //   gpu-kernel-outlining         gpu.func kernels, gpu.launch_func on host
 //   rnn-merge-gpu-modules        one gpu.module: one PTX module
 //   rnn-device-buffers           memref.alloc/dealloc -> gpu.alloc/dealloc
 //   ---- (buildGPUKernelsToLLVMPipeline)
 //   convert-scf-to-cf, expand-strided-metadata, lower-affine
 //   nvvm-attach-target           chip, PTX features, O3
-//   in gpu.module: convert-math-to-llvm, convert-gpu-to-nvvm
+//   in gpu.module: convert-gpu-to-nvvm
 //   gpu-to-llvm                  host: launches, allocations, sgemm calls
-//   gpu-module-to-binary         format=isa: PTX text in a gpu.binary
+//   gpu-module-to-binary         format=isa, toolkit: PTX text in a
+//                                gpu.binary
 //
 // The host keeps the time loops (scf.for, then cf) and issues, per step,
-// kernel launches and `rnnrt_cuda_sgemm` calls. Math is expanded before
-// the NVVM lowering, so the PTX needs no libdevice; the toolkit path is
-// still given to gpu-module-to-binary, which links libdevice from it
-// should a `__nv_` call appear, instead of silently leaving it unresolved.
+// kernel launches and `rnnrt_cuda_sgemm` calls. A launch without async
+// token lowers to a launch on a fresh stream that is synchronized, so the
+// kernels and the GEMM calls run in program order.
+//
+// The expanded tanh/exp still use floor, fma and fabs, which
+// convert-gpu-to-nvvm turns into libdevice calls (it marks the LLVM
+// intrinsics illegal); gpu-module-to-binary links libdevice from the
+// toolkit given explicitly and the NVPTX optimizer inlines it (cvt.rmi,
+// fma.rn, abs), so the PTX names no `__nv_` function. Without libdevice the
+// calls would stay unresolved silently, hence verifyCUDATarget checks for
+// it before anything runs, together with chip and PTX version, which the
+// NVPTX backend would otherwise ignore (unknown chip) or abort on (PTX too
+// old for the chip).
 //
 // This file and InitGPU.cpp are the only ones that include the GPU, NVVM
 // and SCF-to-GPU conversion headers.
@@ -36,7 +48,6 @@
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
-#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
@@ -46,7 +57,6 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -72,16 +82,16 @@ static unsigned minimumPTXVersion(llvm::StringRef chip) {
     const char *chip;
     unsigned ptx;
   } table[] = {
-      {"sm_20", 32},   {"sm_21", 32},   {"sm_30", 32},   {"sm_35", 32},
-      {"sm_32", 40},   {"sm_50", 40},   {"sm_37", 41},   {"sm_52", 41},
-      {"sm_53", 42},   {"sm_60", 50},   {"sm_61", 50},   {"sm_62", 50},
-      {"sm_70", 60},   {"sm_72", 61},   {"sm_75", 63},   {"sm_80", 70},
-      {"sm_86", 71},   {"sm_87", 74},   {"sm_89", 78},   {"sm_90", 78},
-      {"sm_90a", 80},  {"sm_100", 86},  {"sm_100a", 86}, {"sm_101", 86},
-      {"sm_101a", 86}, {"sm_120", 87},  {"sm_120a", 87}, {"sm_100f", 88},
-      {"sm_101f", 88}, {"sm_103", 88},  {"sm_103f", 88}, {"sm_103a", 88},
-      {"sm_120f", 88}, {"sm_121", 88},  {"sm_121f", 88}, {"sm_121a", 88},
-      {"sm_88", 90},   {"sm_110", 90},  {"sm_110f", 90}, {"sm_110a", 90},
+      {"sm_20", 32},   {"sm_21", 32},  {"sm_30", 32},   {"sm_35", 32},
+      {"sm_32", 40},   {"sm_50", 40},  {"sm_37", 41},   {"sm_52", 41},
+      {"sm_53", 42},   {"sm_60", 50},  {"sm_61", 50},   {"sm_62", 50},
+      {"sm_70", 60},   {"sm_72", 61},  {"sm_75", 63},   {"sm_80", 70},
+      {"sm_86", 71},   {"sm_87", 74},  {"sm_89", 78},   {"sm_90", 78},
+      {"sm_90a", 80},  {"sm_100", 86}, {"sm_100a", 86}, {"sm_101", 86},
+      {"sm_101a", 86}, {"sm_120", 87}, {"sm_120a", 87}, {"sm_100f", 88},
+      {"sm_101f", 88}, {"sm_103", 88}, {"sm_103f", 88}, {"sm_103a", 88},
+      {"sm_120f", 88}, {"sm_121", 88}, {"sm_121f", 88}, {"sm_121a", 88},
+      {"sm_88", 90},   {"sm_110", 90}, {"sm_110f", 90}, {"sm_110a", 90},
   };
   for (const auto &entry : table)
     if (chip == entry.chip)
@@ -98,7 +108,8 @@ LogicalResult rnn::verifyCUDATarget(const PipelineOptions &options,
   });
   llvm::Triple triple(kNVPTXTriple);
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
     message = "this LLVM has no NVPTX target: " + error;
     return failure();
@@ -107,7 +118,8 @@ LogicalResult rnn::verifyCUDATarget(const PipelineOptions &options,
       target->createMCSubtargetInfo(triple, "", ""));
   if (!info || !info->isCPUStringValid(options.chip)) {
     message = "unknown GPU chip '" + options.chip +
-              "' (not a chip LLVM's NVPTX backend knows, such as sm_80, sm_90, sm_90a or sm_100)";
+              "' (not a chip LLVM's NVPTX backend knows, such as sm_80, sm_90, "
+              "sm_90a or sm_100)";
     return failure();
   }
 
@@ -116,10 +128,9 @@ LogicalResult rnn::verifyCUDATarget(const PipelineOptions &options,
   unsigned ptx = 0;
   for (StringRef feature : features) {
     StringRef name = feature.drop_front();
-    bool known = llvm::any_of(info->getAllProcessorFeatures(),
-                              [&](const llvm::SubtargetFeatureKV &kv) {
-                                return name == kv.Key;
-                              });
+    bool known = llvm::any_of(
+        info->getAllProcessorFeatures(),
+        [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; });
     if (!known) {
       message = "unknown PTX feature '" + feature.str() +
                 "' (expected +ptxNN, e.g. +ptx80)";

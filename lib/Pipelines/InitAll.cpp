@@ -16,6 +16,7 @@
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -55,6 +56,7 @@
 
 namespace mlir {
 #define GEN_PASS_REGISTRATION_ARITHTOLLVMCONVERSIONPASS
+#define GEN_PASS_REGISTRATION_CONVERTBUFFERIZATIONTOMEMREFPASS
 #define GEN_PASS_REGISTRATION_CONVERTCONTROLFLOWTOLLVMPASS
 #define GEN_PASS_REGISTRATION_CONVERTFUNCTOLLVMPASS
 #define GEN_PASS_REGISTRATION_CONVERTMATHTOLLVMPASS
@@ -101,6 +103,7 @@ void rnn::registerAllPasses() {
   registerLinalgPasses();
   memref::registerMemRefPasses();
   registerArithToLLVMConversionPass();
+  registerConvertBufferizationToMemRefPass();
   registerConvertControlFlowToLLVMPass();
   registerConvertFuncToLLVMPass();
   registerConvertMathToLLVMPass();

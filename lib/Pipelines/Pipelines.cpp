@@ -59,8 +59,8 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
     return failure();
   }
   if (options.target != "cpu" && options.target != "cuda") {
-    message = "unsupported target '" + options.target +
-              "' (expected cpu or cuda)";
+    message =
+        "unsupported target '" + options.target + "' (expected cpu or cuda)";
     return failure();
   }
   // Checked for every target, so that a typo is reported even where the

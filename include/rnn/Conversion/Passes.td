@@ -169,10 +169,13 @@ def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
     on a stream of its own that is waited for at once. Discardable
     attributes (`rnn.role`, `rnn.offset`) are kept. It runs after
     `rnn-plan-memory`, whose analyses work on `memref.alloc`.
+    A `memref.copy` of a whole buffer (bufferization makes one when a
+    function returns its argument) becomes a device-to-device `gpu.memcpy`.
 
     It fails if host code still reads or writes buffer memory (a
-    `memref.load`, `memref.store`, vector access, copy or linalg op outside
-    `gpu.module`): such an access would touch device memory from the host.
+    `memref.load`, `memref.store`, vector access, strided copy or linalg op
+    outside `gpu.module`): such an access would touch device memory from
+    the host.
 
     ```mlir
     %a = memref.alloc() {rnn.role = "gates"} : memref<8x4x20xf32>

@@ -14,9 +14,14 @@
 // mgpuStreamCreate, mgpuMemAlloc / mgpuMemFree, mgpuStreamSynchronize,
 // mgpuStreamDestroy.
 //
-// The pass also checks what makes this sound: no host operation reads or
-// writes memory through a memref (loads, stores, vector accesses, copies,
-// linalg ops left on the host would touch device memory from the CPU).
+// A whole-buffer memref.copy on the host (bufferization makes one when a
+// function returns its argument) becomes a device-to-device gpu.memcpy
+// (mgpuMemcpy), also on a stream of its own.
+//
+// The pass also checks what makes this sound: no other host operation
+// reads or writes memory through a memref (loads, stores, vector accesses,
+// strided copies, linalg ops left on the host would touch device memory
+// from the CPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,12 +55,27 @@ static bool accessesBufferMemory(Operation *op) {
   });
 }
 
+/// Whether `op` is a memref.copy between buffers with the identity layout,
+/// which gpu-to-llvm lowers as one contiguous copy.
+static bool isWholeBufferCopy(Operation *op) {
+  auto copy = dyn_cast<memref::CopyOp>(op);
+  if (!copy)
+    return false;
+  return llvm::all_of(
+      TypeRange{copy.getSource().getType(), copy.getTarget().getType()},
+      [](Type type) {
+        auto memref = dyn_cast<MemRefType>(type);
+        return memref && memref.getLayout().isIdentity() &&
+               memref.hasStaticShape();
+      });
+}
+
 namespace {
 struct DeviceBuffersPass
     : public rnn::impl::DeviceBuffersPassBase<DeviceBuffersPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> allocs, deallocs;
+    SmallVector<Operation *> allocs, deallocs, copies;
     bool hostAccess = false;
     module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (isa<gpu::GPUModuleOp, gpu::LaunchOp>(op))
@@ -64,6 +84,8 @@ struct DeviceBuffersPass
         allocs.push_back(op);
       else if (isa<memref::DeallocOp>(op))
         deallocs.push_back(op);
+      else if (isWholeBufferCopy(op))
+        copies.push_back(op);
       else if (isa<memref::AllocaOp, memref::ReallocOp>(op) ||
                accessesBufferMemory(op)) {
         op->emitError("rnn-device-buffers: host code accesses buffer memory "
@@ -101,6 +123,15 @@ struct DeviceBuffersPass
       for (NamedAttribute attr : alloc->getDiscardableAttrs())
         device->setAttr(attr.getName(), attr.getValue());
       rewriter.replaceOp(alloc, device.getMemref());
+    }
+    for (Operation *op : copies) {
+      auto copy = cast<memref::CopyOp>(op);
+      onOwnStream(copy, [&](Value stream) {
+        return gpu::MemcpyOp::create(rewriter, copy.getLoc(), token,
+                                     ValueRange{stream}, copy.getTarget(),
+                                     copy.getSource());
+      });
+      rewriter.eraseOp(copy);
     }
     for (Operation *op : deallocs) {
       auto dealloc = cast<memref::DeallocOp>(op);

@@ -67,13 +67,14 @@ struct MergeGPUModulesPass
         return signalPassFailure();
       }
       StringAttr name = source.getSymNameAttr();
-      renamed[SymbolRefAttr::get(name, {FlatSymbolRefAttr::get(
-                                           kernel.getNameAttr())})] =
+      renamed[SymbolRefAttr::get(
+          name, {FlatSymbolRefAttr::get(kernel.getNameAttr())})] =
           SymbolRefAttr::get(merged.getSymNameAttr(),
                              {FlatSymbolRefAttr::get(name)});
       Block *mergedBody = merged.getBody();
       rewriter.moveOpBefore(kernel, mergedBody, mergedBody->end());
-      rewriter.modifyOpInPlace(kernel, [&] { SymbolTable::setSymbolName(kernel, name); });
+      rewriter.modifyOpInPlace(
+          kernel, [&] { SymbolTable::setSymbolName(kernel, name); });
       rewriter.eraseOp(source);
     }
 

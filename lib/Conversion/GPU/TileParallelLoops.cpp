@@ -32,10 +32,8 @@ using namespace mlir;
 
 /// The number of iterations of dimension `dim` of `loop`, if constant.
 static std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned dim) {
-  std::optional<int64_t> lb =
-      getConstantIntValue(loop.getLowerBound()[dim]);
-  std::optional<int64_t> ub =
-      getConstantIntValue(loop.getUpperBound()[dim]);
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[dim]);
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[dim]);
   std::optional<int64_t> step = getConstantIntValue(loop.getStep()[dim]);
   if (!lb || !ub || !step || *step <= 0)
     return std::nullopt;

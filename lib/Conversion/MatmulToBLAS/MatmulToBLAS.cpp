@@ -130,9 +130,8 @@ struct MatmulToBLASPass
     walkAndApplyPatterns(module, std::move(patterns));
 
     bool called = false;
-    module.walk([&](func::CallOp call) {
-      called |= call.getCallee() == callee;
-    });
+    module.walk(
+        [&](func::CallOp call) { called |= call.getCallee() == callee; });
     if (!called || module.lookupSymbol(callee))
       return;
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
