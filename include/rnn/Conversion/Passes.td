@@ -189,6 +189,7 @@ def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
     %3 = gpu.dealloc async [%2] %a : memref<8x4x20xf32>
     gpu.wait [%3]
     ```
+    Next: the NVVM lowering of the kernels and `gpu-to-llvm` for the host.
   }];
   let dependentDialects = ["gpu::GPUDialect"];
 }
