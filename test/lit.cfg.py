@@ -1,7 +1,9 @@
 # -*- Python -*-
 # lit configuration of the rnnc tests: FileCheck tests of the passes
-# (Dialect, Transforms, Conversion), rnn-run integration tests against
-# reference arrays (Integration), and the GoogleTest unit tests (Unit).
+# (Dialect, Transforms, Conversion), the pipelines (Pipelines; GPU for the
+# cuda target, whose PTX is assembled with ptxas), rnn-run integration tests
+# against reference arrays (Integration), and the GoogleTest unit tests
+# (Unit).
 
 import os
 import shutil

@@ -3,6 +3,7 @@
 // Registers the dialects, interfaces, passes and pipelines the rnn tools
 // use. Upstream conversion passes are registered one by one through their
 // generated registration macros so that no umbrella header is compiled.
+// What only the cuda target needs is registered by InitGPU.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -54,6 +56,7 @@
 
 namespace mlir {
 #define GEN_PASS_REGISTRATION_ARITHTOLLVMCONVERSIONPASS
+#define GEN_PASS_REGISTRATION_CONVERTBUFFERIZATIONTOMEMREFPASS
 #define GEN_PASS_REGISTRATION_CONVERTCONTROLFLOWTOLLVMPASS
 #define GEN_PASS_REGISTRATION_CONVERTFUNCTOLLVMPASS
 #define GEN_PASS_REGISTRATION_CONVERTMATHTOLLVMPASS
@@ -86,6 +89,7 @@ void rnn::registerAllDialects(DialectRegistry &registry) {
   memref::registerAllocationOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  rnn::registerGPUDialects(registry);
 }
 
 void rnn::registerAllPasses() {
@@ -105,6 +109,7 @@ void rnn::registerAllPasses() {
   registerLinalgPasses();
   memref::registerMemRefPasses();
   registerArithToLLVMConversionPass();
+  registerConvertBufferizationToMemRefPass();
   registerConvertControlFlowToLLVMPass();
   registerConvertFuncToLLVMPass();
   registerConvertMathToLLVMPass();
@@ -113,4 +118,5 @@ void rnn::registerAllPasses() {
   registerReconcileUnrealizedCastsPass();
   registerSCFToControlFlowPass();
   registerConvertVectorToLLVMPass();
+  rnn::registerGPUPasses();
 }

@@ -12,7 +12,15 @@
 //     rnn-dse                      buffers nobody reads, with their stores
 //     rnn-early-free               frees right after the last use
 //     rnn-plan-memory              arena offsets, predicted peak
-//     rnn-approximate-math, LLVM lowering (allocations through the runtime)
+//     cpu:  rnn-approximate-math, LLVM lowering (allocations through the
+//           runtime)
+//     cuda: see GPUPipeline.cpp: parallel loops -> kernels -> PTX, host code
+//           -> LLVM calling the runtime
+//
+// The cuda target runs the same passes up to the memory plan, with scalar
+// loops (vector-width=1), GEMMs through `rnnrt_cuda_sgemm` and the linalg
+// ops left after it (fills, elementwise adds) as scf.parallel rather than
+// scf.for, so that every memory access ends up in a kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +47,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Regex.h"
 
 using namespace mlir;
 
@@ -46,14 +55,47 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
                                          std::string &message) {
   if (failed(parseRematPolicy(options.remat, message)))
     return failure();
-  if (options.target != "cpu") {
-    message = "unsupported target '" + options.target + "' (expected cpu)";
+  if (options.target != "cpu" && options.target != "cuda") {
+    message =
+        "unsupported target '" + options.target + "' (expected cpu or cuda)";
     return failure();
   }
+  // Checked for every target, so that a typo is reported even where the
+  // option does not matter.
+  if (!llvm::Regex("^sm_[0-9]{2,3}[af]?$").match(options.chip)) {
+    message = "bad GPU chip '" + options.chip +
+              "' (expected sm_NN, sm_NNa or sm_NNf, e.g. sm_90)";
+    return failure();
+  }
+  if (!llvm::Regex("^\\+ptx[0-9]{2}(,[+-][[:alnum:]_.]+)*$")
+           .match(options.features)) {
+    message = "bad PTX features '" + options.features +
+              "' (expected +ptxNN, e.g. +ptx80 for PTX ISA 8.0)";
+    return failure();
+  }
+  if (options.blockSize < 1 || options.blockSize > 1024) {
+    message = "block-size must be in [1, 1024], got " +
+              std::to_string(options.blockSize);
+    return failure();
+  }
+  if (options.target == "cuda")
+    return verifyCUDATarget(options, message);
   return success();
 }
 
+std::string rnn::PipelineOptions::defaultCUDAToolkit() {
+  return RNN_CUDA_TOOLKIT_ROOT;
+}
+
 void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport) {
+  PipelineOptions options;
+  options.memoryReport = memoryReport;
+  buildKernelsToLoopsPipeline(pm, options);
+}
+
+void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
+                                      const PipelineOptions &options) {
+  bool cuda = options.target == "cuda";
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -68,15 +110,25 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport) {
   // Clones the deallocation inserts (a returned argument, say) become
   // allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
-  pm.addPass(rnn::createConvertRNNToLoopsPass());
-  pm.addPass(rnn::createMatmulToBLASPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  ConvertRNNToLoopsPassOptions loops;
+  // One thread per element on the GPU; the CPU default vectorizes.
+  if (cuda)
+    loops.vectorWidth = 1;
+  pm.addPass(rnn::createConvertRNNToLoopsPass(loops));
+  MatmulToBLASPassOptions blas;
+  if (cuda)
+    blas.callee = "rnnrt_cuda_sgemm";
+  pm.addPass(rnn::createMatmulToBLASPass(blas));
+  if (cuda)
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  else
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNDSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNEarlyFreePass());
   RNNPlanMemoryPassOptions plan;
-  plan.report = memoryReport;
+  plan.report = options.memoryReport;
   pm.addPass(rnn::createRNNPlanMemoryPass(plan));
 }
 
@@ -146,13 +198,23 @@ void rnn::buildTrainPipeline(OpPassManager &pm,
 void rnn::buildToBuffersPipeline(OpPassManager &pm,
                                  const PipelineOptions &options) {
   pm.addPass(rnn::createRNNExpandForwardPass());
-  buildKernelsToLoopsPipeline(pm, options.memoryReport);
+  buildKernelsToLoopsPipeline(pm, options);
+}
+
+void rnn::buildLoopsToTargetPipeline(OpPassManager &pm,
+                                     const PipelineOptions &options) {
+  if (options.target == "cuda") {
+    buildLoopsToGPUKernelsPipeline(pm, options);
+    buildGPUKernelsToLLVMPipeline(pm, options);
+    return;
+  }
+  buildLoopsToLLVMPipeline(pm);
 }
 
 void rnn::buildInferPipeline(OpPassManager &pm,
                              const PipelineOptions &options) {
   buildToBuffersPipeline(pm, options);
-  buildLoopsToLLVMPipeline(pm);
+  buildLoopsToTargetPipeline(pm, options);
 }
 
 /// Registers a pipeline whose options are checked before it is built.
@@ -180,10 +242,12 @@ static void registerChecked(
 void rnn::registerPipelines() {
   registerChecked(
       "rnn-train-pipeline",
-      "Compile rnn model functions into training functions (LLVM dialect)",
+      "Compile rnn model functions into training functions (LLVM dialect; "
+      "with target=cuda, kernels as PTX in a gpu.binary)",
       buildTrainPipeline);
   registerChecked("rnn-infer-pipeline",
-                  "Compile rnn model functions for inference (LLVM dialect)",
+                  "Compile rnn model functions for inference (LLVM dialect; "
+                  "with target=cuda, kernels as PTX in a gpu.binary)",
                   buildInferPipeline);
   PassPipelineRegistration<>(
       "rnn-kernels-to-loops",

@@ -1,10 +1,22 @@
 // RUN: rnn-opt %s -split-input-file --rnn-matmul-to-blas | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=rnnrt_cuda_sgemm" | FileCheck %s --check-prefix=CUDA
+// RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=" 2>&1 | FileCheck %s --check-prefix=EMPTY
 
 // rnn-matmul-to-blas turns each f32 linalg.matmul on memrefs into
 // call @rnnrt_sgemm(transA, transB, alpha = 1, beta, A, B, C) with the
 // operands cast to fully dynamic strided memrefs; the flags come from the
 // indexing maps, and a zero fill of C right before the product becomes
 // beta = 0.
+
+// With callee=rnnrt_cuda_sgemm (the cuda pipeline) the same calls go to
+// the runtime's GPU GEMM, declared with the same C interface; an empty
+// callee is an error.
+// CUDA-NOT: call @rnnrt_sgemm(
+// CUDA: func.func private @rnnrt_cuda_sgemm(i64, i64, f32, f32, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
+// CUDA-LABEL: func.func @plain(
+// CUDA: call @rnnrt_cuda_sgemm(
+// CUDA-NOT: call @rnnrt_sgemm(
+// EMPTY: empty callee name
 
 // A plain product: no transposition, beta = 1 (C += A B), and one private
 // declaration with the C interface.

@@ -16,6 +16,9 @@ class ArithDialect;
 namespace func {
 class FuncDialect;
 } // namespace func
+namespace gpu {
+class GPUDialect;
+} // namespace gpu
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg

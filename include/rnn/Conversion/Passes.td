@@ -69,7 +69,14 @@ def MatmulToBLASPass : Pass<"rnn-matmul-to-blas", "ModuleOp"> {
     // becomes
     call @rnnrt_sgemm(%false, %true, %one, %zero, %a', %b', %c')
     ```
+    With `callee=rnnrt_cuda_sgemm` (the cuda pipeline) the same call goes to
+    the runtime's GPU GEMM, which takes device pointers in the descriptors.
   }];
+  let options = [
+    Option<"callee", "callee", "std::string", /*default=*/"\"rnnrt_sgemm\"",
+           "Runtime function called for each GEMM (C interface, same "
+           "signature as rnnrt_sgemm)">
+  ];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "memref::MemRefDialect"];
 }
@@ -83,6 +90,108 @@ def ApproximateMathPass : Pass<"rnn-approximate-math"> {
   }];
   let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
                            "vector::VectorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// GPU (cuda pipeline)
+//===----------------------------------------------------------------------===//
+
+def TileParallelLoopsPass : Pass<"rnn-tile-parallel-loops"> {
+  let summary = "Tile every outermost scf.parallel into blocks of threads";
+  let description = [{
+    Splits each outermost `scf.parallel` without reductions into a loop
+    over blocks and a nested loop over the threads of a block, so that
+    `gpu-map-parallel-loops` maps the outer loop to the grid and the inner
+    one to threads. The block covers the innermost dimension first (up to
+    `block-size` iterations), then, if the innermost dimension is shorter,
+    the next ones. Iterations past the end are guarded by `scf.if`, so the
+    block shape is a constant.
+
+    ```mlir
+    scf.parallel (%b, %h) = (%c0, %c0) to (%c64, %c512) step (%c1, %c1) {
+      ...
+    }
+    // becomes, with block-size=256
+    scf.parallel (%b0, %h0) = (%c0, %c0) to (%c64, %c512) step (%c1, %c256) {
+      scf.parallel (%b1, %h1) = (%c0, %c0) to (%c1, %c256) step (%c1, %c1) {
+        %b = arith.addi %b1, %b0 : index
+        %h = arith.addi %h1, %h0 : index
+        ...
+      }
+    }
+    ```
+    The upstream `scf-parallel-loop-tiling` takes one list of tile sizes
+    for loops of every rank, counted from the outermost dimension; this
+    pass chooses per loop, from the innermost, with the same upstream
+    tiling utility. Next: `gpu-map-parallel-loops{mapping-policy=innermost-first}`.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect"];
+}
+
+def MergeGPUModulesPass : Pass<"rnn-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` creates one `gpu.module` per kernel, each holding
+    a function named after its host function, so every kernel would be a
+    separate PTX file and a separate module load. This pass moves the
+    kernels into one `gpu.module @rnn_kernels` at the end of the module,
+    names each kernel after the module it came from (those names are
+    unique), and updates every `gpu.launch_func`.
+
+    ```mlir
+    gpu.module @lstm_kernel { gpu.func @lstm_kernel(...) kernel {...} }
+    gpu.module @lstm_kernel_0 { gpu.func @lstm_kernel(...) kernel {...} }
+    gpu.launch_func @lstm_kernel_0::@lstm_kernel ...
+    // becomes
+    gpu.module @rnn_kernels {
+      gpu.func @lstm_kernel(...) kernel {...}
+      gpu.func @lstm_kernel_0(...) kernel {...}
+    }
+    gpu.launch_func @rnn_kernels::@lstm_kernel_0 ...
+    ```
+    Next: `rnn-device-buffers`, then the NVVM lowering (one PTX module).
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
+}
+
+def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
+  let summary = "Host allocations become device allocations";
+  let description = [{
+    Once every loop on buffers has become a kernel, host functions only
+    allocate, free, take views of buffers and pass them to kernels and to
+    runtime calls. This pass turns `memref.alloc` into `gpu.alloc` and
+    `memref.dealloc` into `gpu.dealloc`, each in the async form (the one
+    `gpu-to-llvm` lowers, to `mgpuMemAlloc` / `mgpuMemFree` of the runtime)
+    on a stream of its own that is waited for at once. Discardable
+    attributes (`rnn.role`, `rnn.offset`) are kept. It runs after
+    `rnn-plan-memory`, whose analyses work on `memref.alloc`.
+    A `memref.copy` of a whole buffer (bufferization makes one when a
+    function returns its argument) becomes a device-to-device `gpu.memcpy`.
+
+    It fails if host code still reads or writes buffer memory (a
+    `memref.load`, `memref.store`, vector access, strided copy or linalg op
+    outside `gpu.module`): such an access would touch device memory from
+    the host.
+
+    ```mlir
+    %a = memref.alloc() {rnn.role = "gates"} : memref<8x4x20xf32>
+    memref.dealloc %a : memref<8x4x20xf32>
+    // becomes
+    %0 = gpu.wait async
+    %a, %1 = gpu.alloc async [%0] () {rnn.role = "gates"}
+        : memref<8x4x20xf32>
+    gpu.wait [%1]
+    %2 = gpu.wait async
+    %3 = gpu.dealloc async [%2] %a : memref<8x4x20xf32>
+    gpu.wait [%3]
+    ```
+    Next: the NVVM lowering of the kernels and `gpu-to-llvm` for the host.
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
 }
 
 #endif // RNN_CONVERSION_PASSES_TD

@@ -13,7 +13,9 @@
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
+class DialectRegistry;
 class OpPassManager;
+class Operation;
 
 namespace rnn {
 
@@ -24,19 +26,45 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "gates | chunk:K | budget:BYTES"),
       llvm::cl::init("none")};
   PassOptions::Option<std::string> target{
-      *this, "target", llvm::cl::desc("Target: cpu"), llvm::cl::init("cpu")};
+      *this, "target",
+      llvm::cl::desc("Target: cpu (LLVM for the host) | cuda (kernels as "
+                     "PTX, host code calling the runtime)"),
+      llvm::cl::init("cpu")};
   PassOptions::Option<bool> memoryReport{
       *this, "memory-report",
       llvm::cl::desc("Print the memory plan of every function"),
       llvm::cl::init(false)};
   PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("GPU chip (cuda target)"),
+      *this, "chip", llvm::cl::desc("GPU chip (cuda target), sm_NN[a|f]"),
       llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (cuda target): +ptxNN, the PTX ISA "
+                     "version of the emitted PTX"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit directory (cuda target), where "
+                     "nvvm/libdevice is found"),
+      llvm::cl::init(defaultCUDAToolkit())};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the elementwise kernels (cuda "
+                     "target)"),
+      llvm::cl::init(256)};
+
+  /// The toolkit the build was configured with (CUDA_TOOLKIT_ROOT).
+  static std::string defaultCUDAToolkit();
 };
 
 /// Checks the option values; the message names the bad one.
 LogicalResult verifyPipelineOptions(const PipelineOptions &options,
                                     std::string &message);
+/// The cuda-target part of verifyPipelineOptions: the chip and PTX
+/// features are known to LLVM's NVPTX backend and agree with each other,
+/// and the toolkit has libdevice.
+LogicalResult verifyCUDATarget(const PipelineOptions &options,
+                               std::string &message);
 
 /// The memory planner as rnn-rematerialize's budget policy uses it: the
 /// to-buffers pipeline on a copy of the module; the largest predicted peak
@@ -54,14 +82,40 @@ void buildTrainPipeline(OpPassManager &pm, const PipelineOptions &options);
 void buildInferPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// The infer pipeline up to planned buffers (before LLVM): functions then
-/// carry `rnn.predicted_peak_bytes`.
+/// carry `rnn.predicted_peak_bytes`. For the cuda target the loops are
+/// scalar (vector width 1), GEMMs call `rnnrt_cuda_sgemm`, and every other
+/// linalg op becomes a parallel loop, so that all memory accesses are in
+/// scf.parallel loops, which become kernels.
 void buildToBuffersPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// The stages the two pipelines share, exposed for tests and tools:
 /// tensor-level kernels -> loops on buffers ...
 void buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport = false);
+void buildKernelsToLoopsPipeline(OpPassManager &pm,
+                                 const PipelineOptions &options);
 /// ... -> LLVM dialect for the CPU.
 void buildLoopsToLLVMPipeline(OpPassManager &pm);
+/// ... -> for the cuda target: parallel loops -> outlined kernels in one
+/// gpu.module, device buffers (host code still on func/scf/memref) ...
+void buildLoopsToGPUKernelsPipeline(OpPassManager &pm,
+                                    const PipelineOptions &options);
+/// ... -> host code in the LLVM dialect calling the runtime (mgpu*), and
+/// the kernels as a gpu.binary holding PTX.
+void buildGPUKernelsToLLVMPipeline(OpPassManager &pm,
+                                   const PipelineOptions &options);
+/// Loops on buffers -> LLVM dialect, for the target the options select.
+void buildLoopsToTargetPipeline(OpPassManager &pm,
+                                const PipelineOptions &options);
+
+/// Appends the PTX of every gpu.binary in `module` to `ptx`; failure (with
+/// a diagnostic) if there is none or an object is not PTX text.
+LogicalResult collectPTX(Operation *module, std::string &ptx);
+
+/// Registers the dialects, interfaces and translations the cuda target
+/// needs (GPU, NVVM, the NVVM target, ConvertToLLVM interfaces).
+void registerGPUDialects(DialectRegistry &registry);
+/// Registers the upstream passes the cuda target uses.
+void registerGPUPasses();
 
 /// Registers rnn-train-pipeline and rnn-infer-pipeline.
 void registerPipelines();

@@ -1,7 +1,9 @@
 //===- MatmulToBLAS.cpp - rnn-matmul-to-blas ------------------------------===//
 //
 // Replaces f32 linalg.matmul on memrefs by a call to the runtime's
-// `rnnrt_sgemm`, which runs a tuned BLAS (OpenBLAS on the CPU). The kernels
+// `rnnrt_sgemm`, which runs a tuned BLAS (OpenBLAS on the CPU), or to the
+// callee the `callee` option names (`rnnrt_cuda_sgemm` for the GPU, same
+// signature, device pointers in the descriptors). The kernels
 // express every GEMM as linalg.matmul with the transpositions in its
 // indexing maps, so the same IR can instead be tiled by upstream linalg
 // transforms; this pass is the fast path for a target that has a BLAS.
@@ -28,8 +30,6 @@ namespace rnn {
 } // namespace mlir
 
 using namespace mlir;
-
-static constexpr StringLiteral kSgemm = "rnnrt_sgemm";
 
 /// The memref type every matrix is cast to before the call.
 static MemRefType dynamicMatrixType(MLIRContext *ctx) {
@@ -59,7 +59,8 @@ static FailureOr<bool> isTransposed(linalg::MatmulOp op, unsigned which) {
 
 namespace {
 struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
+  MatmulToCall(MLIRContext *ctx, StringRef callee)
+      : OpRewritePattern(ctx), callee(callee.str()) {}
 
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -105,31 +106,39 @@ struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
                                f32(beta)};
     for (Value v : {a, b, c})
       args.push_back(memref::CastOp::create(rewriter, loc, matrixType, v));
-    rewriter.replaceOpWithNewOp<func::CallOp>(op, kSgemm, TypeRange{}, args);
+    rewriter.replaceOpWithNewOp<func::CallOp>(op, callee, TypeRange{}, args);
     return success();
   }
+
+private:
+  std::string callee;
 };
 
 struct MatmulToBLASPass
     : public rnn::impl::MatmulToBLASPassBase<MatmulToBLASPass> {
+  using MatmulToBLASPassBase::MatmulToBLASPassBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
+    if (callee.empty()) {
+      module.emitError("rnn-matmul-to-blas: empty callee name");
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(ctx);
-    patterns.add<MatmulToCall>(ctx);
+    patterns.add<MatmulToCall>(ctx, callee);
     walkAndApplyPatterns(module, std::move(patterns));
 
     bool called = false;
-    module.walk([&](func::CallOp call) {
-      called |= call.getCallee() == kSgemm;
-    });
-    if (!called || module.lookupSymbol(kSgemm))
+    module.walk(
+        [&](func::CallOp call) { called |= call.getCallee() == callee; });
+    if (!called || module.lookupSymbol(callee))
       return;
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
     Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
     MemRefType matrix = dynamicMatrixType(ctx);
     auto decl = func::FuncOp::create(
-        builder, module.getLoc(), kSgemm,
+        builder, module.getLoc(), callee,
         builder.getFunctionType({i64, i64, f32, f32, matrix, matrix, matrix},
                                 {}));
     decl.setPrivate();

@@ -1,0 +1,35 @@
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm90" 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=gfx90a" 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm_91" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm_100" 2>&1 | FileCheck %s --check-prefix=OLDPTX
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda features=ptx80" 2>&1 | FileCheck %s --check-prefix=FEATURES
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda features=+ptx99" 2>&1 | FileCheck %s --check-prefix=NOFEATURE
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda toolkit=%t.none" 2>&1 | FileCheck %s --check-prefix=TOOLKIT -DDIR=%t.none
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda block-size=2048" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not rnn-opt %s --rnn-train-pipeline="target=rocm" 2>&1 | FileCheck %s --check-prefix=TARGET
+
+// Bad cuda options are reported before anything runs, with the value and
+// what was expected: LLVM's NVPTX backend would otherwise warn and emit
+// PTX no ptxas accepts (unknown chip), abort the process (PTX version too
+// old for the chip), or leave libdevice calls unresolved (no toolkit).
+
+// SHAPE: bad GPU chip '{{sm90|gfx90a}}' (expected sm_NN, sm_NNa or sm_NNf, e.g. sm_90)
+// UNKNOWN: unknown GPU chip 'sm_91'
+// OLDPTX: PTX ISA 8.0 (+ptx80) is too old for sm_100, which needs +ptx86 or newer
+// FEATURES: bad PTX features 'ptx80' (expected +ptxNN
+// NOFEATURE: unknown PTX feature '+ptx99'
+// TOOLKIT: no libdevice in the CUDA toolkit '[[DIR]]' (expected [[DIR]]/nvvm/libdevice/libdevice.10.bc)
+// BLOCK: block-size must be in [1, 1024], got 2048
+// TARGET: unsupported target 'rocm' (expected cpu or cuda)
+
+func.func @gru(%x: tensor<3x2x3xf32>, %is_init: tensor<3x2xi1>,
+    %h0: tensor<2x4xf32>, %w_ih: tensor<12x3xf32>, %w_hh: tensor<12x4xf32>,
+    %b_ih: tensor<12xf32>, %b_hh: tensor<12xf32>)
+    -> (tensor<3x2x4xf32>, tensor<2x4xf32>) {
+  %y, %h_n = rnn.gru %x reset %is_init state(%h0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<3x2x3xf32>, tensor<3x2xi1>, tensor<2x4xf32>,
+         tensor<12x3xf32>, tensor<12x4xf32>, tensor<12xf32>, tensor<12xf32>)
+      -> (tensor<3x2x4xf32>, tensor<2x4xf32>)
+  return %y, %h_n : tensor<3x2x4xf32>, tensor<2x4xf32>
+}
