@@ -198,6 +198,14 @@ extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
   BlasGlobals &g = blasGlobals();
   BlasState *blas = g.ready.load(std::memory_order_acquire);
   if (!blas) {
+    // Starting cuBLAS allocates and synchronizes, which would invalidate
+    // the capture.
+    if (cuda->capturing) {
+      recordError(std::string(kEntry) +
+                  ": cuBLAS is not initialized; call initializeBlas() before "
+                  "capturing a graph");
+      return;
+    }
     std::string error = initializeBlas();
     if (!error.empty()) {
       recordError(std::string(kEntry) + ": " + error);

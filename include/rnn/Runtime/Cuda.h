@@ -131,7 +131,9 @@ bool isInitialized();
 /// Loads cuBLAS (`$RNNRT_LIBCUBLAS`, else libcublas.so.13, then
 /// libcublas.so) and creates its handle on the runtime's stream,
 /// initializing the driver first if needed. Returns an empty string on
-/// success, else one line. rnnrt_cuda_sgemm calls it on first use.
+/// success, else one line. rnnrt_cuda_sgemm calls it on first use, except
+/// during graph capture, which it would invalidate: work that is captured
+/// needs this called beforehand.
 std::string initializeBlas();
 
 /// Returns the first error recorded since the previous call (empty if
