@@ -1,19 +1,17 @@
-//===- Runtime.cpp - Accounting allocator, steps and phases ---------------===//
+//===- Runtime.cpp - Host allocator, steps and phases ---------------------===//
 //
 // Part of the rnnc project.
 //
 //===----------------------------------------------------------------------===//
 //
-// What: the accounting allocator behind the `_mlir_memref_to_llvm_*` entry
-// points, the step/phase bookkeeping (`beginStep`, `rnnrt_begin_phase`,
-// `endStep`) and the JIT symbol table.
+// What: the host and device ledgers, the aligned_alloc backend behind the
+// `_mlir_memref_to_llvm_*` entry points, the step/phase bookkeeping
+// (`beginStep`, `rnnrt_begin_phase`, `endStep`) and the JIT symbol table.
 //
-// Why: every buffer a compiled program allocates passes through here, so
-// this is where exact byte counts, peaks and per-phase figures are measured.
-// The program frees without a size, hence the pointer->size map. All state
-// sits behind one mutex (single-threaded use is expected, so contention is
-// not a concern) and is never destroyed, so that frees issued during process
-// teardown still find it.
+// Why: every buffer a compiled program allocates passes through a ledger, so
+// steps and phases are marked here on both ledgers at once and timed with
+// one clock. All state is never destroyed, so that frees issued during
+// process teardown still find it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,41 +21,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
-#include <unordered_map>
 
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-/// Minimum alignment of every buffer handed out (a cache line; also enough
-/// for any vector width the compiled code uses).
+/// Minimum alignment of every host buffer handed out (a cache line; also
+/// enough for any vector width the compiled code uses).
 constexpr size_t kMinAlignment = 64;
-
-/// All runtime state. Guarded by `mutex`.
-struct RuntimeState {
-  std::mutex mutex;
-  std::unordered_map<void *, size_t> sizes;
-  size_t current = 0;
-  size_t peak = 0;
-  size_t total = 0;
-  size_t badFrees = 0;
-
-  // Step bookkeeping.
-  bool inStep = false;
-  bool sawBackward = false;
-  size_t fwdPeak = 0;
-  size_t bwdPeak = 0;
-  size_t bytesAtBackwardStart = 0;
-  Clock::time_point stepStart;
-  Clock::time_point backwardStart;
-};
-
-/// The process-wide state; intentionally leaked so that it outlives every
-/// static destructor that might still free memory.
-RuntimeState &state() {
-  static RuntimeState *s = new RuntimeState();
-  return *s;
-}
 
 /// Rounds `alignment` up to a power of two no smaller than kMinAlignment.
 size_t normalizeAlignment(size_t alignment) {
@@ -67,18 +38,40 @@ size_t normalizeAlignment(size_t alignment) {
   return a;
 }
 
-/// Records a newly allocated block; caller holds the mutex.
-void recordAllocation(RuntimeState &s, void *p, size_t bytes) {
-  s.sizes.emplace(p, bytes);
-  s.current += bytes;
-  ++s.total;
-  s.peak = std::max(s.peak, s.current);
-  if (s.inStep) {
-    if (s.sawBackward)
-      s.bwdPeak = std::max(s.bwdPeak, s.current);
-    else
-      s.fwdPeak = std::max(s.fwdPeak, s.current);
+/// Host memory from std::aligned_alloc. A zero-byte request still gets a
+/// distinct, freeable block.
+class HostBackend final : public rnn::runtime::MemoryBackend {
+public:
+  void *allocate(size_t bytes, size_t alignment) override {
+    size_t align = normalizeAlignment(alignment);
+    // std::aligned_alloc requires the size to be a multiple of the alignment.
+    size_t request = std::max<size_t>(bytes, 1);
+    if (request > SIZE_MAX - (align - 1))
+      return nullptr;
+    size_t rounded = (request + align - 1) & ~(align - 1);
+    return std::aligned_alloc(align, rounded);
   }
+  void release(void *p) override { std::free(p); }
+};
+
+HostBackend &hostBackend() {
+  static HostBackend *backend = new HostBackend();
+  return *backend;
+}
+
+/// Step timing; the byte figures live in the ledgers. Guarded by `mutex`.
+struct StepClock {
+  std::mutex mutex;
+  bool inStep = false;
+  bool sawBackward = false;
+  Clock::time_point stepStart;
+  Clock::time_point backwardStart;
+};
+
+/// Intentionally leaked, like the ledgers.
+StepClock &stepClock() {
+  static StepClock *c = new StepClock();
+  return *c;
 }
 
 double millisBetween(Clock::time_point a, Clock::time_point b) {
@@ -90,120 +83,71 @@ double millisBetween(Clock::time_point a, Clock::time_point b) {
 namespace rnn {
 namespace runtime {
 
+MemoryAccounting &hostMemory() {
+  static MemoryAccounting *ledger = new MemoryAccounting();
+  return *ledger;
+}
+
+MemoryAccounting &deviceMemory() {
+  static MemoryAccounting *ledger = new MemoryAccounting();
+  return *ledger;
+}
+
 void *allocateAligned(size_t alignment, size_t bytes) {
-  size_t align = normalizeAlignment(alignment);
-  // std::aligned_alloc requires the size to be a multiple of the alignment;
-  // a zero-byte request still gets a distinct, freeable block.
-  size_t request = std::max<size_t>(bytes, 1);
-  if (request > SIZE_MAX - (align - 1))
-    return nullptr;
-  size_t rounded = (request + align - 1) & ~(align - 1);
-  void *p = std::aligned_alloc(align, rounded);
-  if (!p)
-    return nullptr;
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  recordAllocation(s, p, bytes);
-  return p;
+  return hostMemory().allocate(hostBackend(), bytes, alignment);
 }
 
 void *allocate(size_t bytes) { return allocateAligned(kMinAlignment, bytes); }
 
-void deallocate(void *p) {
-  if (!p)
-    return;
-  RuntimeState &s = state();
-  {
-    std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.sizes.find(p);
-    if (it == s.sizes.end()) {
-      ++s.badFrees;
-      return;
-    }
-    s.current -= it->second;
-    s.sizes.erase(it);
-  }
-  std::free(p);
-}
+void deallocate(void *p) { hostMemory().deallocate(hostBackend(), p); }
 
-size_t currentBytes() {
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.current;
-}
+size_t currentBytes() { return hostMemory().currentBytes(); }
 
-size_t peakBytes() {
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.peak;
-}
+size_t peakBytes() { return hostMemory().peakBytes(); }
 
-size_t liveAllocations() {
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.sizes.size();
-}
+size_t liveAllocations() { return hostMemory().liveAllocations(); }
 
-size_t totalAllocations() {
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.total;
-}
+size_t totalAllocations() { return hostMemory().totalAllocations(); }
 
-size_t badFrees() {
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.badFrees;
-}
+size_t badFrees() { return hostMemory().badFrees(); }
 
-void resetCounters() {
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.peak = s.current;
-  s.total = 0;
-  s.badFrees = 0;
-}
+void resetCounters() { hostMemory().resetCounters(); }
 
 void beginStep() {
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.inStep = true;
-  s.sawBackward = false;
-  s.peak = s.current;
-  s.fwdPeak = s.current;
-  s.bwdPeak = 0;
-  s.bytesAtBackwardStart = 0;
-  s.stepStart = Clock::now();
+  StepClock &c = stepClock();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.inStep = true;
+  c.sawBackward = false;
+  hostMemory().beginStep();
+  deviceMemory().beginStep();
+  c.stepStart = Clock::now();
 }
 
 StepStats endStep() {
   Clock::time_point end = Clock::now();
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
+  StepClock &c = stepClock();
+  std::lock_guard<std::mutex> lock(c.mutex);
   StepStats stats;
-  stats.bytesAtEnd = s.current;
-  if (!s.inStep)
+  static_cast<MemoryFigures &>(stats) = hostMemory().endStep();
+  stats.device = deviceMemory().endStep();
+  if (!c.inStep)
     return stats;
-  s.inStep = false;
-  stats.totalMs = millisBetween(s.stepStart, end);
-  stats.sawBackward = s.sawBackward;
-  stats.fwdPeakBytes = s.fwdPeak;
-  if (s.sawBackward) {
-    stats.fwdMs = millisBetween(s.stepStart, s.backwardStart);
-    stats.bwdMs = millisBetween(s.backwardStart, end);
-    stats.bwdPeakBytes = s.bwdPeak;
-    stats.bytesAtBackwardStart = s.bytesAtBackwardStart;
+  c.inStep = false;
+  stats.totalMs = millisBetween(c.stepStart, end);
+  stats.sawBackward = c.sawBackward;
+  if (c.sawBackward) {
+    stats.fwdMs = millisBetween(c.stepStart, c.backwardStart);
+    stats.bwdMs = millisBetween(c.backwardStart, end);
   } else {
     stats.fwdMs = stats.totalMs;
   }
-  stats.peakBytes = std::max(stats.fwdPeakBytes, stats.bwdPeakBytes);
   return stats;
 }
 
 bool inStep() {
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.inStep;
+  StepClock &c = stepClock();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.inStep;
 }
 
 std::vector<std::pair<const char *, void *>> jitSymbols() {
@@ -244,12 +188,12 @@ extern "C" void rnnrt_begin_phase(int64_t phase) {
   if (phase < 1)
     return;
   Clock::time_point now = Clock::now();
-  RuntimeState &s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.inStep || s.sawBackward)
+  StepClock &c = stepClock();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  if (!c.inStep || c.sawBackward)
     return;
-  s.sawBackward = true;
-  s.backwardStart = now;
-  s.bytesAtBackwardStart = s.current;
-  s.bwdPeak = s.current;
+  c.sawBackward = true;
+  c.backwardStart = now;
+  rnn::runtime::hostMemory().beginBackward();
+  rnn::runtime::deviceMemory().beginBackward();
 }

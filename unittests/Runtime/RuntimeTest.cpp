@@ -7,7 +7,9 @@
 // What: unit tests for the host runtime: the accounting allocator (exact
 // bytes, peaks, live counts, alignment, bad frees), step/phase statistics,
 // the GEMM entry point against a double-precision reference for every
-// transpose combination and memref layout, and the JIT symbol table.
+// transpose combination and memref layout, the GEMM planner in both its
+// row-major (cblas) and column-major (cuBLAS) forms, and the JIT symbol
+// table.
 //
 // Why: the allocator's figures are what rnnc reports as memory use, and the
 // GEMM carries most of the arithmetic, so both must be exactly right. The
@@ -16,11 +18,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmPlan.h"
+
 #include "rnn/Runtime/Runtime.h"
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -526,6 +532,137 @@ TEST(RuntimeGemmDeathTest, ShapeMismatchAborts) {
   EXPECT_DEATH(
       _mlir_ciface_rnnrt_sgemm(1, 0, 1.0f, 0.0f, &A.desc, &B2.desc, &C.desc),
       "rnnrt_sgemm: shape mismatch");
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM planning, shared by the CPU and CUDA entry points.
+//===----------------------------------------------------------------------===//
+
+/// A deep copy of `m` whose descriptor views the copy's buffer.
+Stored clone(const Stored &m) {
+  Stored c = m;
+  c.desc.basePtr = c.buffer.data();
+  c.desc.data = c.buffer.data();
+  return c;
+}
+
+/// Executes a planned row-major call the way cblas_sgemm would.
+void runRowMajor(const gemm::RowMajorCall &call, float alpha, float beta) {
+  for (int i = 0; i < call.M; ++i) {
+    for (int j = 0; j < call.N; ++j) {
+      double acc = 0.0;
+      for (int l = 0; l < call.K; ++l) {
+        float a =
+            call.transA ? call.a[l * call.lda + i] : call.a[i * call.lda + l];
+        float b =
+            call.transB ? call.b[j * call.ldb + l] : call.b[l * call.ldb + j];
+        acc += static_cast<double>(a) * b;
+      }
+      float &c = call.c[i * call.ldc + j];
+      c = static_cast<float>(alpha * acc) + (beta == 0.0f ? 0.0f : beta * c);
+    }
+  }
+}
+
+/// Executes a column-major call the way cublasSgemm would, after checking
+/// the leading-dimension rules cuBLAS enforces.
+void runColumnMajor(const gemm::ColumnMajorCall &call, float alpha,
+                    float beta) {
+  ASSERT_GE(call.lda, std::max(1, call.transA ? call.k : call.m));
+  ASSERT_GE(call.ldb, std::max(1, call.transB ? call.n : call.k));
+  ASSERT_GE(call.ldc, std::max(1, call.m));
+  for (int i = 0; i < call.m; ++i) {
+    for (int j = 0; j < call.n; ++j) {
+      double acc = 0.0;
+      for (int l = 0; l < call.k; ++l) {
+        float a =
+            call.transA ? call.a[l + i * call.lda] : call.a[i + l * call.lda];
+        float b =
+            call.transB ? call.b[j + l * call.ldb] : call.b[l + j * call.ldb];
+        acc += static_cast<double>(a) * b;
+      }
+      float &c = call.c[i + j * call.ldc];
+      c = static_cast<float>(alpha * acc) + (beta == 0.0f ? 0.0f : beta * c);
+    }
+  }
+}
+
+/// Plans `C = alpha op(A) op(B) + beta C` and checks that both the row-major
+/// call and its column-major form compute the reference, on copies of C.
+void checkPlans(bool ta, bool tb, float alpha, float beta, Stored &A, Stored &B,
+                const Stored &C) {
+  Stored viaRows = clone(C), viaColumns = clone(C), reference0 = clone(C);
+  std::vector<double> want = reference(ta, tb, alpha, beta, A, B, reference0);
+  gemm::Sizes sizes =
+      gemm::checkShapes("test", ta, tb, &A.desc, &B.desc, &C.desc);
+  gemm::RowMajorCall rows, columns;
+  ASSERT_TRUE(
+      gemm::planRowMajor(ta, tb, A.desc, B.desc, viaRows.desc, sizes, rows));
+  ASSERT_TRUE(gemm::planRowMajor(ta, tb, A.desc, B.desc, viaColumns.desc, sizes,
+                                 columns));
+  runRowMajor(rows, alpha, beta);
+  runColumnMajor(gemm::toColumnMajor(columns), alpha, beta);
+  double tol = 1e-5 * static_cast<double>(sizes.K + 1) * 4.0;
+  for (int64_t i = 0; i < sizes.M; ++i) {
+    for (int64_t j = 0; j < sizes.N; ++j) {
+      ASSERT_NEAR(viaRows(i, j), want[i * sizes.N + j], tol)
+          << "row-major at (" << i << "," << j << ") ta=" << ta << " tb=" << tb;
+      ASSERT_NEAR(viaColumns(i, j), want[i * sizes.N + j], tol)
+          << "column-major at (" << i << "," << j << ") ta=" << ta
+          << " tb=" << tb;
+    }
+  }
+  for (size_t e = 0; e < C.buffer.size(); ++e) {
+    if (C.buffer[e] == kSentinel) {
+      ASSERT_EQ(viaRows.buffer[e], kSentinel) << "row-major wrote outside C";
+      ASSERT_EQ(viaColumns.buffer[e], kSentinel)
+          << "column-major wrote outside C";
+    }
+  }
+}
+
+TEST(RuntimeGemmPlan, RowAndColumnMajorCallsMatchReference) {
+  std::mt19937 rng(7);
+  const int64_t shapes[][3] = {{9, 14, 6}, {1, 5, 3}, {4, 1, 2}, {3, 4, 0}};
+  for (const auto &shape : shapes) {
+    int64_t M = shape[0], N = shape[1], K = shape[2];
+    for (int layout = 0; layout < 8; ++layout) {
+      for (int ta = 0; ta < 2; ++ta) {
+        for (int tb = 0; tb < 2; ++tb) {
+          int64_t ar, ac, br, bc;
+          storedShape(ta, M, K, ar, ac);
+          storedShape(tb, K, N, br, bc);
+          Stored A = (layout & 1) ? colMajor(ar, ac, ar + 2, 1, rng)
+                                  : rowMajor(ar, ac, ac + 1, 2, rng);
+          Stored B = (layout & 2) ? colMajor(br, bc, br + 3, 4, rng)
+                                  : rowMajor(br, bc, bc, 0, rng);
+          Stored C = (layout & 4) ? colMajor(M, N, M + 1, 3, rng)
+                                  : rowMajor(M, N, N + 2, 1, rng);
+          checkPlans(ta, tb, 1.25f, -0.5f, A, B, C);
+        }
+      }
+    }
+  }
+}
+
+TEST(RuntimeGemmPlan, IrregularLayoutsAndHugeSizesAreNotPlanned) {
+  std::mt19937 rng(8);
+  Stored A = makeMatrix(4, 3, 0, /*s0=*/7, /*s1=*/2, rng);
+  Stored B = rowMajor(3, 5, 5, 0, rng);
+  Stored C = rowMajor(4, 5, 5, 0, rng);
+  Stored broadcast = makeMatrix(3, 5, 0, /*s0=*/0, /*s1=*/1, rng);
+  gemm::Sizes sizes{4, 5, 3};
+  gemm::RowMajorCall call;
+  EXPECT_FALSE(
+      gemm::planRowMajor(false, false, A.desc, B.desc, C.desc, sizes, call));
+  Stored A2 = rowMajor(4, 3, 3, 0, rng);
+  EXPECT_FALSE(gemm::planRowMajor(false, false, A2.desc, broadcast.desc, C.desc,
+                                  sizes, call));
+  EXPECT_TRUE(
+      gemm::planRowMajor(false, false, A2.desc, B.desc, C.desc, sizes, call));
+  gemm::Sizes huge{int64_t(INT_MAX) + 1, 5, 3};
+  EXPECT_FALSE(
+      gemm::planRowMajor(false, false, A2.desc, B.desc, C.desc, huge, call));
 }
 
 TEST(RuntimeGemm, BackendDescription) {

@@ -11,11 +11,13 @@
 //   * An accounting allocator. Every buffer a compiled program allocates goes
 //     through the `_mlir_memref_to_llvm_*` entry points (the MLIR memref
 //     lowering with use-generic-functions=true), which record the exact
-//     number of bytes requested, the peak, the live count and bad frees.
+//     number of bytes requested, the peak, the live count and bad frees in
+//     the host ledger. The CUDA runtime (Cuda.h) records device buffers in a
+//     second ledger of the same kind (Accounting.h).
 //   * Steps and phases. A step is one invocation of a compiled function;
 //     compiled code marks the forward->backward boundary with
-//     `rnnrt_begin_phase(1)` so that time and memory can be reported per
-//     phase.
+//     `rnnrt_begin_phase(1)` so that time and memory, host and device, can
+//     be reported per phase.
 //   * A GEMM entry point (`rnnrt_sgemm`, called through its
 //     llvm.emit_c_interface wrapper) that forwards to OpenBLAS cblas_sgemm.
 //
@@ -28,6 +30,8 @@
 
 #ifndef RNN_RUNTIME_RUNTIME_H
 #define RNN_RUNTIME_RUNTIME_H
+
+#include "rnn/Runtime/Accounting.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -78,6 +82,13 @@ namespace runtime {
 // Accounting allocator.
 //===----------------------------------------------------------------------===//
 
+/// The ledger of host memory, behind allocate() and the figures below.
+MemoryAccounting &hostMemory();
+
+/// The ledger of device memory, filled by the CUDA runtime (Cuda.h). It
+/// lives here so that steps and phases cover both memory spaces.
+MemoryAccounting &deviceMemory();
+
 /// Allocates `bytes` bytes (64-byte aligned) through the accounting allocator.
 void *allocate(size_t bytes);
 
@@ -114,38 +125,32 @@ void resetCounters();
 // Steps and phases.
 //===----------------------------------------------------------------------===//
 
-/// Time and memory figures of one step. Times are in milliseconds; byte
-/// figures are as accounted by the allocator.
-struct StepStats {
+/// Time and memory figures of one step. Times are in milliseconds. The
+/// MemoryFigures base holds the host figures; `device` those of device
+/// memory over the same step.
+struct StepStats : MemoryFigures {
   double totalMs = 0.0;
   /// Time from beginStep() to the backward marker (or to endStep() if the
   /// step had no backward marker).
   double fwdMs = 0.0;
   /// Time from the backward marker to endStep(); 0 without a marker.
   double bwdMs = 0.0;
-  /// Peak bytes over the whole step (starting from the bytes live at
-  /// beginStep()).
-  size_t peakBytes = 0;
-  /// Peak bytes while in the forward phase.
-  size_t fwdPeakBytes = 0;
-  /// Peak bytes while in the backward phase (starting from the bytes live at
-  /// the marker); 0 without a marker.
-  size_t bwdPeakBytes = 0;
-  /// Bytes live when the backward marker was reached; 0 without a marker.
-  size_t bytesAtBackwardStart = 0;
-  /// Bytes live at endStep().
-  size_t bytesAtEnd = 0;
   /// Whether rnnrt_begin_phase(1) was called during the step.
   bool sawBackward = false;
+  /// Device memory figures (all zero when nothing used the device).
+  MemoryFigures device;
 };
 
-/// Starts a step: the peak is reset to the current bytes, the phase to 0
-/// (forward), and a steady_clock timer is started. A step already in
-/// progress is discarded.
+/// Starts a step: the host and device peaks are reset to their current
+/// bytes, the phase to 0 (forward), and a steady_clock timer is started. A
+/// step already in progress is discarded. The timer measures host time; for
+/// asynchronous device work the caller synchronizes before endStep() or
+/// times with device events (Cuda.h).
 void beginStep();
 
 /// Ends the step begun by beginStep() and returns its figures. Without a
-/// step in progress, returns default StepStats with only bytesAtEnd set.
+/// step in progress, returns default StepStats with only the bytesAtEnd
+/// figures (host and device) set.
 StepStats endStep();
 
 /// Whether a step is in progress.

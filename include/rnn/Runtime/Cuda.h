@@ -1,0 +1,227 @@
+//===- Cuda.h - CUDA side of the rnnc runtime -------------------*- C++ -*-===//
+//
+// Part of the rnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What: the GPU half of the runtime. It provides
+//
+//   * the `mgpu*` functions that MLIR's gpu-to-llvm lowering and the
+//     gpu.binary translation call (module load, kernel launch, streams,
+//     events, device memory), with upstream's names and ABI;
+//   * `rnnrt_cuda_sgemm`, the device twin of `rnnrt_sgemm`, through cuBLAS;
+//   * a C++ API for the host tool: initialization with a one-line error,
+//     host<->device copies, CUDA graph capture and replay, event timing.
+//
+// The CUDA driver (libcuda.so.1) and cuBLAS are loaded with dlopen when
+// first needed, so the runtime builds and links on machines without a GPU
+// and fails there with a message, not at load time. Device buffers of the
+// compiled program are recorded in `deviceMemory()` (Runtime.h), the same
+// kind of ledger as host memory, so steps report device peaks per phase.
+//
+// Errors. No entry point aborts or prints, except on inconsistent GEMM
+// shapes (a compiler bug, handled exactly as by `rnnrt_sgemm`). Every failure
+// is recorded as one line; takeError() returns the first one recorded since
+// it was last called. A failed call returns null (or does nothing), so code
+// compiled for the GPU keeps running to its end on a machine without one,
+// and the caller reports takeError() afterwards. Entry points initialize
+// the runtime themselves if initialize() was not called.
+//
+// Streams. All work runs in order on one stream owned by the runtime:
+// mgpuStreamCreate returns it and mgpuStreamDestroy ignores it. rnnc's
+// programs are sequential, so nothing is lost, and a whole step can be
+// captured into one CUDA graph.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_RUNTIME_CUDA_H
+#define RNN_RUNTIME_CUDA_H
+
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+// The driver's opaque handle types, as cuda.h declares them (CUmodule is
+// CUmod_st *, and so on), so that this header needs no CUDA headers.
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+struct CUevent_st;
+
+//===----------------------------------------------------------------------===//
+// C entry points called from compiled code (upstream MLIR names and ABI).
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+/// Loads a cubin, fatbin or NUL-terminated PTX image of `size` bytes.
+CUmod_st *mgpuModuleLoad(void *data, size_t size);
+/// Loads a NUL-terminated PTX image, compiled by the driver at `optLevel`
+/// (0-4); the driver's error log becomes part of the recorded error.
+CUmod_st *mgpuModuleLoadJIT(void *data, int optLevel);
+void mgpuModuleUnload(CUmod_st *module);
+CUfunc_st *mgpuModuleGetFunction(CUmod_st *module, const char *name);
+/// Launches `function` on `stream`; `params` points to one pointer per
+/// kernel argument (`paramsCount` of them).
+void mgpuLaunchKernel(CUfunc_st *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t smem, CUstream_st *stream,
+                      void **params, void **extra, size_t paramsCount);
+/// Returns the runtime's stream (see the file comment).
+CUstream_st *mgpuStreamCreate();
+/// Destroys `stream` unless it is the runtime's stream.
+void mgpuStreamDestroy(CUstream_st *stream);
+/// Waits for `stream`; a no-op while a graph is being captured.
+void mgpuStreamSynchronize(CUstream_st *stream);
+void mgpuStreamWaitEvent(CUstream_st *stream, CUevent_st *event);
+CUevent_st *mgpuEventCreate();
+void mgpuEventDestroy(CUevent_st *event);
+/// Waits for `event`; a no-op while a graph is being captured.
+void mgpuEventSynchronize(CUevent_st *event);
+void mgpuEventRecord(CUevent_st *event, CUstream_st *stream);
+/// Allocates `sizeBytes` of device memory (managed memory if
+/// `isHostShared`), accounted exactly in deviceMemory(). Zero bytes give
+/// null. Refused (null) while device memory is frozen for graph capture.
+void *mgpuMemAlloc(uint64_t sizeBytes, CUstream_st *stream, bool isHostShared);
+/// Frees memory from mgpuMemAlloc; null is a no-op, unknown pointers count
+/// as bad frees of deviceMemory().
+void mgpuMemFree(void *ptr, CUstream_st *stream);
+/// Copies `sizeBytes` between any two of host and device memory.
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, CUstream_st *stream);
+void mgpuMemset32(void *dst, unsigned int value, size_t count,
+                  CUstream_st *stream);
+void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                  CUstream_st *stream);
+/// Selects the device initialization will use (default 0). After
+/// initialization only the device already in use is accepted.
+void mgpuSetDefaultDevice(int32_t device);
+
+/// The device twin of `_mlir_ciface_rnnrt_sgemm` (Runtime.h): the same
+/// operands, shapes, transposes and alpha/beta semantics, on descriptors of
+/// device memory, run by cuBLAS on the runtime's stream. Row- and
+/// column-major views are accepted; other layouts are a recorded error.
+void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB, float alpha,
+                                   float beta, StridedMemRefType<float, 2> *A,
+                                   StridedMemRefType<float, 2> *B,
+                                   StridedMemRefType<float, 2> *C);
+} // extern "C"
+
+namespace rnn {
+namespace runtime {
+namespace cuda {
+
+//===----------------------------------------------------------------------===//
+// Initialization and errors.
+//===----------------------------------------------------------------------===//
+
+/// Loads the driver (`$RNNRT_LIBCUDA`, default libcuda.so.1), initializes
+/// it, retains the primary context of the selected device and creates the
+/// runtime's stream. Returns an empty string on success, else one line
+/// naming the problem, e.g. "CUDA driver not found: dlopen(libcuda.so.1):
+/// ...". Success is permanent; a failure leaves nothing behind, so a later
+/// call tries again.
+std::string initialize();
+
+/// Whether initialize() has succeeded.
+bool isInitialized();
+
+/// Loads cuBLAS (`$RNNRT_LIBCUBLAS`, else libcublas.so.13, then
+/// libcublas.so) and creates its handle on the runtime's stream,
+/// initializing the driver first if needed. Returns an empty string on
+/// success, else one line. rnnrt_cuda_sgemm calls it on first use, except
+/// during graph capture, which it would invalidate: work that is captured
+/// needs this called beforehand.
+std::string initializeBlas();
+
+/// Returns the first error recorded since the previous call (empty if
+/// none) and forgets it.
+std::string takeError();
+
+//===----------------------------------------------------------------------===//
+// GEMM.
+//===----------------------------------------------------------------------===//
+
+/// Lets cuBLAS use TF32 tensor cores for rnnrt_cuda_sgemm (off by default:
+/// full FP32).
+void setTF32(bool enabled);
+
+/// The GEMM backend rnnrt_cuda_sgemm uses: "cublas" or "cublas-tf32".
+std::string gemmBackend();
+
+//===----------------------------------------------------------------------===//
+// Host <-> device.
+//===----------------------------------------------------------------------===//
+
+/// Allocates `bytes` of device memory. An `accounted` buffer is recorded in
+/// deviceMemory() like the program's own; the caller's inputs and
+/// parameters are not. Null on failure or for zero bytes.
+void *allocateDevice(size_t bytes, bool accounted);
+
+/// Allocates a device buffer as allocateDevice() and copies `bytes` from
+/// `host` into it; returns when the copy is done. Null on failure.
+void *copyToDevice(const void *host, size_t bytes, bool accounted);
+
+/// Waits for the runtime's stream, then copies `bytes` from device memory
+/// to `host`. Returns false on failure.
+bool copyToHost(void *host, const void *device, size_t bytes);
+
+/// Frees a buffer from allocateDevice(), copyToDevice() or mgpuMemAlloc.
+/// Null is a no-op.
+void freeDevice(void *device);
+
+/// Waits until all work on the runtime's stream is done. Returns false on
+/// failure (an asynchronous error of earlier work is reported here).
+bool synchronize();
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs and timing.
+//===----------------------------------------------------------------------===//
+
+/// An instantiated CUDA graph of captured work.
+struct Graph;
+
+/// Starts capturing the work issued on the runtime's stream into a graph
+/// and freezes deviceMemory(): allocating or freeing device memory until
+/// endCapture() is refused and recorded as an error, because a replay would
+/// not repeat it. Returns false on failure.
+bool beginCapture();
+
+/// Ends the capture begun by beginCapture(), thaws deviceMemory() and
+/// instantiates the graph. Returns null on failure, including when device
+/// memory was allocated or freed during the capture.
+Graph *endCapture();
+
+/// Replays `graph` on the runtime's stream (asynchronously). Returns false
+/// on failure.
+bool launchGraph(Graph *graph);
+
+/// Destroys a graph from endCapture(); null is a no-op.
+void destroyGraph(Graph *graph);
+
+/// Creates a timing event and records it on the runtime's stream. Null on
+/// failure.
+CUevent_st *recordTimingEvent();
+
+/// Waits for `end` and returns the milliseconds between two events from
+/// recordTimingEvent(); negative on failure.
+double elapsedMs(CUevent_st *start, CUevent_st *end);
+
+/// Destroys an event from recordTimingEvent(); null is a no-op.
+void destroyEvent(CUevent_st *event);
+
+//===----------------------------------------------------------------------===//
+// JIT registration.
+//===----------------------------------------------------------------------===//
+
+/// The C entry points above as (symbol name, address) pairs, to register
+/// with the JIT next to runtime::jitSymbols().
+std::vector<std::pair<const char *, void *>> jitSymbols();
+
+} // namespace cuda
+} // namespace runtime
+} // namespace rnn
+
+#endif // RNN_RUNTIME_CUDA_H

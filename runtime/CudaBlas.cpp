@@ -1,0 +1,235 @@
+//===- CudaBlas.cpp - Device GEMM through cuBLAS --------------------------===//
+//
+// Part of the rnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What: `_mlir_ciface_rnnrt_cuda_sgemm`, the device GEMM of compiled code,
+// on cuBLAS loaded with dlopen; the TF32 switch; the backend description.
+//
+// Why: as on the CPU, the GEMMs carry most of an LSTM/GRU step and a vendor
+// library beats generated code. cuBLAS is column-major; GemmPlan.h turns the
+// row-major memref call into the equivalent column-major one (operands
+// swapped), the same planner the CPU entry point uses. cuBLAS gets a
+// preallocated workspace so that no allocation happens inside a captured
+// graph; like the library itself, the workspace is not program memory and
+// is not accounted.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDriver.h"
+#include "GemmPlan.h"
+
+#include "rnn/Runtime/Cuda.h"
+
+#include <cublas_v2.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+#include <vector>
+
+using namespace rnn::runtime;
+using namespace rnn::runtime::cuda;
+
+/// Every cuBLAS entry point the runtime calls (macro-expanded as in
+/// CudaDriver.h: cublasSgemm is cublasSgemm_v2).
+#define RNN_CUBLAS_FUNCTIONS(X)                                                \
+  X(cublasCreate)                                                              \
+  X(cublasDestroy)                                                             \
+  X(cublasSetStream)                                                           \
+  X(cublasSetWorkspace)                                                        \
+  X(cublasSetMathMode)                                                         \
+  X(cublasSgemm)                                                               \
+  X(cublasGetStatusName)
+
+namespace {
+
+/// cuBLAS's recommended workspace on Hopper.
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+struct BlasApi {
+#define RNN_CUBLAS_DECLARE(name) decltype(&::name) name = nullptr;
+  RNN_CUBLAS_FUNCTIONS(RNN_CUBLAS_DECLARE)
+#undef RNN_CUBLAS_DECLARE
+};
+
+/// The loaded library and its handle, bound to the runtime's stream.
+struct BlasState {
+  BlasApi api;
+  cublasHandle_t handle = nullptr;
+  /// The math mode last set on the handle.
+  bool tf32 = false;
+};
+
+/// Intentionally leaked, like the driver's state (CudaDriver.cpp).
+struct BlasGlobals {
+  std::mutex mutex;
+  std::atomic<BlasState *> ready{nullptr};
+  std::atomic<bool> tf32Requested{false};
+};
+
+BlasGlobals &blasGlobals() {
+  static BlasGlobals *g = new BlasGlobals();
+  return *g;
+}
+
+std::string statusText(const BlasApi &api, cublasStatus_t status) {
+  const char *name =
+      api.cublasGetStatusName ? api.cublasGetStatusName(status) : nullptr;
+  return name ? name : "cuBLAS status " + std::to_string(status);
+}
+
+/// dlopens cuBLAS: `$RNNRT_LIBCUBLAS`, else the CUDA 13 soname, else the
+/// unversioned name. Returns null and sets `error` on failure.
+void *openLibrary(std::string &error) {
+  const char *override = std::getenv("RNNRT_LIBCUBLAS");
+  std::vector<std::string> names;
+  if (override && *override)
+    names = {override};
+  else
+    names = {"libcublas.so.13", "libcublas.so"};
+  error = "cuBLAS not found:";
+  for (const std::string &name : names) {
+    if (void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return library;
+    const char *why = dlerror();
+    error += " dlopen(" + name + "): " + (why ? why : "unknown error") + ";";
+  }
+  error.pop_back();
+  return nullptr;
+}
+
+/// Brings up cuBLAS on the runtime's stream. Returns an empty string or the
+/// error. The library stays loaded even on failure (it may have started
+/// the CUDA runtime), but the handle and the workspace are released.
+std::string startBlas(CudaState &cuda, BlasState &blas) {
+  std::string error;
+  void *library = openLibrary(error);
+  if (!library)
+    return error;
+#define RNN_CUBLAS_RESOLVE(name)                                               \
+  if (!(blas.api.name = reinterpret_cast<decltype(blas.api.name)>(             \
+            dlsym(library, RNN_CUDA_SYMBOL(name)))))                           \
+    return std::string("cuBLAS lacks ") + RNN_CUDA_SYMBOL(name);
+  RNN_CUBLAS_FUNCTIONS(RNN_CUBLAS_RESOLVE)
+#undef RNN_CUBLAS_RESOLVE
+
+  if (cublasStatus_t st = blas.api.cublasCreate(&blas.handle))
+    return "cuBLAS initialization failed: cublasCreate: " +
+           statusText(blas.api, st);
+  CUdeviceptr workspace = 0;
+  if (CUresult r = cuda.api.cuMemAlloc(&workspace, kWorkspaceBytes)) {
+    blas.api.cublasDestroy(blas.handle);
+    return "cuBLAS workspace allocation failed: " + describe(cuda, r);
+  }
+  cublasStatus_t st = blas.api.cublasSetStream(blas.handle, cuda.stream);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = blas.api.cublasSetWorkspace(
+        blas.handle, reinterpret_cast<void *>(workspace), kWorkspaceBytes);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = blas.api.cublasSetMathMode(blas.handle, CUBLAS_DEFAULT_MATH);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    blas.api.cublasDestroy(blas.handle);
+    cuda.api.cuMemFree(workspace);
+    return "cuBLAS setup failed: " + statusText(blas.api, st);
+  }
+  return "";
+}
+
+cublasOperation_t toCublas(bool transposed) {
+  return transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+} // namespace
+
+std::string rnn::runtime::cuda::initializeBlas() {
+  BlasGlobals &g = blasGlobals();
+  if (g.ready.load(std::memory_order_acquire))
+    return "";
+  std::string error = initialize();
+  if (!error.empty())
+    return error;
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (g.ready.load(std::memory_order_relaxed))
+    return "";
+  CudaState *cuda = acquire("initializeBlas");
+  if (!cuda)
+    return "cuBLAS initialization failed: the CUDA context cannot be made "
+           "current";
+  auto *blas = new BlasState();
+  error = startBlas(*cuda, *blas);
+  if (!error.empty()) {
+    delete blas;
+    return error;
+  }
+  g.ready.store(blas, std::memory_order_release);
+  return "";
+}
+
+void rnn::runtime::cuda::setTF32(bool enabled) {
+  blasGlobals().tf32Requested = enabled;
+}
+
+std::string rnn::runtime::cuda::gemmBackend() {
+  return blasGlobals().tf32Requested ? "cublas-tf32" : "cublas";
+}
+
+extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
+                                              float alpha, float beta,
+                                              StridedMemRefType<float, 2> *A,
+                                              StridedMemRefType<float, 2> *B,
+                                              StridedMemRefType<float, 2> *C) {
+  constexpr const char *kEntry = "rnnrt_cuda_sgemm";
+  bool ta = transA != 0, tb = transB != 0;
+  gemm::Sizes sizes = gemm::checkShapes(kEntry, ta, tb, A, B, C);
+  if (sizes.M == 0 || sizes.N == 0)
+    return;
+  gemm::RowMajorCall rowMajor;
+  if (!gemm::planRowMajor(ta, tb, *A, *B, *C, sizes, rowMajor)) {
+    recordError(std::string(kEntry) +
+                ": operand layout is neither row- nor column-major");
+    return;
+  }
+  CudaState *cuda = acquire(kEntry);
+  if (!cuda)
+    return;
+  BlasGlobals &g = blasGlobals();
+  BlasState *blas = g.ready.load(std::memory_order_acquire);
+  if (!blas) {
+    // Starting cuBLAS allocates and synchronizes, which would invalidate
+    // the capture.
+    if (cuda->capturing) {
+      recordError(std::string(kEntry) +
+                  ": cuBLAS is not initialized; call initializeBlas() before "
+                  "capturing a graph");
+      return;
+    }
+    std::string error = initializeBlas();
+    if (!error.empty()) {
+      recordError(std::string(kEntry) + ": " + error);
+      return;
+    }
+    blas = g.ready.load(std::memory_order_acquire);
+  }
+  bool tf32 = g.tf32Requested;
+  if (tf32 != blas->tf32) {
+    cublasStatus_t st = blas->api.cublasSetMathMode(
+        blas->handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      recordError(std::string(kEntry) +
+                  ": cublasSetMathMode: " + statusText(blas->api, st));
+      return;
+    }
+    blas->tf32 = tf32;
+  }
+  gemm::ColumnMajorCall call = gemm::toColumnMajor(rowMajor);
+  cublasStatus_t st = blas->api.cublasSgemm(
+      blas->handle, toCublas(call.transA), toCublas(call.transB), call.m,
+      call.n, call.k, &alpha, call.a, call.lda, call.b, call.ldb, &beta, call.c,
+      call.ldc);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    recordError(std::string(kEntry) +
+                ": cublasSgemm: " + statusText(blas->api, st));
+}

@@ -1,0 +1,236 @@
+//===- CudaDriver.cpp - Loading and initializing the CUDA driver ----------===//
+//
+// Part of the rnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What: initialize() (dlopen the driver, resolve its entry points, cuInit,
+// retain the primary context of the selected device, create the runtime's
+// stream), the per-thread context binding behind acquire(), the error
+// record behind takeError(), and mgpuSetDefaultDevice.
+//
+// Why: a machine without a GPU must get one clear line, not a crash or a
+// link error, so every step of start-up is checked and named. The driver's
+// own failure codes for the common cases (no library, the toolkit's stub
+// library, no device) are turned into plain words. Start-up happens once:
+// afterwards the state is read without locking. No state is ever destroyed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDriver.h"
+
+#include "rnn/Runtime/Cuda.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+
+using namespace rnn::runtime::cuda;
+
+namespace {
+
+/// Default driver library; `RNNRT_LIBCUDA` overrides it.
+constexpr const char *kDriverLibrary = "libcuda.so.1";
+
+/// Start-up and error state. Intentionally leaked, so that entry points
+/// called while static objects are destroyed (a JIT-compiled module's
+/// unload hook, for one) still find it.
+struct Globals {
+  std::mutex initMutex;
+  std::atomic<CudaState *> initialized{nullptr};
+  /// Device ordinal initialize() uses; guarded by initMutex.
+  int requestedOrdinal = 0;
+  std::mutex errorMutex;
+  std::string pendingError;
+};
+
+Globals &globals() {
+  static Globals *g = new Globals();
+  return *g;
+}
+
+/// The context made current on this thread by acquire().
+thread_local CUcontext boundContext = nullptr;
+
+/// The v1 symbol to use when a versioned one is missing, for entry points
+/// whose signature did not change (cuEventElapsedTime_v2 needs a 12.8
+/// driver; timing is not worth refusing an older one).
+const char *fallbackSymbol(const char *symbol) {
+  return std::strcmp(symbol, "cuEventElapsedTime_v2") == 0
+             ? "cuEventElapsedTime"
+             : nullptr;
+}
+
+template <typename Fn> bool resolve(void *library, const char *symbol, Fn &fn) {
+  void *address = dlsym(library, symbol);
+  if (!address)
+    if (const char *fallback = fallbackSymbol(symbol))
+      address = dlsym(library, fallback);
+  fn = reinterpret_cast<Fn>(address);
+  return address != nullptr;
+}
+
+/// "NAME: description" for a driver result, or "CUDA error N" when the
+/// driver cannot name it (the stub library, for one).
+std::string describeResult(const DriverApi &api, CUresult result) {
+  const char *name = nullptr;
+  const char *text = nullptr;
+  if (api.cuGetErrorName)
+    api.cuGetErrorName(result, &name);
+  if (api.cuGetErrorString)
+    api.cuGetErrorString(result, &text);
+  std::string out = name ? name : "CUDA error " + std::to_string(result);
+  if (text)
+    out += std::string(": ") + text;
+  return out;
+}
+
+/// The message for a failed cuInit.
+std::string initFailure(const CudaState &s, CUresult result) {
+  if (result == CUDA_ERROR_STUB_LIBRARY)
+    return "CUDA driver is the toolkit stub (CUDA_ERROR_STUB_LIBRARY): no GPU "
+           "driver installed (loaded " +
+           s.libraryName + ")";
+  if (result == CUDA_ERROR_NO_DEVICE)
+    return "no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)";
+  return "CUDA driver initialization failed: cuInit: " +
+         describeResult(s.api, result);
+}
+
+/// Brings up the driver into `s`; returns an empty string or the error.
+/// `library` receives the dlopen handle if it may be closed again after a
+/// failure: once cuInit has run, the driver may have started threads or
+/// registered exit handlers, so it stays loaded.
+std::string startDriver(CudaState &s, void *&library) {
+  const char *override = std::getenv("RNNRT_LIBCUDA");
+  s.libraryName = override && *override ? override : kDriverLibrary;
+  library = dlopen(s.libraryName.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *why = dlerror();
+    return "CUDA driver not found: dlopen(" + s.libraryName +
+           "): " + (why ? why : "unknown error");
+  }
+#define RNN_CUDA_RESOLVE(name)                                                 \
+  if (!resolve(library, RNN_CUDA_SYMBOL(name), s.api.name))                    \
+    return "CUDA driver " + s.libraryName + " lacks " +                        \
+           RNN_CUDA_SYMBOL(name) + " (driver too old for this runtime)";
+  RNN_CUDA_DRIVER_FUNCTIONS(RNN_CUDA_RESOLVE)
+#undef RNN_CUDA_RESOLVE
+
+  library = nullptr; // Loaded for good from here on.
+  if (CUresult r = s.api.cuInit(0))
+    return initFailure(s, r);
+  int count = 0;
+  if (CUresult r = s.api.cuDeviceGetCount(&count))
+    return "CUDA cuDeviceGetCount failed: " + describeResult(s.api, r);
+  if (count == 0)
+    return "no CUDA device";
+  if (s.ordinal < 0 || s.ordinal >= count)
+    return "CUDA device " + std::to_string(s.ordinal) + " not present (" +
+           std::to_string(count) + " device" + (count == 1 ? "" : "s") + ")";
+  CUdevice device = 0;
+  if (CUresult r = s.api.cuDeviceGet(&device, s.ordinal))
+    return "CUDA cuDeviceGet failed: " + describeResult(s.api, r);
+  if (CUresult r = s.api.cuDevicePrimaryCtxRetain(&s.context, device))
+    return "CUDA cuDevicePrimaryCtxRetain failed: " + describeResult(s.api, r);
+  CUresult r = s.api.cuCtxSetCurrent(s.context);
+  if (r == CUDA_SUCCESS)
+    r = s.api.cuStreamCreate(&s.stream, CU_STREAM_NON_BLOCKING);
+  if (r != CUDA_SUCCESS) {
+    s.api.cuCtxSetCurrent(nullptr);
+    s.api.cuDevicePrimaryCtxRelease(device);
+    s.context = nullptr;
+    return "CUDA context setup failed: " + describeResult(s.api, r);
+  }
+  return "";
+}
+
+} // namespace
+
+std::string rnn::runtime::cuda::initialize() {
+  Globals &g = globals();
+  if (g.initialized.load(std::memory_order_acquire))
+    return "";
+  std::lock_guard<std::mutex> lock(g.initMutex);
+  if (g.initialized.load(std::memory_order_relaxed))
+    return "";
+  auto *s = new CudaState();
+  s->ordinal = g.requestedOrdinal;
+  void *library = nullptr;
+  std::string error = startDriver(*s, library);
+  if (!error.empty()) {
+    if (library)
+      dlclose(library);
+    delete s;
+    return error;
+  }
+  boundContext = s->context;
+  g.initialized.store(s, std::memory_order_release);
+  return "";
+}
+
+bool rnn::runtime::cuda::isInitialized() {
+  return globals().initialized.load(std::memory_order_acquire) != nullptr;
+}
+
+CudaState *rnn::runtime::cuda::acquire(const char *entry) {
+  CudaState *s = globals().initialized.load(std::memory_order_acquire);
+  if (!s) {
+    std::string error = initialize();
+    if (!error.empty()) {
+      recordError(std::string(entry) + ": " + error);
+      return nullptr;
+    }
+    s = globals().initialized.load(std::memory_order_acquire);
+  }
+  if (boundContext != s->context) {
+    if (!check(*s, s->api.cuCtxSetCurrent(s->context), entry))
+      return nullptr;
+    boundContext = s->context;
+  }
+  return s;
+}
+
+void rnn::runtime::cuda::recordError(std::string message) {
+  Globals &g = globals();
+  std::lock_guard<std::mutex> lock(g.errorMutex);
+  if (g.pendingError.empty())
+    g.pendingError = std::move(message);
+}
+
+std::string rnn::runtime::cuda::describe(const CudaState &state,
+                                         CUresult result) {
+  return describeResult(state.api, result);
+}
+
+bool rnn::runtime::cuda::check(CudaState &state, CUresult result,
+                               const char *what) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  recordError(std::string(what) + ": " + describe(state, result));
+  return false;
+}
+
+std::string rnn::runtime::cuda::takeError() {
+  Globals &g = globals();
+  std::lock_guard<std::mutex> lock(g.errorMutex);
+  std::string error = std::move(g.pendingError);
+  g.pendingError.clear();
+  return error;
+}
+
+extern "C" void mgpuSetDefaultDevice(int32_t device) {
+  Globals &g = globals();
+  std::lock_guard<std::mutex> lock(g.initMutex);
+  CudaState *s = g.initialized.load(std::memory_order_relaxed);
+  if (!s) {
+    g.requestedOrdinal = device;
+    return;
+  }
+  if (device != s->ordinal)
+    recordError("mgpuSetDefaultDevice: device " + std::to_string(device) +
+                " requested, but the runtime already runs on device " +
+                std::to_string(s->ordinal));
+}

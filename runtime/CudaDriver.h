@@ -1,0 +1,123 @@
+//===- CudaDriver.h - The CUDA driver, loaded at run time -------*- C++ -*-===//
+//
+// Part of the rnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What: the table of driver entry points the runtime uses, the initialized
+// runtime state (driver, device, primary context, stream), and the error
+// recording shared by every CUDA source file of the runtime. Private to the
+// runtime.
+//
+// Why: the driver is dlopen'ed, so each entry point is a pointer resolved by
+// name. cuda.h maps API names to versioned symbols (cuMemAlloc is
+// cuMemAlloc_v2); the table takes both the symbol name and the function type
+// from the header's own macros, so the two cannot disagree.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_RUNTIME_CUDADRIVER_H
+#define RNN_RUNTIME_CUDADRIVER_H
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+/// The symbol a CUDA API name stands for, after the header's macros.
+#define RNN_CUDA_SYMBOL(name) RNN_CUDA_SYMBOL_EXPANDED(name)
+#define RNN_CUDA_SYMBOL_EXPANDED(name) #name
+
+/// Every driver entry point the runtime calls.
+#define RNN_CUDA_DRIVER_FUNCTIONS(X)                                           \
+  X(cuInit)                                                                    \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuDevicePrimaryCtxRelease)                                                 \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleLoadDataEx)                                                        \
+  X(cuModuleUnload)                                                            \
+  X(cuModuleGetFunction)                                                       \
+  X(cuFuncSetAttribute)                                                        \
+  X(cuLaunchKernel)                                                            \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamDestroy)                                                           \
+  X(cuStreamSynchronize)                                                       \
+  X(cuStreamWaitEvent)                                                         \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuEventCreate)                                                             \
+  X(cuEventDestroy)                                                            \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)                                                        \
+  X(cuMemAlloc)                                                                \
+  X(cuMemAllocManaged)                                                         \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyAsync)                                                             \
+  X(cuMemsetD32Async)                                                          \
+  X(cuMemsetD16Async)                                                          \
+  X(cuGraphInstantiate)                                                        \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphDestroy)
+
+namespace rnn {
+namespace runtime {
+namespace cuda {
+
+/// Driver entry points. Members carry the macro-expanded names, so
+/// `api.cuMemAlloc(...)` calls the cuMemAlloc_v2 pointer.
+struct DriverApi {
+#define RNN_CUDA_DECLARE(name) decltype(&::name) name = nullptr;
+  RNN_CUDA_DRIVER_FUNCTIONS(RNN_CUDA_DECLARE)
+#undef RNN_CUDA_DECLARE
+};
+
+/// The initialized runtime. Created once by a successful initialize() and
+/// never destroyed.
+struct CudaState {
+  std::string libraryName;
+  DriverApi api;
+  int ordinal = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  /// Whether beginCapture() is in effect (synchronizing is skipped).
+  std::atomic<bool> capturing{false};
+};
+
+/// Returns the runtime state with its context current on the calling
+/// thread, initializing on first use. On failure records "`entry`: <why>"
+/// and returns null.
+CudaState *acquire(const char *entry);
+
+/// Allocates `bytes` of device memory (managed if `managed`) recorded in
+/// deviceMemory(). Zero bytes give null without an error; a failure, or a
+/// refusal while device memory is frozen, records an error naming `entry`.
+void *allocateAccounted(CudaState &state, const char *entry, size_t bytes,
+                        bool managed);
+
+/// Frees device memory from allocateAccounted() or allocateDevice(), of
+/// either kind. Null is a no-op; errors are recorded naming `entry`.
+void releaseDevice(CudaState &state, const char *entry, void *p);
+
+/// Records `message` unless an earlier error is still pending.
+void recordError(std::string message);
+
+/// "NAME: description" of a driver result.
+std::string describe(const CudaState &state, CUresult result);
+
+/// Returns true if `result` is CUDA_SUCCESS; otherwise records "`what`:
+/// <error name>: <description>" and returns false.
+bool check(CudaState &state, CUresult result, const char *what);
+
+} // namespace cuda
+} // namespace runtime
+} // namespace rnn
+
+#endif // RNN_RUNTIME_CUDADRIVER_H
