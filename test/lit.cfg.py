@@ -30,6 +30,9 @@ llvm_config.add_tool_substitutions(
 # ptxas assembles emitted PTX without a GPU; `cuda` marks tests that run
 # kernels and need a GPU with a driver.
 ptxas = os.path.join(config.cuda_toolkit_root, "bin", "ptxas")
+config.substitutions.append(
+    ("%cuda_stub",
+     os.path.join(config.cuda_toolkit_root, "lib64", "stubs", "libcuda.so")))
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))

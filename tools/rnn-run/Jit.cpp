@@ -6,8 +6,6 @@
 
 #include "Jit.h"
 
-#include "rnn/Runtime/Runtime.h"
-
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -19,7 +17,8 @@ using namespace rnn::run;
 JitFunction::~JitFunction() = default;
 
 llvm::Expected<std::unique_ptr<JitFunction>>
-JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name) {
+JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name,
+                     llvm::ArrayRef<std::pair<const char *, void *>> symbols) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
@@ -36,13 +35,14 @@ JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name) {
   auto engine = mlir::ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    for (auto [symbol, address] : rnn::runtime::jitSymbols())
-      symbols[interner(symbol)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                   llvm::JITSymbolFlags::Exported};
-    return symbols;
+  (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (auto [symbol, address] : symbols)
+      map[interner(symbol)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+    return map;
   });
+  (*engine)->initialize();
 
   std::unique_ptr<JitFunction> function(new JitFunction());
   auto entry = (*engine)->lookupPacked(name);

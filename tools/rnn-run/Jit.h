@@ -1,8 +1,8 @@
 //===- Jit.h - compile LLVM-dialect modules and call them -------*- C++ -*-===//
 //
 // Wraps MLIR's ExecutionEngine: optimizes for the host CPU, resolves the
-// runtime's entry points (allocation, phases, sgemm) from rnn::runtime, and
-// calls a function through its packed interface.
+// runtime's entry points (allocation, phases, sgemm, and the GPU's mgpu*
+// functions), and calls a function through its packed interface.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,9 +24,12 @@ namespace run {
 
 class JitFunction {
 public:
-  /// Compiles `module` (LLVM dialect) and looks up `name`.
+  /// Compiles `module` (LLVM dialect), resolving `symbols` (the runtime's
+  /// entry points) in it, runs its global constructors (which load GPU
+  /// kernels) and looks up `name`.
   static llvm::Expected<std::unique_ptr<JitFunction>>
-  compile(mlir::ModuleOp module, llvm::StringRef name);
+  compile(mlir::ModuleOp module, llvm::StringRef name,
+          llvm::ArrayRef<std::pair<const char *, void *>> symbols);
   ~JitFunction();
 
   /// Calls the function; `packedArgs` points at each scalar argument of the

@@ -4,9 +4,10 @@
 // (--mode=train) or inference function with the same pipeline as rnn-opt,
 // runs it with the JIT, and reports time and the runtime's memory
 // accounting. Arrays are exchanged as .npz with PyTorch's names.
-// `--target=cuda --emit=ptx` compiles for the GPU and prints the PTX of
-// every kernel the chosen mode needs, without running anything (running on
-// the GPU is not supported yet).
+// `--target=cuda` runs the same program as PTX kernels launched by the
+// runtime (CUDA driver loaded at run time; one-line error without one), with
+// device memory through the same accounting; `--emit=ptx` prints the PTX of
+// every kernel the chosen mode needs without running anything.
 //
 // Errors in what the user gave (flags, files, arrays) print one line on
 // stderr and exit 2; internal failures exit 1. No output file is written
@@ -21,6 +22,9 @@
 #include "rnn/Pipelines/Pipelines.h"
 #include "rnn/Runtime/Runtime.h"
 #include "rnn/Support/Npz.h"
+#ifdef RNN_HAVE_CUDA_RUNTIME
+#include "rnn/Runtime/Cuda.h"
+#endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -81,6 +85,14 @@ static cl::opt<std::string>
           cl::cat(category));
 static cl::opt<std::string> target("target", cl::init("cpu"),
                                    cl::desc("cpu | cuda"), cl::cat(category));
+static cl::opt<bool> tf32("tf32", cl::init(false),
+                          cl::desc("Let cuBLAS use TF32 tensor cores "
+                                   "(--target=cuda)"),
+                          cl::cat(category));
+static cl::opt<bool> cudaGraph("cuda-graph", cl::init(false),
+                               cl::desc("Capture a step as a CUDA graph and "
+                                        "replay it (--target=cuda)"),
+                               cl::cat(category));
 static cl::opt<std::string> inputsFile("inputs", cl::init(""),
                                        cl::desc("Input arrays (.npz)"),
                                        cl::cat(category));
@@ -156,13 +168,29 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
     fail("--reset-prob must be in [0, 1], got " + std::to_string(resetProb));
   if (emit == "ptx" && target != "cuda")
     fail("--emit=ptx needs --target=cuda");
-  // Compiling for the GPU works (--emit=ptx); running there does not yet.
-  if (target == "cuda" && emit.empty())
-    fail("--target=cuda is not supported by this build (running on the GPU "
-         "is not implemented yet; --emit=ptx prints the kernels)");
+  if ((tf32 || cudaGraph) && target != "cuda")
+    fail(std::string(tf32 ? "--tf32" : "--cuda-graph") +
+         " needs --target=cuda");
+  if (cudaGraph)
+    fail("--cuda-graph is not supported yet: the compiled step allocates "
+         "device memory, which a replayed graph cannot repeat");
   std::string message;
   if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
     fail(message);
+  // Running on the GPU needs its driver: fail before compiling.
+  if (target == "cuda" && emit.empty()) {
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    namespace cuda = ::rnn::runtime::cuda;
+    if (std::string error = cuda::initialize(); !error.empty())
+      fail(error);
+    if (std::string error = cuda::initializeBlas(); !error.empty())
+      fail(error);
+    cuda::setTF32(tf32);
+#else
+    fail("--target=cuda is not supported by this build (built without the "
+         "CUDA toolkit headers; --emit=ptx prints the kernels)");
+#endif
+  }
 }
 
 /// The preset's shape: from the flags, or from the arrays in --inputs.
@@ -353,6 +381,92 @@ static void printPTX(ModuleOp module, llvm::StringRef entryName,
   llvm::outs() << ptx;
 }
 
+namespace {
+/// Where the compiled program's buffers live: host memory, or device memory
+/// through the CUDA runtime. Inputs and parameters are the caller's (not
+/// accounted); results are allocated by the program (accounted) and freed
+/// here once read.
+struct ProgramMemory {
+  bool device = false;
+
+  /// The buffer the program reads `data` from.
+  void *input(std::vector<char> &data) {
+    if (!device)
+      return data.data();
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    void *buffer = ::rnn::runtime::cuda::copyToDevice(
+        data.data(), data.size(), /*accounted=*/false);
+    if (!buffer && !data.empty())
+      fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
+    inputs.push_back(buffer);
+    return buffer;
+#else
+    llvm_unreachable("device memory without the CUDA runtime");
+#endif
+  }
+
+  /// Waits for the step's work and reports a failure of it.
+  void finishStep() {
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    if (!device)
+      return;
+    ::rnn::runtime::cuda::synchronize();
+    if (std::string error = ::rnn::runtime::cuda::takeError(); !error.empty())
+      fail("CUDA: " + error, 1);
+#endif
+  }
+
+  void read(float *dst, const float *src, size_t count) {
+    if (!device)
+      return (void)std::copy(src, src + count, dst);
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    if (!::rnn::runtime::cuda::copyToHost(dst, src, count * sizeof(float)))
+      fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
+#endif
+  }
+
+  void freeResult(void *buffer) {
+    if (!device)
+      return ::rnn::runtime::deallocate(buffer);
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    ::rnn::runtime::cuda::freeDevice(buffer);
+#endif
+  }
+
+  ::rnn::runtime::MemoryAccounting &ledger() {
+    return device ? ::rnn::runtime::deviceMemory()
+                  : ::rnn::runtime::hostMemory();
+  }
+
+  std::string gemm() {
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    if (device)
+      return ::rnn::runtime::cuda::gemmBackend();
+#endif
+    return ::rnn::runtime::gemmBackend();
+  }
+
+  std::vector<std::pair<const char *, void *>> symbols() {
+    std::vector<std::pair<const char *, void *>> all =
+        ::rnn::runtime::jitSymbols();
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    if (device)
+      llvm::append_range(all, ::rnn::runtime::cuda::jitSymbols());
+#endif
+    return all;
+  }
+
+  ~ProgramMemory() {
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    for (void *buffer : inputs)
+      ::rnn::runtime::cuda::freeDevice(buffer);
+#endif
+  }
+
+  std::vector<void *> inputs;
+};
+} // namespace
+
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -484,19 +598,21 @@ int main(int argc, char **argv) {
   if (auto attr = entry->getAttrOfType<StringAttr>("rnn.remat"))
     rematPlan = attr.getValue().str();
   PassManager toLLVM(&context);
-  mlir::rnn::buildLoopsToLLVMPipeline(toLLVM);
+  mlir::rnn::buildLoopsToTargetPipeline(toLLVM, pipelineOptions);
   if (failed(toLLVM.run(*module)))
     fail("compilation failed", 1);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  auto function = JitFunction::compile(*module, entryName);
+  ProgramMemory memory;
+  memory.device = target == "cuda";
+  auto function = JitFunction::compile(*module, entryName, memory.symbols());
   if (!function)
     fail("JIT compilation failed: " + llvm::toString(function.takeError()), 1);
 
   // Packed arguments: one pointer per descriptor word, then the results.
   std::vector<std::vector<int64_t>> argWords;
   for (auto [i, arg] : llvm::enumerate(signature.args))
-    argWords.push_back(descriptor(argData[i].data(), arg.shape));
+    argWords.push_back(descriptor(memory.input(argData[i]), arg.shape));
   std::vector<void *> packed;
   for (auto &words : argWords)
     for (int64_t &word : words)
@@ -514,7 +630,7 @@ int main(int argc, char **argv) {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::vector<double> stepMs, fwdMs, bwdMs;
-  ::rnn::runtime::StepStats last;
+  ::rnn::runtime::MemoryFigures last;
   std::vector<std::vector<float>> resultValues(signature.results.size());
   int64_t resultBytes = 0;
   for (const NamedTensor &r : signature.results)
@@ -524,7 +640,11 @@ int main(int argc, char **argv) {
   for (long long iter = 0; iter < warmup + iters; ++iter) {
     ::rnn::runtime::beginStep();
     (*function)->invoke(packed);
+    memory.finishStep();
     ::rnn::runtime::StepStats stats = ::rnn::runtime::endStep();
+    ::rnn::runtime::MemoryFigures figures = stats;
+    if (memory.device)
+      figures = stats.device;
     // Read and free the results the program allocated.
     size_t word = 0;
     std::vector<void *> freed;
@@ -532,11 +652,13 @@ int main(int argc, char **argv) {
       auto *allocated = reinterpret_cast<void *>(resultStorage[word]);
       auto *aligned = reinterpret_cast<float *>(resultStorage[word + 1]);
       int64_t offset = resultStorage[word + 2];
-      if (iter + 1 == warmup + iters)
-        resultValues[i].assign(aligned + offset,
-                               aligned + offset + r.numElements());
+      if (iter + 1 == warmup + iters) {
+        resultValues[i].resize(r.numElements());
+        memory.read(resultValues[i].data(), aligned + offset,
+                    r.numElements());
+      }
       if (llvm::find(freed, allocated) == freed.end()) {
-        ::rnn::runtime::deallocate(allocated);
+        memory.freeResult(allocated);
         freed.push_back(allocated);
       }
       word += 3 + 2 * r.shape.size();
@@ -546,13 +668,14 @@ int main(int argc, char **argv) {
     stepMs.push_back(stats.totalMs);
     fwdMs.push_back(stats.fwdMs);
     bwdMs.push_back(stats.bwdMs);
-    last = stats;
+    last = figures;
   }
-  if (::rnn::runtime::liveAllocations() != 0 || ::rnn::runtime::badFrees() != 0)
+  if (memory.ledger().liveAllocations() != 0 ||
+      memory.ledger().badFrees() != 0)
     fail("runtime accounting: " +
-             std::to_string(::rnn::runtime::liveAllocations()) +
+             std::to_string(memory.ledger().liveAllocations()) +
              " allocations leaked, " +
-             std::to_string(::rnn::runtime::badFrees()) + " bad frees",
+             std::to_string(memory.ledger().badFrees()) + " bad frees",
          1);
 
   // Outputs, per-layer states stacked as [L, ...].
@@ -611,7 +734,7 @@ int main(int argc, char **argv) {
                             {"bwd", static_cast<int64_t>(last.bwdPeakBytes)}}},
         {"saved_bytes", savedBytes},
         {"flops", flops},
-        {"gemm", ::rnn::runtime::gemmBackend()},
+        {"gemm", memory.gemm()},
         {"iters", static_cast<int64_t>(iters)},
         {"warmup", static_cast<int64_t>(warmup)},
         {"seed", static_cast<int64_t>(seed)},
@@ -641,6 +764,6 @@ int main(int argc, char **argv) {
                << " predicted (fwd "
                << mib(last.fwdPeakBytes) << ", bwd " << mib(last.bwdPeakBytes)
                << "), saved for backward " << mib(savedBytes) << "\n";
-  llvm::outs() << "  gemm   " << ::rnn::runtime::gemmBackend() << "\n";
+  llvm::outs() << "  gemm   " << memory.gemm() << "\n";
   return 0;
 }

@@ -1,8 +1,9 @@
 """Runs rnn-run on reference inputs under `none` and under every other remat
 policy, and checks with `rnn-npz-compare --rtol=0` that outputs and
 gradients are bitwise identical to `none`; the chunked runs are also checked
-against the PyTorch reference. Usage: check-bitwise.py DATA_DIR TMP_DIR.
-Exits non-zero listing every mismatch."""
+against the PyTorch reference. Usage: check-bitwise.py DATA_DIR TMP_DIR
+[RNN_RUN_FLAG...] (e.g. --target=cuda). Exits non-zero listing every
+mismatch."""
 
 import os
 import subprocess
@@ -22,7 +23,7 @@ def policies(steps):
             "chunk:64"]
 
 
-def main(data, tmp):
+def main(data, tmp, extra):
     failures = []
 
     def check(*args):
@@ -36,11 +37,11 @@ def main(data, tmp):
         ref = os.path.join(data, case + ".ref.npz")
         none = os.path.join(tmp, case + ".none.npz")
         check("rnn-run", f"--preset={cell}", f"--inputs={inputs}",
-              "--remat=none", f"--outputs={none}")
+              "--remat=none", f"--outputs={none}", *extra)
         for policy in policies(steps):
             out = os.path.join(tmp, f"{case}.{policy.replace(':', '')}.npz")
             check("rnn-run", f"--preset={cell}", f"--inputs={inputs}",
-                  f"--remat={policy}", f"--outputs={out}")
+                  f"--remat={policy}", f"--outputs={out}", *extra)
             check("rnn-npz-compare", out, none, "--rtol=0")
             if policy == "chunk:3":
                 check("rnn-npz-compare", out, ref, "--rtol=1e-4")
@@ -51,4 +52,4 @@ def main(data, tmp):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3:]))

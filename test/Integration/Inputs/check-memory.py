@@ -2,7 +2,8 @@
 predicted == measured peak, saved_bytes == 0 for inference, that the `gates`
 policy saves less than `none` and every chunk:K at most what `gates` saves,
 and that a budget policy's run fits its budget. Exits non-zero with a
-message listing every violation."""
+message listing every violation. Usage: check-memory.py TMP_DIR
+[RNN_RUN_FLAG...] (e.g. --target=cuda)."""
 
 import json
 import subprocess
@@ -12,8 +13,11 @@ SHAPE = ["--seq-len=9", "--batch=5", "--input-size=13", "--hidden-size=21",
          "--reset-prob=0.1", "--iters=2", "--warmup=0"]
 
 
+EXTRA = sys.argv[2:]
+
+
 def run(*args):
-    out = subprocess.run(["rnn-run", "--json", *SHAPE, *args],
+    out = subprocess.run(["rnn-run", "--json", *SHAPE, *EXTRA, *args],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
