@@ -34,7 +34,10 @@ namespace rnn {
 #define GEN_PASS_DECL
 #include "rnn/Transforms/Passes.h.inc"
 
-/// What the forward saves for the backward, for every layer.
+/// What the forward saves for the backward, for every layer. A multi-level
+/// (Revolve-style) plan would add the chunk lengths of outer levels here;
+/// the chunked backward kernels then replay an outer chunk into the
+/// checkpoints of the next level before replaying those.
 struct RematPlan {
   enum class Kind { None, Gates, Chunk };
   Kind kind = Kind::None;
