@@ -33,6 +33,8 @@ What it measures
   steps, so this is if anything faster than TorchRL's padded run.  The
   segmentation (numpy on is_init) and the gather/scatter are inside the timed
   step, as they are in TorchRL's forward.
+  (The inputs, this step and the check are in torch_peer.py, shared with
+  gpu_vs_cudnn.py.)
 
   Before timing, each configuration is checked once (unless --no-check):
   rnn-run --outputs and the torch step must agree on y, h_n, c_n and every
@@ -81,53 +83,10 @@ import time
 import numpy as np
 import torch
 
+from torch_peer import (PeerError, TorchStep, cell_list, check, float_list,
+                        int_list, make_inputs)
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def int_list(s):
-    return [int(v) for v in s.split(",") if v]
-
-
-def float_list(s):
-    return [float(v) for v in s.split(",") if v]
-
-
-def cell_list(s):
-    cells = [v.strip().lower() for v in s.split(",") if v.strip()]
-    for c in cells:
-        if c not in ("lstm", "gru"):
-            raise argparse.ArgumentTypeError(f"unknown cell '{c}'")
-    return cells
-
-
-# --------------------------------------------------------------------------
-# Inputs (shared by both sides through an .npz)
-# --------------------------------------------------------------------------
-
-def make_inputs(cell, L, T, B, I, H, p, seed):
-    rng = np.random.default_rng(seed)
-    G = 4 if cell == "lstm" else 3
-    k = 1.0 / np.sqrt(H)
-    f32 = np.float32
-
-    def u(bound, shape):
-        return rng.uniform(-bound, bound, size=shape).astype(f32)
-
-    d = {"x": u(1.0, (T, B, I)), "h0": u(0.5, (L, B, H))}
-    if cell == "lstm":
-        d["c0"] = u(0.5, (L, B, H))
-    for l in range(L):
-        in_l = I if l == 0 else H
-        d[f"weight_ih_l{l}"] = u(k, (G * H, in_l))
-        d[f"weight_hh_l{l}"] = u(k, (G * H, H))
-        d[f"bias_ih_l{l}"] = u(k, (G * H,))
-        d[f"bias_hh_l{l}"] = u(k, (G * H,))
-    d["grad_y"] = u(1.0, (T, B, H))
-    d["grad_h_n"] = u(1.0, (L, B, H))
-    if cell == "lstm":
-        d["grad_c_n"] = u(1.0, (L, B, H))
-    d["is_init"] = rng.random((T, B)) < p
-    return d
 
 
 # --------------------------------------------------------------------------
@@ -156,147 +115,8 @@ def run_ours(args, cfg, npz, iters, warmup, outputs=None):
 
 
 # --------------------------------------------------------------------------
-# PyTorch
+# PyTorch (the step itself is torch_peer.TorchStep)
 # --------------------------------------------------------------------------
-
-class TorchStep:
-    """One train step of nn.LSTM/nn.GRU on the arrays d (see the header)."""
-
-    def __init__(self, cell, d):
-        self.lstm = cell == "lstm"
-        T, B, I = d["x"].shape
-        L, _, H = d["h0"].shape
-        self.T, self.B, self.H, self.L = T, B, H, L
-        ctor = torch.nn.LSTM if self.lstm else torch.nn.GRU
-        self.mod = ctor(I, H, num_layers=L, bias=True, batch_first=False,
-                        dtype=torch.float32)
-        with torch.no_grad():
-            for l in range(L):
-                for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                    getattr(self.mod, f"{p}_l{l}").copy_(
-                        torch.from_numpy(d[f"{p}_l{l}"]))
-        t = lambda k: torch.from_numpy(d[k].copy())  # noqa: E731
-        self.x = t("x").requires_grad_(True)
-        self.h0 = t("h0").requires_grad_(True)
-        self.c0 = t("c0").requires_grad_(True) if self.lstm else None
-        self.gy, self.ghn = t("grad_y"), t("grad_h_n")
-        self.gcn = t("grad_c_n") if self.lstm else None
-        self.is_init = d["is_init"].astype(bool)
-        self.resets = bool(self.is_init.any())
-        self.leaves = [self.x, self.h0] + ([self.c0] if self.lstm else []) \
-            + list(self.mod.parameters())
-
-    def _forward_plain(self):
-        if self.lstm:
-            y, (h_n, c_n) = self.mod(self.x, (self.h0, self.c0))
-        else:
-            y, h_n = self.mod(self.x, self.h0)
-            c_n = None
-        return y, h_n, c_n
-
-    def _forward_segments(self):
-        T, B, H, L = self.T, self.B, self.H, self.L
-        is_init = self.is_init
-        # Segments: a new one starts at t = 0 and wherever is_init.  Number
-        # them column by column (b-major), so a column's segments are
-        # consecutive and its last one ends at T.
-        start = is_init.copy()
-        start[0, :] = True
-        start_bm = start.T.reshape(-1)                 # [B*T], index b*T+t
-        seg_bm = np.cumsum(start_bm) - 1               # segment id
-        pos = np.arange(B * T)
-        first = np.maximum.accumulate(np.where(start_bm, pos, 0))
-        tau_bm = pos - first                           # step within segment
-        N = int(seg_bm[-1]) + 1
-        lengths = np.bincount(seg_bm, minlength=N)
-        Tmax = int(lengths.max())
-        # Back to the t-major order of x/y ([T, B] flattened as t*B+b).
-        seg = seg_bm.reshape(B, T).T.reshape(-1)
-        tau = tau_bm.reshape(B, T).T.reshape(-1)
-        pidx = torch.from_numpy(tau * N + seg)         # into [Tmax*N]
-        # First segments of the columns that do not reset at t = 0 start
-        # from h0/c0; every other segment from 0.
-        keep_cols = np.nonzero(~is_init[0])[0]
-        keep_segs = torch.from_numpy(seg_bm.reshape(B, T)[keep_cols, 0])
-        keep_cols = torch.from_numpy(keep_cols)
-        last_segs = torch.from_numpy(seg_bm.reshape(B, T)[:, T - 1])
-
-        x_flat = self.x.reshape(T * B, -1)
-        xp = x_flat.new_zeros(Tmax * N, x_flat.shape[1]).index_copy(
-            0, pidx, x_flat).view(Tmax, N, -1)
-        packed = torch.nn.utils.rnn.pack_padded_sequence(
-            xp, torch.from_numpy(lengths), enforce_sorted=False)
-
-        def init(s0):
-            z = s0.new_zeros(L, N, H)
-            if len(keep_cols):
-                z = z.index_copy(1, keep_segs, s0.index_select(1, keep_cols))
-            return z
-
-        if self.lstm:
-            out, (hs, cs) = self.mod(packed, (init(self.h0), init(self.c0)))
-        else:
-            out, hs = self.mod(packed, init(self.h0))
-            cs = None
-        yp, _ = torch.nn.utils.rnn.pad_packed_sequence(out, total_length=Tmax)
-        y = yp.reshape(Tmax * N, H).index_select(0, pidx).view(T, B, H)
-        h_n = hs.index_select(1, last_segs)
-        c_n = cs.index_select(1, last_segs) if self.lstm else None
-        return y, h_n, c_n
-
-    def step(self):
-        for p in self.leaves:
-            p.grad = None
-        y, h_n, c_n = (self._forward_segments() if self.resets
-                       else self._forward_plain())
-        outs, cots = [y, h_n], [self.gy, self.ghn]
-        if self.lstm:
-            outs.append(c_n)
-            cots.append(self.gcn)
-        torch.autograd.backward(outs, cots)
-        return y, h_n, c_n
-
-    def results(self):
-        y, h_n, c_n = self.step()
-        r = {"y": y, "h_n": h_n, "grad_x": self.x.grad,
-             "grad_h0": self.h0.grad}
-        if self.lstm:
-            r.update(c_n=c_n, grad_c0=self.c0.grad)
-        for name, p in self.mod.named_parameters():
-            r[f"grad_{name}"] = p.grad
-        return {k: (v.detach().numpy() if v is not None
-                    else np.zeros(1, np.float32)) for k, v in r.items()}
-
-    def time(self, iters, warmup):
-        for _ in range(warmup):
-            self.step()
-        ms = []
-        for _ in range(iters):
-            t0 = time.perf_counter()
-            self.step()
-            ms.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(ms)
-
-
-def check(ours_npz, torch_res):
-    ours = np.load(ours_npz)
-    worst, where = 0.0, None
-    for k, ref in torch_res.items():
-        if k not in ours.files:
-            sys.exit(f"cpu_vs_torch: rnn-run --outputs lacks '{k}'")
-        a = ours[k]
-        if a.shape != ref.shape:
-            if k.startswith("grad_") and not ref.any():
-                ref = np.zeros_like(a)   # torch left the gradient None
-            else:
-                sys.exit(f"cpu_vs_torch: '{k}' has shape {a.shape} in "
-                         f"rnn-run, {ref.shape} in torch")
-        scale = max(float(np.abs(ref).max()), 1e-30)
-        r = float(np.abs(a - ref).max()) / scale
-        if where is None or r > worst:
-            worst, where = r, k
-    return worst, where
-
 
 def sgemm_gflops(n=1024, reps=5):
     a, b = torch.randn(n, n), torch.randn(n, n)
@@ -385,8 +205,11 @@ def main():
             if not args.no_check:
                 out = os.path.join(tmp, f"out_{i}.npz")
                 run_ours(args, c, c["npz"], 1, 0, outputs=out)
-                c["maxdiff"], c["maxdiff_at"] = check(out,
-                                                      c["torch"].results())
+                try:
+                    c["maxdiff"], c["maxdiff_at"] = check(
+                        out, c["torch"].results())
+                except PeerError as e:
+                    sys.exit(f"cpu_vs_torch: {e}")
         for r in range(args.rounds):
             log(f"# round {r + 1}/{args.rounds}")
             sgemm.append(sgemm_gflops())
