@@ -47,7 +47,8 @@ static RankedTensorType sequenceType(Value x, int64_t width) {
 
 Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
                                           Operation *modelOp,
-                                          const IRMapping &mapping) {
+                                          const IRMapping &mapping,
+                                          std::optional<int64_t> chunk) {
   Location loc = modelOp->getLoc();
   SmallVector<Value> operands;
   for (Value operand : modelOp->getOperands())
@@ -58,9 +59,18 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
     int64_t hidden =
         cast<RankedTensorType>(lstm.getWeightHh().getType()).getDimSize(1);
     initTypes.push_back(sequenceType(lstm.getX(), 4 * hidden)); // gates
-    initTypes.push_back(sequenceType(lstm.getX(), hidden));     // cells
+    RankedTensorType cells = sequenceType(lstm.getX(), hidden);
+    if (chunk) {
+      SmallVector<int64_t> shape(cells.getShape());
+      shape[0] = llvm::divideCeil(shape[0], *chunk);
+      cells = cells.clone(shape);
+    }
+    initTypes.push_back(cells);
     addDestinations(builder, loc, initTypes, operands);
-    return LSTMFwdOp::create(builder, loc, initTypes, operands);
+    auto fwd = LSTMFwdOp::create(builder, loc, initTypes, operands);
+    if (chunk)
+      fwd.setChunk(*chunk);
+    return fwd;
   }
   auto gru = cast<GRUOp>(modelOp);
   int64_t hidden =
@@ -68,5 +78,8 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
   initTypes.push_back(sequenceType(gru.getX(), 3 * hidden)); // gates
   initTypes.push_back(sequenceType(gru.getX(), hidden));     // hn_proj
   addDestinations(builder, loc, initTypes, operands);
-  return GRUFwdOp::create(builder, loc, initTypes, operands);
+  auto fwd = GRUFwdOp::create(builder, loc, initTypes, operands);
+  if (chunk)
+    fwd.setChunk(*chunk);
+  return fwd;
 }

@@ -11,6 +11,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <optional>
+
 namespace mlir {
 namespace rnn {
 
@@ -18,9 +20,11 @@ namespace rnn {
 /// (`rnn.lstm_fwd` for `rnn.lstm`, `rnn.gru_fwd` for `rnn.gru`) of
 /// `modelOp` at the builder's insertion point, with operands looked up in
 /// `mapping`. The first results of the kernel correspond to the results of
-/// `modelOp`; the rest are the saved values.
+/// `modelOp`; the rest are the saved values. With `chunk`, the kernel runs
+/// in chunks of that many steps (its LSTM cells are then checkpoints).
 Operation *createForwardKernel(OpBuilder &builder, Operation *modelOp,
-                               const IRMapping &mapping);
+                               const IRMapping &mapping,
+                               std::optional<int64_t> chunk = {});
 
 /// A zero tensor of `type` (tensor.empty + linalg.fill).
 Value createZeroTensor(OpBuilder &builder, Location loc, Type type);

@@ -4,12 +4,15 @@
 // by the forward, recomputed by a replay kernel over all steps, or replayed
 // chunk by chunk from checkpoints (see Passes.td).
 //
-// The budget policy ranks plans by a cost model: FLOPs recomputed (a replay
-// of the forward: the input projection, the recurrent GEMM and the gate
-// math of every step) plus, per chunk, the packing of W_ih that a separate
-// input-projection GEMM costs. Bytes come from the memory planner itself,
-// run by the injected peak predictor on a copy of the module with the
-// plan applied, so the peak a plan is chosen for is the peak it gets.
+// The budget policy ranks plans by a cost model (RematCostModel): FLOPs
+// recomputed (a replay of the forward: the input projection, the recurrent
+// GEMM and the gate math of every step) plus the memory traffic a plan adds,
+// in FLOP equivalents: per chunk, the packing of W_ih that a separate
+// input-projection GEMM costs, and the replayed chunk's scratch beyond the
+// cache, written and read back. Short chunks pay the first, long chunks the
+// second. Bytes held come from the memory planner itself, run by the
+// injected peak predictor on a copy of the module with the plan applied, so
+// the peak a plan is chosen for is the peak it gets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
 
 namespace mlir {
 namespace rnn {
@@ -241,35 +246,49 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
 // Cost model
 //===----------------------------------------------------------------------===//
 
-/// FLOPs a replay of the forward of `fwd` recomputes: both GEMMs of every
-/// step and the gate math (about 10 operations per gate element).
-static double replayFlops(Operation *fwd) {
-  auto x = cast<ShapedType>(fwd->getOperand(0).getType());
-  bool lstm = isa<LSTMFwdOp>(fwd);
-  auto weightHh =
-      cast<ShapedType>(fwd->getOperand(lstm ? 5 : 4).getType());
-  double T = x.getDimSize(0), B = x.getDimSize(1), I = x.getDimSize(2);
-  double G = weightHh.getDimSize(0), H = weightHh.getDimSize(1);
-  return T * B * (2.0 * G * (I + H) + 10.0 * G);
-}
+namespace {
+/// The shape of one layer, from its forward kernel.
+struct LayerShape {
+  double T, B, I, H, G;
 
-double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan) {
+  explicit LayerShape(Operation *fwd) {
+    auto x = cast<ShapedType>(fwd->getOperand(0).getType());
+    bool lstm = isa<LSTMFwdOp>(fwd);
+    auto weightHh = cast<ShapedType>(fwd->getOperand(lstm ? 5 : 4).getType());
+    T = x.getDimSize(0);
+    B = x.getDimSize(1);
+    I = x.getDimSize(2);
+    G = weightHh.getDimSize(0);
+    H = weightHh.getDimSize(1);
+  }
+};
+} // namespace
+
+double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
+                            const RematCostModel &model) {
   if (plan.kind == RematPlan::Kind::None)
     return 0;
   double cost = 0;
   module.walk([&](Operation *op) {
     if (!isa<LSTMFwdOp, GRUFwdOp>(op))
       return;
-    cost += replayFlops(op);
-    if (plan.kind != RematPlan::Kind::Chunk)
-      return;
-    // Packing W_ih for each chunk's input-projection GEMM, in the forward
-    // and in the replay.
-    auto weightIh = cast<ShapedType>(op->getOperand(isa<LSTMFwdOp>(op) ? 4 : 3)
-                                         .getType());
-    int64_t steps = cast<ShapedType>(op->getOperand(0).getType()).getDimSize(0);
-    double chunks = llvm::divideCeil(steps, std::min(plan.chunk, steps));
-    cost += 2 * chunks * 2.0 * weightIh.getNumElements();
+    LayerShape s(op);
+    // The replay recomputes both GEMMs of every step and the gate math
+    // (about 10 operations per gate element).
+    cost += s.T * s.B * (2 * s.G * (s.I + s.H) + 10 * s.G);
+    // The gates policy replays all steps at once.
+    double chunk = plan.kind == RematPlan::Kind::Chunk
+                       ? std::min<double>(plan.chunk, s.T)
+                       : s.T;
+    double chunks = std::ceil(s.T / chunk);
+    // Each chunk's input-projection GEMM packs W_ih (read and written), in
+    // the forward and in the replay.
+    double packing = 2 * chunks * 2 * 4 * s.G * s.I;
+    // The replay writes a chunk of gates and states that the backward reads
+    // back: what exceeds the cache goes to memory and back.
+    double scratch = 4 * chunk * s.B * (s.G + s.H);
+    double spill = chunks * 2 * std::max(0.0, scratch - model.cacheBytes);
+    cost += model.flopsPerByte * (packing + spill);
   });
   return cost;
 }
@@ -343,8 +362,10 @@ struct RNNRematerializePass
         smallest = {plan, *peak};
       if (*peak > budget)
         continue;
-      double cost = rematCost(module, plan);
-      if (!best || cost < bestCost) {
+      double cost = rematCost(module, plan, RematCostModel());
+      // Equal costs: the plan that holds fewer bytes.
+      if (!best || cost < bestCost ||
+          (cost == bestCost && *peak < best->second)) {
         best = {plan, *peak};
         bestCost = cost;
       }

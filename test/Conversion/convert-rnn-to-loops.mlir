@@ -1,11 +1,14 @@
-// RUN: rnn-opt %s -split-input-file --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward="chunked-projection=false" --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s --check-prefix=TRAIN
-// RUN: rnn-opt %s -split-input-file --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=4" | FileCheck %s --check-prefix=VEC
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward="chunked-projection=false" --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=4" | FileCheck %s --check-prefix=VEC
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s --check-prefix=CHUNKED
 
 // convert-rnn-to-loops on bufferized kernels: per layer one hoisted input
 // GEMM, an scf.for over time holding the recurrent GEMM and the fused gate
 // math in scf.parallel, and for the backward a reversed time loop whose
-// steps also run the weight and input GEMMs of the step. The three runs check the
+// steps also run the weight and input GEMMs of the step. The inference
+// functions are checked unchunked (chunked-projection=false); CHUNKED checks
+// the chunks rnn-expand-forward asks for by default. The three runs check the
 // inference functions with scalar bodies, the training functions, and
 // vector-width=4. Shapes: T = 6, B = 2, I = 3, H = 4 (LSTM 4H = 16, GRU
 // 3H = 12).
@@ -135,6 +138,22 @@
 // TRAIN-NOT: linalg.matmul
 // TRAIN: memref.dealloc [[DG]]
 // TRAIN: return
+
+// In chunks of max(1, T / 4) = 1 step: the projection of one step, one
+// GEMM per chunk, the state entering each chunk saved in cells (which
+// nothing reads: rnn-dse deletes it later).
+// CHUNKED-LABEL: func.func @lstm(
+// CHUNKED-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>
+// CHUNKED-DAG: [[CELLS:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "cells"} : memref<6x2x4xf32>
+// CHUNKED-DAG: [[XP:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "xproj"} : memref<1x2x16xf32>
+// CHUNKED: scf.for [[W:%[[:alnum:]_]+]] =
+// CHUNKED: memref.subview [[CELLS]]
+// CHUNKED: [[XW:%[[:alnum:]_]+]] = memref.subview [[X]]{{\[}}{{%[[:alnum:]_]+}}, 0, 0] [1, 2, 3]
+// CHUNKED: [[XW2:%[[:alnum:]_]+]] = memref.collapse_shape [[XW]]
+// CHUNKED: linalg.matmul {{.*}}ins([[XW2]],
+// CHUNKED: scf.for
+// CHUNKED: linalg.matmul
+// CHUNKED: return
 
 // VEC-LABEL: func.func @lstm(
 func.func @lstm(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,

@@ -1,8 +1,14 @@
 // RUN: rnn-opt %s -split-input-file --rnn-expand-forward | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward="chunked-projection=false" | FileCheck %s --check-prefix=WHOLE
 
 // rnn-expand-forward replaces each model op by its forward kernel, with
 // tensor.empty destinations for the results and for the saved values that
-// nothing reads in inference.
+// nothing reads in inference. The kernels run in chunks of max(1, T / G)
+// steps (here T = 2: chunk(1)), so that the input projection of a chunk is
+// no larger than the output; with chunked-projection=false (WHOLE) they run
+// over all steps at once.
+
+// WHOLE-NOT: chunk(
 
 // An LSTM layer becomes rnn.lstm_fwd: destinations y [T, B, H], h_n and c_n
 // [B, H], saved gates [T, B, 4H] and cells [T, B, H]; the op's results are
@@ -19,7 +25,7 @@
 // CHECK-DAG: [[CN:%[[:alnum:]_]+]] = tensor.empty() : tensor<3x5xf32>
 // CHECK-DAG: [[G:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x20xf32>
 // CHECK-DAG: [[CS:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x5xf32>
-// CHECK: [[K:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK: [[K:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd chunk(1) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: outs([[Y]], [[HN]], [[CN]]) saved(gates [[G]], cells [[CS]])
 // CHECK-SAME: -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x20xf32>, tensor<2x3x5xf32>
 // CHECK-NEXT: return [[K]]#0, [[K]]#1, [[K]]#2 :
@@ -47,10 +53,10 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x4xf32>, [[R:%[[:alnum:]_]+]]: tensor<2x3xi1>,
 // CHECK-NOT: rnn.gru {{%}}
 // CHECK-DAG: [[G0:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x15xf32>
-// CHECK: [[K0:%[[:alnum:]_]+]]:4 = rnn.gru_fwd ins([[X]], [[R]],
+// CHECK: [[K0:%[[:alnum:]_]+]]:4 = rnn.gru_fwd chunk(1) ins([[X]], [[R]],
 // CHECK-SAME: saved(gates [[G0]], hn_proj {{%[[:alnum:]_]+}})
 // CHECK-SAME: -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<2x3x15xf32>, tensor<2x3x5xf32>
-// CHECK: [[K1:%[[:alnum:]_]+]]:4 = rnn.gru_fwd ins([[K0]]#0, [[R]],
+// CHECK: [[K1:%[[:alnum:]_]+]]:4 = rnn.gru_fwd chunk(1) ins([[K0]]#0, [[R]],
 // CHECK-SAME: : tensor<2x3x5xf32>, tensor<2x3xi1>, tensor<3x6xf32>, tensor<18x5xf32>, tensor<18x6xf32>, tensor<18xf32>, tensor<18xf32>, tensor<2x3x6xf32>, tensor<3x6xf32>, tensor<2x3x18xf32>, tensor<2x3x6xf32>
 // CHECK-NEXT: return [[K1]]#0, [[K0]]#1, [[K1]]#1 :
 // CHECK-NOT: rnn.gru {{%}}

@@ -99,31 +99,48 @@ TEST_F(RematTest, RejectsMalformedPolicies) {
   }
 }
 
-TEST_F(RematTest, CostIsTheReplayedForwardPlusPackingPerChunk) {
+TEST_F(RematTest, CostIsTheReplayedForwardPlusTraffic) {
   OwningOpRef<ModuleOp> module = trainingModule();
   const double T = 6, B = 2, I = 3, H = 4, G = 16;
   // Both GEMMs of every step and ~10 operations per gate element.
   double replay = T * B * (2 * G * (I + H) + 10 * G);
-  // W_ih packed for each chunk's projection, in forward and replay.
-  double packing = 2 * 2 * G * I;
-  EXPECT_EQ(rematCost(*module, {RematPlan::Kind::None, 0}), 0);
-  EXPECT_DOUBLE_EQ(rematCost(*module, {RematPlan::Kind::Gates, 0}), replay);
-  EXPECT_DOUBLE_EQ(rematCost(*module, chunk(1)), replay + 6 * packing);
-  EXPECT_DOUBLE_EQ(rematCost(*module, chunk(4)), replay + 2 * packing);
-  EXPECT_DOUBLE_EQ(rematCost(*module, chunk(6)), replay + 1 * packing);
+  // W_ih packed (read and written, 4-byte floats) for each chunk's
+  // projection, in forward and replay.
+  double packing = 2 * 2 * 4 * G * I;
+  // A chunk of K steps of gates and cells, in bytes.
+  double stepScratch = 4 * B * (G + H);
+  RematCostModel roomy; // every chunk fits the cache
+  RematCostModel tiny;
+  tiny.cacheBytes = 2 * stepScratch;
+  tiny.flopsPerByte = 3;
+  auto costOf = [&](RematPlan plan, const RematCostModel &model) {
+    return rematCost(*module, plan, model);
+  };
+  EXPECT_EQ(costOf({RematPlan::Kind::None, 0}, roomy), 0);
+  EXPECT_DOUBLE_EQ(costOf({RematPlan::Kind::Gates, 0}, roomy),
+                   replay + 8 * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(1), roomy), replay + 8 * 6 * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(4), roomy), replay + 8 * 2 * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(6), roomy), replay + 8 * packing);
   // K beyond T costs what K = T does.
-  EXPECT_DOUBLE_EQ(rematCost(*module, chunk(100)), replay + 1 * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(100), roomy), costOf(chunk(6), roomy));
+  // With a cache of two steps, chunks of 4 (two of them: 4 and 2 steps,
+  // both counted as 4) spill 2 steps each, written and read back.
+  EXPECT_DOUBLE_EQ(costOf(chunk(2), tiny), replay + 3 * 3 * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(4), tiny),
+                   replay + 3 * (2 * packing + 2 * 2 * 2 * stepScratch));
 }
 
-TEST_F(RematTest, LongerChunksCostLessAndNothingCostsLessThanSaving) {
+TEST_F(RematTest, ShortChunksPayPackingLongChunksPaySpills) {
   OwningOpRef<ModuleOp> module = trainingModule();
-  double previous = rematCost(*module, chunk(1));
-  for (int64_t k = 2; k <= 6; ++k) {
-    double cost = rematCost(*module, chunk(k));
-    EXPECT_LE(cost, previous) << "chunk:" << k;
-    EXPECT_GT(cost, rematCost(*module, {RematPlan::Kind::Gates, 0}));
-    previous = cost;
-  }
+  RematCostModel model;
+  model.cacheBytes = 4 * (2 * (16 + 4)) * 3; // three steps of scratch
+  double k1 = rematCost(*module, chunk(1), model);
+  double k3 = rematCost(*module, chunk(3), model);
+  double k6 = rematCost(*module, chunk(6), model);
+  EXPECT_LT(k3, k1);
+  EXPECT_LT(k3, k6);
+  EXPECT_GT(k3, rematCost(*module, {RematPlan::Kind::None, 0}, model));
 }
 
 TEST_F(RematTest, AppliedPlanIsRecordedAndVerifies) {

@@ -63,9 +63,18 @@ FailureOr<RematPolicy> parseRematPolicy(StringRef text, std::string &message);
 /// `rnn.remat`.
 void applyRematPlan(ModuleOp module, const RematPlan &plan);
 
+/// The machine the budget policy's cost model assumes: the cache a chunk's
+/// replay scratch should fit in (a core's share of the last-level cache)
+/// and the FLOPs that take as long as moving one byte to or from memory.
+struct RematCostModel {
+  double cacheBytes = 8 << 20;
+  double flopsPerByte = 8;
+};
+
 /// The cost model of the budget policy: FLOPs `plan` adds to a training
-/// step of `module` (output of rnn-autodiff).
-double rematCost(ModuleOp module, const RematPlan &plan);
+/// step of `module` (output of rnn-autodiff), memory traffic included.
+double rematCost(ModuleOp module, const RematPlan &plan,
+                 const RematCostModel &model);
 
 /// Predicts the peak bytes of the training functions of a module that
 /// rnn-rematerialize has rewritten. The budget policy needs one; the

@@ -55,15 +55,25 @@ def RNNExpandForwardPass : Pass<"rnn-expand-forward", "ModuleOp"> {
     Rewrites each model-level op into the destination-style forward kernel
     that the lowering implements (`rnn.lstm` -> `rnn.lstm_fwd`,
     `rnn.gru` -> `rnn.gru_fwd`). Nothing reads the saved outputs of these
-    kernels: inference leaves them to `rnn-dse`.
+    kernels: inference leaves them to `rnn-dse`. With nothing saved, the
+    input projection (G = 4 or 3 gates times the output) is the largest
+    buffer; the kernels run in chunks of max(1, T / G) steps, so that the
+    projection of a chunk is no larger than the output (unless
+    `chunked-projection=false`).
 
     ```mlir
-    %y, %h, %c = rnn.lstm %x reset %r state(%h0, %c0) weights(...) : ...
+    %y, %h, %c = rnn.lstm %x reset %r state(%h0, %c0) weights(...)
+        : (tensor<8x4x3xf32>, ...) -> ...
     // becomes
-    %y, %h, %c, %gates, %cells = rnn.lstm_fwd ins(...) outs(...)
+    %y, %h, %c, %gates, %cells = rnn.lstm_fwd chunk(2) ins(...) outs(...)
         saved(gates %e0, cells %e1) : ...
     ```
   }];
+  let options = [
+    Option<"chunkedProjection", "chunked-projection", "bool",
+           /*default=*/"true",
+           "Run the kernels in chunks of max(1, T / G) steps">
+  ];
   let dependentDialects = ["tensor::TensorDialect"];
 }
 
