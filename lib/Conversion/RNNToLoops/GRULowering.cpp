@@ -72,16 +72,6 @@ struct StepScratch {
         xproj(gates ? gates : k.alloc({chunk, in.B, 3 * in.H}, "xproj")) {}
 };
 
-/// Scratch of a replay: the state entering each step of a chunk (known
-/// from y) and their recurrent projections (see the LSTM's).
-struct ReplayScratch {
-  Value hIn, hProj;
-
-  ReplayScratch(KernelBuilder &k, const GRUInputs &in, int64_t chunk)
-      : hIn(k.alloc({chunk, in.B, in.H}, "h_in")),
-        hProj(k.alloc({chunk, in.B, 3 * in.H}, "hproj")) {}
-};
-
 /// Where one forward step reads its state and writes its results; `y` is
 /// null when the step only recomputes the saved values.
 struct StepIO {
@@ -90,9 +80,6 @@ struct StepIO {
   Value gates;          // [B, 3H]
   Value hnProj;         // [B, H]
   Value y;              // [B, H]
-  /// [B, 3H] recurrent projection of the masked state when known (a
-  /// replay); else the step computes it from hPrev.
-  Value pre;
 };
 } // namespace
 
@@ -109,15 +96,11 @@ static Value projectChunk(KernelBuilder &k, const GRUInputs &in,
 static void emitStep(KernelBuilder &k, const GRUInputs &in,
                      const StepScratch &s, Value t, const StepIO &io) {
   int64_t B = in.B, H = in.H;
-  Value pre = io.pre;
-  if (!pre) {
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(io.hPrev, iv)), s.h, iv);
-    });
-    k.matmul(s.h, in.weightHh, s.pre, false, true, false);
-    pre = s.pre;
-  }
+  k.parallel({B, H}, [&](ValueRange iv) {
+    Value reset = k.load(in.isInit, {t, iv[0]});
+    k.store(k.zeroIf(reset, k.load(io.hPrev, iv)), s.h, iv);
+  });
+  k.matmul(s.h, in.weightHh, s.pre, false, true, false);
   k.parallel({B, H}, [&](ValueRange iv) {
     Value b = iv[0];
     Value cols[] = {iv[1], k.addIndex(iv[1], H), k.addIndex(iv[1], 2 * H)};
@@ -126,7 +109,7 @@ static void emitStep(KernelBuilder &k, const GRUInputs &in,
                    k.load(in.biasIh, cols[gate]));
     };
     auto hiddenPart = [&](int gate) {
-      return k.add(k.load(pre, {b, cols[gate]}),
+      return k.add(k.load(s.pre, {b, cols[gate]}),
                    k.load(in.biasHh, cols[gate]));
     };
     Value r = k.sigmoid(k.add(inputPart(0), hiddenPart(0)));
@@ -143,25 +126,6 @@ static void emitStep(KernelBuilder &k, const GRUInputs &in,
     Value hNew = k.add(k.mul(k.sub(k.scalar(1.0), z), n), k.mul(z, hOld));
     k.store(hNew, s.h, iv);
     k.store(hNew, io.y, iv);
-  });
-}
-
-/// Replays the steps [start, start + len) from the states in y into
-/// `gates` and `hnProj`: the recurrent projections of all the steps as one
-/// GEMM, then the gate math step by step (see the LSTM's replayChunk).
-static void replayChunk(KernelBuilder &k, const GRUInputs &in, Value y,
-                        const StepScratch &s, const ReplayScratch &r,
-                        Value start, int64_t len, Value gates, Value hnProj) {
-  Value hIn = k.leading(r.hIn, len), hProj = k.leading(r.hProj, len);
-  k.stateInputs(y, in.h0, in.isInit, start, hIn);
-  k.matmul(k.flatten(hIn), in.weightHh, k.flatten(hProj), false, true, false);
-  Value xproj = projectChunk(k, in, s, start, len);
-  k.forTime(len, /*reverse=*/false, [&](Value i) {
-    Value t = arith::AddIOp::create(k.builder(), start, i);
-    StepIO io{Value(), k.step(xproj, i), k.step(gates, i),
-              k.step(hnProj, i)};
-    io.pre = k.step(hProj, i);
-    emitStep(k, in, s, t, io);
   });
 }
 
@@ -195,20 +159,14 @@ LogicalResult mlir::rnn::lowerGRUReplay(Operation *operation,
                                         int64_t vectorWidth) {
   auto op = cast<GRUReplayOp>(operation);
   GRUInputs in = GRUInputs::of(op);
-  // Replayed in chunks, so that the recurrent projections held at once are
-  // at most a third of the gates.
-  int64_t chunk = std::max<int64_t>(1, in.T / 3);
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   StepScratch s(k, in, in.T, op.getGates());
-  ReplayScratch r(k, in, chunk);
-  k.forChunks(in.T, chunk, /*reverse=*/false, [&](Value start, int64_t len) {
-    Value gates = k.steps(op.getGates(), start, len);
-    // The projection goes in place of the chunk's gates.
-    StepScratch chunkScratch = s;
-    chunkScratch.xproj = gates;
-    replayChunk(k, in, op.getY(), chunkScratch, r, start, len, gates,
-                k.steps(op.getHnProj(), start, len));
+  Value xproj = projectChunk(k, in, s, k.index(0), in.T);
+  k.forTime(in.T, /*reverse=*/false, [&](Value t) {
+    emitStep(k, in, s, t,
+             {k.previous(op.getY(), in.h0, t), k.step(xproj, t),
+              k.step(op.getGates(), t), k.step(op.getHnProj(), t)});
   });
   k.freeScratch();
   rewriter.eraseOp(op);
@@ -319,11 +277,16 @@ LogicalResult mlir::rnn::lowerGRUChunkedBwd(Operation *operation,
   Value gates = k.alloc({chunk, in.B, 3 * in.H}, "gates");
   Value hnProj = k.alloc({chunk, in.B, in.H}, "hn_proj");
   StepScratch s(k, in, chunk, gates);
-  ReplayScratch r(k, in, chunk);
   GradScratch g(k, in);
   emitBackward(k, in, op, g, chunk, [&](Value start, int64_t len) {
     // Replay the chunk from the states in y ...
-    replayChunk(k, in, op.getY(), s, r, start, len, gates, hnProj);
+    Value xproj = projectChunk(k, in, s, start, len);
+    k.forTime(len, /*reverse=*/false, [&](Value i) {
+      Value t = arith::AddIOp::create(k.builder(), start, i);
+      emitStep(k, in, s, t,
+               {k.previous(op.getY(), in.h0, t), k.step(xproj, i),
+                k.step(gates, i), k.step(hnProj, i)});
+    });
     // ... and differentiate it.
     k.forTime(len, /*reverse=*/true, [&](Value i) {
       Value t = arith::AddIOp::create(k.builder(), start, i);

@@ -218,21 +218,6 @@ void KernelBuilder::zero(Value dst) {
   parallel(shape, [&](ValueRange iv) { store(scalar(0.0), dst, iv); });
 }
 
-void KernelBuilder::stateInputs(Value sequence, Value initial, Value isInit,
-                                Value start, Value dst) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
-  parallel(shape, [&](ValueRange iv) {
-    Value t = arith::AddIOp::create(b, start, iv[0]);
-    Value zero = index(0);
-    Value before =
-        arith::MaxSIOp::create(b, arith::SubIOp::create(b, t, index(1)), zero);
-    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, zero);
-    Value prev = arith::SelectOp::create(b, first, load(initial, {iv[1], iv[2]}),
-                                         load(sequence, {before, iv[1], iv[2]}));
-    store(zeroIf(load(isInit, {t, iv[1]}), prev), dst, iv);
-  });
-}
-
 void KernelBuilder::addRows(Value rows, Value acc) {
   int64_t numRows = cast<MemRefType>(rows.getType()).getDimSize(0);
   int64_t numCols = cast<MemRefType>(rows.getType()).getDimSize(1);

@@ -77,11 +77,6 @@ public:
   void copy(Value src, Value dst);
   /// dst = 0, elementwise over a buffer of any rank.
   void zero(Value dst);
-  /// dst[i] = the state entering step t = start + i after the reset mask,
-  /// for every row i of dst ([len, B, H]): 0 where isInit[t, b], else
-  /// sequence[t - 1] (initial at t = 0).
-  void stateInputs(Value sequence, Value initial, Value isInit, Value start,
-                   Value dst);
   /// acc[j] += sum_r rows[r, j] of a [R, J] buffer, r in increasing order.
   void addRows(Value rows, Value acc);
 

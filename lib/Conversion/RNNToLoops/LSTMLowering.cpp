@@ -78,17 +78,6 @@ struct StepScratch {
         xproj(gates ? gates : k.alloc({chunk, in.B, 4 * in.H}, "xproj")) {}
 };
 
-/// Scratch of a replay: the state entering each step of a chunk (known
-/// from y) and their recurrent projections, computed for the whole chunk at
-/// once.
-struct ReplayScratch {
-  Value hIn, hProj;
-
-  ReplayScratch(KernelBuilder &k, const LSTMInputs &in, int64_t chunk)
-      : hIn(k.alloc({chunk, in.B, in.H}, "h_in")),
-        hProj(k.alloc({chunk, in.B, 4 * in.H}, "hproj")) {}
-};
-
 /// Where one forward step reads its state and writes its results. Null
 /// outputs are not written.
 struct StepIO {
@@ -97,9 +86,6 @@ struct StepIO {
   Value gates;          // [B, 4H] activated gates
   Value cells, y;       // [B, H] new c and h
   bool updateState = false; // carry h, c in the scratch to the next step
-  /// [B, 4H] recurrent projection of the masked state when known (a
-  /// replay); else the step computes it from hPrev.
-  Value pre;
 };
 } // namespace
 
@@ -117,29 +103,19 @@ static Value projectChunk(KernelBuilder &k, const LSTMInputs &in,
 static void emitStep(KernelBuilder &k, const LSTMInputs &in,
                      const StepScratch &s, Value t, const StepIO &io) {
   int64_t B = in.B, H = in.H;
-  bool needsCell = io.cells || io.y;
-  Value pre = io.pre;
-  if (!pre) {
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(io.hPrev, iv)), s.h, iv);
-      k.store(k.zeroIf(reset, k.load(io.cPrev, iv)), s.c, iv);
-    });
-    k.matmul(s.h, in.weightHh, s.pre, false, true, false);
-    pre = s.pre;
-  } else if (needsCell) {
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(io.cPrev, iv)), s.c, iv);
-    });
-  }
+  k.parallel({B, H}, [&](ValueRange iv) {
+    Value reset = k.load(in.isInit, {t, iv[0]});
+    k.store(k.zeroIf(reset, k.load(io.hPrev, iv)), s.h, iv);
+    k.store(k.zeroIf(reset, k.load(io.cPrev, iv)), s.c, iv);
+  });
+  k.matmul(s.h, in.weightHh, s.pre, false, true, false);
   k.parallel({B, H}, [&](ValueRange iv) {
     Value b = iv[0];
     SmallVector<Value> cols;
     auto preact = [&](int64_t gate) {
       Value col = k.addIndex(iv[1], gate * H);
       cols.push_back(col);
-      Value sum = k.add(k.load(pre, {b, col}), k.load(io.xproj, {b, col}));
+      Value sum = k.add(k.load(s.pre, {b, col}), k.load(io.xproj, {b, col}));
       return k.add(sum, k.add(k.load(in.biasIh, col), k.load(in.biasHh, col)));
     };
     Value i = k.sigmoid(preact(0));
@@ -149,7 +125,7 @@ static void emitStep(KernelBuilder &k, const LSTMInputs &in,
     Value activations[] = {i, f, g, o};
     for (auto [gate, value] : llvm::enumerate(activations))
       k.store(value, io.gates, {b, cols[gate]});
-    if (!needsCell)
+    if (!io.cells && !io.y)
       return;
     Value cNew = k.add(k.mul(f, k.load(s.c, iv)), k.mul(i, g));
     if (io.cells)
@@ -160,32 +136,6 @@ static void emitStep(KernelBuilder &k, const LSTMInputs &in,
     k.store(cNew, s.c, iv);
     k.store(hNew, s.h, iv);
     k.store(hNew, io.y, iv);
-  });
-}
-
-/// Replays the steps [start, start + len) from the saved states into
-/// `gates` (and, if `cells` is given, the cell states, from the one
-/// entering the chunk, `cEntry`). The state entering every step is known
-/// from y, so the recurrent projections of all the steps are one GEMM; the
-/// gate math then runs step by step as in the forward, with the same
-/// values: every row of a GEMM is what it is in a GEMM of one step.
-static void replayChunk(KernelBuilder &k, const LSTMInputs &in, Value y,
-                        const StepScratch &s, const ReplayScratch &r,
-                        Value start, int64_t len, Value gates, Value cells,
-                        Value cEntry) {
-  Value hIn = k.leading(r.hIn, len), hProj = k.leading(r.hProj, len);
-  k.stateInputs(y, in.h0, in.isInit, start, hIn);
-  k.matmul(k.flatten(hIn), in.weightHh, k.flatten(hProj), false, true, false);
-  Value xproj = projectChunk(k, in, s, start, len);
-  k.forTime(len, /*reverse=*/false, [&](Value i) {
-    Value t = arith::AddIOp::create(k.builder(), start, i);
-    StepIO io{Value(),
-              cells ? k.previous(cells, cEntry, i) : Value(),
-              k.step(xproj, i),
-              k.step(gates, i),
-              cells ? k.step(cells, i) : Value()};
-    io.pre = k.step(hProj, i);
-    emitStep(k, in, s, t, io);
   });
 }
 
@@ -231,20 +181,15 @@ LogicalResult mlir::rnn::lowerLSTMReplay(Operation *operation,
                                          int64_t vectorWidth) {
   auto op = cast<LSTMReplayOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
-  // Replayed in chunks, so that the recurrent projections held at once are
-  // at most a quarter of the gates.
-  int64_t chunk = std::max<int64_t>(1, in.T / 4);
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   StepScratch s(k, in, in.T, op.getGates());
-  ReplayScratch r(k, in, chunk);
-  k.forChunks(in.T, chunk, /*reverse=*/false, [&](Value start, int64_t len) {
-    Value gates = k.steps(op.getGates(), start, len);
-    // The projection goes in place of the chunk's gates.
-    StepScratch chunkScratch = s;
-    chunkScratch.xproj = gates;
-    replayChunk(k, in, op.getY(), chunkScratch, r, start, len, gates, Value(),
-                Value());
+  Value xproj = projectChunk(k, in, s, k.index(0), in.T);
+  k.forTime(in.T, /*reverse=*/false, [&](Value t) {
+    StepIO io{k.previous(op.getY(), in.h0, t),
+              k.previous(op.getCells(), in.c0, t), k.step(xproj, t),
+              k.step(op.getGates(), t)};
+    emitStep(k, in, s, t, io);
   });
   k.freeScratch();
   rewriter.eraseOp(op);
@@ -373,13 +318,19 @@ LogicalResult mlir::rnn::lowerLSTMChunkedBwd(Operation *operation,
   Value gates = k.alloc({chunk, in.B, 4 * in.H}, "gates");
   Value cells = k.alloc({chunk, in.B, in.H}, "cells");
   StepScratch s(k, in, chunk, gates);
-  ReplayScratch r(k, in, chunk);
   GradScratch g(k, in);
   emitBackward(k, in, op, g, chunk, [&](Value start, int64_t len) {
     // Replay the chunk from the cell state that entered it ...
     Value w = arith::DivUIOp::create(k.builder(), start, k.index(chunk));
     Value cEntry = k.step(op.getCells(), w);
-    replayChunk(k, in, op.getY(), s, r, start, len, gates, cells, cEntry);
+    Value xproj = projectChunk(k, in, s, start, len);
+    k.forTime(len, /*reverse=*/false, [&](Value i) {
+      Value t = arith::AddIOp::create(k.builder(), start, i);
+      StepIO step{k.previous(op.getY(), in.h0, t),
+                  k.previous(cells, cEntry, i), k.step(xproj, i),
+                  k.step(gates, i), k.step(cells, i)};
+      emitStep(k, in, s, t, step);
+    });
     // ... and differentiate it.
     k.forTime(len, /*reverse=*/true, [&](Value i) {
       Value t = arith::AddIOp::create(k.builder(), start, i);
