@@ -83,15 +83,6 @@ struct StepIO {
 };
 } // namespace
 
-static Value projectChunk(KernelBuilder &k, const GRUInputs &in,
-                          const StepScratch &s, Value start, int64_t len) {
-  Value xproj = k.leading(s.xproj, len);
-  Value rows = k.flatten(k.steps(in.x, start, len));
-  k.matmul(rows, in.weightIh, k.flatten(xproj), /*transA=*/false,
-           /*transB=*/true, /*accumulate=*/false);
-  return xproj;
-}
-
 /// One forward step t.
 static void emitStep(KernelBuilder &k, const GRUInputs &in,
                      const StepScratch &s, Value t, const StepIO &io) {
@@ -140,7 +131,7 @@ LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
   StepScratch s(k, in, chunk);
   k.copy(in.h0, s.h);
   k.forChunks(in.T, chunk, /*reverse=*/false, [&](Value start, int64_t len) {
-    Value xproj = projectChunk(k, in, s, start, len);
+    Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, start, len);
     k.forTime(len, /*reverse=*/false, [&](Value i) {
       Value t = arith::AddIOp::create(k.builder(), start, i);
       emitStep(k, in, s, t,
@@ -162,7 +153,7 @@ LogicalResult mlir::rnn::lowerGRUReplay(Operation *operation,
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   StepScratch s(k, in, in.T, op.getGates());
-  Value xproj = projectChunk(k, in, s, k.index(0), in.T);
+  Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, k.index(0), in.T);
   k.forTime(in.T, /*reverse=*/false, [&](Value t) {
     emitStep(k, in, s, t,
              {k.previous(op.getY(), in.h0, t), k.step(xproj, t),
@@ -280,7 +271,7 @@ LogicalResult mlir::rnn::lowerGRUChunkedBwd(Operation *operation,
   GradScratch g(k, in);
   emitBackward(k, in, op, g, chunk, [&](Value start, int64_t len) {
     // Replay the chunk from the states in y ...
-    Value xproj = projectChunk(k, in, s, start, len);
+    Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, start, len);
     k.forTime(len, /*reverse=*/false, [&](Value i) {
       Value t = arith::AddIOp::create(k.builder(), start, i);
       emitStep(k, in, s, t,

@@ -246,6 +246,15 @@ Value KernelBuilder::leading(Value sequence, int64_t len) {
   return steps(sequence, index(0), len);
 }
 
+Value KernelBuilder::projectChunk(Value x, Value weightIh, Value scratch,
+                                  Value start, int64_t len) {
+  Value xproj = leading(scratch, len);
+  Value rows = flatten(steps(x, start, len));
+  matmul(rows, weightIh, flatten(xproj), /*transA=*/false, /*transB=*/true,
+         /*accumulate=*/false);
+  return xproj;
+}
+
 void KernelBuilder::forChunks(int64_t steps, int64_t chunk, bool reverse,
                               function_ref<void(Value start, int64_t len)> body) {
   int64_t full = steps / chunk, rest = steps % chunk;

@@ -84,6 +84,10 @@ public:
   Value steps(Value sequence, Value start, int64_t len);
   /// The first `len` steps of a sequence (the sequence itself if all).
   Value leading(Value sequence, int64_t len);
+  /// The input projection x[start : start + len] W_ih^T of a chunk, as one
+  /// GEMM into the first `len` steps of `scratch`; returns that view.
+  Value projectChunk(Value x, Value weightIh, Value scratch, Value start,
+                     int64_t len);
   /// Runs `body(start, len)` over the chunks of K steps that cover T steps
   /// (the last one shorter when K does not divide T), first to last or, if
   /// `reverse`, last to first. Full chunks share one scf.for; the short

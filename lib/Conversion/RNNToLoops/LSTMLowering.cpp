@@ -89,16 +89,6 @@ struct StepIO {
 };
 } // namespace
 
-/// The input projection of the chunk [start, start + len) into scratch.
-static Value projectChunk(KernelBuilder &k, const LSTMInputs &in,
-                          const StepScratch &s, Value start, int64_t len) {
-  Value xproj = k.leading(s.xproj, len);
-  Value rows = k.flatten(k.steps(in.x, start, len));
-  k.matmul(rows, in.weightIh, k.flatten(xproj), /*transA=*/false,
-           /*transB=*/true, /*accumulate=*/false);
-  return xproj;
-}
-
 /// One forward step t.
 static void emitStep(KernelBuilder &k, const LSTMInputs &in,
                      const StepScratch &s, Value t, const StepIO &io) {
@@ -156,7 +146,7 @@ LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
       Value w = arith::DivUIOp::create(k.builder(), start, k.index(chunk));
       k.copy(s.c, k.step(op.getCells(), w));
     }
-    Value xproj = projectChunk(k, in, s, start, len);
+    Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, start, len);
     k.forTime(len, /*reverse=*/false, [&](Value i) {
       Value t = arith::AddIOp::create(k.builder(), start, i);
       StepIO io{s.h,
@@ -184,7 +174,7 @@ LogicalResult mlir::rnn::lowerLSTMReplay(Operation *operation,
   rewriter.setInsertionPoint(op);
   KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   StepScratch s(k, in, in.T, op.getGates());
-  Value xproj = projectChunk(k, in, s, k.index(0), in.T);
+  Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, k.index(0), in.T);
   k.forTime(in.T, /*reverse=*/false, [&](Value t) {
     StepIO io{k.previous(op.getY(), in.h0, t),
               k.previous(op.getCells(), in.c0, t), k.step(xproj, t),
@@ -323,7 +313,7 @@ LogicalResult mlir::rnn::lowerLSTMChunkedBwd(Operation *operation,
     // Replay the chunk from the cell state that entered it ...
     Value w = arith::DivUIOp::create(k.builder(), start, k.index(chunk));
     Value cEntry = k.step(op.getCells(), w);
-    Value xproj = projectChunk(k, in, s, start, len);
+    Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, start, len);
     k.forTime(len, /*reverse=*/false, [&](Value i) {
       Value t = arith::AddIOp::create(k.builder(), start, i);
       StepIO step{k.previous(op.getY(), in.h0, t),
