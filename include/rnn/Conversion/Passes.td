@@ -13,15 +13,19 @@ include "mlir/Pass/PassBase.td"
 def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
   let summary = "Lower bufferized rnn kernels to loops over time";
   let description = [{
-    Each memref-form kernel becomes: the input projection of all T steps as
-    one `linalg.matmul` (`[T*B, I] x [I, G*H]`), an `scf.for` over time whose
-    body is the recurrent `linalg.matmul` of the step and one `scf.parallel`
-    over `[B, H]` with the whole gate math of the step fused (reset mask,
+    Each memref-form kernel becomes: the input projection of all T steps (of
+    each chunk of K steps under `chunk(K)`) as one `linalg.matmul`
+    (`[T*B, I] x [I, G*H]`), an `scf.for` over time whose body is the
+    recurrent `linalg.matmul` of the step and one `scf.parallel` over
+    `[B, H]` with the whole gate math of the step fused (reset mask,
     activations, state update, and the stores of `y` and of every saved
-    value), and, in the backward, the weight and input gradients as GEMMs
-    over all steps after the loop. Scratch buffers are allocated and freed
-    inside the kernel's lowering. `rnn.begin_backward` becomes a call to the
-    runtime's `rnnrt_begin_phase`.
+    value). The backward walks the steps downwards; each step turns its gate
+    gradients into the recurrent gradient, `grad_x[t]` and its share of the
+    weight and bias gradients (GEMMs of the step, accumulated), and the
+    chunked backward first replays each chunk, last to first, into K-step
+    scratch. Scratch buffers are allocated and freed inside the kernel's
+    lowering. `rnn.begin_backward` becomes a call to the runtime's
+    `rnnrt_begin_phase`.
 
     ```mlir
     rnn.lstm_fwd ins(%x, ...) outs(%y, ...) saved(gates %g, cells %c)
