@@ -130,6 +130,8 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
   RNNPlanMemoryPassOptions plan;
   plan.report = options.memoryReport;
   pm.addPass(rnn::createRNNPlanMemoryPass(plan));
+  if (options.arena)
+    pm.addPass(rnn::createRNNPlaceInArenaPass());
 }
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {

@@ -3,6 +3,7 @@
 // RUN: rnn-opt %s --rnn-train-pipeline=target=cuda | FileCheck %s --check-prefix=LOWERED
 // RUN: rnn-opt %s --rnn-train-pipeline=target=cuda --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: rnn-opt %s --rnn-train-pipeline=target=cuda --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOOPS
+// RUN: rnn-opt %s --rnn-train-pipeline="target=cuda arena=1 remat=chunk:2" | FileCheck %s --check-prefix=ARENA
 
 // rnn-train-pipeline{target=cuda} (the ptxas feature stands for the CUDA
 // toolkit, whose libdevice the pipeline links): the host functions end in
@@ -51,6 +52,14 @@
 
 // The host keeps the time loops: per step, a launch, the recurrent GEMM and
 // the gate kernel, forward and backward.
+// With arena=1 the planned buffers are views of an arena argument: the
+// host code of a step allocates and frees no device memory, so the step can
+// be captured as a CUDA graph and replayed.
+// ARENA-LABEL: llvm.func @lstm_grad(
+// ARENA-NOT: mgpuMemAlloc
+// ARENA-NOT: mgpuMemFree
+// ARENA: llvm.return
+
 // LOOPS-LABEL: func.func @lstm_grad(
 // LOOPS-SAME: rnn.predicted_peak_bytes
 // LOOPS: gpu.alloc async {{.*}}rnn.role = "y"

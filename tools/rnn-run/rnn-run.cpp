@@ -89,6 +89,11 @@ static cl::opt<bool> tf32("tf32", cl::init(false),
                           cl::desc("Let cuBLAS use TF32 tensor cores "
                                    "(--target=cuda)"),
                           cl::cat(category));
+static cl::opt<bool> arena("arena", cl::init(false),
+                           cl::desc("Place the program's buffers in one "
+                                    "planned arena allocated before the "
+                                    "steps: a step allocates nothing"),
+                           cl::cat(category));
 static cl::opt<bool> cudaGraph("cuda-graph", cl::init(false),
                                cl::desc("Capture a step as a CUDA graph and "
                                         "replay it (--target=cuda)"),
@@ -135,6 +140,8 @@ static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
 static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.remat = remat;
   options.target = target;
+  // A replayed graph cannot repeat allocations.
+  options.arena = arena || cudaGraph;
 }
 
 static void checkOptions(const mlir::rnn::PipelineOptions &options) {
@@ -171,9 +178,6 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
   if ((tf32 || cudaGraph) && target != "cuda")
     fail(std::string(tf32 ? "--tf32" : "--cuda-graph") +
          " needs --target=cuda");
-  if (cudaGraph)
-    fail("--cuda-graph is not supported yet: the compiled step allocates "
-         "device memory, which a replayed graph cannot repeat");
   std::string message;
   if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
     fail(message);
@@ -433,6 +437,30 @@ struct ProgramMemory {
 #endif
   }
 
+  /// The arena of the planned buffers, allocated through the accounting as
+  /// the program's own memory.
+  void *allocateArena(size_t bytes) {
+    if (!device)
+      return _mlir_memref_to_llvm_alloc(bytes);
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    void *buffer = ::rnn::runtime::cuda::allocateDevice(bytes,
+                                                        /*accounted=*/true);
+    if (!buffer)
+      fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
+    return buffer;
+#else
+    llvm_unreachable("device memory without the CUDA runtime");
+#endif
+  }
+
+  void freeArena(void *buffer) {
+    if (!device)
+      return _mlir_memref_to_llvm_free(buffer);
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    ::rnn::runtime::cuda::freeDevice(buffer);
+#endif
+  }
+
   ::rnn::runtime::MemoryAccounting &ledger() {
     return device ? ::rnn::runtime::deviceMemory()
                   : ::rnn::runtime::hostMemory();
@@ -593,6 +621,15 @@ int main(int argc, char **argv) {
   std::optional<int64_t> predictedPeak;
   if (auto attr = entry->getAttrOfType<IntegerAttr>("rnn.predicted_peak_bytes"))
     predictedPeak = attr.getInt();
+  std::optional<int64_t> arenaBytes;
+  if (pipelineOptions.arena) {
+    auto attr = entry->getAttrOfType<IntegerAttr>("rnn.arena_bytes");
+    if (!attr)
+      fail("--arena: @" + entryName + " has no static memory plan", 1);
+    arenaBytes = attr.getInt();
+    // What the step holds is the arena.
+    predictedPeak = *arenaBytes;
+  }
   // The plan the remat policy chose (the policy itself unless a budget).
   std::string rematPlan = train ? remat.getValue() : std::string("none");
   if (auto attr = entry->getAttrOfType<StringAttr>("rnn.remat"))
@@ -620,6 +657,15 @@ int main(int argc, char **argv) {
   size_t resultWords = 0;
   for (const NamedTensor &r : signature.results)
     resultWords += 3 + 2 * r.shape.size();
+  // The arena, the last argument under --arena: a 1-D byte buffer.
+  void *arenaBuffer = nullptr;
+  std::vector<int64_t> arenaWords;
+  if (arenaBytes) {
+    arenaBuffer = memory.allocateArena(*arenaBytes);
+    arenaWords = descriptor(arenaBuffer, {*arenaBytes});
+    for (int64_t &word : arenaWords)
+      packed.push_back(&word);
+  }
   std::vector<int64_t> resultStorage(resultWords);
   packed.push_back(resultStorage.data());
 
@@ -637,9 +683,30 @@ int main(int argc, char **argv) {
     if (!llvm::StringRef(r.name).starts_with("grad_"))
       resultBytes += r.bytes();
 
+#ifdef RNN_HAVE_CUDA_RUNTIME
+  // Graph mode: the host code runs once, under capture; every step replays
+  // what it launched.
+  ::rnn::runtime::cuda::Graph *graph = nullptr;
+  if (cudaGraph) {
+    if (!::rnn::runtime::cuda::beginCapture())
+      fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
+    (*function)->invoke(packed);
+    graph = ::rnn::runtime::cuda::endCapture();
+    if (!graph)
+      fail("CUDA graph capture failed: " +
+               ::rnn::runtime::cuda::takeError(),
+           1);
+  }
+#endif
   for (long long iter = 0; iter < warmup + iters; ++iter) {
     ::rnn::runtime::beginStep();
-    (*function)->invoke(packed);
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    if (graph) {
+      if (!::rnn::runtime::cuda::launchGraph(graph))
+        fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
+    } else
+#endif
+      (*function)->invoke(packed);
     memory.finishStep();
     ::rnn::runtime::StepStats stats = ::rnn::runtime::endStep();
     ::rnn::runtime::MemoryFigures figures = stats;
@@ -657,7 +724,8 @@ int main(int argc, char **argv) {
         memory.read(resultValues[i].data(), aligned + offset,
                     r.numElements());
       }
-      if (llvm::find(freed, allocated) == freed.end()) {
+      // Results in the arena belong to it.
+      if (!arenaBytes && llvm::find(freed, allocated) == freed.end()) {
         memory.freeResult(allocated);
         freed.push_back(allocated);
       }
@@ -670,6 +738,12 @@ int main(int argc, char **argv) {
     bwdMs.push_back(stats.bwdMs);
     last = figures;
   }
+#ifdef RNN_HAVE_CUDA_RUNTIME
+  if (graph)
+    ::rnn::runtime::cuda::destroyGraph(graph);
+#endif
+  if (arenaBuffer)
+    memory.freeArena(arenaBuffer);
   if (memory.ledger().liveAllocations() != 0 ||
       memory.ledger().badFrees() != 0)
     fail("runtime accounting: " +
@@ -732,7 +806,12 @@ int main(int argc, char **argv) {
                                               : llvm::json::Value(nullptr)},
                             {"fwd", static_cast<int64_t>(last.fwdPeakBytes)},
                             {"bwd", static_cast<int64_t>(last.bwdPeakBytes)}}},
-        {"saved_bytes", savedBytes},
+        // Under --arena nothing is allocated in a step: no saved bytes to
+        // measure.
+        {"saved_bytes", arenaBytes ? llvm::json::Value(nullptr)
+                                   : llvm::json::Value(savedBytes)},
+        {"arena_bytes", arenaBytes ? llvm::json::Value(*arenaBytes)
+                                   : llvm::json::Value(nullptr)},
         {"flops", flops},
         {"gemm", memory.gemm()},
         {"iters", static_cast<int64_t>(iters)},

@@ -47,6 +47,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("CUDA toolkit directory (cuda target), where "
                      "nvvm/libdevice is found"),
       llvm::cl::init(defaultCUDAToolkit())};
+  PassOptions::Option<bool> arena{
+      *this, "arena",
+      llvm::cl::desc("Place the planned buffers in one arena passed as the "
+                     "last argument (rnn-place-in-arena): a step allocates "
+                     "nothing"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the elementwise kernels (cuda "

@@ -26,6 +26,9 @@ class FuncOp;
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg
+namespace memref {
+class MemRefDialect;
+} // namespace memref
 namespace tensor {
 class TensorDialect;
 } // namespace tensor

@@ -198,4 +198,29 @@ def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "ModuleOp"> {
   ];
 }
 
+def RNNPlaceInArenaPass : Pass<"rnn-place-in-arena", "ModuleOp"> {
+  let summary = "Place every planned buffer at its offset in one arena";
+  let description = [{
+    Runs after `rnn-plan-memory`. Each function with a static plan gets a
+    last argument `%arena: memref<Nxi8>` (N = `rnn.arena_bytes`, named
+    `arena`), each planned `memref.alloc` becomes a `memref.view` of the
+    arena at its `rnn.offset`, and the deallocations go. The function then
+    allocates nothing: a step can be captured once and replayed (CUDA
+    graphs), and the memory it uses is the arena, known before it runs.
+    Returned buffers are views of the arena too: the caller reads them
+    before the next call.
+
+    ```mlir
+    %g = memref.alloc() {rnn.offset = 256 : i64, rnn.role = "gates"}
+        : memref<8x4x20xf32>
+    ...
+    memref.dealloc %g : memref<8x4x20xf32>
+    // becomes
+    %c256 = arith.constant 256 : index
+    %g = memref.view %arena[%c256][] : memref<4096xi8> to memref<8x4x20xf32>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
 #endif // RNN_TRANSFORMS_PASSES_TD
