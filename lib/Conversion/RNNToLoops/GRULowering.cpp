@@ -120,14 +120,10 @@ static void emitStep(KernelBuilder &k, const GRUInputs &in,
   });
 }
 
-LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
-                                     PatternRewriter &rewriter,
-                                     int64_t vectorWidth) {
+void mlir::rnn::emitGRUFwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<GRUFwdOp>(operation);
   GRUInputs in = GRUInputs::of(op);
   int64_t chunk = op.getChunk().value_or(in.T);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   StepScratch s(k, in, chunk);
   k.copy(in.h0, s.h);
   k.forChunks(in.T, chunk, /*reverse=*/false, [&](Value start, int64_t len) {
@@ -140,18 +136,11 @@ LogicalResult mlir::rnn::lowerGRUFwd(Operation *operation,
     });
   });
   k.copy(s.h, op.getHN());
-  k.freeScratch();
-  rewriter.eraseOp(op);
-  return success();
 }
 
-LogicalResult mlir::rnn::lowerGRUReplay(Operation *operation,
-                                        PatternRewriter &rewriter,
-                                        int64_t vectorWidth) {
+void mlir::rnn::emitGRUReplay(Operation *operation, KernelBuilder &k) {
   auto op = cast<GRUReplayOp>(operation);
   GRUInputs in = GRUInputs::of(op);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   StepScratch s(k, in, in.T, op.getGates());
   Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, k.index(0), in.T);
   k.forTime(in.T, /*reverse=*/false, [&](Value t) {
@@ -159,9 +148,6 @@ LogicalResult mlir::rnn::lowerGRUReplay(Operation *operation,
              {k.previous(op.getY(), in.h0, t), k.step(xproj, t),
               k.step(op.getGates(), t), k.step(op.getHnProj(), t)});
   });
-  k.freeScratch();
-  rewriter.eraseOp(op);
-  return success();
 }
 
 namespace {
@@ -237,13 +223,9 @@ static void emitBackward(
   k.copy(g.dh, op.getGradH0());
 }
 
-LogicalResult mlir::rnn::lowerGRUBwd(Operation *operation,
-                                     PatternRewriter &rewriter,
-                                     int64_t vectorWidth) {
+void mlir::rnn::emitGRUBwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<GRUBwdOp>(operation);
   GRUInputs in = GRUInputs::of(op);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   GradScratch g(k, in);
   emitBackward(k, in, op, g, in.T, [&](Value start, int64_t len) {
     k.forTime(len, /*reverse=*/true, [&](Value t) {
@@ -251,19 +233,12 @@ LogicalResult mlir::rnn::lowerGRUBwd(Operation *operation,
                    k.step(op.getHnProj(), t));
     });
   });
-  k.freeScratch();
-  rewriter.eraseOp(op);
-  return success();
 }
 
-LogicalResult mlir::rnn::lowerGRUChunkedBwd(Operation *operation,
-                                            PatternRewriter &rewriter,
-                                            int64_t vectorWidth) {
+void mlir::rnn::emitGRUChunkedBwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<GRUChunkedBwdOp>(operation);
   GRUInputs in = GRUInputs::of(op);
   int64_t chunk = op.getChunk();
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   // K steps of replay scratch, reused chunk after chunk.
   Value gates = k.alloc({chunk, in.B, 3 * in.H}, "gates");
   Value hnProj = k.alloc({chunk, in.B, in.H}, "hn_proj");
@@ -284,7 +259,4 @@ LogicalResult mlir::rnn::lowerGRUChunkedBwd(Operation *operation,
       emitGradStep(k, in, op, g, t, k.step(gates, i), k.step(hnProj, i));
     });
   });
-  k.freeScratch();
-  rewriter.eraseOp(op);
-  return success();
 }

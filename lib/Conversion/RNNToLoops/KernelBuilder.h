@@ -124,23 +124,16 @@ private:
   int64_t width = 1;
 };
 
-/// Emits the loops of one kernel, replacing it. Defined per cell.
-LogicalResult lowerLSTMFwd(Operation *op, PatternRewriter &rewriter,
-                           int64_t vectorWidth);
-LogicalResult lowerLSTMBwd(Operation *op, PatternRewriter &rewriter,
-                           int64_t vectorWidth);
-LogicalResult lowerGRUFwd(Operation *op, PatternRewriter &rewriter,
-                          int64_t vectorWidth);
-LogicalResult lowerGRUBwd(Operation *op, PatternRewriter &rewriter,
-                          int64_t vectorWidth);
-LogicalResult lowerLSTMChunkedBwd(Operation *op, PatternRewriter &rewriter,
-                                  int64_t vectorWidth);
-LogicalResult lowerGRUChunkedBwd(Operation *op, PatternRewriter &rewriter,
-                                 int64_t vectorWidth);
-LogicalResult lowerLSTMReplay(Operation *op, PatternRewriter &rewriter,
-                              int64_t vectorWidth);
-LogicalResult lowerGRUReplay(Operation *op, PatternRewriter &rewriter,
-                             int64_t vectorWidth);
+/// Emit the loops of one kernel at the builder's insertion point (its
+/// scratch is freed and the kernel erased by the caller). Defined per cell.
+void emitLSTMFwd(Operation *op, KernelBuilder &k);
+void emitLSTMBwd(Operation *op, KernelBuilder &k);
+void emitLSTMChunkedBwd(Operation *op, KernelBuilder &k);
+void emitLSTMReplay(Operation *op, KernelBuilder &k);
+void emitGRUFwd(Operation *op, KernelBuilder &k);
+void emitGRUBwd(Operation *op, KernelBuilder &k);
+void emitGRUChunkedBwd(Operation *op, KernelBuilder &k);
+void emitGRUReplay(Operation *op, KernelBuilder &k);
 
 } // namespace rnn
 } // namespace mlir

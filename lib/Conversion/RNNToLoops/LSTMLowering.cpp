@@ -129,15 +129,11 @@ static void emitStep(KernelBuilder &k, const LSTMInputs &in,
   });
 }
 
-LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
-                                      PatternRewriter &rewriter,
-                                      int64_t vectorWidth) {
+void mlir::rnn::emitLSTMFwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMFwdOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
   int64_t chunk = op.getChunk().value_or(in.T);
   bool checkpointed = op.getChunk().has_value();
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   StepScratch s(k, in, chunk);
   k.copy(in.h0, s.h);
   k.copy(in.c0, s.c);
@@ -161,18 +157,11 @@ LogicalResult mlir::rnn::lowerLSTMFwd(Operation *operation,
   });
   k.copy(s.h, op.getHN());
   k.copy(s.c, op.getCN());
-  k.freeScratch();
-  rewriter.eraseOp(op);
-  return success();
 }
 
-LogicalResult mlir::rnn::lowerLSTMReplay(Operation *operation,
-                                         PatternRewriter &rewriter,
-                                         int64_t vectorWidth) {
+void mlir::rnn::emitLSTMReplay(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMReplayOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   StepScratch s(k, in, in.T, op.getGates());
   Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, k.index(0), in.T);
   k.forTime(in.T, /*reverse=*/false, [&](Value t) {
@@ -181,9 +170,6 @@ LogicalResult mlir::rnn::lowerLSTMReplay(Operation *operation,
               k.step(op.getGates(), t)};
     emitStep(k, in, s, t, io);
   });
-  k.freeScratch();
-  rewriter.eraseOp(op);
-  return success();
 }
 
 namespace {
@@ -274,14 +260,10 @@ static BackwardIO backwardIO(OpTy op) {
           op.getGradWeightIh(), op.getGradWeightHh(), op.getGradBiasIh()};
 }
 
-LogicalResult mlir::rnn::lowerLSTMBwd(Operation *operation,
-                                      PatternRewriter &rewriter,
-                                      int64_t vectorWidth) {
+void mlir::rnn::emitLSTMBwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMBwdOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
   BackwardIO io = backwardIO(op);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   GradScratch g(k, in);
   emitBackward(k, in, op, g, in.T, [&](Value start, int64_t len) {
     k.forTime(len, /*reverse=*/true, [&](Value t) {
@@ -290,20 +272,13 @@ LogicalResult mlir::rnn::lowerLSTMBwd(Operation *operation,
                    k.previous(op.getCells(), in.c0, t));
     });
   });
-  k.freeScratch();
-  rewriter.eraseOp(op);
-  return success();
 }
 
-LogicalResult mlir::rnn::lowerLSTMChunkedBwd(Operation *operation,
-                                             PatternRewriter &rewriter,
-                                             int64_t vectorWidth) {
+void mlir::rnn::emitLSTMChunkedBwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMChunkedBwdOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
   int64_t chunk = op.getChunk();
   BackwardIO io = backwardIO(op);
-  rewriter.setInsertionPoint(op);
-  KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
   // K steps of replay scratch, reused chunk after chunk.
   Value gates = k.alloc({chunk, in.B, 4 * in.H}, "gates");
   Value cells = k.alloc({chunk, in.B, in.H}, "cells");
@@ -328,7 +303,4 @@ LogicalResult mlir::rnn::lowerLSTMChunkedBwd(Operation *operation,
                    k.previous(cells, cEntry, i));
     });
   });
-  k.freeScratch();
-  rewriter.eraseOp(op);
-  return success();
 }

@@ -35,12 +35,12 @@ using namespace mlir::rnn;
 static constexpr StringLiteral kBeginPhase = "rnnrt_begin_phase";
 
 namespace {
-/// Lowers one memref-form kernel with `lowerFn`.
+/// Lowers one memref-form kernel: `emitFn` writes its loops in its place.
 template <typename OpTy>
 struct KernelLowering : public OpRewritePattern<OpTy> {
-  using LowerFn = LogicalResult (*)(Operation *, PatternRewriter &, int64_t);
-  KernelLowering(MLIRContext *ctx, LowerFn lowerFn, int64_t vectorWidth)
-      : OpRewritePattern<OpTy>(ctx), lowerFn(lowerFn),
+  using EmitFn = void (*)(Operation *, KernelBuilder &);
+  KernelLowering(MLIRContext *ctx, EmitFn emitFn, int64_t vectorWidth)
+      : OpRewritePattern<OpTy>(ctx), emitFn(emitFn),
         vectorWidth(vectorWidth) {}
 
   LogicalResult matchAndRewrite(OpTy op,
@@ -62,10 +62,15 @@ struct KernelLowering : public OpRewritePattern<OpTy> {
           alloc->setAttr(kRoleAttr, rewriter.getStringAttr(role));
         });
     }
-    return lowerFn(op, rewriter, vectorWidth);
+    rewriter.setInsertionPoint(op);
+    KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
+    emitFn(op, k);
+    k.freeScratch();
+    rewriter.eraseOp(op);
+    return success();
   }
 
-  LowerFn lowerFn;
+  EmitFn emitFn;
   int64_t vectorWidth;
 };
 
@@ -107,17 +112,17 @@ struct ConvertRNNToLoopsPass
     }
 
     RewritePatternSet patterns(ctx);
-    patterns.add<KernelLowering<LSTMFwdOp>>(ctx, lowerLSTMFwd, vectorWidth);
-    patterns.add<KernelLowering<LSTMBwdOp>>(ctx, lowerLSTMBwd, vectorWidth);
-    patterns.add<KernelLowering<GRUFwdOp>>(ctx, lowerGRUFwd, vectorWidth);
-    patterns.add<KernelLowering<GRUBwdOp>>(ctx, lowerGRUBwd, vectorWidth);
-    patterns.add<KernelLowering<LSTMChunkedBwdOp>>(ctx, lowerLSTMChunkedBwd,
+    patterns.add<KernelLowering<LSTMFwdOp>>(ctx, emitLSTMFwd, vectorWidth);
+    patterns.add<KernelLowering<LSTMBwdOp>>(ctx, emitLSTMBwd, vectorWidth);
+    patterns.add<KernelLowering<GRUFwdOp>>(ctx, emitGRUFwd, vectorWidth);
+    patterns.add<KernelLowering<GRUBwdOp>>(ctx, emitGRUBwd, vectorWidth);
+    patterns.add<KernelLowering<LSTMChunkedBwdOp>>(ctx, emitLSTMChunkedBwd,
                                                    vectorWidth);
-    patterns.add<KernelLowering<GRUChunkedBwdOp>>(ctx, lowerGRUChunkedBwd,
+    patterns.add<KernelLowering<GRUChunkedBwdOp>>(ctx, emitGRUChunkedBwd,
                                                   vectorWidth);
-    patterns.add<KernelLowering<LSTMReplayOp>>(ctx, lowerLSTMReplay,
+    patterns.add<KernelLowering<LSTMReplayOp>>(ctx, emitLSTMReplay,
                                                vectorWidth);
-    patterns.add<KernelLowering<GRUReplayOp>>(ctx, lowerGRUReplay,
+    patterns.add<KernelLowering<GRUReplayOp>>(ctx, emitGRUReplay,
                                               vectorWidth);
     patterns.add<BeginBackwardLowering>(ctx);
     walkAndApplyPatterns(module, std::move(patterns));
