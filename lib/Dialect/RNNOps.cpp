@@ -226,6 +226,26 @@ static SpecList cellInputs(OpTy op) {
   return l;
 }
 
+/// The cotangents and gradients of a backward kernel, after its saved
+/// values.
+template <typename OpTy>
+static void addGradients(SpecList &l, OpTy op) {
+  constexpr bool lstm =
+      llvm::is_one_of<OpTy, LSTMBwdOp, LSTMChunkedBwdOp>::value;
+  l.add("grad_y", op.getGradY(), {Dim::T, Dim::B, Dim::H})
+      .add("grad_h_n", op.getGradHN(), {Dim::B, Dim::H});
+  if constexpr (lstm)
+    l.add("grad_c_n", op.getGradCN(), {Dim::B, Dim::H});
+  l.add("grad_x", op.getGradX(), {Dim::T, Dim::B, Dim::I})
+      .add("grad_h0", op.getGradH0(), {Dim::B, Dim::H});
+  if constexpr (lstm)
+    l.add("grad_c0", op.getGradC0(), {Dim::B, Dim::H});
+  l.add("grad_weight_ih", op.getGradWeightIh(), {Dim::GH, Dim::I})
+      .add("grad_weight_hh", op.getGradWeightHh(), {Dim::GH, Dim::H})
+      .add("grad_bias_ih", op.getGradBiasIh(), {Dim::GH})
+      .add("grad_bias_hh", op.getGradBiasHh(), {Dim::GH});
+}
+
 //===----------------------------------------------------------------------===//
 // Model level
 //===----------------------------------------------------------------------===//
@@ -268,17 +288,8 @@ LogicalResult LSTMBwdOp::verify() {
   SpecList l = cellInputs(*this);
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
-      .add("cells", getCells(), {Dim::T, Dim::B, Dim::H})
-      .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
-      .add("grad_h_n", getGradHN(), {Dim::B, Dim::H})
-      .add("grad_c_n", getGradCN(), {Dim::B, Dim::H})
-      .add("grad_x", getGradX(), {Dim::T, Dim::B, Dim::I})
-      .add("grad_h0", getGradH0(), {Dim::B, Dim::H})
-      .add("grad_c0", getGradC0(), {Dim::B, Dim::H})
-      .add("grad_weight_ih", getGradWeightIh(), {Dim::GH, Dim::I})
-      .add("grad_weight_hh", getGradWeightHh(), {Dim::GH, Dim::H})
-      .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
-      .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
+      .add("cells", getCells(), {Dim::T, Dim::B, Dim::H});
+  addGradients(l, *this);
   return verifyRecurrence(*this, 4, l.specs);
 }
 
@@ -299,15 +310,8 @@ LogicalResult GRUBwdOp::verify() {
   SpecList l = cellInputs(*this);
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
-      .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H})
-      .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
-      .add("grad_h_n", getGradHN(), {Dim::B, Dim::H})
-      .add("grad_x", getGradX(), {Dim::T, Dim::B, Dim::I})
-      .add("grad_h0", getGradH0(), {Dim::B, Dim::H})
-      .add("grad_weight_ih", getGradWeightIh(), {Dim::GH, Dim::I})
-      .add("grad_weight_hh", getGradWeightHh(), {Dim::GH, Dim::H})
-      .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
-      .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
+      .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
+  addGradients(l, *this);
   return verifyRecurrence(*this, 3, l.specs);
 }
 
@@ -316,17 +320,8 @@ LogicalResult LSTMChunkedBwdOp::verify() {
     return failure();
   SpecList l = cellInputs(*this);
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("cells", getCells(), {Dim::Chunks, Dim::B, Dim::H})
-      .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
-      .add("grad_h_n", getGradHN(), {Dim::B, Dim::H})
-      .add("grad_c_n", getGradCN(), {Dim::B, Dim::H})
-      .add("grad_x", getGradX(), {Dim::T, Dim::B, Dim::I})
-      .add("grad_h0", getGradH0(), {Dim::B, Dim::H})
-      .add("grad_c0", getGradC0(), {Dim::B, Dim::H})
-      .add("grad_weight_ih", getGradWeightIh(), {Dim::GH, Dim::I})
-      .add("grad_weight_hh", getGradWeightHh(), {Dim::GH, Dim::H})
-      .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
-      .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
+      .add("cells", getCells(), {Dim::Chunks, Dim::B, Dim::H});
+  addGradients(l, *this);
   return verifyRecurrence(*this, 4, l.specs, getChunk());
 }
 
@@ -334,15 +329,8 @@ LogicalResult GRUChunkedBwdOp::verify() {
   if (failed(verifyKernelForm(*this, kNumInits)))
     return failure();
   SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("grad_y", getGradY(), {Dim::T, Dim::B, Dim::H})
-      .add("grad_h_n", getGradHN(), {Dim::B, Dim::H})
-      .add("grad_x", getGradX(), {Dim::T, Dim::B, Dim::I})
-      .add("grad_h0", getGradH0(), {Dim::B, Dim::H})
-      .add("grad_weight_ih", getGradWeightIh(), {Dim::GH, Dim::I})
-      .add("grad_weight_hh", getGradWeightHh(), {Dim::GH, Dim::H})
-      .add("grad_bias_ih", getGradBiasIh(), {Dim::GH})
-      .add("grad_bias_hh", getGradBiasHh(), {Dim::GH});
+  l.add("y", getY(), {Dim::T, Dim::B, Dim::H});
+  addGradients(l, *this);
   return verifyRecurrence(*this, 3, l.specs, getChunk());
 }
 

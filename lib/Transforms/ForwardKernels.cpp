@@ -21,6 +21,13 @@ static Value createEmpty(OpBuilder &builder, Location loc, Type type) {
                                  tensorType.getElementType());
 }
 
+RankedTensorType mlir::rnn::checkpointsType(RankedTensorType cells,
+                                            int64_t chunk) {
+  SmallVector<int64_t> shape(cells.getShape());
+  shape[0] = llvm::divideCeil(shape[0], chunk);
+  return cells.clone(shape);
+}
+
 Value mlir::rnn::createZeroTensor(OpBuilder &builder, Location loc,
                                   Type type) {
   Type elementType = cast<RankedTensorType>(type).getElementType();
@@ -60,12 +67,7 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
         cast<RankedTensorType>(lstm.getWeightHh().getType()).getDimSize(1);
     initTypes.push_back(sequenceType(lstm.getX(), 4 * hidden)); // gates
     RankedTensorType cells = sequenceType(lstm.getX(), hidden);
-    if (chunk) {
-      SmallVector<int64_t> shape(cells.getShape());
-      shape[0] = llvm::divideCeil(shape[0], *chunk);
-      cells = cells.clone(shape);
-    }
-    initTypes.push_back(cells);
+    initTypes.push_back(chunk ? checkpointsType(cells, *chunk) : cells);
     addDestinations(builder, loc, initTypes, operands);
     auto fwd = LSTMFwdOp::create(builder, loc, initTypes, operands);
     if (chunk)

@@ -8,6 +8,7 @@
 #ifndef RNN_LIB_TRANSFORMS_FORWARDKERNELS_H
 #define RNN_LIB_TRANSFORMS_FORWARDKERNELS_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -25,6 +26,11 @@ namespace rnn {
 Operation *createForwardKernel(OpBuilder &builder, Operation *modelOp,
                                const IRMapping &mapping,
                                std::optional<int64_t> chunk = {});
+
+/// The `cells` of an LSTM forward kernel under chunk(`chunk`): the cell
+/// state entering each chunk, [ceil(T / chunk), B, H] for `cells`
+/// [T, B, H].
+RankedTensorType checkpointsType(RankedTensorType cells, int64_t chunk);
 
 /// A zero tensor of `type` (tensor.empty + linalg.fill).
 Value createZeroTensor(OpBuilder &builder, Location loc, Type type);

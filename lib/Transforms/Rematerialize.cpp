@@ -16,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ForwardKernels.h"
+
 #include "rnn/Dialect/RNNOps.h"
 #include "rnn/Transforms/Passes.h"
 
@@ -151,12 +153,11 @@ static FwdOp chunkForward(FwdOp fwd, int64_t chunk, RewriterBase &rewriter) {
   rewriter.setInsertionPoint(fwd);
   SmallVector<Value> operands(fwd->getOperands());
   if constexpr (std::is_same_v<FwdOp, LSTMFwdOp>) {
-    auto cellsType = cast<RankedTensorType>(fwd.getCells().getType());
-    SmallVector<int64_t> shape(cellsType.getShape());
-    int64_t steps = cast<RankedTensorType>(fwd.getX().getType()).getDimSize(0);
-    shape[0] = llvm::divideCeil(steps, chunk);
-    operands.back() = tensor::EmptyOp::create(rewriter, fwd.getLoc(), shape,
-                                              cellsType.getElementType());
+    auto checkpoints = checkpointsType(
+        cast<RankedTensorType>(fwd.getCells().getType()), chunk);
+    operands.back() = tensor::EmptyOp::create(
+        rewriter, fwd.getLoc(), checkpoints.getShape(),
+        checkpoints.getElementType());
   }
   SmallVector<Type> types;
   for (unsigned i = 0; i < FwdOp::kNumInits; ++i)
