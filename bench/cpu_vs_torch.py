@@ -75,7 +75,6 @@ import itertools
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -84,7 +83,7 @@ import numpy as np
 import torch
 
 from torch_peer import (PeerError, TorchStep, cell_list, check, float_list,
-                        int_list, make_inputs)
+                        int_list, launch, make_inputs)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -99,15 +98,10 @@ def run_ours(args, cfg, npz, iters, warmup, outputs=None):
            f"--blas-threads={args.threads}"]
     if outputs:
         cmd.append(f"--outputs={outputs}")
-    # Someone may be relinking rnn-run right now: retry the launch a while.
-    for attempt in range(60):
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            break
-        except OSError as e:
-            if attempt == 59:
-                sys.exit(f"cpu_vs_torch: cannot run {args.rnn_run}: {e}")
-            time.sleep(2)
+    try:
+        r = launch(cmd)
+    except PeerError as e:
+        sys.exit(f"cpu_vs_torch: {e}")
     if r.returncode != 0:
         sys.exit(f"cpu_vs_torch: {' '.join(cmd)} failed "
                  f"({r.returncode}): {r.stderr.strip()}")

@@ -113,16 +113,14 @@ import itertools
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import torch
 
 from torch_peer import (PeerError, TorchStep, cell_list, check, float_list,
-                        int_list, make_inputs)
+                        int_list, launch, make_inputs)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROG = "gpu_vs_cudnn"
@@ -162,15 +160,10 @@ def run_ours(args, cfg, npz, tf32, iters, warmup, outputs=None):
         cmd.append("--tf32")
     if outputs:
         cmd.append(f"--outputs={outputs}")
-    # Someone may be relinking rnn-run right now: retry the launch a while.
-    for attempt in range(60):
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            break
-        except OSError as e:
-            if attempt == 59:
-                die(f"cannot run {args.rnn_run}: {e}")
-            time.sleep(2)
+    try:
+        r = launch(cmd)
+    except PeerError as e:
+        die(str(e))
     what = f"rnn-run --target=cuda{' --tf32' if tf32 else ''} " \
            f"({cfg['name']})"
     if r.returncode != 0:

@@ -23,6 +23,7 @@ rnn-run's outputs against it.
   split reads segment lengths back to the host) and the gather/scatter are
   part of the step.
 * check(): max|ours - torch| / max|torch| over every array, the worst one.
+* launch(): runs an rnn-run command line.
 
 Errors are raised as PeerError; the scripts turn them into their one-line
 exits.
@@ -30,6 +31,7 @@ exits.
 
 import argparse
 import statistics
+import subprocess
 import time
 
 import numpy as np
@@ -38,6 +40,19 @@ import torch
 
 class PeerError(Exception):
     pass
+
+
+def launch(cmd):
+    """Runs `cmd` (rnn-run) and returns its CompletedProcess. rnn-run may be
+    being relinked right now: launching is retried for two minutes before
+    PeerError."""
+    for attempt in range(60):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as e:
+            if attempt == 59:
+                raise PeerError(f"cannot run {cmd[0]}: {e}")
+            time.sleep(2)
 
 
 def int_list(s):
