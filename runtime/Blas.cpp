@@ -24,7 +24,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <vector>
 
 using namespace rnn::runtime;
 
@@ -61,26 +60,6 @@ CBLAS_TRANSPOSE toCblas(bool transposed) {
   return transposed ? CblasTrans : CblasNoTrans;
 }
 
-/// Runs a row-major call whose C has one row as a GEMM of two rows.
-/// OpenBLAS hands one-row products to its GEMV kernel, which sums in
-/// another order than its GEMM kernel; every row of a product must not
-/// depend on how many rows are computed with it (a chunk of one step of
-/// one sequence is one row of the input projection), so the row is
-/// computed twice.
-void singleRow(const gemm::RowMajorCall &call, float alpha, float beta) {
-  int K = call.K, N = call.N;
-  std::vector<float> a2(2 * static_cast<size_t>(K));
-  std::vector<float> c2(2 * static_cast<size_t>(N), 0.0f);
-  for (int k = 0; k < K; ++k)
-    a2[k] = a2[K + k] = call.transA ? call.a[k * call.lda] : call.a[k];
-  if (beta != 0.0f)
-    for (int j = 0; j < N; ++j)
-      c2[j] = c2[N + j] = call.c[j];
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, toCblas(call.transB), 2, N, K,
-              alpha, a2.data(), K, call.b, call.ldb, beta, c2.data(), N);
-  std::copy(c2.begin(), c2.begin() + N, call.c);
-}
-
 /// Trims trailing whitespace from a C string returned by OpenBLAS.
 std::string trimmed(const char *s) {
   std::string r = s ? s : "";
@@ -96,6 +75,7 @@ extern "C" void _mlir_ciface_rnnrt_sgemm(int64_t transA, int64_t transB,
                                          StridedMemRefType<float, 2> *A,
                                          StridedMemRefType<float, 2> *B,
                                          StridedMemRefType<float, 2> *C) {
+  countGemmCall();
   bool ta = transA != 0, tb = transB != 0;
   gemm::Sizes sizes = gemm::checkShapes("rnnrt_sgemm", ta, tb, A, B, C);
   if (sizes.M == 0 || sizes.N == 0)
@@ -103,10 +83,6 @@ extern "C" void _mlir_ciface_rnnrt_sgemm(int64_t transA, int64_t transB,
   gemm::RowMajorCall call;
   if (sizes.K == 0 || !gemm::planRowMajor(ta, tb, *A, *B, *C, sizes, call)) {
     gemmLoop(ta, tb, alpha, beta, *A, *B, *C, sizes);
-    return;
-  }
-  if (call.M == 1 && call.N > 1) {
-    singleRow(call, alpha, beta);
     return;
   }
   cblas_sgemm(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,

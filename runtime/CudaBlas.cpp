@@ -21,6 +21,7 @@
 #include "GemmPlan.h"
 
 #include "rnn/Runtime/Cuda.h"
+#include "rnn/Runtime/Runtime.h"
 
 #include <cublas_v2.h>
 
@@ -182,6 +183,7 @@ extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
                                               StridedMemRefType<float, 2> *B,
                                               StridedMemRefType<float, 2> *C) {
   constexpr const char *kEntry = "rnnrt_cuda_sgemm";
+  rnn::runtime::countGemmCall();
   bool ta = transA != 0, tb = transB != 0;
   gemm::Sizes sizes = gemm::checkShapes(kEntry, ta, tb, A, B, C);
   if (sizes.M == 0 || sizes.N == 0)

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <atomic>
 #include <mutex>
 
 using Clock = std::chrono::steady_clock;
@@ -112,6 +113,14 @@ size_t totalAllocations() { return hostMemory().totalAllocations(); }
 size_t badFrees() { return hostMemory().badFrees(); }
 
 void resetCounters() { hostMemory().resetCounters(); }
+
+static std::atomic<size_t> gemmCallCount{0};
+
+size_t gemmCalls() { return gemmCallCount.load(std::memory_order_relaxed); }
+
+void countGemmCall() {
+  gemmCallCount.fetch_add(1, std::memory_order_relaxed);
+}
 
 void beginStep() {
   StepClock &c = stepClock();

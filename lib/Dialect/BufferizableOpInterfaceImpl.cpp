@@ -1,8 +1,12 @@
 //===- BufferizableOpInterfaceImpl.cpp - rnn kernels bufferization --------===//
 //
 // One-Shot Bufferize model of the destination-style rnn kernels: inputs are
-// only read, each destination is written in place and aliases its result.
-// The bufferized kernel is the same op on memrefs, with no results.
+// read, each destination is written in place and aliases its result. The
+// saved values a backward kernel overwrites with gradients
+// (isOverwrittenInput) are inputs that are also written: One-Shot Bufferize
+// writes them in place when nothing reads them afterwards, and into a copy
+// otherwise. The bufferized kernel is the same op on memrefs, with no
+// results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +29,12 @@ struct KernelOpInterface
   bool bufferizesToMemoryRead(Operation *op, OpOperand &opOperand,
                               const AnalysisState &state) const {
     return !cast<DestinationStyleOpInterface>(op).isDpsInit(&opOperand);
+  }
+
+  bool bufferizesToMemoryWrite(Operation *op, OpOperand &opOperand,
+                               const AnalysisState &state) const {
+    return cast<DestinationStyleOpInterface>(op).isDpsInit(&opOperand) ||
+           rnn::isOverwrittenInput(op, opOperand.getOperandNumber());
   }
 
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,

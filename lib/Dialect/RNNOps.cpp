@@ -190,6 +190,32 @@ static LogicalResult verifyKernelForm(Operation *op, unsigned numInits) {
   return success();
 }
 
+/// The block and chunk of a kernel agree with its sequence length: the
+/// block is at most T, and a chunk is a whole number of blocks (or T), so
+/// that a replayed chunk issues the forward's GEMM blocks.
+static LogicalResult verifySteps(Operation *op, int64_t block,
+                                 std::optional<int64_t> chunk) {
+  int64_t steps = cast<ShapedType>(op->getOperand(0).getType()).getDimSize(0);
+  if (block > steps)
+    return op->emitOpError() << "block " << block
+                             << " exceeds the sequence length " << steps
+                             << " of x";
+  if (chunk && *chunk != steps && *chunk % block != 0)
+    return op->emitOpError() << "chunk " << *chunk
+                             << " is not a multiple of block " << block
+                             << " (nor the sequence length " << steps << ")";
+  return success();
+}
+
+bool mlir::rnn::isOverwrittenInput(Operation *op, unsigned operandNumber) {
+  if (auto lstm = dyn_cast<LSTMBwdOp>(op))
+    return operandNumber == lstm.getGatesMutable().getOperandNumber();
+  if (auto gru = dyn_cast<GRUBwdOp>(op))
+    return operandNumber == gru.getGatesMutable().getOperandNumber() ||
+           operandNumber == gru.getHnProjMutable().getOperandNumber();
+  return false;
+}
+
 static void addKernelEffects(
     Operation *op, unsigned numInits,
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
@@ -198,10 +224,11 @@ static void addKernelEffects(
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
-    if (operand.getOperandNumber() < firstInit)
+    unsigned number = operand.getOperandNumber();
+    if (number < firstInit)
       effects.emplace_back(MemoryEffects::Read::get(), &operand,
                            SideEffects::DefaultResource::get());
-    else
+    if (number >= firstInit || isOverwrittenInput(op, number))
       effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
   }
@@ -279,7 +306,9 @@ LogicalResult LSTMFwdOp::verify() {
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("cells", getCells(),
            {getChunk() ? Dim::Chunks : Dim::T, Dim::B, Dim::H});
-  return verifyRecurrence(*this, 4, l.specs, getChunk());
+  if (failed(verifyRecurrence(*this, 4, l.specs, getChunk())))
+    return failure();
+  return verifySteps(*this, getBlock(), getChunk());
 }
 
 LogicalResult LSTMBwdOp::verify() {
@@ -290,7 +319,9 @@ LogicalResult LSTMBwdOp::verify() {
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("cells", getCells(), {Dim::T, Dim::B, Dim::H});
   addGradients(l, *this);
-  return verifyRecurrence(*this, 4, l.specs);
+  if (failed(verifyRecurrence(*this, 4, l.specs)))
+    return failure();
+  return verifySteps(*this, getBlock(), std::nullopt);
 }
 
 LogicalResult GRUFwdOp::verify() {
@@ -301,7 +332,9 @@ LogicalResult GRUFwdOp::verify() {
       .add("h_n", getHN(), {Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
-  return verifyRecurrence(*this, 3, l.specs, getChunk());
+  if (failed(verifyRecurrence(*this, 3, l.specs)))
+    return failure();
+  return verifySteps(*this, getBlock(), std::nullopt);
 }
 
 LogicalResult GRUBwdOp::verify() {
@@ -312,7 +345,9 @@ LogicalResult GRUBwdOp::verify() {
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
   addGradients(l, *this);
-  return verifyRecurrence(*this, 3, l.specs);
+  if (failed(verifyRecurrence(*this, 3, l.specs)))
+    return failure();
+  return verifySteps(*this, getBlock(), std::nullopt);
 }
 
 LogicalResult LSTMChunkedBwdOp::verify() {
@@ -322,7 +357,9 @@ LogicalResult LSTMChunkedBwdOp::verify() {
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("cells", getCells(), {Dim::Chunks, Dim::B, Dim::H});
   addGradients(l, *this);
-  return verifyRecurrence(*this, 4, l.specs, getChunk());
+  if (failed(verifyRecurrence(*this, 4, l.specs, getChunk())))
+    return failure();
+  return verifySteps(*this, getBlock(), getChunk());
 }
 
 LogicalResult GRUChunkedBwdOp::verify() {
@@ -331,7 +368,9 @@ LogicalResult GRUChunkedBwdOp::verify() {
   SpecList l = cellInputs(*this);
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H});
   addGradients(l, *this);
-  return verifyRecurrence(*this, 3, l.specs, getChunk());
+  if (failed(verifyRecurrence(*this, 3, l.specs, getChunk())))
+    return failure();
+  return verifySteps(*this, getBlock(), getChunk());
 }
 
 LogicalResult LSTMReplayOp::verify() {
@@ -341,7 +380,9 @@ LogicalResult LSTMReplayOp::verify() {
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("cells", getCells(), {Dim::T, Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH});
-  return verifyRecurrence(*this, 4, l.specs);
+  if (failed(verifyRecurrence(*this, 4, l.specs)))
+    return failure();
+  return verifySteps(*this, getBlock(), std::nullopt);
 }
 
 LogicalResult GRUReplayOp::verify() {
@@ -351,7 +392,9 @@ LogicalResult GRUReplayOp::verify() {
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
       .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
-  return verifyRecurrence(*this, 3, l.specs);
+  if (failed(verifyRecurrence(*this, 3, l.specs)))
+    return failure();
+  return verifySteps(*this, getBlock(), std::nullopt);
 }
 
 #define GET_OP_CLASSES

@@ -73,6 +73,11 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
               "' (expected +ptxNN, e.g. +ptx80 for PTX ISA 8.0)";
     return failure();
   }
+  if (options.gemmRows < 0) {
+    message = "gemm-rows must be >= 0 (0: the target's default), got " +
+              std::to_string(options.gemmRows);
+    return failure();
+  }
   if (options.blockSize < 1 || options.blockSize > 1024) {
     message = "block-size must be in [1, 1024], got " +
               std::to_string(options.blockSize);
@@ -81,6 +86,12 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
   if (options.target == "cuda")
     return verifyCUDATarget(options, message);
   return success();
+}
+
+int64_t rnn::PipelineOptions::getGemmRows() const {
+  if (gemmRows > 0)
+    return gemmRows;
+  return target == "cuda" ? 4096 : 256;
 }
 
 std::string rnn::PipelineOptions::defaultCUDAToolkit() {
@@ -185,7 +196,9 @@ rnn::PeakPredictor rnn::createPeakPredictor() {
 
 void rnn::buildTrainingFunctionPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
-  pm.addPass(rnn::createRNNAutodiffPass());
+  RNNAutodiffPassOptions autodiff;
+  autodiff.gemmRows = options.getGemmRows();
+  pm.addPass(rnn::createRNNAutodiffPass(autodiff));
   RNNRematerializePassOptions remat;
   remat.policy = options.remat;
   pm.addPass(rnn::createRNNRematerializePass(remat, createPeakPredictor()));
@@ -199,7 +212,9 @@ void rnn::buildTrainPipeline(OpPassManager &pm,
 
 void rnn::buildToBuffersPipeline(OpPassManager &pm,
                                  const PipelineOptions &options) {
-  pm.addPass(rnn::createRNNExpandForwardPass());
+  RNNExpandForwardPassOptions expand;
+  expand.gemmRows = options.getGemmRows();
+  pm.addPass(rnn::createRNNExpandForwardPass(expand));
   buildKernelsToLoopsPipeline(pm, options);
 }
 
@@ -251,6 +266,14 @@ void rnn::registerPipelines() {
                   "Compile rnn model functions for inference (LLVM dialect; "
                   "with target=cuda, kernels as PTX in a gpu.binary)",
                   buildInferPipeline);
+  registerChecked(
+      "rnn-train-to-buffers-pipeline",
+      "The train pipeline up to planned buffers (loops, GEMM calls, the "
+      "memory plan), before the target's lowering",
+      [](OpPassManager &pm, const rnn::PipelineOptions &options) {
+        rnn::buildTrainingFunctionPipeline(pm, options);
+        rnn::buildToBuffersPipeline(pm, options);
+      });
   PassPipelineRegistration<>(
       "rnn-kernels-to-loops",
       "Bufferize rnn kernels and lower them to loops on buffers",

@@ -51,7 +51,8 @@ namespace {
 /// Builds `@<name>_grad` for one model function.
 class Differentiator {
 public:
-  Differentiator(func::FuncOp primal) : primal(primal), builder(primal) {}
+  Differentiator(func::FuncOp primal, int64_t gemmRows)
+      : primal(primal), builder(primal), gemmRows(gemmRows) {}
 
   LogicalResult run();
 
@@ -65,6 +66,7 @@ private:
   func::FuncOp primal;
   OpBuilder builder;
   DenseMap<Value, Value> cotangents;
+  int64_t gemmRows;
 };
 } // namespace
 
@@ -112,10 +114,17 @@ void Differentiator::emitBackward(Operation *kernel) {
     operands.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
                                                type.getElementType()));
   }
-  Operation *bwd =
-      isa<LSTMFwdOp>(kernel)
-          ? LSTMBwdOp::create(builder, loc, types, operands).getOperation()
-          : GRUBwdOp::create(builder, loc, types, operands).getOperation();
+  // The backward's GEMM blocks are the forward's.
+  Operation *bwd;
+  if (auto lstm = dyn_cast<LSTMFwdOp>(kernel)) {
+    auto op = LSTMBwdOp::create(builder, loc, types, operands);
+    op.setBlock(lstm.getBlock());
+    bwd = op;
+  } else {
+    auto op = GRUBwdOp::create(builder, loc, types, operands);
+    op.setBlock(cast<GRUFwdOp>(kernel).getBlock());
+    bwd = op;
+  }
   for (auto [value, gradient] : llvm::zip(primals, bwd->getResults()))
     accumulate(value, gradient);
 }
@@ -172,7 +181,7 @@ LogicalResult Differentiator::run() {
   SmallVector<Operation *> kernels;
   Operation *terminator = primal.getBody().front().getTerminator();
   for (Operation &op : primal.getBody().front().without_terminator()) {
-    Operation *kernel = createForwardKernel(builder, &op, mapping);
+    Operation *kernel = createForwardKernel(builder, &op, mapping, gemmRows);
     mapping.map(op.getResults(),
                 kernel->getResults().take_front(op.getNumResults()));
     kernels.push_back(kernel);
@@ -196,7 +205,13 @@ LogicalResult Differentiator::run() {
 namespace {
 struct RNNAutodiffPass
     : public rnn::impl::RNNAutodiffPassBase<RNNAutodiffPass> {
+  using RNNAutodiffPassBase::RNNAutodiffPassBase;
+
   void runOnOperation() override {
+    if (gemmRows < 1) {
+      getOperation().emitError("rnn-autodiff: gemm-rows must be >= 1");
+      return signalPassFailure();
+    }
     SmallVector<func::FuncOp> models;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       bool hasModelOps = false;
@@ -205,7 +220,7 @@ struct RNNAutodiffPass
         models.push_back(func);
     }
     for (func::FuncOp func : models)
-      if (failed(Differentiator(func).run()))
+      if (failed(Differentiator(func, gemmRows).run()))
         return signalPassFailure();
   }
 };

@@ -1,7 +1,7 @@
 //===- ExpandForward.cpp - rnn-expand-forward -----------------------------===//
 //
-// Replaces model-level rnn ops by their forward kernels, chunked so that
-// the input projection is no larger than the output (see Passes.td).
+// Replaces model-level rnn ops by their forward kernels, with the GEMM
+// block of the training forward (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,25 +26,19 @@ using namespace mlir::rnn;
 namespace {
 template <typename OpTy>
 struct ExpandToKernel : public OpRewritePattern<OpTy> {
-  ExpandToKernel(MLIRContext *ctx, bool chunked)
-      : OpRewritePattern<OpTy>(ctx), chunked(chunked) {}
+  ExpandToKernel(MLIRContext *ctx, int64_t gemmRows)
+      : OpRewritePattern<OpTy>(ctx), gemmRows(gemmRows) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    // Nothing is saved: the input projection is the largest buffer, G times
-    // the output. Computed in G chunks, it is no larger than the output.
-    int64_t gates = std::is_same_v<OpTy, LSTMOp> ? 4 : 3;
-    int64_t steps = op.getX().getType().getDimSize(0);
-    std::optional<int64_t> chunk;
-    if (chunked)
-      chunk = std::max<int64_t>(1, steps / gates);
-    Operation *kernel = createForwardKernel(rewriter, op, IRMapping(), chunk);
+    Operation *kernel =
+        createForwardKernel(rewriter, op, IRMapping(), gemmRows);
     rewriter.replaceOp(op,
                        kernel->getResults().take_front(op->getNumResults()));
     return success();
   }
 
-  bool chunked;
+  int64_t gemmRows;
 };
 
 struct RNNExpandForwardPass
@@ -52,9 +46,13 @@ struct RNNExpandForwardPass
   using RNNExpandForwardPassBase::RNNExpandForwardPassBase;
 
   void runOnOperation() override {
+    if (gemmRows < 1) {
+      getOperation().emitError("rnn-expand-forward: gemm-rows must be >= 1");
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandToKernel<LSTMOp>, ExpandToKernel<GRUOp>>(
-        &getContext(), chunkedProjection);
+    patterns.add<ExpandToKernel<LSTMOp>, ExpandToKernel<GRUOp>>(&getContext(),
+                                                                gemmRows);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };

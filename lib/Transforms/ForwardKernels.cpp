@@ -7,6 +7,7 @@
 #include "ForwardKernels.h"
 
 #include "rnn/Dialect/RNNOps.h"
+#include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -52,26 +53,36 @@ static RankedTensorType sequenceType(Value x, int64_t width) {
                                xType.getElementType());
 }
 
+int64_t mlir::rnn::gemmBlockSteps(int64_t steps, int64_t batch,
+                                  int64_t gemmRows) {
+  int64_t block = 1;
+  while (block < steps && block * batch < gemmRows)
+    block *= 2;
+  return std::max<int64_t>(1, std::min(block, steps));
+}
+
 Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
                                           Operation *modelOp,
                                           const IRMapping &mapping,
-                                          std::optional<int64_t> chunk) {
+                                          int64_t gemmRows) {
   Location loc = modelOp->getLoc();
   SmallVector<Value> operands;
   for (Value operand : modelOp->getOperands())
     operands.push_back(mapping.lookupOrDefault(operand));
   SmallVector<Type> initTypes(modelOp->getResultTypes());
+  auto xType = cast<RankedTensorType>(modelOp->getOperand(0).getType());
+  int64_t block =
+      gemmBlockSteps(xType.getDimSize(0), xType.getDimSize(1), gemmRows);
 
   if (auto lstm = dyn_cast<LSTMOp>(modelOp)) {
     int64_t hidden =
         cast<RankedTensorType>(lstm.getWeightHh().getType()).getDimSize(1);
     initTypes.push_back(sequenceType(lstm.getX(), 4 * hidden)); // gates
     RankedTensorType cells = sequenceType(lstm.getX(), hidden);
-    initTypes.push_back(chunk ? checkpointsType(cells, *chunk) : cells);
+    initTypes.push_back(cells);
     addDestinations(builder, loc, initTypes, operands);
     auto fwd = LSTMFwdOp::create(builder, loc, initTypes, operands);
-    if (chunk)
-      fwd.setChunk(*chunk);
+    fwd.setBlock(block);
     return fwd;
   }
   auto gru = cast<GRUOp>(modelOp);
@@ -81,7 +92,6 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
   initTypes.push_back(sequenceType(gru.getX(), hidden));     // hn_proj
   addDestinations(builder, loc, initTypes, operands);
   auto fwd = GRUFwdOp::create(builder, loc, initTypes, operands);
-  if (chunk)
-    fwd.setChunk(*chunk);
+  fwd.setBlock(block);
   return fwd;
 }

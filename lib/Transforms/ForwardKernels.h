@@ -21,11 +21,10 @@ namespace rnn {
 /// (`rnn.lstm_fwd` for `rnn.lstm`, `rnn.gru_fwd` for `rnn.gru`) of
 /// `modelOp` at the builder's insertion point, with operands looked up in
 /// `mapping`. The first results of the kernel correspond to the results of
-/// `modelOp`; the rest are the saved values. With `chunk`, the kernel runs
-/// in chunks of that many steps (its LSTM cells are then checkpoints).
+/// `modelOp`; the rest are the saved values. The kernel's GEMM block is
+/// gemmBlockSteps of its shape.
 Operation *createForwardKernel(OpBuilder &builder, Operation *modelOp,
-                               const IRMapping &mapping,
-                               std::optional<int64_t> chunk = {});
+                               const IRMapping &mapping, int64_t gemmRows);
 
 /// The `cells` of an LSTM forward kernel under chunk(`chunk`): the cell
 /// state entering each chunk, [ceil(T / chunk), B, H] for `cells`

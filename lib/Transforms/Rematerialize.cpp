@@ -4,13 +4,18 @@
 // by the forward, recomputed by a replay kernel over all steps, or replayed
 // chunk by chunk from checkpoints (see Passes.td).
 //
+// Every plan issues the same GEMM calls for the values it recomputes as the
+// forward did: the kernels compute the input projection and the gradients
+// per GEMM block of P steps (`block`), and a chunk is a whole number of
+// blocks, so K is rounded up to a multiple of P.
+//
 // The budget policy ranks plans by a cost model (RematCostModel): FLOPs
 // recomputed (a replay of the forward: the input projection, the recurrent
 // GEMM and the gate math of every step) plus the memory traffic a plan adds,
-// in FLOP equivalents: per chunk, the packing of W_ih that a separate
-// input-projection GEMM costs, and the replayed chunk's scratch beyond the
-// cache, written and read back. Short chunks pay the first, long chunks the
-// second. Bytes held come from the memory planner itself, run by the
+// in FLOP equivalents: the packing of W_ih by each block's input-projection
+// GEMM in the replay, and the replayed chunk's scratch beyond the cache,
+// written and read back, which long chunks pay. Bytes held come from the
+// memory planner itself, run by the
 // injected peak predictor on a copy of the module with the plan applied, so
 // the peak a plan is chosen for is the peak it gets.
 //
@@ -117,6 +122,7 @@ static void replayGates(LSTMBwdOp bwd, RewriterBase &rewriter) {
                                  emptyLike(rewriter, loc, bwd.getGates())};
   auto replay = LSTMReplayOp::create(
       rewriter, loc, TypeRange{bwd.getGates().getType()}, operands);
+  replay.setBlock(bwd.getBlock());
   rewriter.modifyOpInPlace(bwd, [&] {
     bwd.getGatesMutable().assign(replay.getResult(0));
     bwd->setAttr("rnn.remat", rewriter.getStringAttr("gates"));
@@ -139,6 +145,7 @@ static void replayGates(GRUBwdOp bwd, RewriterBase &rewriter) {
       rewriter, loc,
       TypeRange{bwd.getGates().getType(), bwd.getHnProj().getType()},
       operands);
+  replay.setBlock(bwd.getBlock());
   rewriter.modifyOpInPlace(bwd, [&] {
     bwd.getGatesMutable().assign(replay.getResult(0));
     bwd.getHnProjMutable().assign(replay.getResult(1));
@@ -146,23 +153,23 @@ static void replayGates(GRUBwdOp bwd, RewriterBase &rewriter) {
   });
 }
 
-/// Replaces `fwd` by the same kernel running in chunks of `chunk` steps
-/// (its cells destination, for LSTM, shrunk to one checkpoint per chunk).
-template <typename FwdOp>
-static FwdOp chunkForward(FwdOp fwd, int64_t chunk, RewriterBase &rewriter) {
+/// Replaces `fwd` by the same kernel saving the cell state entering each
+/// chunk of `chunk` steps instead of every step's.
+static LSTMFwdOp chunkForward(LSTMFwdOp fwd, int64_t chunk,
+                              RewriterBase &rewriter) {
   rewriter.setInsertionPoint(fwd);
   SmallVector<Value> operands(fwd->getOperands());
-  if constexpr (std::is_same_v<FwdOp, LSTMFwdOp>) {
-    auto checkpoints = checkpointsType(
-        cast<RankedTensorType>(fwd.getCells().getType()), chunk);
-    operands.back() = tensor::EmptyOp::create(
-        rewriter, fwd.getLoc(), checkpoints.getShape(),
-        checkpoints.getElementType());
-  }
+  auto checkpoints = checkpointsType(
+      cast<RankedTensorType>(fwd.getCells().getType()), chunk);
+  operands.back() = tensor::EmptyOp::create(rewriter, fwd.getLoc(),
+                                            checkpoints.getShape(),
+                                            checkpoints.getElementType());
   SmallVector<Type> types;
-  for (unsigned i = 0; i < FwdOp::kNumInits; ++i)
-    types.push_back(operands[operands.size() - FwdOp::kNumInits + i].getType());
-  auto chunked = FwdOp::create(rewriter, fwd.getLoc(), types, operands);
+  for (unsigned i = 0; i < LSTMFwdOp::kNumInits; ++i)
+    types.push_back(
+        operands[operands.size() - LSTMFwdOp::kNumInits + i].getType());
+  auto chunked = LSTMFwdOp::create(rewriter, fwd.getLoc(), types, operands);
+  chunked.setBlock(fwd.getBlock());
   chunked.setChunk(chunk);
   // The saved values keep no reader: the chunked backward replaces theirs.
   for (auto [oldResult, newResult] :
@@ -187,33 +194,51 @@ static void checkpoint(LSTMBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
   llvm::append_range(operands, bwd.getDpsInits());
   auto replacement = LSTMChunkedBwdOp::create(rewriter, bwd.getLoc(),
                                               bwd->getResultTypes(), operands);
+  replacement.setBlock(bwd.getBlock());
   replacement.setChunk(chunk);
   rewriter.replaceOp(bwd, replacement);
   rewriter.eraseOp(fwd);
 }
 
+/// The GRU forward saves nothing for the chunked backward besides `y`: it
+/// stays as it is, and its saved values lose their reader.
 static void checkpoint(GRUBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
   auto fwd = bwd.getGates().getDefiningOp<GRUFwdOp>();
   if (!fwd)
     return;
-  GRUFwdOp chunked = chunkForward(fwd, chunk, rewriter);
   rewriter.setInsertionPoint(bwd);
   SmallVector<Value> operands = {
-      chunked.getX(),      chunked.getIsInit(),   chunked.getH0(),
-      chunked.getWeightIh(), chunked.getWeightHh(), chunked.getBiasIh(),
-      chunked.getBiasHh(), bwd.getY(),            bwd.getGradY(),
+      fwd.getX(),      fwd.getIsInit(),   fwd.getH0(),
+      fwd.getWeightIh(), fwd.getWeightHh(), fwd.getBiasIh(),
+      fwd.getBiasHh(), bwd.getY(),        bwd.getGradY(),
       bwd.getGradHN()};
   llvm::append_range(operands, bwd.getDpsInits());
   auto replacement = GRUChunkedBwdOp::create(rewriter, bwd.getLoc(),
                                              bwd->getResultTypes(), operands);
+  replacement.setBlock(bwd.getBlock());
   replacement.setChunk(chunk);
   rewriter.replaceOp(bwd, replacement);
-  rewriter.eraseOp(fwd);
 }
 
 /// The sequence length read by a backward kernel.
 static int64_t stepsOf(Operation *bwd) {
   return cast<ShapedType>(bwd->getOperand(0).getType()).getDimSize(0);
+}
+
+/// The GEMM block of a backward kernel.
+static int64_t blockOf(Operation *bwd) {
+  if (auto lstm = dyn_cast<LSTMBwdOp>(bwd))
+    return lstm.getBlock();
+  return cast<GRUBwdOp>(bwd).getBlock();
+}
+
+/// The chunk `bwd` runs under `plan`: K rounded up to whole GEMM blocks,
+/// and at most T.
+static int64_t chunkOf(Operation *bwd, const RematPlan &plan) {
+  int64_t block = blockOf(bwd);
+  int64_t blocks = plan.chunk / block + (plan.chunk % block != 0);
+  int64_t steps = stepsOf(bwd);
+  return blocks > steps / block ? steps : blocks * block;
 }
 
 void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
@@ -227,8 +252,10 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
   });
   for (Operation *op : kernels) {
     auto func = op->getParentOfType<func::FuncOp>();
-    // K beyond T is one chunk of T steps.
-    int64_t chunk = std::min(plan.chunk, stepsOf(op));
+    RematPlan applied = plan;
+    if (plan.kind == RematPlan::Kind::Chunk)
+      applied.chunk = chunkOf(op, plan);
+    int64_t chunk = applied.chunk;
     if (plan.kind == RematPlan::Kind::Gates) {
       if (auto lstm = dyn_cast<LSTMBwdOp>(op))
         replayGates(lstm, rewriter);
@@ -239,7 +266,7 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
     } else {
       checkpoint(cast<GRUBwdOp>(op), chunk, rewriter);
     }
-    func->setAttr("rnn.remat", rewriter.getStringAttr(plan.str()));
+    func->setAttr("rnn.remat", rewriter.getStringAttr(applied.str()));
   }
 }
 
@@ -250,12 +277,19 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
 namespace {
 /// The shape of one layer, from its forward kernel.
 struct LayerShape {
-  double T, B, I, H, G;
+  double T, B, I, H, G, P;
 
   explicit LayerShape(Operation *fwd) {
     auto x = cast<ShapedType>(fwd->getOperand(0).getType());
-    bool lstm = isa<LSTMFwdOp>(fwd);
-    auto weightHh = cast<ShapedType>(fwd->getOperand(lstm ? 5 : 4).getType());
+    Value weightHhValue;
+    if (auto lstm = dyn_cast<LSTMFwdOp>(fwd)) {
+      weightHhValue = lstm.getWeightHh();
+      P = lstm.getBlock();
+    } else {
+      weightHhValue = cast<GRUFwdOp>(fwd).getWeightHh();
+      P = cast<GRUFwdOp>(fwd).getBlock();
+    }
+    auto weightHh = cast<ShapedType>(weightHhValue.getType());
     T = x.getDimSize(0);
     B = x.getDimSize(1);
     I = x.getDimSize(2);
@@ -277,14 +311,15 @@ double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
     // The replay recomputes both GEMMs of every step and the gate math
     // (about 10 operations per gate element).
     cost += s.T * s.B * (2 * s.G * (s.I + s.H) + 10 * s.G);
-    // The gates policy replays all steps at once.
+    // The gates policy replays all steps at once; a chunk is a whole
+    // number of GEMM blocks.
     double chunk = plan.kind == RematPlan::Kind::Chunk
-                       ? std::min<double>(plan.chunk, s.T)
+                       ? std::min(std::ceil(plan.chunk / s.P) * s.P, s.T)
                        : s.T;
     double chunks = std::ceil(s.T / chunk);
-    // Each chunk's input-projection GEMM packs W_ih (read and written), in
-    // the forward and in the replay.
-    double packing = 2 * chunks * 2 * 4 * s.G * s.I;
+    // Each block's input-projection GEMM in the replay packs W_ih (read and
+    // written).
+    double packing = std::ceil(s.T / s.P) * 2 * 4 * s.G * s.I;
     // The replay writes a chunk of gates and states that the backward reads
     // back: what exceeds the cache goes to memory and back.
     double scratch = 4 * chunk * s.B * (s.G + s.H);
@@ -295,16 +330,20 @@ double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
 }
 
 /// The plans the budget policy considers: saving everything, replaying
-/// the gates, and chunks of 1, 2, 4, ... steps up to the longest sequence.
+/// the gates, and chunks of P, 2P, 4P, ... steps up to the longest
+/// sequence, P the largest GEMM block (blocks are powers of two, so each
+/// of these chunks is a whole number of every kernel's blocks).
 static SmallVector<RematPlan> candidatePlans(ModuleOp module) {
-  int64_t longest = 1;
+  int64_t longest = 1, block = 1;
   module.walk([&](Operation *op) {
-    if (isa<LSTMBwdOp, GRUBwdOp>(op))
+    if (isa<LSTMBwdOp, GRUBwdOp>(op)) {
       longest = std::max(longest, stepsOf(op));
+      block = std::max(block, blockOf(op));
+    }
   });
   SmallVector<RematPlan> plans = {{RematPlan::Kind::None, 0},
                                   {RematPlan::Kind::Gates, 0}};
-  for (int64_t k = 1; k < longest; k *= 2)
+  for (int64_t k = block; k < longest; k *= 2)
     plans.push_back({RematPlan::Kind::Chunk, k});
   plans.push_back({RematPlan::Kind::Chunk, longest});
   return plans;

@@ -1,17 +1,18 @@
-// RUN: rnn-opt %s -split-input-file --rnn-expand-forward="chunked-projection=false" --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s
-// RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s --check-prefix=TRAIN
-// RUN: rnn-opt %s -split-input-file --rnn-expand-forward="chunked-projection=false" --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=4" | FileCheck %s --check-prefix=VEC
-// RUN: rnn-opt %s -split-input-file --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s --check-prefix=CHUNKED
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=4" --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s --check-prefix=TRAIN
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=4" | FileCheck %s --check-prefix=VEC
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward="gemm-rows=4" --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s --check-prefix=CHUNKED
 
-// convert-rnn-to-loops on bufferized kernels: per layer one hoisted input
-// GEMM, an scf.for over time holding the recurrent GEMM and the fused gate
-// math in scf.parallel, and for the backward a reversed time loop whose
-// steps also run the weight and input GEMMs of the step. The inference
-// functions are checked unchunked (chunked-projection=false); CHUNKED checks
-// the chunks rnn-expand-forward asks for by default. The three runs check the
-// inference functions with scalar bodies, the training functions, and
-// vector-width=4. Shapes: T = 6, B = 2, I = 3, H = 4 (LSTM 4H = 16, GRU
-// 3H = 12).
+// convert-rnn-to-loops on bufferized kernels: per GEMM block of P steps
+// one input-projection GEMM, then an scf.for over the block's steps holding
+// the recurrent GEMM and the fused gate math in scf.parallel; the backward
+// runs the blocks and their steps backwards, with one GEMM per step (the
+// recurrent gradient) and per block the GEMMs of grad_x, the weight
+// gradients and the bias GEMV. The inference functions are checked with one
+// block of all T steps (the default gemm-rows on this small batch; scalar
+// bodies, and vector-width=4 for VEC), CHUNKED with blocks of 2 steps, the
+// training functions (TRAIN) with blocks of 2 steps. Shapes: T = 6, B = 2,
+// I = 3, H = 4 (LSTM 4H = 16, GRU 3H = 12).
 
 // LSTM forward. The saved gates and cells are written at step t of the loop
 // even though nothing reads them here.
@@ -87,6 +88,7 @@
 // TRAIN-LABEL: func.func @lstm_grad(
 // TRAIN-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>, [[R:%[[:alnum:]_]+]]: memref<6x2xi1>,
 // TRAIN-SAME: [[WI:%[[:alnum:]_]+]]: memref<16x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<16x4xf32>,
+// TRAIN: [[GATES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "gates"} : memref<6x2x16xf32>
 // TRAIN: [[CELLS:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "cells"} : memref<6x2x4xf32>
 // TRAIN: scf.for
 // TRAIN: [[CT:%[[:alnum:]_]+]] = memref.subview [[CELLS]]
@@ -100,58 +102,62 @@
 // TRAIN-DAG: [[GWI:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_weight_ih"} : memref<16x3xf32>
 // TRAIN-DAG: [[GWH:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_weight_hh"} : memref<16x4xf32>
 // TRAIN-DAG: [[GBI:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_bias_ih"} : memref<16xf32>
-// TRAIN-DAG: [[DG:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dgates"} : memref<2x16xf32>
-// TRAIN-DAG: [[HIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "h_in"} : memref<2x4xf32>
-//   The weight and bias gradients are sums over the steps, zeroed first.
+// TRAIN-DAG: [[HIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "h_in"} : memref<2x2x4xf32>
+// TRAIN-DAG: [[ONES:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "ones"} : memref<1x4xf32>
+// TRAIN-NOT: rnn.role = "dgates"
+//   The weight and bias gradients are sums over the blocks, zeroed first.
 // TRAIN: memref.store {{%[[:alnum:]_]+}}, [[GWI]]
 // TRAIN: memref.store {{%[[:alnum:]_]+}}, [[GWH]]
 // TRAIN: memref.store {{%[[:alnum:]_]+}}, [[GBI]]
-//   Time runs backwards: t = T - 1 - i.
+//   Blocks of P = 2 steps run backwards, and the steps within a block.
+// TRAIN: scf.for [[J:%[[:alnum:]_]+]] =
 // TRAIN: scf.for [[I:%[[:alnum:]_]+]] =
-// TRAIN-NEXT: [[LAST:%[[:alnum:]_]+]] = arith.constant 5 : index
-// TRAIN-NEXT: [[T:%[[:alnum:]_]+]] = arith.subi [[LAST]], [[I]] : index
+// TRAIN-NOT: linalg.matmul
+// TRAIN: [[HT:%[[:alnum:]_]+]] = memref.subview [[HIN]]
+// TRAIN-NOT: linalg.matmul
+// TRAIN: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]
 // TRAIN-NOT: linalg.matmul
 // TRAIN: scf.parallel
 // TRAIN-DAG: math.tanh
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DG]]
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[HIN]]
+//   The gate gradients of step t take the place of its gates.
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[HT]]
 // TRAIN: scf.reduce
-//   Every GEMM of the backward is per step, on dgates of step t: the
-//   recurrent gradient, grad_x[t], and the step's share of the weight
-//   gradients (accumulated: no fill before them).
+//   The one GEMM of a step: the recurrent gradient.
 // TRAIN-NOT: linalg.matmul
-// TRAIN: linalg.matmul ins([[DG]], [[WH]] : memref<2x16xf32>, memref<16x4xf32>)
-// TRAIN: [[XT:%[[:alnum:]_]+]] = memref.subview [[X]]{{\[}}[[T]], 0, 0] [1, 2, 3]
-// TRAIN: [[GXT:%[[:alnum:]_]+]] = memref.subview [[GX]]{{\[}}[[T]], 0, 0] [1, 2, 3]
-// TRAIN: linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs([[GXT]]
-// TRAIN-NEXT: linalg.matmul ins([[DG]], [[WI]] : memref<2x16xf32>, memref<16x3xf32>) outs([[GXT]]
-// TRAIN-NEXT: linalg.matmul indexing_maps = {{\[}}[[KM]], [[KN]], [[MN]]] ins([[DG]], [[XT]] : memref<2x16xf32>, memref<2x3xf32, {{.*}}>) outs([[GWI]] : memref<16x3xf32>)
-// TRAIN-NEXT: linalg.matmul indexing_maps = {{\[}}[[KM]], [[KN]], [[MN]]] ins([[DG]], [[HIN]] : memref<2x16xf32>, memref<2x4xf32>) outs([[GWH]] : memref<16x4xf32>)
-//   The bias gradient: rows of dgates added in order.
-// TRAIN: scf.parallel
-// TRAIN: scf.for
-// TRAIN-NEXT: memref.load [[DG]]
-// TRAIN: memref.store {{%[[:alnum:]_]+}}, [[GBI]]
+// TRAIN: linalg.matmul ins([[GT]], [[WH]] : memref<2x16xf32, strided<[16, 1], offset: ?>>, memref<16x4xf32>)
 // TRAIN-NOT: linalg.matmul
-// TRAIN: memref.dealloc [[DG]]
+// TRAIN: scf.reduce
+//   Per block, on its 4 rows of gate gradients: grad_x, the weight
+//   gradients (accumulated: no fill before them) and the bias GEMV.
+// TRAIN: [[DG:%[[:alnum:]_]+]] = memref.collapse_shape {{%[[:alnum:]_]+}} {{\[\[}}0, 1], [2]] : memref<2x2x16xf32, {{.*}}> into memref<4x16xf32, {{.*}}>
+// TRAIN: [[HB:%[[:alnum:]_]+]] = memref.collapse_shape [[HIN]]
+// TRAIN: [[BI:%[[:alnum:]_]+]] = memref.expand_shape [[GBI]] {{\[\[}}0, 1]] output_shape [1, 16]
+// TRAIN: linalg.fill
+// TRAIN-NEXT: linalg.matmul ins([[DG]], [[WI]] : memref<4x16xf32, {{.*}}>, memref<16x3xf32>) outs({{%[[:alnum:]_]+}} : memref<4x3xf32, {{.*}}>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{\[}}[[KM]], [[KN]], [[MN]]] ins([[DG]], {{%[[:alnum:]_]+}} : memref<4x16xf32, {{.*}}>, memref<4x3xf32, {{.*}}>) outs([[GWI]] : memref<16x3xf32>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{\[}}[[KM]], [[KN]], [[MN]]] ins([[DG]], [[HB]] : memref<4x16xf32, {{.*}}>, memref<4x4xf32>) outs([[GWH]] : memref<16x4xf32>)
+// TRAIN-NEXT: linalg.matmul ins([[ONES]], [[DG]] : memref<1x4xf32>, memref<4x16xf32, {{.*}}>) outs([[BI]] : memref<1x16xf32>)
+// TRAIN-NOT: linalg.matmul
+// TRAIN-NOT: scf.for
 // TRAIN: return
 
-// In chunks of max(1, T / 4) = 1 step: the projection of one step, one
-// GEMM per chunk, the state entering each chunk saved in cells (which
-// nothing reads: rnn-dse deletes it later).
+// In GEMM blocks of P = 2 steps (gemm-rows=4): the projection of a block,
+// one GEMM of 4 rows per block into a scratch of 2 steps, then the block's
+// steps. Cells are saved per step: no chunk in inference.
 // CHUNKED-LABEL: func.func @lstm(
 // CHUNKED-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>
 // CHUNKED-DAG: [[CELLS:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "cells"} : memref<6x2x4xf32>
-// CHUNKED-DAG: [[XP:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "xproj"} : memref<1x2x16xf32>
+// CHUNKED-DAG: [[XP:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "xproj"} : memref<2x2x16xf32>
 // CHUNKED: scf.for [[W:%[[:alnum:]_]+]] =
-// CHUNKED: memref.subview [[CELLS]]
-// CHUNKED: [[XW:%[[:alnum:]_]+]] = memref.subview [[X]]{{\[}}{{%[[:alnum:]_]+}}, 0, 0] [1, 2, 3]
+// CHUNKED: [[XW:%[[:alnum:]_]+]] = memref.subview [[X]]{{\[}}{{%[[:alnum:]_]+}}, 0, 0] [2, 2, 3]
 // CHUNKED: [[XW2:%[[:alnum:]_]+]] = memref.collapse_shape [[XW]]
-// CHUNKED: linalg.matmul {{.*}}ins([[XW2]],
+// CHUNKED: linalg.matmul {{.*}}ins([[XW2]], {{.*}} : memref<4x3xf32, {{.*}}>, memref<16x3xf32>)
 // CHUNKED: scf.for
+// CHUNKED: memref.subview [[CELLS]]
 // CHUNKED: linalg.matmul
 // CHUNKED: return
 
@@ -214,25 +220,38 @@ func.func @lstm(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 // TRAIN-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>, [[R:%[[:alnum:]_]+]]: memref<6x2xi1>,
 // TRAIN-SAME: {{%[[:alnum:]_]+}}: memref<2x4xf32>,
 // TRAIN-SAME: [[WI:%[[:alnum:]_]+]]: memref<12x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<12x4xf32>,
+// TRAIN: [[GATES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "gates"} : memref<6x2x12xf32>
+// TRAIN: [[HNPROJ:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "hn_proj"} : memref<6x2x4xf32>
 // TRAIN: call @rnnrt_begin_phase(
-// TRAIN: [[DIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dxproj"} : memref<2x12xf32>
-// TRAIN-NEXT: [[DHID:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dhproj"} : memref<2x12xf32>
-// TRAIN-NEXT: [[HIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "h_in"} : memref<2x4xf32>
+// TRAIN: [[DHID:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "dhproj"} : memref<2x12xf32>
+// TRAIN-NEXT: [[HIN:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "h_in"} : memref<2x2x4xf32>
+// TRAIN-NEXT: [[ONES:%[[:alnum:]_]+]] = memref.alloc() {rnn.role = "ones"} : memref<1x4xf32>
+// TRAIN: scf.for [[J:%[[:alnum:]_]+]] =
 // TRAIN: scf.for [[I:%[[:alnum:]_]+]] =
-// TRAIN-NEXT: [[LAST:%[[:alnum:]_]+]] = arith.constant 5 : index
-// TRAIN-NEXT: [[T:%[[:alnum:]_]+]] = arith.subi [[LAST]], [[I]] : index
 // TRAIN-NOT: linalg.matmul
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DIN]]
+// TRAIN: [[NT:%[[:alnum:]_]+]] = memref.subview [[HNPROJ]]
+// TRAIN: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]
+// TRAIN-NOT: linalg.matmul
+//   The input projection's gradients over the gates, the n part of the
+//   hidden projection's over hn_proj, all of them in dhproj.
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[NT]]
 // TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
 // TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
 // TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
-// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[HIN]]
 // TRAIN: linalg.matmul ins([[DHID]], [[WH]] :
-// TRAIN: linalg.matmul ins([[DIN]], [[WI]] : memref<2x12xf32>, memref<12x3xf32>) outs({{%[[:alnum:]_]+}} : memref<2x3xf32, {{.*}}>)
-// TRAIN-NEXT: linalg.matmul indexing_maps = {{.*}} ins([[DIN]], {{%[[:alnum:]_]+}} : memref<2x12xf32>, memref<2x3xf32, {{.*}}>) outs({{%[[:alnum:]_]+}} : memref<12x3xf32>)
-// TRAIN-NEXT: linalg.matmul indexing_maps = {{.*}} ins([[DHID]], [[HIN]] : memref<2x12xf32>, memref<2x4xf32>) outs({{%[[:alnum:]_]+}} : memref<12x4xf32>)
+// TRAIN-NOT: linalg.matmul
+// TRAIN: scf.reduce
+//   Per block: grad_x, grad_W_ih, grad_W_hh in two parts (r, z from the
+//   input projection's gradients, n from hn_proj's), two bias GEMVs.
+// TRAIN: linalg.matmul ins({{%[[:alnum:]_]+}}, [[WI]] : memref<4x12xf32, {{.*}}>, memref<12x3xf32>) outs({{%[[:alnum:]_]+}} : memref<4x3xf32, {{.*}}>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{.*}} ins({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<4x12xf32, {{.*}}>, memref<4x3xf32, {{.*}}>) outs({{%[[:alnum:]_]+}} : memref<12x3xf32>)
+// TRAIN: linalg.matmul indexing_maps = {{.*}} ins({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<4x8xf32, strided<[12, 1], offset: ?>>, memref<4x4xf32>) outs({{%[[:alnum:]_]+}} : memref<8x4xf32, strided<[4, 1]>>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{.*}} ins({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<4x4xf32, {{.*}}>, memref<4x4xf32>) outs({{%[[:alnum:]_]+}} : memref<4x4xf32, strided<[4, 1], offset: 32>>)
+// TRAIN: linalg.matmul ins([[ONES]], {{%[[:alnum:]_]+}} : memref<1x4xf32>, memref<4x12xf32, {{.*}}>) outs({{%[[:alnum:]_]+}} : memref<1x12xf32>)
+// TRAIN-NEXT: linalg.matmul ins([[ONES]], {{%[[:alnum:]_]+}} : memref<1x4xf32>, memref<4x4xf32, {{.*}}>) outs({{%[[:alnum:]_]+}} : memref<1x4xf32, strided<[12, 1], offset: 8>>)
 // TRAIN-NOT: linalg.matmul
 // TRAIN: return
 

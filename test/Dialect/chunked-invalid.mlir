@@ -1,8 +1,9 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics
 
-// Verifier cases of chunk(K): K >= 1 (an attribute constraint), K <= T, and
-// the checkpointed cells of the LSTM kernels, [ceil(T / K), B, H]. The
-// rules shared with the other kernels are covered in invalid.mlir.
+// Verifier cases of chunk(K) and block(P): K >= 1 and P >= 1 (attribute
+// constraints), K <= T, P <= T, K a multiple of P unless K = T, and the
+// checkpointed cells of the LSTM kernels, [ceil(T / K), B, H]. The rules
+// shared with the other kernels are covered in invalid.mlir.
 // Shapes: T = 8, B = 4, I = 3, H = 5.
 
 // chunk(3) over 8 steps has 3 chunks: cells of 8 checkpoints are rejected.
@@ -13,7 +14,7 @@ func.func @fwd_cells_count(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
     %y0: tensor<8x4x5xf32>, %hn0: tensor<4x5xf32>, %cn0: tensor<4x5xf32>,
     %g0: tensor<8x4x20xf32>, %ck0: tensor<8x4x5xf32>) {
   // expected-error @+1 {{'rnn.lstm_fwd' op chunk count 8 of cells != 3 (sequence length 8 of x in chunks of 3)}}
-  %0:5 = rnn.lstm_fwd chunk(3) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %0:5 = rnn.lstm_fwd block(1) chunk(3) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       outs(%y0, %hn0, %cn0) saved(gates %g0, cells %ck0)
       : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
         tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -34,7 +35,7 @@ func.func @fwd_cells_unchunked(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
     %y0: tensor<8x4x5xf32>, %hn0: tensor<4x5xf32>, %cn0: tensor<4x5xf32>,
     %g0: tensor<8x4x20xf32>, %ck0: tensor<3x4x5xf32>) {
   // expected-error @+1 {{'rnn.lstm_fwd' op sequence length 3 of cells != 8 of x}}
-  %0:5 = rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %0:5 = rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       outs(%y0, %hn0, %cn0) saved(gates %g0, cells %ck0)
       : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
         tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -49,19 +50,104 @@ func.func @fwd_cells_unchunked(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
 
 // A chunk longer than the sequence is rejected (the pass clamps K to T).
 
-func.func @gru_fwd_chunk_too_long(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
-    %h0: tensor<4x5xf32>, %wi: tensor<15x3xf32>, %wh: tensor<15x5xf32>,
-    %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y0: tensor<8x4x5xf32>,
-    %hn0: tensor<4x5xf32>, %g0: tensor<8x4x15xf32>, %p0: tensor<8x4x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_fwd' op chunk 9 exceeds the sequence length 8 of x}}
-  %0:4 = rnn.gru_fwd chunk(9) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
-      outs(%y0, %hn0) saved(gates %g0, hn_proj %p0)
-      : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
-        tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
-        tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<8x4x15xf32>,
-        tensor<8x4x5xf32>
-      -> tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<8x4x15xf32>,
-         tensor<8x4x5xf32>
+func.func @chunk_too_long(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
+    %h0: memref<4x5xf32>, %wi: memref<15x3xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<8x4x5xf32>,
+    %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
+    %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
+    %o4: memref<15xf32>, %o5: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_chunked_bwd' op chunk 9 exceeds the sequence length 8 of x}}
+  rnn.gru_chunked_bwd block(1) chunk(9) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
+      : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>,
+        memref<8x4x3xf32>, memref<4x5xf32>, memref<15x3xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}
+
+// -----
+
+// A chunk must be whole GEMM blocks, so that its replay issues the
+// forward's GEMMs: chunk 6 is not a multiple of block 4.
+
+func.func @chunk_not_whole_blocks(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
+    %h0: memref<4x5xf32>, %wi: memref<15x3xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<8x4x5xf32>,
+    %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
+    %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
+    %o4: memref<15xf32>, %o5: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_chunked_bwd' op chunk 6 is not a multiple of block 4 (nor the sequence length 8)}}
+  rnn.gru_chunked_bwd block(4) chunk(6) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
+      : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>,
+        memref<8x4x3xf32>, memref<4x5xf32>, memref<15x3xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}
+
+// -----
+
+// ... unless it is the whole sequence: block 3 and chunk 8 = T verify.
+
+func.func @chunk_is_sequence(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
+    %h0: memref<4x5xf32>, %wi: memref<15x3xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<8x4x5xf32>,
+    %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
+    %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
+    %o4: memref<15xf32>, %o5: memref<15xf32>) {
+  rnn.gru_chunked_bwd block(3) chunk(8) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
+      : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>,
+        memref<8x4x3xf32>, memref<4x5xf32>, memref<15x3xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}
+
+// -----
+
+// A block longer than the sequence is rejected.
+
+func.func @block_too_long(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
+    %h0: memref<4x5xf32>, %wi: memref<15x3xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<8x4x5xf32>,
+    %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
+    %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
+    %o4: memref<15xf32>, %o5: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_chunked_bwd' op block 16 exceeds the sequence length 8 of x}}
+  rnn.gru_chunked_bwd block(16) chunk(8) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
+      : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>,
+        memref<8x4x3xf32>, memref<4x5xf32>, memref<15x3xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}
+
+// -----
+
+// block(0) violates the attribute constraint.
+
+func.func @block_zero(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
+    %h0: memref<4x5xf32>, %wi: memref<15x3xf32>, %wh: memref<15x5xf32>,
+    %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<8x4x5xf32>,
+    %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
+    %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
+    %o4: memref<15xf32>, %o5: memref<15xf32>) {
+  // expected-error @+1 {{'rnn.gru_chunked_bwd' op attribute 'block' failed to satisfy constraint}}
+  rnn.gru_chunked_bwd block(0) chunk(8) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+      saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
+      : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>,
+        memref<8x4x3xf32>, memref<4x5xf32>, memref<15x3xf32>,
+        memref<15x5xf32>, memref<15xf32>, memref<15xf32>
   return
 }
 
@@ -76,7 +162,7 @@ func.func @chunk_zero(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
   // expected-error @+1 {{'rnn.gru_chunked_bwd' op attribute 'chunk' failed to satisfy constraint}}
-  rnn.gru_chunked_bwd chunk(0) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.gru_chunked_bwd block(1) chunk(0) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -98,7 +184,7 @@ func.func @bwd_cells_count(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
     %o1: tensor<4x5xf32>, %o2: tensor<4x5xf32>, %o3: tensor<20x3xf32>,
     %o4: tensor<20x5xf32>, %o5: tensor<20xf32>, %o6: tensor<20xf32>) {
   // expected-error @+1 {{'rnn.lstm_chunked_bwd' op chunk count 3 of cells != 2 (sequence length 8 of x in chunks of 4)}}
-  %0:7 = rnn.lstm_chunked_bwd chunk(4)
+  %0:7 = rnn.lstm_chunked_bwd block(1) chunk(4)
       ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       saved(y %y, cells %ck) cotangents(%dy, %dhn, %dcn)
       outs(%o0, %o1, %o2, %o3, %o4, %o5, %o6)
@@ -125,7 +211,7 @@ func.func @bwd_bias(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
   // expected-error @+1 {{'rnn.gru_chunked_bwd' op gate rows 20 of bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
-  rnn.gru_chunked_bwd chunk(2) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.gru_chunked_bwd block(1) chunk(2) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<20xf32>,

@@ -494,7 +494,7 @@ func.func @lstm_fwd_30(%x: memref<2x3x4xf32>, %r: tensor<2x3xi1>,
     %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
     %gates: tensor<2x3x20xf32>, %cells: tensor<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.lstm_fwd' op operands must be all tensors or all memrefs}}
-  %res:5 = rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %res:5 = rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : memref<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -516,7 +516,7 @@ func.func @gru_bwd_31(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %gx: tensor<2x3x4xf32>, %gh0: tensor<3x5xf32>, %gwi: tensor<15x4xf32>,
     %gwh: tensor<15x5xf32>, %gbi: tensor<15xf32>, %gbh: memref<15xf32>) {
   // expected-error @+1 {{'rnn.gru_bwd' op operands must be all tensors or all memrefs}}
-  %res:6 = rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+  %res:6 = rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
@@ -531,7 +531,7 @@ func.func @gru_bwd_31(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Tensor form: one result per destination (5 for rnn.lstm_fwd).
+// Tensor form: one result per destination (5 for rnn.lstm_fwd block(1)).
 
 func.func @lstm_fwd_32(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
@@ -539,7 +539,7 @@ func.func @lstm_fwd_32(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
     %gates: tensor<2x3x20xf32>, %cells: tensor<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.lstm_fwd' op expected 5 results in tensor form, got 3}}
-  %res:3 = rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %res:3 = rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -551,7 +551,7 @@ func.func @lstm_fwd_32(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Tensor form of rnn.gru_bwd: 6 results.
+// Tensor form of rnn.gru_bwd block(1): 6 results.
 
 func.func @gru_bwd_33(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
@@ -560,7 +560,7 @@ func.func @gru_bwd_33(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %gx: tensor<2x3x4xf32>, %gh0: tensor<3x5xf32>, %gwi: tensor<15x4xf32>,
     %gwh: tensor<15x5xf32>, %gbi: tensor<15xf32>, %gbh: tensor<15xf32>) {
   // expected-error @+1 {{'rnn.gru_bwd' op expected 6 results in tensor form, got 7}}
-  %res:7 = rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+  %res:7 = rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
@@ -582,7 +582,7 @@ func.func @gru_fwd_34(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>, %hnp: memref<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_fwd' op expected 0 results in memref form, got 1}}
-  %res = rnn.gru_fwd ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  %res = rnn.gru_fwd block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -603,7 +603,7 @@ func.func @lstm_bwd_35(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %gc0: tensor<3x5xf32>, %gwi: tensor<20x4xf32>, %gwh: tensor<20x5xf32>,
     %gbi: tensor<20xf32>, %gbh: tensor<20xf32>) {
   // expected-error @+1 {{'rnn.lstm_bwd' op result #3 type 'tensor<20x5xf32>' != 'tensor<20x4xf32>' of its destination}}
-  %res:7 = rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+  %res:7 = rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
@@ -626,7 +626,7 @@ func.func @gru_fwd_36(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y: tensor<2x3x5xf32>,
     %hn: tensor<3x5xf32>, %gates: tensor<2x3x15xf32>, %hnp: tensor<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_fwd' op result #2 type 'tensor<2x3x5xf32>' != 'tensor<2x3x15xf32>' of its destination}}
-  %res:4 = rnn.gru_fwd ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  %res:4 = rnn.gru_fwd block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<2x3x5xf32>,
@@ -638,7 +638,7 @@ func.func @gru_fwd_36(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Saved gates of rnn.lstm_fwd are [T, B, 4H].
+// Saved gates of rnn.lstm_fwd block(1) are [T, B, 4H].
 
 func.func @lstm_fwd_37(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
@@ -646,7 +646,7 @@ func.func @lstm_fwd_37(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
     %gates: tensor<2x3x15xf32>, %cells: tensor<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.lstm_fwd' op gate rows 15 of gates != 20 (4 gates x hidden size 5 of weight_hh)}}
-  %res:5 = rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %res:5 = rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -659,7 +659,7 @@ func.func @lstm_fwd_37(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Saved cells of rnn.lstm_fwd are [T, B, H] (memref form).
+// Saved cells of rnn.lstm_fwd block(1) are [T, B, H] (memref form).
 
 func.func @lstm_fwd_38(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
@@ -667,7 +667,7 @@ func.func @lstm_fwd_38(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %y: memref<2x3x5xf32>, %hn: memref<3x5xf32>, %cn: memref<3x5xf32>,
     %gates: memref<2x3x20xf32>, %cells: memref<1x3x5xf32>) {
   // expected-error @+1 {{'rnn.lstm_fwd' op sequence length 1 of cells != 2 of x}}
-  rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -678,7 +678,7 @@ func.func @lstm_fwd_38(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// Saved hn_proj of rnn.gru_fwd is [T, B, H].
+// Saved hn_proj of rnn.gru_fwd block(1) is [T, B, H].
 
 func.func @gru_fwd_39(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
@@ -686,7 +686,7 @@ func.func @gru_fwd_39(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>,
     %hnp: memref<2x3x15xf32>) {
   // expected-error @+1 {{'rnn.gru_fwd' op hidden size 15 of hn_proj != 5 of weight_hh}}
-  rnn.gru_fwd ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.gru_fwd block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -706,7 +706,7 @@ func.func @lstm_bwd_40(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
   // expected-error @+1 {{'rnn.lstm_bwd' op batch size 5 of grad_c_n != 3 of x}}
-  rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+  rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
@@ -730,7 +730,7 @@ func.func @lstm_bwd_41(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
   // expected-error @+1 {{'rnn.lstm_bwd' op input size 5 of grad_x != 4 of x}}
-  rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+  rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
@@ -744,7 +744,7 @@ func.func @lstm_bwd_41(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// The saved y read by rnn.lstm_bwd is [T, B, H].
+// The saved y read by rnn.lstm_bwd block(1) is [T, B, H].
 
 func.func @lstm_bwd_42(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
@@ -754,7 +754,7 @@ func.func @lstm_bwd_42(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
   // expected-error @+1 {{'rnn.lstm_bwd' op hidden size 4 of y != 5 of weight_hh}}
-  rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+  rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
@@ -768,7 +768,7 @@ func.func @lstm_bwd_42(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// grad_bias_hh of rnn.gru_bwd has 3 * H entries.
+// grad_bias_hh of rnn.gru_bwd block(1) has 3 * H entries.
 
 func.func @gru_bwd_43(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
@@ -777,7 +777,7 @@ func.func @gru_bwd_43(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
     %gwh: memref<15x5xf32>, %gbi: memref<15xf32>, %gbh: memref<20xf32>) {
   // expected-error @+1 {{'rnn.gru_bwd' op gate rows 20 of grad_bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
-  rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+  rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
@@ -790,7 +790,7 @@ func.func @gru_bwd_43(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// Saved gates of rnn.gru_bwd are [T, B, 3H].
+// Saved gates of rnn.gru_bwd block(1) are [T, B, 3H].
 
 func.func @gru_bwd_44(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
@@ -799,7 +799,7 @@ func.func @gru_bwd_44(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
     %gwh: memref<15x5xf32>, %gbi: memref<15xf32>, %gbh: memref<15xf32>) {
   // expected-error @+1 {{'rnn.gru_bwd' op gate rows 20 of gates != 15 (3 gates x hidden size 5 of weight_hh)}}
-  rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+  rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
@@ -821,7 +821,7 @@ func.func @gru_bwd_45(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
     %gwh: memref<15x5xf64>, %gbi: memref<15xf32>, %gbh: memref<15xf32>) {
   // expected-error @+1 {{'rnn.gru_bwd' op element type 'f64' of grad_weight_hh != 'f32' of x}}
-  rnn.gru_bwd ins(%x, %r, %h0, %wi, %wh)
+  rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
@@ -842,7 +842,7 @@ func.func @lstm_fwd_46(%x: memref<2x3x4xf32>, %r: memref<2x3xf32>,
     %y: memref<2x3x5xf32>, %hn: memref<3x5xf32>, %cn: memref<3x5xf32>,
     %gates: memref<2x3x20xf32>, %cells: memref<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.lstm_fwd' op is_init must have element type i1, got 'f32'}}
-  rnn.lstm_fwd ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : memref<2x3x4xf32>, memref<2x3xf32>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -860,7 +860,7 @@ func.func @gru_fwd_47(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>, %hnp: memref<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_fwd' op operand #2 must be ranked tensor of any type values or memref of any type values, but got 'memref<*xf32>'}}
-  rnn.gru_fwd ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.gru_fwd block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<*xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -880,7 +880,7 @@ func.func @lstm_bwd_48(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %gc0: memref<3x5xf32>, %gwi: memref<?x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
   // expected-error @+1 {{'rnn.lstm_bwd' op grad_weight_ih must have a static shape, got 'memref<?x4xf32>'}}
-  rnn.lstm_bwd ins(%x, %r, %h0, %c0, %wi, %wh)
+  rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,

@@ -1,6 +1,6 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics
 
-// Verifier cases of the replay kernels (rnn.lstm_replay, rnn.gru_replay):
+// Verifier cases of the replay kernels (rnn.lstm_replay block(1), rnn.gru_replay block(1)):
 // the kernel form (tensors or memrefs, one result per destination in
 // tensor form, none in memref form, result types equal to the
 // destinations') and the shapes of the states and the recomputed outputs.
@@ -15,7 +15,7 @@ func.func @lstm_replay_gates_rows(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %y: tensor<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x15xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op gate rows 15 of gates != 20 (4 gates x hidden size 5 of weight_hh)}}
-  %g = rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %g = rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -34,7 +34,7 @@ func.func @lstm_replay_gates_rank(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %y: memref<2x3x5xf32>, %cells: memref<2x3x5xf32>,
     %g0: memref<3x20xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op gates must have rank 3 [T, B, G*H], got 'memref<3x20xf32>'}}
-  rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -52,7 +52,7 @@ func.func @lstm_replay_gates_steps(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %y: memref<2x3x5xf32>, %cells: memref<2x3x5xf32>,
     %g0: memref<1x3x20xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op sequence length 1 of gates != 2 of x}}
-  rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -70,7 +70,7 @@ func.func @lstm_replay_y_hidden(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %y: memref<2x3x4xf32>, %cells: memref<2x3x5xf32>,
     %g0: memref<2x3x20xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op hidden size 4 of y != 5 of weight_hh}}
-  rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -88,7 +88,7 @@ func.func @lstm_replay_cells_batch(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %y: memref<2x3x5xf32>, %cells: memref<2x6x5xf32>,
     %g0: memref<2x3x20xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op batch size 6 of cells != 3 of x}}
-  rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -107,7 +107,7 @@ func.func @lstm_replay_no_result(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %y: tensor<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x20xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op expected 1 results in tensor form, got 0}}
-  rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -125,7 +125,7 @@ func.func @lstm_replay_two_results(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %y: tensor<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x20xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op expected 1 results in tensor form, got 2}}
-  %g, %c = rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %g, %c = rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -144,7 +144,7 @@ func.func @lstm_replay_result_type(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %y: tensor<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x20xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op result #0 type 'tensor<2x3x20xf64>' != 'tensor<2x3x20xf32>' of its destination}}
-  %g = rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %g = rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -164,7 +164,7 @@ func.func @lstm_replay_mixed(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %y: memref<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x20xf32>) {
   // expected-error @+1 {{'rnn.lstm_replay' op operands must be all tensors or all memrefs}}
-  %g = rnn.lstm_replay ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  %g = rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
       states(%y, %cells) outs(%g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -182,7 +182,7 @@ func.func @gru_replay_gates_rows(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x20xf32>, %p0: memref<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_replay' op gate rows 20 of gates != 15 (3 gates x hidden size 5 of weight_hh)}}
-  rnn.gru_replay ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       states(%y) outs(%g0, %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -199,7 +199,7 @@ func.func @gru_replay_hn_proj(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x15xf32>, %p0: memref<2x3x15xf32>) {
   // expected-error @+1 {{'rnn.gru_replay' op hidden size 15 of hn_proj != 5 of weight_hh}}
-  rnn.gru_replay ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       states(%y) outs(%g0, %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -216,7 +216,7 @@ func.func @gru_replay_y_steps(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<3x3x5xf32>,
     %g0: memref<2x3x15xf32>, %p0: memref<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_replay' op sequence length 3 of y != 2 of x}}
-  rnn.gru_replay ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       states(%y) outs(%g0, %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<3x3x5xf32>,
@@ -233,7 +233,7 @@ func.func @gru_replay_element_type(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x15xf16>, %p0: memref<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_replay' op element type 'f16' of gates != 'f32' of x}}
-  rnn.gru_replay ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       states(%y) outs(%g0, %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -251,7 +251,7 @@ func.func @gru_replay_one_result(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y: tensor<2x3x5xf32>,
     %g0: tensor<2x3x15xf32>, %p0: tensor<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_replay' op expected 2 results in tensor form, got 1}}
-  %g = rnn.gru_replay ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  %g = rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       states(%y) outs(%g0, %p0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<2x3x5xf32>,
@@ -269,7 +269,7 @@ func.func @gru_replay_result_order(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y: tensor<2x3x5xf32>,
     %g0: tensor<2x3x15xf32>, %p0: tensor<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_replay' op result #0 type 'tensor<2x3x5xf32>' != 'tensor<2x3x15xf32>' of its destination}}
-  %p, %g = rnn.gru_replay ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  %p, %g = rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       states(%y) outs(%g0, %p0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<2x3x5xf32>,
@@ -287,7 +287,7 @@ func.func @gru_replay_memref_result(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x15xf32>, %p0: memref<2x3x5xf32>) {
   // expected-error @+1 {{'rnn.gru_replay' op expected 0 results in memref form, got 2}}
-  %g, %p = rnn.gru_replay ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  %g, %p = rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
       states(%y) outs(%g0, %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,

@@ -1,7 +1,7 @@
 // REQUIRES: ptxas
-// RUN: rnn-opt %s --rnn-train-pipeline="target=cuda remat=none" --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=NONE
-// RUN: rnn-opt %s --rnn-train-pipeline="target=cuda remat=gates" --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=GATES
-// RUN: rnn-opt %s --rnn-train-pipeline="target=cuda remat=chunk:2" --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: rnn-opt %s --rnn-train-pipeline="target=cuda remat=none gemm-rows=2" --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: rnn-opt %s --rnn-train-pipeline="target=cuda remat=gates gemm-rows=2" --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=GATES
+// RUN: rnn-opt %s --rnn-train-pipeline="target=cuda remat=chunk:2 gemm-rows=2" --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNK
 
 // Recompute policies on the GPU: the forward of @lstm_grad stores no gates. With
 // remat=none the forward allocates the [T, B, 4H] gates buffer, its gate

@@ -1,14 +1,17 @@
 // RUN: rnn-opt %s -split-input-file --rnn-expand-forward | FileCheck %s
-// RUN: rnn-opt %s -split-input-file --rnn-expand-forward="chunked-projection=false" | FileCheck %s --check-prefix=WHOLE
+// RUN: rnn-opt %s -split-input-file --rnn-expand-forward="gemm-rows=3" | FileCheck %s --check-prefix=ROWS3
 
 // rnn-expand-forward replaces each model op by its forward kernel, with
 // tensor.empty destinations for the results and for the saved values that
-// nothing reads in inference. The kernels run in chunks of max(1, T / G)
-// steps (here T = 2: chunk(1)), so that the input projection of a chunk is
-// no larger than the output; with chunked-projection=false (WHOLE) they run
-// over all steps at once.
+// nothing reads in inference. The kernels get the GEMM block of
+// rnn-autodiff's rule (here T = 2, B = 3: block(2) for the default 256
+// rows, block(1) for gemm-rows=3) and no chunk: inference saves nothing.
 
-// WHOLE-NOT: chunk(
+// CHECK-NOT: chunk(
+// ROWS3-NOT: chunk(
+// ROWS3: rnn.lstm_fwd block(1) ins(
+// ROWS3: rnn.gru_fwd block(1) ins(
+// ROWS3: rnn.gru_fwd block(1) ins(
 
 // An LSTM layer becomes rnn.lstm_fwd: destinations y [T, B, H], h_n and c_n
 // [B, H], saved gates [T, B, 4H] and cells [T, B, H]; the op's results are
@@ -25,7 +28,7 @@
 // CHECK-DAG: [[CN:%[[:alnum:]_]+]] = tensor.empty() : tensor<3x5xf32>
 // CHECK-DAG: [[G:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x20xf32>
 // CHECK-DAG: [[CS:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x5xf32>
-// CHECK: [[K:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd chunk(1) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK: [[K:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(2) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: outs([[Y]], [[HN]], [[CN]]) saved(gates [[G]], cells [[CS]])
 // CHECK-SAME: -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x20xf32>, tensor<2x3x5xf32>
 // CHECK-NEXT: return [[K]]#0, [[K]]#1, [[K]]#2 :
@@ -53,10 +56,10 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x4xf32>, [[R:%[[:alnum:]_]+]]: tensor<2x3xi1>,
 // CHECK-NOT: rnn.gru {{%}}
 // CHECK-DAG: [[G0:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x15xf32>
-// CHECK: [[K0:%[[:alnum:]_]+]]:4 = rnn.gru_fwd chunk(1) ins([[X]], [[R]],
+// CHECK: [[K0:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[X]], [[R]],
 // CHECK-SAME: saved(gates [[G0]], hn_proj {{%[[:alnum:]_]+}})
 // CHECK-SAME: -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<2x3x15xf32>, tensor<2x3x5xf32>
-// CHECK: [[K1:%[[:alnum:]_]+]]:4 = rnn.gru_fwd chunk(1) ins([[K0]]#0, [[R]],
+// CHECK: [[K1:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[K0]]#0, [[R]],
 // CHECK-SAME: : tensor<2x3x5xf32>, tensor<2x3xi1>, tensor<3x6xf32>, tensor<18x5xf32>, tensor<18x6xf32>, tensor<18xf32>, tensor<18xf32>, tensor<2x3x6xf32>, tensor<3x6xf32>, tensor<2x3x18xf32>, tensor<2x3x6xf32>
 // CHECK-NEXT: return [[K1]]#0, [[K0]]#1, [[K1]]#1 :
 // CHECK-NOT: rnn.gru {{%}}
@@ -86,14 +89,14 @@ func.func @gru2(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 
 // CHECK-LABEL: func.func @kernel(
 // CHECK-NOT: tensor.empty
-// CHECK: rnn.gru_fwd
-// CHECK-NOT: rnn.gru_fwd
+// CHECK: rnn.gru_fwd block(1)
+// CHECK-NOT: rnn.gru_fwd block(1)
 // CHECK: return
 func.func @kernel(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %w_ih: tensor<15x4xf32>, %w_hh: tensor<15x5xf32>,
     %b_ih: tensor<15xf32>, %b_hh: tensor<15xf32>, %y0: tensor<2x3x5xf32>,
     %g0: tensor<2x3x15xf32>) -> tensor<2x3x5xf32> {
-  %y, %h_n, %gates, %hn = rnn.gru_fwd
+  %y, %h_n, %gates, %hn = rnn.gru_fwd block(1)
       ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y0, %h0) saved(gates %g0, hn_proj %y0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,

@@ -1,14 +1,18 @@
-// RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-rematerialize="policy=chunk:2" | FileCheck %s
-// RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-rematerialize="policy=chunk:64" | FileCheck %s --check-prefix=LONG
-// RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --rnn-kernels-to-loops | FileCheck %s --check-prefix=LOOPS
-// RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --rnn-kernels-to-loops --rnn-plan-memory=report -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:64" | FileCheck %s --check-prefix=LONG
+// RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=6" --rnn-rematerialize="policy=chunk:3" | FileCheck %s --check-prefix=ROUND
+// RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --rnn-kernels-to-loops | FileCheck %s --check-prefix=LOOPS
+// RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --rnn-kernels-to-loops --rnn-plan-memory=report -o /dev/null | FileCheck %s --check-prefix=REPORT
 
 // rnn-rematerialize with policy=chunk:K (T = 5 steps, K = 2: chunks of 2, 2
 // and 1 steps). The forward kernel runs with chunk(2); for LSTM its cells
 // output shrinks to the 3 cell states entering the chunks. The backward
 // becomes the chunked kernel, which reads y and those checkpoints (LSTM) or
 // y alone (GRU) and also takes the biases, to replay each chunk. The
-// training function records the plan. K beyond T is taken as T (LONG).
+// training function records the plan applied. K beyond T is taken as T
+// (LONG), and K is rounded up to whole GEMM blocks (prefix ROUND; blocks of 2
+// steps with gemm-rows=6, chunk:3 becomes chunk:4), so that a replayed
+// chunk issues the forward's GEMMs.
 // After lowering (LOOPS), the forward's gates are gone (rnn-dse) and the
 // backward holds K = 2 steps of replayed gates, computed in place of their
 // input projection (no xproj buffer in the backward); the memory report
@@ -17,20 +21,29 @@
 // CHECK-LABEL: func.func @lstm_grad(
 // CHECK-SAME: attributes {rnn.remat = "chunk:2"}
 // CHECK: [[CK:%[[:alnum:]_]+]] = tensor.empty() : tensor<3x3x5xf32>
-// CHECK-NEXT: [[FWD:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd chunk(2) ins(
+// CHECK-NEXT: [[FWD:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(1) chunk(2) ins(
 // CHECK-SAME: saved(gates {{%[[:alnum:]_]+}}, cells [[CK]])
 // CHECK-SAME: -> tensor<5x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<5x3x20xf32>, tensor<3x3x5xf32>
 // CHECK: rnn.begin_backward
-// CHECK-NOT: rnn.lstm_bwd
-// CHECK: rnn.lstm_chunked_bwd chunk(2)
+// CHECK-NOT: rnn.lstm_bwd block(1)
+// CHECK: rnn.lstm_chunked_bwd block(1) chunk(2)
 // CHECK-SAME: saved(y [[FWD]]#0, cells [[FWD]]#4)
-// CHECK-NOT: rnn.lstm_bwd
+// CHECK-NOT: rnn.lstm_bwd block(1)
 
 // LONG-LABEL: func.func @lstm_grad(
-// LONG-SAME: attributes {rnn.remat = "chunk:64"}
-// LONG: rnn.lstm_fwd chunk(5)
+// LONG-SAME: attributes {rnn.remat = "chunk:5"}
+// LONG: rnn.lstm_fwd block(1) chunk(5)
 // LONG-SAME: tensor<1x3x5xf32>
-// LONG: rnn.lstm_chunked_bwd chunk(5)
+// LONG: rnn.lstm_chunked_bwd block(1) chunk(5)
+
+// ROUND-LABEL: func.func @lstm_grad(
+// ROUND-SAME: attributes {rnn.remat = "chunk:4"}
+// ROUND: rnn.lstm_fwd block(2) chunk(4)
+// ROUND-SAME: tensor<2x3x5xf32>
+// ROUND: rnn.lstm_chunked_bwd block(2) chunk(4)
+// ROUND-LABEL: func.func @gru_grad(
+// ROUND-SAME: attributes {rnn.remat = "chunk:4"}
+// ROUND: rnn.gru_chunked_bwd block(2) chunk(4)
 
 // LOOPS-LABEL: func.func @lstm_grad(
 // LOOPS-NOT: rnn.role = "gates"
@@ -64,13 +77,13 @@ func.func @lstm(%x: tensor<5x3x4xf32>, %is_init: tensor<5x3xi1>,
 
 // CHECK-LABEL: func.func @gru_grad(
 // CHECK-SAME: attributes {rnn.remat = "chunk:2"}
-// CHECK: [[FWD:%[[:alnum:]_]+]]:4 = rnn.gru_fwd chunk(2) ins(
+// CHECK: [[FWD:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(1) ins(
 // CHECK-SAME: -> tensor<5x3x5xf32>, tensor<3x5xf32>, tensor<5x3x15xf32>, tensor<5x3x5xf32>
 // CHECK: rnn.begin_backward
-// CHECK-NOT: rnn.gru_bwd
-// CHECK: rnn.gru_chunked_bwd chunk(2)
+// CHECK-NOT: rnn.gru_bwd block(1)
+// CHECK: rnn.gru_chunked_bwd block(1) chunk(2)
 // CHECK-SAME: saved(y [[FWD]]#0)
-// CHECK-NOT: rnn.gru_bwd
+// CHECK-NOT: rnn.gru_bwd block(1)
 
 // LOOPS-LABEL: func.func @gru_grad(
 // LOOPS-NOT: rnn.role = "{{gates|hn_proj}}"

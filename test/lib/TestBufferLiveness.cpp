@@ -55,6 +55,10 @@ struct TestBufferLivenessPass
 
 namespace mlir {
 namespace rnn {
-void registerTestPasses() { PassRegistration<TestBufferLivenessPass>(); }
+void registerTestGemmCallsPass();
+void registerTestPasses() {
+  PassRegistration<TestBufferLivenessPass>();
+  registerTestGemmCallsPass();
+}
 } // namespace rnn
 } // namespace mlir

@@ -117,6 +117,11 @@ static cl::opt<bool> json("json", cl::init(false),
 static cl::opt<std::string> emit("emit", cl::init(""),
                                  cl::desc("mlir | ptx: print and exit"),
                                  cl::cat(category));
+static cl::opt<long long>
+    gemmRows("gemm-rows", cl::init(0),
+             cl::desc("Rows the GEMM blocks aim for (0: the target's "
+                      "default; see rnn-opt's gemm-rows)"),
+             cl::cat(category));
 static cl::opt<long long> threads("blas-threads", cl::init(1),
                                   cl::desc("BLAS threads"), cl::cat(category));
 
@@ -140,6 +145,7 @@ static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
 static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.remat = remat;
   options.target = target;
+  options.gemmRows = gemmRows;
   // A replayed graph cannot repeat allocations.
   options.arena = arena || cudaGraph;
 }
@@ -634,6 +640,8 @@ int main(int argc, char **argv) {
   std::string rematPlan = train ? remat.getValue() : std::string("none");
   if (auto attr = entry->getAttrOfType<StringAttr>("rnn.remat"))
     rematPlan = attr.getValue().str();
+  int64_t gemmBlock = mlir::rnn::gemmBlockSteps(
+      shape.seqLen, shape.batch, pipelineOptions.getGemmRows());
   PassManager toLLVM(&context);
   mlir::rnn::buildLoopsToTargetPipeline(toLLVM, pipelineOptions);
   if (failed(toLLVM.run(*module)))
@@ -687,6 +695,9 @@ int main(int argc, char **argv) {
   // Graph mode: the host code runs once, under capture; every step replays
   // what it launched.
   ::rnn::runtime::cuda::Graph *graph = nullptr;
+  // GEMM calls of one step: those of the captured step, or of the first.
+  size_t gemmCallsBefore = ::rnn::runtime::gemmCalls();
+  size_t gemmCallsPerStep = 0;
   if (cudaGraph) {
     if (!::rnn::runtime::cuda::beginCapture())
       fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
@@ -707,6 +718,8 @@ int main(int argc, char **argv) {
     } else
 #endif
       (*function)->invoke(packed);
+    if (iter == 0)
+      gemmCallsPerStep = ::rnn::runtime::gemmCalls() - gemmCallsBefore;
     memory.finishStep();
     ::rnn::runtime::StepStats stats = ::rnn::runtime::endStep();
     ::rnn::runtime::MemoryFigures figures = stats;
@@ -814,6 +827,8 @@ int main(int argc, char **argv) {
                                    : llvm::json::Value(nullptr)},
         {"flops", flops},
         {"gemm", memory.gemm()},
+        {"gemm_block", gemmBlock},
+        {"gemm_calls", static_cast<int64_t>(gemmCallsPerStep)},
         {"iters", static_cast<int64_t>(iters)},
         {"warmup", static_cast<int64_t>(warmup)},
         {"seed", static_cast<int64_t>(seed)},

@@ -2,7 +2,7 @@
 //
 // Unit tests of the pieces of rnn-rematerialize that the budget policy is
 // built from: parsing policies, applying a plan, and the cost model that
-// ranks plans (FLOPs recomputed, per chunk overhead). Expected costs are
+// ranks plans (FLOPs recomputed, memory traffic). Expected costs are
 // computed here from the layer shapes, not taken from the code under test.
 //
 //===----------------------------------------------------------------------===//
@@ -49,13 +49,16 @@ protected:
     context.loadAllAvailableDialects();
   }
 
-  /// The training function of kLSTM, as rnn-autodiff leaves it.
-  OwningOpRef<ModuleOp> trainingModule() {
+  /// The training function of kLSTM, as rnn-autodiff leaves it, with GEMM
+  /// blocks of `gemmRows` / B steps.
+  OwningOpRef<ModuleOp> trainingModule(int64_t gemmRows = 2) {
     OwningOpRef<ModuleOp> module =
         parseSourceString<ModuleOp>(kLSTM, &context);
     EXPECT_TRUE(module);
     PassManager pm(&context);
-    pm.addPass(createRNNAutodiffPass());
+    RNNAutodiffPassOptions options;
+    options.gemmRows = gemmRows;
+    pm.addPass(createRNNAutodiffPass(options));
     EXPECT_TRUE(succeeded(pm.run(*module)));
     return module;
   }
@@ -100,13 +103,14 @@ TEST_F(RematTest, RejectsMalformedPolicies) {
 }
 
 TEST_F(RematTest, CostIsTheReplayedForwardPlusTraffic) {
+  // Blocks of one step (gemm-rows = B = 2).
   OwningOpRef<ModuleOp> module = trainingModule();
   const double T = 6, B = 2, I = 3, H = 4, G = 16;
   // Both GEMMs of every step and ~10 operations per gate element.
   double replay = T * B * (2 * G * (I + H) + 10 * G);
-  // W_ih packed (read and written, 4-byte floats) for each chunk's
-  // projection, in forward and replay.
-  double packing = 2 * 2 * 4 * G * I;
+  // W_ih packed (read and written, 4-byte floats) by the projection GEMM
+  // of each of the T / P = 6 blocks the replay issues, whatever the chunk.
+  double packing = 6 * 2 * 4 * G * I;
   // A chunk of K steps of gates and cells, in bytes.
   double stepScratch = 4 * B * (G + H);
   RematCostModel roomy; // every chunk fits the cache
@@ -116,36 +120,65 @@ TEST_F(RematTest, CostIsTheReplayedForwardPlusTraffic) {
   auto costOf = [&](RematPlan plan, const RematCostModel &model) {
     return rematCost(*module, plan, model);
   };
+  double fpb = roomy.flopsPerByte;
   EXPECT_EQ(costOf({RematPlan::Kind::None, 0}, roomy), 0);
   EXPECT_DOUBLE_EQ(costOf({RematPlan::Kind::Gates, 0}, roomy),
-                   replay + 8 * packing);
-  EXPECT_DOUBLE_EQ(costOf(chunk(1), roomy), replay + 8 * 6 * packing);
-  EXPECT_DOUBLE_EQ(costOf(chunk(4), roomy), replay + 8 * 2 * packing);
-  EXPECT_DOUBLE_EQ(costOf(chunk(6), roomy), replay + 8 * packing);
+                   replay + fpb * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(1), roomy), replay + fpb * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(4), roomy), replay + fpb * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(6), roomy), replay + fpb * packing);
   // K beyond T costs what K = T does.
   EXPECT_DOUBLE_EQ(costOf(chunk(100), roomy), costOf(chunk(6), roomy));
   // With a cache of two steps, chunks of 4 (two of them: 4 and 2 steps,
   // both counted as 4) spill 2 steps each, written and read back.
-  EXPECT_DOUBLE_EQ(costOf(chunk(2), tiny), replay + 3 * 3 * packing);
+  EXPECT_DOUBLE_EQ(costOf(chunk(2), tiny), replay + 3 * packing);
   EXPECT_DOUBLE_EQ(costOf(chunk(4), tiny),
-                   replay + 3 * (2 * packing + 2 * 2 * 2 * stepScratch));
+                   replay + 3 * (packing + 2 * 2 * 2 * stepScratch));
 }
 
-TEST_F(RematTest, ShortChunksPayPackingLongChunksPaySpills) {
+TEST_F(RematTest, ChunksAreWholeBlocks) {
+  // Blocks of two steps (gemm-rows = 4): 3 projection GEMMs per replay,
+  // and chunk:3 runs as chunk:4.
+  OwningOpRef<ModuleOp> module = trainingModule(4);
+  const double G = 16, I = 3;
+  RematCostModel model;
+  double none = rematCost(*module, {RematPlan::Kind::None, 0}, model);
+  double k2 = rematCost(*module, chunk(2), model);
+  EXPECT_DOUBLE_EQ(rematCost(*module, chunk(1), model), k2);
+  EXPECT_DOUBLE_EQ(rematCost(*module, chunk(3), model),
+                   rematCost(*module, chunk(4), model));
+  OwningOpRef<ModuleOp> perStep = trainingModule(2);
+  // Half the projection GEMMs of blocks of one step: half their packing.
+  EXPECT_DOUBLE_EQ(rematCost(*perStep, chunk(2), model) - k2,
+                   model.flopsPerByte * 3 * 2 * 4 * G * I);
+  EXPECT_GT(k2, none);
+  applyRematPlan(*module, chunk(3));
+  ASSERT_TRUE(succeeded(verify(*module)));
+  auto grad = module->lookupSymbol<func::FuncOp>("f_grad");
+  ASSERT_TRUE(grad);
+  EXPECT_EQ(grad->getAttrOfType<StringAttr>("rnn.remat").getValue(),
+            "chunk:4");
+}
+
+TEST_F(RematTest, LongChunksPaySpills) {
   OwningOpRef<ModuleOp> module = trainingModule();
   RematCostModel model;
   model.cacheBytes = 4 * (2 * (16 + 4)) * 3; // three steps of scratch
   double k1 = rematCost(*module, chunk(1), model);
   double k3 = rematCost(*module, chunk(3), model);
   double k6 = rematCost(*module, chunk(6), model);
-  EXPECT_LT(k3, k1);
+  EXPECT_DOUBLE_EQ(k3, k1);
   EXPECT_LT(k3, k6);
   EXPECT_GT(k3, rematCost(*module, {RematPlan::Kind::None, 0}, model));
 }
 
 TEST_F(RematTest, AppliedPlanIsRecordedAndVerifies) {
-  for (RematPlan plan : {RematPlan{RematPlan::Kind::Gates, 0}, chunk(4),
-                         chunk(100)}) {
+  // K beyond T is recorded as T, the plan applied.
+  std::pair<RematPlan, const char *> cases[] = {
+      {RematPlan{RematPlan::Kind::Gates, 0}, "gates"},
+      {chunk(4), "chunk:4"},
+      {chunk(100), "chunk:6"}};
+  for (auto [plan, applied] : cases) {
     OwningOpRef<ModuleOp> module = trainingModule();
     applyRematPlan(*module, plan);
     ASSERT_TRUE(succeeded(verify(*module))) << plan.str();
@@ -153,7 +186,7 @@ TEST_F(RematTest, AppliedPlanIsRecordedAndVerifies) {
     ASSERT_TRUE(grad);
     auto recorded = grad->getAttrOfType<StringAttr>("rnn.remat");
     ASSERT_TRUE(recorded) << plan.str();
-    EXPECT_EQ(recorded.getValue(), plan.str());
+    EXPECT_EQ(recorded.getValue(), applied);
   }
 }
 

@@ -17,4 +17,14 @@
 #define GET_OP_CLASSES
 #include "rnn/Dialect/RNNOps.h.inc"
 
+namespace mlir {
+namespace rnn {
+/// Whether kernel `op` writes its input operand `operandNumber`: the
+/// backward kernels overwrite the saved values they read (gates, GRU's
+/// hn_proj) with gradients, so that no policy needs a buffer of gate
+/// gradients besides the saved values or the replay scratch.
+bool isOverwrittenInput(Operation *op, unsigned operandNumber);
+} // namespace rnn
+} // namespace mlir
+
 #endif // RNN_DIALECT_RNNOPS_H

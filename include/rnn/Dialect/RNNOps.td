@@ -25,6 +25,13 @@ def RNN_TensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
 // Chunk length K of checkpointed kernels, in steps.
 def RNN_ChunkAttr : ConfinedAttr<I64Attr, [IntMinValue<1>]>;
 
+// GEMM block P of every kernel, in steps: the input projection and the
+// gradients of x, the weights and the biases are GEMMs over the rows of P
+// steps at a time (blocks [jP, jP + P), the last one shorter). Fixed by the
+// target and the shape, never by the remat policy, so that every policy
+// issues the same GEMM calls with the same shapes.
+def RNN_BlockAttr : ConfinedAttr<I64Attr, [IntMinValue<1>]>;
+
 //===----------------------------------------------------------------------===//
 // Model level
 //===----------------------------------------------------------------------===//
@@ -130,16 +137,17 @@ def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
     `y`, `h_n`, `c_n`, the values the backward reads: `gates` `[T, B, 4H]`
     (activated `i, f, g, o` per step) and `cells` `[T, B, H]` (`c_t` per
     step). These saved outputs carry their role in their name; a consumer
-    that does not read them leaves stores that `rnn-dse` deletes.
+    that does not read them leaves stores that `rnn-dse` deletes. The input
+    projection is computed per GEMM block of `block` steps.
 
-    With `chunk = K` (set by `rnn-rematerialize` under `policy=chunk:K`),
-    the kernel runs in chunks of K steps, the input projection computed per
-    chunk, and `cells` is `[ceil(T / K), B, H]`: entry `w` is the cell state
-    entering chunk `w` (before the reset mask; `c0` for chunk 0), all the
-    backward needs besides `y` to replay the chunk.
+    With `chunk = K` (set by `rnn-rematerialize` under `policy=chunk:K`; a
+    multiple of the block, or T), `cells` is `[ceil(T / K), B, H]`: entry
+    `w` is the cell state entering chunk `w` of K steps (before the reset
+    mask; `c0` for chunk 0), all the backward needs besides `y` to replay
+    the chunk.
 
     ```mlir
-    %y, %h_n, %c_n, %gates, %cells = rnn.lstm_fwd
+    %y, %h_n, %c_n, %gates, %cells = rnn.lstm_fwd block(2)
         ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
         outs(%y0, %hn0, %cn0) saved(gates %g0, cells %c0s)
         : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
@@ -150,7 +158,7 @@ def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
            tensor<8x4x20xf32>, tensor<8x4x5xf32>
     ```
   }];
-  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
@@ -158,6 +166,7 @@ def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
       RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$cells,
       OptionalAttr<RNN_ChunkAttr>:$chunk);
   let assemblyFormat = [{
+    `block` `(` $block `)`
     (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `,`
       $biasIh `,` $biasHh `)`
@@ -186,9 +195,13 @@ def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7> {
     Backward pass of one LSTM layer: from the forward inputs, the saved
     `y`, `gates` and `cells` of `rnn.lstm_fwd`, and the cotangents of `y`,
     `h_n`, `c_n`, writes the gradients of `x`, `h0`, `c0` and the weights.
+    Each step's gate gradients overwrite its saved gates (`gates` is read
+    and written); per block of `block` steps they become `grad_x` and the
+    block's share of the weight and bias gradients in one GEMM each, so
+    that only the recurrent product is left per step.
 
     ```mlir
-    %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_bwd
+    %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_bwd block(2)
         ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh)
         saved(y %y, gates %gates, cells %cells)
         cotangents(%dy, %dhn, %dcn)
@@ -203,7 +216,7 @@ def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7> {
            tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
     ```
   }];
-  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$y, RNN_TensorOrMemRef:$gates,
@@ -214,6 +227,7 @@ def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7> {
       RNN_TensorOrMemRef:$gradWeightHh, RNN_TensorOrMemRef:$gradBiasIh,
       RNN_TensorOrMemRef:$gradBiasHh);
   let assemblyFormat = [{
+    `block` `(` $block `)`
     `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `)`
     `saved` `(` `y` $y `,` `gates` $gates `,` `cells` $cells `)`
     `cotangents` `(` $gradY `,` $gradHN `,` $gradCN `)`
@@ -238,11 +252,10 @@ def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
     Forward pass of one GRU layer (semantics of `rnn.gru`) writing, besides
     `y` and `h_n`, the saved values `gates` `[T, B, 3H]` (activated
     `r, z, n`) and `hn_proj` `[T, B, H]` (`W_hn h + b_hn` per step).
-    With `chunk = K` the input projection is computed per chunk of K steps;
     `y` is all the backward of `rnn.gru_chunked_bwd` needs.
 
     ```mlir
-    %y, %h_n, %gates, %hn = rnn.gru_fwd
+    %y, %h_n, %gates, %hn = rnn.gru_fwd block(2)
         ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
         outs(%y0, %hn0) saved(gates %g0, hn_proj %p0)
         : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
@@ -253,14 +266,14 @@ def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
            tensor<8x4x15xf32>, tensor<8x4x5xf32>
     ```
   }];
-  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
       RNN_TensorOrMemRef:$biasHh, RNN_TensorOrMemRef:$y,
       RNN_TensorOrMemRef:$hN, RNN_TensorOrMemRef:$gates,
-      RNN_TensorOrMemRef:$hnProj, OptionalAttr<RNN_ChunkAttr>:$chunk);
+      RNN_TensorOrMemRef:$hnProj);
   let assemblyFormat = [{
-    (`chunk` `(` $chunk^ `)`)?
+    `block` `(` $block `)`
     `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `,`
       $biasIh `,` $biasHh `)`
     `outs` `(` $y `,` $hN `)`
@@ -285,10 +298,14 @@ def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
   let summary = "GRU backward kernel";
   let description = [{
     Backward pass of one GRU layer from the saved `y`, `gates` and `hn_proj`
-    of `rnn.gru_fwd` and the cotangents of `y` and `h_n`.
+    of `rnn.gru_fwd` and the cotangents of `y` and `h_n`. Each step's
+    gradients of the input projection overwrite its saved gates, and the
+    `n` part of those of the hidden projection its saved `hn_proj` (both
+    are read and written); per block of `block` steps they become `grad_x`
+    and the block's share of the weight and bias gradients.
 
     ```mlir
-    %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_bwd
+    %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_bwd block(2)
         ins(%x, %is_init, %h0, %w_ih, %w_hh)
         saved(y %y, gates %gates, hn_proj %hn)
         cotangents(%dy, %dhn)
@@ -303,7 +320,7 @@ def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
            tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
     ```
   }];
-  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$y,
       RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$hnProj,
@@ -312,6 +329,7 @@ def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
       RNN_TensorOrMemRef:$gradWeightIh, RNN_TensorOrMemRef:$gradWeightHh,
       RNN_TensorOrMemRef:$gradBiasIh, RNN_TensorOrMemRef:$gradBiasHh);
   let assemblyFormat = [{
+    `block` `(` $block `)`
     `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `)`
     `saved` `(` `y` $y `,` `gates` $gates `,` `hn_proj` $hnProj `)`
     `cotangents` `(` $gradY `,` $gradHN `)`
@@ -336,14 +354,15 @@ def RNN_LSTMChunkedBwdOp : RNN_KernelOp<"lstm_chunked_bwd", 7> {
     Backward pass of one LSTM layer whose forward ran with `chunk = K` and
     saved only `y` and the cell state entering each chunk (`cells`,
     `[ceil(T / K), B, H]`). Chunks are taken last to first; each is replayed
-    from its checkpoint into K-step scratch (gates, cells, input
-    projection), with the forward's operations in the forward's order, and
-    then differentiated. The scratch is reused chunk after chunk, so the
-    backward holds K steps of gates instead of T. Gradients are bitwise
-    those of `rnn.lstm_bwd` on the saved values.
+    from its checkpoint into K-step scratch (gates, cells), with the
+    forward's operations and GEMM blocks, and then differentiated block by
+    block as `rnn.lstm_bwd` does. The scratch is reused chunk after chunk,
+    so the backward holds K steps of gates instead of T. K is a multiple
+    of the block (or T). Gradients are bitwise those of `rnn.lstm_bwd` on
+    the saved values.
 
     ```mlir
-    %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_chunked_bwd chunk(3)
+    %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_chunked_bwd block(1) chunk(3)
         ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
         saved(y %y, cells %ck)
         cotangents(%dy, %dhn, %dcn)
@@ -358,7 +377,7 @@ def RNN_LSTMChunkedBwdOp : RNN_KernelOp<"lstm_chunked_bwd", 7> {
            tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
     ```
   }];
-  let arguments = (ins RNN_ChunkAttr:$chunk, RNN_TensorOrMemRef:$x,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_ChunkAttr:$chunk, RNN_TensorOrMemRef:$x,
       RNN_TensorOrMemRef:$isInit, RNN_TensorOrMemRef:$h0,
       RNN_TensorOrMemRef:$c0, RNN_TensorOrMemRef:$weightIh,
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
@@ -370,6 +389,7 @@ def RNN_LSTMChunkedBwdOp : RNN_KernelOp<"lstm_chunked_bwd", 7> {
       RNN_TensorOrMemRef:$gradWeightHh, RNN_TensorOrMemRef:$gradBiasIh,
       RNN_TensorOrMemRef:$gradBiasHh);
   let assemblyFormat = [{
+    `block` `(` $block `)`
     `chunk` `(` $chunk `)`
     `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `,`
       $biasIh `,` $biasHh `)`
@@ -394,11 +414,12 @@ def RNN_GRUChunkedBwdOp : RNN_KernelOp<"gru_chunked_bwd", 6> {
   let description = [{
     Backward pass of one GRU layer from `y` alone: chunks of K steps are
     taken last to first, replayed into K-step scratch (`gates`, `hn_proj`,
-    input projection) from the state `y` holds, and differentiated.
+    input projection) from the state `y` holds, and differentiated block by
+    block as `rnn.gru_bwd` does. K is a multiple of the block (or T).
     Gradients are bitwise those of `rnn.gru_bwd` on the saved values.
 
     ```mlir
-    %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_chunked_bwd chunk(3)
+    %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_chunked_bwd block(1) chunk(3)
         ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
         saved(y %y)
         cotangents(%dy, %dhn)
@@ -413,7 +434,7 @@ def RNN_GRUChunkedBwdOp : RNN_KernelOp<"gru_chunked_bwd", 6> {
            tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
     ```
   }];
-  let arguments = (ins RNN_ChunkAttr:$chunk, RNN_TensorOrMemRef:$x,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_ChunkAttr:$chunk, RNN_TensorOrMemRef:$x,
       RNN_TensorOrMemRef:$isInit, RNN_TensorOrMemRef:$h0,
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
@@ -423,6 +444,7 @@ def RNN_GRUChunkedBwdOp : RNN_KernelOp<"gru_chunked_bwd", 6> {
       RNN_TensorOrMemRef:$gradWeightHh, RNN_TensorOrMemRef:$gradBiasIh,
       RNN_TensorOrMemRef:$gradBiasHh);
   let assemblyFormat = [{
+    `block` `(` $block `)`
     `chunk` `(` $chunk `)`
     `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `,`
       $biasIh `,` $biasHh `)`
@@ -452,7 +474,7 @@ def RNN_LSTMReplayOp : RNN_KernelOp<"lstm_replay", 1> {
     when the policy does not save the gates.
 
     ```mlir
-    %gates = rnn.lstm_replay
+    %gates = rnn.lstm_replay block(2)
         ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
         states(%y, %cells) outs(%g0)
         : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
@@ -461,13 +483,14 @@ def RNN_LSTMReplayOp : RNN_KernelOp<"lstm_replay", 1> {
         -> tensor<8x4x20xf32>
     ```
   }];
-  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
       RNN_TensorOrMemRef:$y, RNN_TensorOrMemRef:$cells,
       RNN_TensorOrMemRef:$gates);
   let assemblyFormat = [{
+    `block` `(` $block `)`
     `ins` `(` $x `,` $isInit `,` $h0 `,` $c0 `,` $weightIh `,` $weightHh `,`
       $biasIh `,` $biasHh `)`
     `states` `(` $y `,` $cells `)` `outs` `(` $gates `)`
@@ -488,7 +511,7 @@ def RNN_GRUReplayOp : RNN_KernelOp<"gru_replay", 2> {
     from `y`, bitwise as `rnn.gru_fwd` computed them.
 
     ```mlir
-    %gates, %hn = rnn.gru_replay
+    %gates, %hn = rnn.gru_replay block(2)
         ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
         states(%y) outs(%g0, %p0)
         : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
@@ -497,12 +520,13 @@ def RNN_GRUReplayOp : RNN_KernelOp<"gru_replay", 2> {
         -> tensor<8x4x15xf32>, tensor<8x4x5xf32>
     ```
   }];
-  let arguments = (ins RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
       RNN_TensorOrMemRef:$biasHh, RNN_TensorOrMemRef:$y,
       RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$hnProj);
   let assemblyFormat = [{
+    `block` `(` $block `)`
     `ins` `(` $x `,` $isInit `,` $h0 `,` $weightIh `,` $weightHh `,`
       $biasIh `,` $biasHh `)`
     `states` `(` $y `)` `outs` `(` $gates `,` $hnProj `)`

@@ -53,6 +53,13 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "last argument (rnn-place-in-arena): a step allocates "
                      "nothing"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> gemmRows{
+      *this, "gemm-rows",
+      llvm::cl::desc("Rows the GEMM blocks of the kernels aim for (block P "
+                     "= the smallest power of two with P * B >= gemm-rows, "
+                     "at most T); 0: the target's default (cpu 256, cuda "
+                     "4096)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the elementwise kernels (cuda "
@@ -61,6 +68,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 
   /// The toolkit the build was configured with (CUDA_TOOLKIT_ROOT).
   static std::string defaultCUDAToolkit();
+  /// gemm-rows, or the target's default: enough rows per GEMM for a tuned
+  /// CPU BLAS (256) or for cuBLAS to fill a GPU (4096).
+  int64_t getGemmRows() const;
 };
 
 /// Checks the option values; the message names the bad one.

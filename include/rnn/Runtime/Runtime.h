@@ -121,6 +121,12 @@ size_t badFrees();
 /// badFrees(). Live allocations are unaffected.
 void resetCounters();
 
+/// Number of GEMMs compiled code has called (rnnrt_sgemm and
+/// rnnrt_cuda_sgemm) since start-up.
+size_t gemmCalls();
+/// Counts one GEMM call; called by the GEMM entry points.
+void countGemmCall();
+
 //===----------------------------------------------------------------------===//
 // Steps and phases.
 //===----------------------------------------------------------------------===//

@@ -22,7 +22,10 @@ def RNNAutodiffPass : Pass<"rnn-autodiff", "ModuleOp"> {
     The forward runs `rnn.lstm_fwd`/`rnn.gru_fwd` kernels whose saved outputs
     (`gates`, `cells`, `hn_proj`) are read by the matching backward kernels,
     walked in reverse order; gradients of values used twice are summed.
-    `rnn.begin_backward` separates the two phases.
+    `rnn.begin_backward` separates the two phases. Every kernel of a layer
+    gets the same GEMM block P (`block(P)`): the smallest power of two with
+    P * B >= `gemm-rows`, at most T. It depends on the target (through
+    `gemm-rows`, which the pipelines set) and the shape only.
 
     Before:
     ```mlir
@@ -34,10 +37,10 @@ def RNNAutodiffPass : Pass<"rnn-autodiff", "ModuleOp"> {
     After (`@f` is kept):
     ```mlir
     func.func @f_grad(%x: ..., ..., %dy: ..., %dh: ..., %dc: ...) -> (...) {
-      %y, %h, %c, %gates, %cells = rnn.lstm_fwd ins(...) outs(...)
+      %y, %h, %c, %gates, %cells = rnn.lstm_fwd block(4) ins(...) outs(...)
           saved(gates %e0, cells %e1) : ...
       rnn.begin_backward
-      %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_bwd ins(...)
+      %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_bwd block(4) ins(...)
           saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dh, %dc)
           outs(...) : ...
       return %y, %h, %c, %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh : ...
@@ -45,6 +48,11 @@ def RNNAutodiffPass : Pass<"rnn-autodiff", "ModuleOp"> {
     ```
     Next: `rnn-expand-forward` for the model functions, then bufferization.
   }];
+  let options = [
+    Option<"gemmRows", "gemm-rows", "int64_t", /*default=*/"256",
+           "Rows the GEMM blocks aim for: block P = the smallest power of "
+           "two with P * B >= gemm-rows, at most T">
+  ];
   let dependentDialects = ["tensor::TensorDialect", "linalg::LinalgDialect",
                            "arith::ArithDialect"];
 }
@@ -55,24 +63,22 @@ def RNNExpandForwardPass : Pass<"rnn-expand-forward", "ModuleOp"> {
     Rewrites each model-level op into the destination-style forward kernel
     that the lowering implements (`rnn.lstm` -> `rnn.lstm_fwd`,
     `rnn.gru` -> `rnn.gru_fwd`). Nothing reads the saved outputs of these
-    kernels: inference leaves them to `rnn-dse`. With nothing saved, the
-    input projection (G = 4 or 3 gates times the output) is the largest
-    buffer; the kernels run in chunks of max(1, T / G) steps, so that the
-    projection of a chunk is no larger than the output (unless
-    `chunked-projection=false`).
+    kernels: inference leaves them to `rnn-dse`. The kernels get the GEMM
+    block of `rnn-autodiff` (same option, same rule), so that inference
+    computes the input projection with the calls of the training forward,
+    one block of P steps at a time.
 
     ```mlir
     %y, %h, %c = rnn.lstm %x reset %r state(%h0, %c0) weights(...)
         : (tensor<8x4x3xf32>, ...) -> ...
     // becomes
-    %y, %h, %c, %gates, %cells = rnn.lstm_fwd chunk(2) ins(...) outs(...)
+    %y, %h, %c, %gates, %cells = rnn.lstm_fwd block(2) ins(...) outs(...)
         saved(gates %e0, cells %e1) : ...
     ```
   }];
   let options = [
-    Option<"chunkedProjection", "chunked-projection", "bool",
-           /*default=*/"true",
-           "Run the kernels in chunks of max(1, T / G) steps">
+    Option<"gemmRows", "gemm-rows", "int64_t", /*default=*/"256",
+           "Rows the GEMM blocks aim for (see rnn-autodiff)">
   ];
   let dependentDialects = ["tensor::TensorDialect"];
 }
@@ -99,18 +105,22 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
     Under `policy=chunk:K` the forward runs with `chunk = K` and saves,
     besides `y`, only the LSTM cell state entering each chunk of K steps;
     the backward becomes `rnn.lstm_chunked_bwd` / `rnn.gru_chunked_bwd`,
-    which replays each chunk into K-step scratch before differentiating it
-    (K larger than T is taken as T).
+    which replays each chunk into K-step scratch before differentiating it.
+    A replayed chunk issues the GEMMs of the forward only if it is made of
+    whole GEMM blocks: K is rounded up to a multiple of the kernels' block
+    P, and K beyond T is taken as T. The plan recorded is the one applied
+    (`chunk:3` with P = 4 becomes `chunk:4`).
 
     ```mlir
-    %y, %h, %c, %g, %ck = rnn.lstm_fwd chunk(8) ins(...) outs(...)
+    %y, %h, %c, %g, %ck = rnn.lstm_fwd block(4) chunk(8) ins(...) outs(...)
         saved(gates %e0, cells %e1) : ..., tensor<4x64x256xf32>
-    %bwd = rnn.lstm_chunked_bwd chunk(8) ins(...) saved(y %y, cells %ck)
-        cotangents(...) outs(...) : ...
+    %bwd = rnn.lstm_chunked_bwd block(4) chunk(8) ins(...)
+        saved(y %y, cells %ck) cotangents(...) outs(...) : ...
     ```
 
     Under `policy=budget:BYTES` the pass tries saving everything, replaying
-    the gates, and chunks of 1, 2, 4, ... steps; predicts the peak of each
+    the gates, and chunks of P, 2P, 4P, ... steps (P, a power of two, the
+    largest block of the module's kernels); predicts the peak of each
     with the memory planner (rnn-plan-memory after lowering, on a copy of
     the module); and applies the one with the fewest recomputed FLOPs whose
     peak fits, or fails naming the smallest feasible budget.

@@ -218,14 +218,46 @@ void KernelBuilder::zero(Value dst) {
   parallel(shape, [&](ValueRange iv) { store(scalar(0.0), dst, iv); });
 }
 
-void KernelBuilder::addRows(Value rows, Value acc) {
-  int64_t numRows = cast<MemRefType>(rows.getType()).getDimSize(0);
-  int64_t numCols = cast<MemRefType>(rows.getType()).getDimSize(1);
-  parallel({numCols}, [&](ValueRange iv) {
-    forRange(numRows, [&](Value r) {
-      store(add(load(acc, iv), load(rows, {r, iv[0]})), acc, iv);
-    });
-  });
+Value KernelBuilder::ones(int64_t n) {
+  Value buffer = alloc({1, n}, "ones");
+  parallel({1, n}, [&](ValueRange iv) { store(scalar(1.0), buffer, iv); });
+  return buffer;
+}
+
+void KernelBuilder::addColumnSums(Value rowsMatrix, Value onesRow,
+                                  Value acc) {
+  int64_t numRows = cast<MemRefType>(rowsMatrix.getType()).getDimSize(0);
+  matmul(columns(onesRow, 0, numRows), rowsMatrix, acc, false, false, true);
+}
+
+Value KernelBuilder::row(Value vector) {
+  int64_t n = cast<MemRefType>(vector.getType()).getDimSize(0);
+  return memref::ExpandShapeOp::create(b, ArrayRef<int64_t>{1, n}, vector,
+                                       {ReassociationIndices{0, 1}});
+}
+
+/// The [len0, len1] block of a matrix at (start0, start1).
+static Value submatrix(ImplicitLocOpBuilder &b, Value matrix, int64_t start0,
+                       int64_t len0, int64_t start1, int64_t len1) {
+  ArrayRef<int64_t> shape = cast<MemRefType>(matrix.getType()).getShape();
+  if (start0 == 0 && start1 == 0 && len0 == shape[0] && len1 == shape[1])
+    return matrix;
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(start0),
+                                       b.getIndexAttr(start1)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(len0),
+                                     b.getIndexAttr(len1)};
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  return memref::SubViewOp::create(b, matrix, offsets, sizes, strides);
+}
+
+Value KernelBuilder::columns(Value matrix, int64_t start, int64_t len) {
+  int64_t numRows = cast<MemRefType>(matrix.getType()).getDimSize(0);
+  return submatrix(b, matrix, 0, numRows, start, len);
+}
+
+Value KernelBuilder::rows(Value matrix, int64_t start, int64_t len) {
+  int64_t numCols = cast<MemRefType>(matrix.getType()).getDimSize(1);
+  return submatrix(b, matrix, start, len, 0, numCols);
 }
 
 Value KernelBuilder::steps(Value sequence, Value start, int64_t len) {
@@ -246,13 +278,11 @@ Value KernelBuilder::leading(Value sequence, int64_t len) {
   return steps(sequence, index(0), len);
 }
 
-Value KernelBuilder::projectChunk(Value x, Value weightIh, Value scratch,
-                                  Value start, int64_t len) {
-  Value xproj = leading(scratch, len);
-  Value rows = flatten(steps(x, start, len));
-  matmul(rows, weightIh, flatten(xproj), /*transA=*/false, /*transB=*/true,
+void KernelBuilder::project(Value x, Value weightIh, Value dst) {
+  Value rows = flatten(x);
+  Value out = flatten(dst);
+  matmul(rows, weightIh, out, /*transA=*/false, /*transB=*/true,
          /*accumulate=*/false);
-  return xproj;
 }
 
 void KernelBuilder::forChunks(int64_t steps, int64_t chunk, bool reverse,
@@ -279,12 +309,13 @@ void KernelBuilder::forChunks(int64_t steps, int64_t chunk, bool reverse,
   }
 }
 
-void KernelBuilder::stepGradients(const StepGradients &g) {
-  bool shared = g.dHidden == g.dInput;
-  matmul(g.dInput, g.weightIh, g.gradXStep, false, false, false);
-  matmul(g.dInput, g.xStep, g.gradWeightIh, true, false, true);
-  matmul(g.dHidden, g.hIn, g.gradWeightHh, true, false, true);
-  addRows(g.dInput, g.gradBiasIh);
-  if (!shared)
-    addRows(g.dHidden, g.gradBiasHh);
+void KernelBuilder::forBlocks(
+    Value first, int64_t steps, int64_t block, bool reverse,
+    function_ref<void(Value start, Value offset, int64_t len)> body) {
+  forChunks(steps, block, reverse, [&](Value offset, int64_t len) {
+    Value start = matchPattern(first, m_Zero())
+                      ? offset
+                      : arith::AddIOp::create(b, first, offset).getResult();
+    body(start, offset, len);
+  });
 }

@@ -77,35 +77,40 @@ public:
   void copy(Value src, Value dst);
   /// dst = 0, elementwise over a buffer of any rank.
   void zero(Value dst);
-  /// acc[j] += sum_r rows[r, j] of a [R, J] buffer, r in increasing order.
-  void addRows(Value rows, Value acc);
+  /// A [1, n] scratch buffer of ones.
+  Value ones(int64_t n);
+  /// acc[0, j] += sum_r rows[r, j] of a [R, J] buffer, as a GEMV against
+  /// the first R `ones` ([1, >= R]): the order of the sum is the BLAS's,
+  /// fixed for a given shape, and on a GPU it runs on many blocks.
+  void addColumnSums(Value rows, Value ones, Value acc);
+  /// The [1, N] view of a [N] buffer.
+  Value row(Value vector);
+  /// Columns [start, start + len) of a [R, C] buffer.
+  Value columns(Value matrix, int64_t start, int64_t len);
+  /// Rows [start, start + len) of a [R, C] buffer.
+  Value rows(Value matrix, int64_t start, int64_t len);
 
   /// The [len, ...] view of steps [start, start + len) of a sequence.
   Value steps(Value sequence, Value start, int64_t len);
   /// The first `len` steps of a sequence (the sequence itself if all).
   Value leading(Value sequence, int64_t len);
-  /// The input projection x[start : start + len] W_ih^T of a chunk, as one
-  /// GEMM into the first `len` steps of `scratch`; returns that view.
-  Value projectChunk(Value x, Value weightIh, Value scratch, Value start,
-                     int64_t len);
+  /// The input projection of some steps: dst = x W_ih^T for the views
+  /// `x` [len, B, I] and `dst` [len, B, G*H], as one GEMM of len*B rows.
+  void project(Value x, Value weightIh, Value dst);
   /// Runs `body(start, len)` over the chunks of K steps that cover T steps
   /// (the last one shorter when K does not divide T), first to last or, if
   /// `reverse`, last to first. Full chunks share one scf.for; the short
   /// one is emitted on its own with its static length.
   void forChunks(int64_t steps, int64_t chunk, bool reverse,
                  function_ref<void(Value start, int64_t len)> body);
-
-  /// What the backward kernels compute after the gate gradients of step t:
-  /// from d(input projection) and d(hidden projection) ([B, G*H] each; the
-  /// same buffer for LSTM), grad_x[t] and the step's share of the weight
-  /// and bias gradients, accumulated step by step. The order of every sum
-  /// is fixed by the step order alone, so it is the same whichever way the
-  /// forward values reach the backward (saved, replayed, chunked).
-  struct StepGradients {
-    Value dInput, dHidden, xStep, hIn, weightIh;
-    Value gradXStep, gradWeightIh, gradWeightHh, gradBiasIh, gradBiasHh;
-  };
-  void stepGradients(const StepGradients &g);
+  /// Runs `body(start, offset, len)` over the GEMM blocks of P steps of
+  /// steps [first, first + steps), `first` a multiple of P: `start` is the
+  /// block's first step, `offset` = start - first. The blocks are those of
+  /// the whole sequence whatever `first`, so every kernel that covers a
+  /// block issues the same GEMMs for it.
+  void forBlocks(Value first, int64_t steps, int64_t block, bool reverse,
+                 function_ref<void(Value start, Value offset, int64_t len)>
+                     body);
 
 private:
   /// Whether `index` moves along the innermost induction variable of the

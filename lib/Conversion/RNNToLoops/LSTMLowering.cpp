@@ -1,30 +1,43 @@
 //===- LSTMLowering.cpp - LSTM kernels to loops ---------------------------===//
 //
-// Loops of the LSTM kernels on buffers. Forward, per layer, in chunks of K
-// steps (K = T unless the kernel is checkpointed):
+// Loops of the LSTM kernels on buffers. Every GEMM whose result a remat
+// policy could change is issued per GEMM block of P steps (the kernel's
+// `block`), blocks [jP, jP + P) of the whole sequence, so that forward,
+// replays and backward issue the same calls whatever the policy. Forward,
+// per layer (chunks of K steps only when checkpointed; K is a multiple of P
+// or T):
 //
-//   for each chunk [s, s + K):
-//     xproj[K*B, 4H] = x[s : s+K] W_ih^T                   (one GEMM)
-//     for t in the chunk:
+//   for each chunk [s, s + K):     (saved: cells[s / K] = c, if checkpointed)
+//     for each block [p, p + P) in it:
+//       xproj[P*B, 4H] = x[p : p+P] W_ih^T                 (one GEMM)
+//       for t in the block:
 //           h, c = reset[t] ? 0 : h, c                     (state in scratch)
 //           pre[B, 4H] = h W_hh^T                          (GEMM)
-//           i, f, g, o = act(pre + xproj[t - s] + b_ih + b_hh)
+//           i, f, g, o = act(pre + xproj[t - p] + b_ih + b_hh)
 //           c = f c + i g ; h = o tanh(c)
 //           y[t] = h ; saved: gates[t] = (i, f, g, o), cells[t] = c
 //
 // The recurrent state lives in scratch buffers, not in the saved outputs, so
-// that a store of a saved value is only ever read by the backward. A
-// checkpointed forward saves, instead of every c, the c entering each chunk.
+// that a store of a saved value is only ever read by the backward.
 //
-// Backward walks t downwards with dh, dc in scratch. Each step writes the
-// gradient of its gate pre-activations into dgates[B, 4H] and turns it at
-// once into the recurrent gradient, grad_x[t] and its share of the weight
-// and bias gradients (KernelBuilder::stepGradients). The gates and cells it
-// reads come from the forward (rnn.lstm_bwd) or, for rnn.lstm_chunked_bwd,
-// from replaying each chunk from its checkpoint into K-step scratch, last
-// chunk first. Forward, replay and backward share the step code below, so
-// every policy computes the same values with the same operations. A replay
-// computes the gates in place of the input projection they are made from.
+// Backward, shaped like cuDNN's: per step only the recurrent chain, per
+// block the rest. For each block, last first:
+//
+//   for t in the block, downwards:
+//       dG[t] = gate gradients from gates[t], c[t], c[t-1], dh, dc
+//               (written over gates[t]: each element of dG is computed from
+//               the same elements of the gates)
+//       hIn[t - p] = reset[t] ? 0 : h[t-1] ; dc = reset[t] ? 0 : dc f
+//       dh = reset[t] ? 0 : dG[t] W_hh                     (one GEMM)
+//   grad_x[p : p+P] = dG W_ih                              (one GEMM each:
+//   grad_W_ih += dG^T x[p : p+P] ; grad_W_hh += dG^T hIn    P*B rows)
+//   grad_b += ones^T dG                                    (a GEMV)
+//
+// The gates come from the forward (rnn.lstm_bwd) or from replaying each
+// chunk from its checkpoint into K-step scratch, last chunk first
+// (rnn.lstm_chunked_bwd); either way the gate gradients take the place of
+// the gates, so no policy holds a gradient buffer besides them. Forward,
+// replay and backward share the step code below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,7 +58,7 @@ namespace {
 /// The inputs of a layer, shared by every LSTM kernel.
 struct LSTMInputs {
   Value x, isInit, h0, c0, weightIh, weightHh, biasIh, biasHh;
-  int64_t T = 0, B = 0, H = 0;
+  int64_t T = 0, B = 0, H = 0, P = 0;
 
   template <typename OpTy>
   static LSTMInputs of(OpTy op) {
@@ -59,23 +72,23 @@ struct LSTMInputs {
     in.T = dim(in.x, 0);
     in.B = dim(in.x, 1);
     in.H = dim(in.weightHh, 1);
+    in.P = op.getBlock();
     return in;
   }
 };
 
 /// Scratch of the forward steps: reset-masked state, recurrent
-/// pre-activations, and the input projection of one chunk. A replay passes
-/// the buffer it recomputes the gates into as `xproj`: each element of the
-/// gates is computed from the same element of the projection alone, so the
-/// step can overwrite the projection with the gates.
+/// pre-activations, and the input projection of one block. A replay
+/// computes the gates in place of the projection they are made from (each
+/// element of the gates is computed from the same element of the
+/// projection alone), so it passes no projection scratch.
 struct StepScratch {
   Value h, c, pre, xproj;
 
-  StepScratch(KernelBuilder &k, const LSTMInputs &in, int64_t chunk,
-              Value gates = {})
+  StepScratch(KernelBuilder &k, const LSTMInputs &in, bool replay)
       : h(k.alloc({in.B, in.H}, "h")), c(k.alloc({in.B, in.H}, "c")),
         pre(k.alloc({in.B, 4 * in.H}, "preact")),
-        xproj(gates ? gates : k.alloc({chunk, in.B, 4 * in.H}, "xproj")) {}
+        xproj(replay ? Value() : k.alloc({in.P, in.B, 4 * in.H}, "xproj")) {}
 };
 
 /// Where one forward step reads its state and writes its results. Null
@@ -134,42 +147,66 @@ void mlir::rnn::emitLSTMFwd(Operation *operation, KernelBuilder &k) {
   LSTMInputs in = LSTMInputs::of(op);
   int64_t chunk = op.getChunk().value_or(in.T);
   bool checkpointed = op.getChunk().has_value();
-  StepScratch s(k, in, chunk);
+  StepScratch s(k, in, /*replay=*/false);
   k.copy(in.h0, s.h);
   k.copy(in.c0, s.c);
-  k.forChunks(in.T, chunk, /*reverse=*/false, [&](Value start, int64_t len) {
+  k.forChunks(in.T, chunk, /*reverse=*/false, [&](Value first, int64_t len) {
     if (checkpointed) {
-      Value w = arith::DivUIOp::create(k.builder(), start, k.index(chunk));
+      Value w = arith::DivUIOp::create(k.builder(), first, k.index(chunk));
       k.copy(s.c, k.step(op.getCells(), w));
     }
-    Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, start, len);
-    k.forTime(len, /*reverse=*/false, [&](Value i) {
-      Value t = arith::AddIOp::create(k.builder(), start, i);
-      StepIO io{s.h,
-                s.c,
-                k.step(xproj, i),
-                k.step(op.getGates(), t),
-                checkpointed ? Value() : k.step(op.getCells(), t),
-                k.step(op.getY(), t),
-                /*updateState=*/true};
-      emitStep(k, in, s, t, io);
+    k.forBlocks(first, len, in.P, /*reverse=*/false,
+                [&](Value start, Value, int64_t blockLen) {
+      Value xproj = k.leading(s.xproj, blockLen);
+      k.project(k.steps(in.x, start, blockLen), in.weightIh, xproj);
+      k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
+        Value t = arith::AddIOp::create(k.builder(), start, i);
+        StepIO io{s.h,
+                  s.c,
+                  k.step(xproj, i),
+                  k.step(op.getGates(), t),
+                  checkpointed ? Value() : k.step(op.getCells(), t),
+                  k.step(op.getY(), t),
+                  /*updateState=*/true};
+        emitStep(k, in, s, t, io);
+      });
     });
   });
   k.copy(s.h, op.getHN());
   k.copy(s.c, op.getCN());
 }
 
+/// Replays steps [first, first + len) into `gates` and `cells` ([len, B, X]
+/// views, or null cells), block by block: the projection of a block into
+/// its gates, then the steps. The state entering step t comes from
+/// `hPrev(t)`, `cPrev(i)` (i = t - first).
+static void emitReplay(KernelBuilder &k, const LSTMInputs &in,
+                       const StepScratch &s, Value first, int64_t len,
+                       Value gates, Value cells,
+                       function_ref<Value(Value t)> hPrev,
+                       function_ref<Value(Value i)> cPrev) {
+  k.forBlocks(first, len, in.P, /*reverse=*/false,
+              [&](Value start, Value offset, int64_t blockLen) {
+    Value blockGates = k.steps(gates, offset, blockLen);
+    k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
+    k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
+      Value t = arith::AddIOp::create(k.builder(), start, i);
+      Value j = arith::AddIOp::create(k.builder(), offset, i);
+      StepIO io{hPrev(t), cPrev(j), k.step(blockGates, i), k.step(gates, j),
+                cells ? k.step(cells, j) : Value()};
+      emitStep(k, in, s, t, io);
+    });
+  });
+}
+
 void mlir::rnn::emitLSTMReplay(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMReplayOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
-  StepScratch s(k, in, in.T, op.getGates());
-  Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, k.index(0), in.T);
-  k.forTime(in.T, /*reverse=*/false, [&](Value t) {
-    StepIO io{k.previous(op.getY(), in.h0, t),
-              k.previous(op.getCells(), in.c0, t), k.step(xproj, t),
-              k.step(op.getGates(), t)};
-    emitStep(k, in, s, t, io);
-  });
+  StepScratch s(k, in, /*replay=*/true);
+  emitReplay(
+      k, in, s, k.index(0), in.T, op.getGates(), Value(),
+      [&](Value t) { return k.previous(op.getY(), in.h0, t); },
+      [&](Value t) { return k.previous(op.getCells(), in.c0, t); });
 }
 
 namespace {
@@ -179,23 +216,25 @@ struct BackwardIO {
   Value gradWeightIh, gradWeightHh, gradBiasIh;
 };
 
-/// Scratch of the backward steps.
+/// Scratch of the backward steps: the recurrent gradients, and the masked
+/// states entering the steps of one block.
 struct GradScratch {
-  Value dh, dc, dhIn, dgates, hIn;
+  Value dh, dc, dhIn, hIn, ones;
 
   GradScratch(KernelBuilder &k, const LSTMInputs &in)
       : dh(k.alloc({in.B, in.H}, "dh")), dc(k.alloc({in.B, in.H}, "dc")),
         dhIn(k.alloc({in.B, in.H}, "dh_in")),
-        dgates(k.alloc({in.B, 4 * in.H}, "dgates")),
-        hIn(k.alloc({in.B, in.H}, "h_in")) {}
+        hIn(k.alloc({in.P, in.B, in.H}, "h_in")),
+        ones(k.ones(in.P * in.B)) {}
 };
 } // namespace
 
-/// One backward step t, reading the step's gates, its cell state and the
-/// cell state entering it ([B, 4H], [B, H], [B, H]).
+/// One backward step t, reading the step's gates (overwritten with their
+/// gradients), its cell state and the cell state entering it ([B, 4H],
+/// [B, H], [B, H]); writes the masked state entering it to `hIn` [B, H].
 static void emitGradStep(KernelBuilder &k, const LSTMInputs &in,
                          const BackwardIO &io, const GradScratch &g, Value t,
-                         Value gates, Value cells, Value cPrev) {
+                         Value gates, Value cells, Value cPrev, Value hIn) {
   int64_t B = in.B, H = in.H;
   Value hPrev = k.previous(io.y, in.h0, t);
   k.parallel({B, H}, [&](ValueRange iv) {
@@ -222,27 +261,60 @@ static void emitGradStep(KernelBuilder &k, const LSTMInputs &in,
         k.mul(dO, k.mul(o, k.sub(one, o))),
     };
     for (int64_t gate = 0; gate < 4; ++gate)
-      k.store(dpre[gate], g.dgates, {b, cols[gate]});
+      k.store(dpre[gate], gates, {b, cols[gate]});
     k.store(k.zeroIf(reset, k.mul(dcT, f)), g.dc, iv);
-    k.store(k.zeroIf(reset, k.load(hPrev, iv)), g.hIn, iv);
+    k.store(k.zeroIf(reset, k.load(hPrev, iv)), hIn, iv);
   });
-  k.matmul(g.dgates, in.weightHh, g.dhIn, false, false, false);
+  k.matmul(gates, in.weightHh, g.dhIn, false, false, false);
   k.parallel({B, H}, [&](ValueRange iv) {
     Value reset = k.load(in.isInit, {t, iv[0]});
     k.store(k.zeroIf(reset, k.load(g.dhIn, iv)), g.dh, iv);
   });
-  // The input and hidden projections share their pre-activations.
-  k.stepGradients({g.dgates, g.dgates, k.step(in.x, t), g.hIn, in.weightIh,
-                   k.step(io.gradX, t), io.gradWeightIh, io.gradWeightHh,
-                   io.gradBiasIh, io.gradBiasIh});
 }
 
-/// Emits the backward of either kernel around `emitChunk(start, len)`,
-/// which emits the backward steps of one chunk, last chunk first.
+/// The block's share of the gradients, from its gate gradients `dGates`
+/// ([len, B, 4H]) and the masked states entering its steps.
+static void emitBlockGradients(KernelBuilder &k, const LSTMInputs &in,
+                               const BackwardIO &io, const GradScratch &g,
+                               Value start, int64_t len, Value dGates) {
+  Value dG = k.flatten(dGates);
+  Value hIn = k.flatten(k.leading(g.hIn, len));
+  Value gradX = k.flatten(k.steps(io.gradX, start, len));
+  Value x = k.flatten(k.steps(in.x, start, len));
+  Value gradBias = k.row(io.gradBiasIh);
+  k.matmul(dG, in.weightIh, gradX, false, false, false);
+  k.matmul(dG, x, io.gradWeightIh, true, false, true);
+  k.matmul(dG, hIn, io.gradWeightHh, true, false, true);
+  k.addColumnSums(dG, g.ones, gradBias);
+}
+
+/// Differentiates steps [first, first + len), block by block, last first.
+/// `gates` and `cells` hold those steps ([len, B, X]: the saved values, or
+/// the replay scratch of a chunk); `cPrev(j)` is the cell state entering
+/// step first + j.
+static void emitGradSteps(KernelBuilder &k, const LSTMInputs &in,
+                          const BackwardIO &io, const GradScratch &g,
+                          Value first, int64_t len, Value gates, Value cells,
+                          function_ref<Value(Value j)> cPrev) {
+  k.forBlocks(first, len, in.P, /*reverse=*/true,
+              [&](Value start, Value offset, int64_t blockLen) {
+    k.forTime(blockLen, /*reverse=*/true, [&](Value i) {
+      Value t = arith::AddIOp::create(k.builder(), start, i);
+      Value j = arith::AddIOp::create(k.builder(), offset, i);
+      emitGradStep(k, in, io, g, t, k.step(gates, j), k.step(cells, j),
+                   cPrev(j), k.step(g.hIn, i));
+    });
+    emitBlockGradients(k, in, io, g, start, blockLen,
+                       k.steps(gates, offset, blockLen));
+  });
+}
+
+/// Emits the backward of either kernel around `emitChunk(first, len)`,
+/// which emits the backward of one chunk, last chunk first.
 template <typename OpTy>
 static void emitBackward(
     KernelBuilder &k, const LSTMInputs &in, OpTy op, const GradScratch &g,
-    int64_t chunk, function_ref<void(Value start, int64_t len)> emitChunk) {
+    int64_t chunk, function_ref<void(Value first, int64_t len)> emitChunk) {
   k.copy(op.getGradHN(), g.dh);
   k.copy(op.getGradCN(), g.dc);
   k.zero(op.getGradWeightIh());
@@ -251,6 +323,7 @@ static void emitBackward(
   k.forChunks(in.T, chunk, /*reverse=*/true, emitChunk);
   k.copy(g.dh, op.getGradH0());
   k.copy(g.dc, op.getGradC0());
+  // The input and hidden projections share their pre-activations.
   k.copy(op.getGradBiasIh(), op.getGradBiasHh());
 }
 
@@ -265,12 +338,9 @@ void mlir::rnn::emitLSTMBwd(Operation *operation, KernelBuilder &k) {
   LSTMInputs in = LSTMInputs::of(op);
   BackwardIO io = backwardIO(op);
   GradScratch g(k, in);
-  emitBackward(k, in, op, g, in.T, [&](Value start, int64_t len) {
-    k.forTime(len, /*reverse=*/true, [&](Value t) {
-      emitGradStep(k, in, io, g, t, k.step(op.getGates(), t),
-                   k.step(op.getCells(), t),
-                   k.previous(op.getCells(), in.c0, t));
-    });
+  emitBackward(k, in, op, g, in.T, [&](Value first, int64_t len) {
+    emitGradSteps(k, in, io, g, first, len, op.getGates(), op.getCells(),
+                  [&](Value t) { return k.previous(op.getCells(), in.c0, t); });
   });
 }
 
@@ -282,25 +352,17 @@ void mlir::rnn::emitLSTMChunkedBwd(Operation *operation, KernelBuilder &k) {
   // K steps of replay scratch, reused chunk after chunk.
   Value gates = k.alloc({chunk, in.B, 4 * in.H}, "gates");
   Value cells = k.alloc({chunk, in.B, in.H}, "cells");
-  StepScratch s(k, in, chunk, gates);
+  StepScratch s(k, in, /*replay=*/true);
   GradScratch g(k, in);
-  emitBackward(k, in, op, g, chunk, [&](Value start, int64_t len) {
+  emitBackward(k, in, op, g, chunk, [&](Value first, int64_t len) {
     // Replay the chunk from the cell state that entered it ...
-    Value w = arith::DivUIOp::create(k.builder(), start, k.index(chunk));
+    Value w = arith::DivUIOp::create(k.builder(), first, k.index(chunk));
     Value cEntry = k.step(op.getCells(), w);
-    Value xproj = k.projectChunk(in.x, in.weightIh, s.xproj, start, len);
-    k.forTime(len, /*reverse=*/false, [&](Value i) {
-      Value t = arith::AddIOp::create(k.builder(), start, i);
-      StepIO step{k.previous(op.getY(), in.h0, t),
-                  k.previous(cells, cEntry, i), k.step(xproj, i),
-                  k.step(gates, i), k.step(cells, i)};
-      emitStep(k, in, s, t, step);
-    });
+    auto cPrev = [&](Value j) { return k.previous(cells, cEntry, j); };
+    emitReplay(
+        k, in, s, first, len, gates, cells,
+        [&](Value t) { return k.previous(op.getY(), in.h0, t); }, cPrev);
     // ... and differentiate it.
-    k.forTime(len, /*reverse=*/true, [&](Value i) {
-      Value t = arith::AddIOp::create(k.builder(), start, i);
-      emitGradStep(k, in, io, g, t, k.step(gates, i), k.step(cells, i),
-                   k.previous(cells, cEntry, i));
-    });
+    emitGradSteps(k, in, io, g, first, len, gates, cells, cPrev);
   });
 }
