@@ -39,3 +39,16 @@ if os.path.exists(ptxas):
 nvidia_smi = shutil.which("nvidia-smi")
 if nvidia_smi and subprocess.run([nvidia_smi, "-L"], capture_output=True).returncode == 0:
     config.available_features.add("cuda")
+
+# CPU features for the BLAS kernels the bitwise tests force with
+# OPENBLAS_CORETYPE (Haswell needs AVX2 and FMA; SkylakeX AVX-512).
+try:
+    with open("/proc/cpuinfo") as f:
+        cpu_flags = set(next((line.split(":", 1)[1].split() for line in f
+                              if line.startswith("flags")), []))
+except OSError:
+    cpu_flags = set()
+if {"avx2", "fma"} <= cpu_flags:
+    config.available_features.add("cpu-avx2")
+if {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= cpu_flags:
+    config.available_features.add("cpu-avx512")

@@ -3,11 +3,11 @@
 // Counts the GEMMs a function issues when it runs once: every linalg.matmul
 // and every call to a runtime sgemm (`rnnrt_sgemm`, `rnnrt_cuda_sgemm`),
 // weighted by the trip counts of the scf.for loops around it. Prints the
-// total per function and, for each loop that issues GEMMs itself (not only
-// in nested loops), its trip count and GEMMs per iteration, indented by
-// depth, so that lit tests can check where the GEMMs of a kernel are (one
-// per time step, the rest per block of steps) and benchmarks can report
-// GEMM calls per training step.
+// total per function and, for each loop that issues GEMMs, its trip count,
+// its GEMMs per iteration and how many of those are in its own body (not
+// in nested loops), indented by depth, so that lit tests can check where
+// the GEMMs of a kernel are (one per time step, the rest per block of
+// steps) and benchmarks can report GEMM calls per training step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,13 +82,18 @@ struct TestGemmCallsPass
       llvm::raw_string_ostream nestedOs(nestedLines);
       std::optional<int64_t> perIteration =
           count(loop.getRegion(), depth + 1, nestedOs);
-      if (direct) {
+      if (!perIteration || *perIteration) {
         os.indent(2 * depth) << "loop of ";
         if (trips)
           os << trips->getZExtValue();
         else
           os << "?";
-        os << " iterations: " << direct << " per iteration\n";
+        os << " iterations: ";
+        if (perIteration)
+          os << *perIteration;
+        else
+          os << "?";
+        os << " per iteration (" << direct << " directly)\n";
       }
       os << nestedLines;
       if (!trips || !perIteration || !total)
