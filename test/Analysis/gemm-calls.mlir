@@ -39,11 +39,13 @@
 // GATES-NEXT: loop of 4 iterations: 6 per iteration (4 directly)
 // GATES-NEXT: loop of 2 iterations: 1 per iteration (1 directly)
 
-// remat=chunk:4: for each of the 2 chunks, last first, the replay of its 2
-// blocks and their backward: the same GEMMs again.
+// remat=chunk:4: the LSTM forward runs in 2 chunks of 2 blocks (saving the
+// cell state entering each chunk), then for each chunk, last first, the
+// replay of its 2 blocks and their backward: the same GEMMs again.
 
 // CHUNK-LABEL: gemm calls of @lstm_grad: 48
-// CHUNK-NEXT: loop of 4 iterations: 3 per iteration (1 directly)
+// CHUNK-NEXT: loop of 2 iterations: 6 per iteration (0 directly)
+// CHUNK-NEXT: loop of 2 iterations: 3 per iteration (1 directly)
 // CHUNK-NEXT: loop of 2 iterations: 1 per iteration (1 directly)
 // CHUNK-NEXT: loop of 2 iterations: 18 per iteration (0 directly)
 // CHUNK-NEXT: loop of 2 iterations: 3 per iteration (1 directly)
