@@ -91,7 +91,7 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
 int64_t rnn::PipelineOptions::getGemmRows() const {
   if (gemmRows > 0)
     return gemmRows;
-  return target == "cuda" ? 4096 : 256;
+  return target == "cuda" ? 16384 : 256;
 }
 
 std::string rnn::PipelineOptions::defaultCUDAToolkit() {

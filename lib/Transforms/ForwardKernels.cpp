@@ -55,8 +55,12 @@ static RankedTensorType sequenceType(Value x, int64_t width) {
 
 int64_t mlir::rnn::gemmBlockSteps(int64_t steps, int64_t batch,
                                   int64_t gemmRows) {
+  // Steps whose rows reach gemmRows, rounded up (no product that could
+  // overflow).
+  int64_t rowsPerStep = std::max<int64_t>(batch, 1);
+  int64_t wanted = gemmRows / rowsPerStep + (gemmRows % rowsPerStep != 0);
   int64_t block = 1;
-  while (block < steps && block * batch < gemmRows)
+  while (block < steps && block < wanted)
     block *= 2;
   return std::max<int64_t>(1, std::min(block, steps));
 }

@@ -6,27 +6,28 @@
 // are GEMVs against a buffer of ones, computed by cuBLAS
 // (rnnrt_cuda_sgemm), and no kernel walks rows serially: no gpu.func holds
 // a loop, so every kernel is one thread per element, as many blocks as the
-// elements ask for (at B = 4096 the ones are filled by 16 blocks).
+// elements ask for (at B = 4096, blocks of P = 4 steps: the 16384 ones are
+// filled by 64 blocks).
 
 // CHECK-LABEL: func.func @lstm_b4096_grad(
-// CHECK: [[ONES:%[[:alnum:]_]+]], {{%[[:alnum:]_]+}} = gpu.alloc async {{.*}}rnn.role = "ones"{{.*}} : memref<1x4096xf32>
+// CHECK: [[ONES:%[[:alnum:]_]+]], {{%[[:alnum:]_]+}} = gpu.alloc async {{.*}}rnn.role = "ones"{{.*}} : memref<1x16384xf32>
 // CHECK: [[ONESM:%[[:alnum:]_]+]] = memref.cast [[ONES]]
 // CHECK: call @rnnrt_cuda_sgemm({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, [[ONESM]],
 // CHECK-LABEL: func.func @gru_b4096_grad(
-// CHECK: [[ONES:%[[:alnum:]_]+]], {{%[[:alnum:]_]+}} = gpu.alloc async {{.*}}rnn.role = "ones"{{.*}} : memref<1x4096xf32>
+// CHECK: [[ONES:%[[:alnum:]_]+]], {{%[[:alnum:]_]+}} = gpu.alloc async {{.*}}rnn.role = "ones"{{.*}} : memref<1x16384xf32>
 // CHECK: [[ONESM:%[[:alnum:]_]+]] = memref.cast [[ONES]]
 // CHECK: call @rnnrt_cuda_sgemm({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, [[ONESM]],
 // CHECK: call @rnnrt_cuda_sgemm({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, [[ONESM]],
 // CHECK-LABEL: gpu.module @rnn_kernels
 // CHECK-NOT: scf.for
-// CHECK: gpu.func {{.*}}known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 16, 1, 1>
+// CHECK: gpu.func {{.*}}known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 64, 1, 1>
 // CHECK-NOT: scf.for
 
-// GEMMs per step and per block with the cuda target's GEMM rows (4096):
-// at B = 1024 blocks of P = 4 steps, one GEMM per step in the backward
+// GEMMs per step and per block with the cuda target's GEMM rows (16384):
+// at B = 4096 blocks of P = 4 steps, one GEMM per step in the backward
 // (the recurrent gradient), the others per block.
 
-// COUNT-LABEL: gemm calls of @lstm_b1024_grad: 26
+// COUNT-LABEL: gemm calls of @lstm_b4096_grad: 26
 // COUNT-NEXT: loop of 2 iterations: 5 per iteration (1 directly)
 // COUNT-NEXT: loop of 4 iterations: 1 per iteration (1 directly)
 // COUNT-NEXT: loop of 2 iterations: 8 per iteration (4 directly)
@@ -41,9 +42,3 @@ func.func @gru_b4096(%arg0: tensor<8x4096x3xf32> {rnn.name = "x"}, %arg1: tensor
   %y, %hN = rnn.gru %arg0 reset %arg1 state(%arg2) weights(%arg3, %arg4, %arg5, %arg6) : (tensor<8x4096x3xf32>, tensor<8x4096xi1>, tensor<4096x5xf32>, tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>) -> (tensor<8x4096x5xf32>, tensor<4096x5xf32>)
   return %y, %hN : tensor<8x4096x5xf32>, tensor<4096x5xf32>
 }
-
-func.func @lstm_b1024(%arg0: tensor<8x1024x3xf32> {rnn.name = "x"}, %arg1: tensor<8x1024xi1> {rnn.name = "is_init"}, %arg2: tensor<1024x5xf32> {rnn.layer = 0 : i64, rnn.name = "h0"}, %arg3: tensor<1024x5xf32> {rnn.layer = 0 : i64, rnn.name = "c0"}, %arg4: tensor<20x3xf32> {rnn.name = "weight_ih_l0"}, %arg5: tensor<20x5xf32> {rnn.name = "weight_hh_l0"}, %arg6: tensor<20xf32> {rnn.name = "bias_ih_l0"}, %arg7: tensor<20xf32> {rnn.name = "bias_hh_l0"}) -> (tensor<8x1024x5xf32> {rnn.name = "y"}, tensor<1024x5xf32> {rnn.layer = 0 : i64, rnn.name = "h_n"}, tensor<1024x5xf32> {rnn.layer = 0 : i64, rnn.name = "c_n"}) {
-  %y, %hN, %cN = rnn.lstm %arg0 reset %arg1 state(%arg2, %arg3) weights(%arg4, %arg5, %arg6, %arg7) : (tensor<8x1024x3xf32>, tensor<8x1024xi1>, tensor<1024x5xf32>, tensor<1024x5xf32>, tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>) -> (tensor<8x1024x5xf32>, tensor<1024x5xf32>, tensor<1024x5xf32>)
-  return %y, %hN, %cN : tensor<8x1024x5xf32>, tensor<1024x5xf32>, tensor<1024x5xf32>
-}
-

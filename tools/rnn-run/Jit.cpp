@@ -12,6 +12,8 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <functional>
+
 using namespace rnn::run;
 
 JitFunction::~JitFunction() = default;
@@ -27,10 +29,13 @@ JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name,
   if (!machine)
     return machine.takeError();
 
-  mlir::ExecutionEngineOptions options;
-  options.transformer =
+  // ExecutionEngineOptions::transformer is a function_ref: the function it
+  // refers to must outlive ExecutionEngine::create.
+  std::function<llvm::Error(llvm::Module *)> transformer =
       mlir::makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
                                       machine->get());
+  mlir::ExecutionEngineOptions options;
+  options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = mlir::ExecutionEngine::create(module, options);
   if (!engine)

@@ -13,30 +13,36 @@ include "mlir/Pass/PassBase.td"
 def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
   let summary = "Lower bufferized rnn kernels to loops over time";
   let description = [{
-    Each memref-form kernel becomes: the input projection of all T steps (of
-    each chunk of K steps under `chunk(K)`) as one `linalg.matmul`
-    (`[T*B, I] x [I, G*H]`), an `scf.for` over time whose body is the
-    recurrent `linalg.matmul` of the step and one `scf.parallel` over
-    `[B, H]` with the whole gate math of the step fused (reset mask,
-    activations, state update, and the stores of `y` and of every saved
-    value). The backward walks the steps downwards; each step turns its gate
-    gradients into the recurrent gradient, `grad_x[t]` and its share of the
-    weight and bias gradients (GEMMs of the step, accumulated), and the
-    chunked backward first replays each chunk, last to first, into K-step
-    scratch. Scratch buffers are allocated and freed inside the kernel's
-    lowering. `rnn.begin_backward` becomes a call to the runtime's
+    Each memref-form kernel runs over its GEMM blocks of P steps
+    (`block(P)`, the blocks [jP, jP + P) of the whole sequence): per block
+    the input projection as one `linalg.matmul` (`[P*B, I] x [I, G*H]`),
+    then an `scf.for` over the block's steps whose body is the recurrent
+    `linalg.matmul` of the step and one `scf.parallel` over `[B, H]` with
+    the whole gate math of the step fused (reset mask, activations, state
+    update, and the stores of `y` and of every saved value). The backward
+    walks the blocks and their steps downwards, shaped like cuDNN's: per
+    step only the recurrent chain (the gate gradients, written over the
+    gates they are computed from, and one GEMM for the recurrent gradient);
+    per block `grad_x`, the weight gradients and the bias gradients (a GEMV
+    against ones) as GEMMs of P*B rows. The chunked backward first replays
+    each chunk (whole blocks), last to first, into K-step scratch. Since
+    the blocks do not depend on the remat policy, every policy issues the
+    same GEMM calls. Scratch buffers are allocated and freed inside the
+    kernel's lowering. `rnn.begin_backward` becomes a call to the runtime's
     `rnnrt_begin_phase`.
 
     ```mlir
-    rnn.lstm_fwd ins(%x, ...) outs(%y, ...) saved(gates %g, cells %c)
-        : memref<8x4x3xf32>, ...
+    rnn.lstm_fwd block(4) ins(%x, ...) outs(%y, ...)
+        saved(gates %g, cells %c) : memref<8x4x3xf32>, ...
     // becomes
-    %xp = memref.alloc() : memref<8x4x20xf32>
-    linalg.matmul ins(%x2d, %w_ih ...) outs(%xp2d ...)
-    scf.for %t = %c0 to %c8 step %c1 {
-      scf.parallel (%b, %h) = ... { /* masked state */ }
-      linalg.matmul ins(%h_in, %w_hh ...) outs(%pre ...)
-      scf.parallel (%b, %h) = ... { /* gates, c, h; stores */ }
+    %xp = memref.alloc() : memref<4x4x20xf32>
+    scf.for %j = %c0 to %c2 step %c1 {
+      linalg.matmul ins(%x_block, %w_ih ...) outs(%xp2d ...)
+      scf.for %i = %c0 to %c4 step %c1 {
+        scf.parallel (%b, %h) = ... { /* masked state */ }
+        linalg.matmul ins(%h_in, %w_hh ...) outs(%pre ...)
+        scf.parallel (%b, %h) = ... { /* gates, c, h; stores */ }
+      }
     }
     ```
     With `vector-width=W` > 1 (the CPU default), each elementwise loop runs

@@ -58,7 +58,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Rows the GEMM blocks of the kernels aim for (block P "
                      "= the smallest power of two with P * B >= gemm-rows, "
                      "at most T); 0: the target's default (cpu 256, cuda "
-                     "4096)"),
+                     "16384)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
@@ -69,7 +69,8 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   /// The toolkit the build was configured with (CUDA_TOOLKIT_ROOT).
   static std::string defaultCUDAToolkit();
   /// gemm-rows, or the target's default: enough rows per GEMM for a tuned
-  /// CPU BLAS (256) or for cuBLAS to fill a GPU (4096).
+  /// CPU BLAS (256), or for cuBLAS to fill a GPU and to keep the GEMM calls
+  /// of a step few at large batches (16384: blocks of 4 steps at B = 4096).
   int64_t getGemmRows() const;
 };
 
