@@ -6,6 +6,8 @@
 #   ./dev.sh test                  install what is missing, build, run every
 #                                  test (lit: passes, integration, unit tests)
 #   ./dev.sh build                 install what is missing and build
+#   ./dev.sh test-sanitize         the same tests on a build with
+#                                  AddressSanitizer and UBSan (build-sanitize/)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -49,8 +51,22 @@ case "${1:-}" in
   build)
     build
     ;;
+  test-sanitize)
+    install_missing
+    dir=${RNN_SANITIZE_BUILD_DIR:-build-sanitize}
+    if [ ! -f "$dir/build.ninja" ]; then
+      cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DRNN_SANITIZE=ON
+    fi
+    ninja -C "$dir" -j"$(nproc)"
+    # Any report fails its test. Suppressions name upstream frames only.
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1"
+    export LSAN_OPTIONS="suppressions=$PWD/test/sanitize/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+    ninja -C "$dir" check-rnn
+    ;;
   *)
-    sed -n '2,9p' "$0"
+    sed -n '2,11p' "$0"
     exit 2
     ;;
 esac

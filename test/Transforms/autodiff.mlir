@@ -1,6 +1,7 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-autodiff | FileCheck %s
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-autodiff="gemm-rows=12" | FileCheck %s --check-prefix=ROWS12
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-autodiff="gemm-rows=1" | FileCheck %s --check-prefix=ROWS1
+// RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=0" 2>&1 | FileCheck %s --check-prefix=ROWS0
 
 // rnn-autodiff adds @f_grad next to every function @f made of rnn.lstm and
 // rnn.gru: the forward kernels, rnn.begin_backward, then the backward
@@ -262,3 +263,6 @@ func.func @blocks(%x: tensor<8x3x4xf32>, %r: tensor<8x3xi1>,
       -> (tensor<8x3x5xf32>, tensor<3x5xf32>)
   return %y, %h : tensor<8x3x5xf32>, tensor<3x5xf32>
 }
+
+// A GEMM block needs at least one row.
+// ROWS0: error: rnn-autodiff: gemm-rows must be >= 1

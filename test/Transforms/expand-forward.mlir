@@ -1,5 +1,6 @@
 // RUN: rnn-opt %s -split-input-file --rnn-expand-forward | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --rnn-expand-forward="gemm-rows=3" | FileCheck %s --check-prefix=ROWS3
+// RUN: not rnn-opt %s --rnn-expand-forward="gemm-rows=0" 2>&1 | FileCheck %s --check-prefix=ROWS0
 
 // rnn-expand-forward replaces each model op by its forward kernel, with
 // tensor.empty destinations for the results and for the saved values that
@@ -107,3 +108,6 @@ func.func @kernel(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
          tensor<2x3x15xf32>, tensor<2x3x5xf32>
   return %y : tensor<2x3x5xf32>
 }
+
+// A GEMM block needs at least one row.
+// ROWS0: error: rnn-expand-forward: gemm-rows must be >= 1
