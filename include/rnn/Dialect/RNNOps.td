@@ -158,7 +158,8 @@ def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
            tensor<8x4x20xf32>, tensor<8x4x5xf32>
     ```
   }];
-  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block,
+      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
@@ -216,7 +217,8 @@ def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7> {
            tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
     ```
   }];
-  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block,
+      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$y, RNN_TensorOrMemRef:$gates,
@@ -266,7 +268,8 @@ def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
            tensor<8x4x15xf32>, tensor<8x4x5xf32>
     ```
   }];
-  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block,
+      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
       RNN_TensorOrMemRef:$biasHh, RNN_TensorOrMemRef:$y,
@@ -320,7 +323,8 @@ def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
            tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
     ```
   }];
-  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block,
+      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$y,
       RNN_TensorOrMemRef:$gates, RNN_TensorOrMemRef:$hnProj,
@@ -362,7 +366,8 @@ def RNN_LSTMChunkedBwdOp : RNN_KernelOp<"lstm_chunked_bwd", 7> {
     the saved values.
 
     ```mlir
-    %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_chunked_bwd block(1) chunk(3)
+    %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_chunked_bwd
+        block(1) chunk(3)
         ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
         saved(y %y, cells %ck)
         cotangents(%dy, %dhn, %dcn)
@@ -377,7 +382,8 @@ def RNN_LSTMChunkedBwdOp : RNN_KernelOp<"lstm_chunked_bwd", 7> {
            tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
     ```
   }];
-  let arguments = (ins RNN_BlockAttr:$block, RNN_ChunkAttr:$chunk, RNN_TensorOrMemRef:$x,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_ChunkAttr:$chunk,
+      RNN_TensorOrMemRef:$x,
       RNN_TensorOrMemRef:$isInit, RNN_TensorOrMemRef:$h0,
       RNN_TensorOrMemRef:$c0, RNN_TensorOrMemRef:$weightIh,
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
@@ -419,7 +425,8 @@ def RNN_GRUChunkedBwdOp : RNN_KernelOp<"gru_chunked_bwd", 6> {
     Gradients are bitwise those of `rnn.gru_bwd` on the saved values.
 
     ```mlir
-    %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_chunked_bwd block(1) chunk(3)
+    %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_chunked_bwd
+        block(1) chunk(3)
         ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
         saved(y %y)
         cotangents(%dy, %dhn)
@@ -434,7 +441,8 @@ def RNN_GRUChunkedBwdOp : RNN_KernelOp<"gru_chunked_bwd", 6> {
            tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
     ```
   }];
-  let arguments = (ins RNN_BlockAttr:$block, RNN_ChunkAttr:$chunk, RNN_TensorOrMemRef:$x,
+  let arguments = (ins RNN_BlockAttr:$block, RNN_ChunkAttr:$chunk,
+      RNN_TensorOrMemRef:$x,
       RNN_TensorOrMemRef:$isInit, RNN_TensorOrMemRef:$h0,
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
@@ -483,7 +491,8 @@ def RNN_LSTMReplayOp : RNN_KernelOp<"lstm_replay", 1> {
         -> tensor<8x4x20xf32>
     ```
   }];
-  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block,
+      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$c0,
       RNN_TensorOrMemRef:$weightIh, RNN_TensorOrMemRef:$weightHh,
       RNN_TensorOrMemRef:$biasIh, RNN_TensorOrMemRef:$biasHh,
@@ -520,7 +529,8 @@ def RNN_GRUReplayOp : RNN_KernelOp<"gru_replay", 2> {
         -> tensor<8x4x15xf32>, tensor<8x4x5xf32>
     ```
   }];
-  let arguments = (ins RNN_BlockAttr:$block, RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
+  let arguments = (ins RNN_BlockAttr:$block,
+      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       RNN_TensorOrMemRef:$h0, RNN_TensorOrMemRef:$weightIh,
       RNN_TensorOrMemRef:$weightHh, RNN_TensorOrMemRef:$biasIh,
       RNN_TensorOrMemRef:$biasHh, RNN_TensorOrMemRef:$y,
