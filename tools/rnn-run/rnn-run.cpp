@@ -858,6 +858,7 @@ int main(int argc, char **argv) {
                << " predicted (fwd "
                << mib(last.fwdPeakBytes) << ", bwd " << mib(last.bwdPeakBytes)
                << "), saved for backward " << mib(savedBytes) << "\n";
-  llvm::outs() << "  gemm   " << memory.gemm() << "\n";
+  llvm::outs() << "  gemm   " << memory.gemm() << "; " << gemmCallsPerStep
+               << " calls per step, blocks of " << gemmBlock << " steps\n";
   return 0;
 }
