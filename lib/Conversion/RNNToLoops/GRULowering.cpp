@@ -160,9 +160,8 @@ static void emitReplay(KernelBuilder &k, const GRUInputs &in,
               [&](Value start, Value offset, int64_t blockLen) {
     Value blockGates = k.steps(gates, offset, blockLen);
     k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
-    k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
-      Value t = arith::AddIOp::create(k.builder(), start, i);
-      Value j = arith::AddIOp::create(k.builder(), offset, i);
+    k.forBlockSteps(start, offset, blockLen, /*reverse=*/false,
+                    [&](Value t, Value j, Value i) {
       emitStep(k, in, s, t,
                {k.previous(y, in.h0, t), k.step(blockGates, i),
                 k.step(gates, j), k.step(hnProj, j)});
@@ -272,9 +271,8 @@ static void emitGradSteps(KernelBuilder &k, const GRUInputs &in, OpTy op,
                           Value gates, Value hnProj) {
   k.forBlocks(first, len, in.P, /*reverse=*/true,
               [&](Value start, Value offset, int64_t blockLen) {
-    k.forTime(blockLen, /*reverse=*/true, [&](Value i) {
-      Value t = arith::AddIOp::create(k.builder(), start, i);
-      Value j = arith::AddIOp::create(k.builder(), offset, i);
+    k.forBlockSteps(start, offset, blockLen, /*reverse=*/true,
+                    [&](Value t, Value j, Value i) {
       emitGradStep(k, in, op, g, t, k.step(gates, j), k.step(hnProj, j),
                    k.step(g.hIn, i));
     });

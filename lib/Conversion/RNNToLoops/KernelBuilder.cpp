@@ -319,3 +319,13 @@ void KernelBuilder::forBlocks(
     body(start, offset, len);
   });
 }
+
+void KernelBuilder::forBlockSteps(
+    Value start, Value offset, int64_t len, bool reverse,
+    function_ref<void(Value t, Value j, Value i)> body) {
+  forTime(len, reverse, [&](Value i) {
+    Value t = arith::AddIOp::create(b, start, i);
+    Value j = offset == start ? t : arith::AddIOp::create(b, offset, i);
+    body(t, j, i);
+  });
+}

@@ -111,6 +111,12 @@ public:
   void forBlocks(Value first, int64_t steps, int64_t block, bool reverse,
                  function_ref<void(Value start, Value offset, int64_t len)>
                      body);
+  /// Runs `body(t, j, i)` over the steps of the block of forBlocks at
+  /// (`start`, `offset`, `len`), first to last or, if `reverse`, last to
+  /// first: t is the step, j = t - first its index in the kernel's range
+  /// (in replay scratch), i = t - start its index in the block.
+  void forBlockSteps(Value start, Value offset, int64_t len, bool reverse,
+                     function_ref<void(Value t, Value j, Value i)> body);
 
 private:
   /// Whether `index` moves along the innermost induction variable of the

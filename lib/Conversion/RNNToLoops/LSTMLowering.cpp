@@ -189,9 +189,8 @@ static void emitReplay(KernelBuilder &k, const LSTMInputs &in,
               [&](Value start, Value offset, int64_t blockLen) {
     Value blockGates = k.steps(gates, offset, blockLen);
     k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
-    k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
-      Value t = arith::AddIOp::create(k.builder(), start, i);
-      Value j = arith::AddIOp::create(k.builder(), offset, i);
+    k.forBlockSteps(start, offset, blockLen, /*reverse=*/false,
+                    [&](Value t, Value j, Value i) {
       StepIO io{hPrev(t), cPrev(j), k.step(blockGates, i), k.step(gates, j),
                 cells ? k.step(cells, j) : Value()};
       emitStep(k, in, s, t, io);
@@ -298,9 +297,8 @@ static void emitGradSteps(KernelBuilder &k, const LSTMInputs &in,
                           function_ref<Value(Value j)> cPrev) {
   k.forBlocks(first, len, in.P, /*reverse=*/true,
               [&](Value start, Value offset, int64_t blockLen) {
-    k.forTime(blockLen, /*reverse=*/true, [&](Value i) {
-      Value t = arith::AddIOp::create(k.builder(), start, i);
-      Value j = arith::AddIOp::create(k.builder(), offset, i);
+    k.forBlockSteps(start, offset, blockLen, /*reverse=*/true,
+                    [&](Value t, Value j, Value i) {
       emitGradStep(k, in, io, g, t, k.step(gates, j), k.step(cells, j),
                    cPrev(j), k.step(g.hIn, i));
     });
