@@ -8,6 +8,11 @@
 #   ./dev.sh build                 install what is missing and build
 #   ./dev.sh test-sanitize         the same tests on a build with
 #                                  AddressSanitizer and UBSan (build-sanitize/)
+#   ./dev.sh bundle [DIR]          build, then pack the tools for a GPU machine
+#                                  without LLVM (gpu/make-bundle.sh; default
+#                                  DIR .gpu)
+#   ./dev.sh test-bundle           pack into build/gpu-bundle and check that
+#                                  the packed tools run with LLVM hidden
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -65,8 +70,17 @@ case "${1:-}" in
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
     ninja -C "$dir" check-rnn
     ;;
+  bundle)
+    build
+    gpu/make-bundle.sh "$BUILD_DIR" "${2:-.gpu}"
+    ;;
+  test-bundle)
+    build
+    gpu/make-bundle.sh "$BUILD_DIR" "$BUILD_DIR/gpu-bundle"
+    gpu/test-bundle.sh "$BUILD_DIR/gpu-bundle"
+    ;;
   *)
-    sed -n '2,11p' "$0"
+    sed -n '2,16p' "$0"
     exit 2
     ;;
 esac

@@ -155,7 +155,8 @@ def stderr_line(text):
 def run_ours(args, cfg, npz, tf32, iters, warmup, outputs=None):
     cmd = [args.rnn_run, f"--preset={cfg['cell']}", "--target=cuda",
            f"--inputs={npz}", "--json", f"--iters={iters}",
-           f"--warmup={warmup}", f"--remat={args.remat}"]
+           f"--warmup={warmup}", f"--remat={args.remat}",
+           *args.rnn_run_flag]
     if tf32:
         cmd.append("--tf32")
     if outputs:
@@ -253,6 +254,9 @@ def main():
                     help="interleaved rounds; each side reports the median "
                          "of its per-round medians")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rnn-run-flag", action="append", default=[],
+                    help="extra rnn-run flag, e.g. --rnn-run-flag="
+                         "--no-cuda-graph (repeatable)")
     ap.add_argument("--rnn-run", default=os.path.join(REPO, "build", "bin",
                                                       "rnn-run"))
     ap.add_argument("--no-check", action="store_true",

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <glob.h>
 #include <mutex>
 #include <vector>
 
@@ -82,23 +83,74 @@ std::string statusText(const BlasApi &api, cublasStatus_t status) {
   return name ? name : "cuBLAS status " + std::to_string(status);
 }
 
-/// dlopens cuBLAS: `$RNNRT_LIBCUBLAS`, else the CUDA 13 soname, else the
-/// unversioned name. Returns null and sets `error` on failure.
+/// Where cuBLAS 13 lives when the loader does not know it: the CUDA
+/// toolkit's library folders, and the folders of the NVIDIA wheels an
+/// installed PyTorch depends on (`nvidia/cu13/lib` for CUDA 13 wheels,
+/// `nvidia/cublas/lib` for the older per-library ones), under the usual
+/// Python prefixes.
+std::vector<std::string> cublasCandidates() {
+  std::vector<std::string> prefixes;
+  for (const char *variable : {"VIRTUAL_ENV", "CONDA_PREFIX"})
+    if (const char *value = std::getenv(variable); value && *value)
+      prefixes.push_back(value);
+  if (const char *home = std::getenv("HOME"); home && *home) {
+    prefixes.push_back(std::string(home) + "/.local");
+    prefixes.push_back(std::string(home) + "/.pyenv/versions/*");
+  }
+  for (const char *prefix : {"/usr/local", "/usr", "/opt/conda"})
+    prefixes.push_back(prefix);
+
+  std::vector<std::string> patterns;
+  for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *value = std::getenv(variable); value && *value)
+      for (const char *lib : {"/lib64/", "/lib/"})
+        patterns.push_back(std::string(value) + lib + "libcublas.so.13");
+  patterns.push_back("/usr/local/cuda/lib64/libcublas.so.13");
+  patterns.push_back("/usr/local/cuda/lib/libcublas.so.13");
+  for (const std::string &prefix : prefixes)
+    for (const char *packages : {"site-packages", "dist-packages"})
+      for (const char *wheel : {"cu13", "cublas"})
+        patterns.push_back(prefix + "/lib/python3*/" + packages + "/nvidia/" +
+                           wheel + "/lib/libcublas.so.13");
+
+  std::vector<std::string> found;
+  for (const std::string &pattern : patterns) {
+    glob_t matches;
+    if (glob(pattern.c_str(), 0, nullptr, &matches) == 0)
+      for (size_t i = 0; i < matches.gl_pathc; ++i)
+        found.push_back(matches.gl_pathv[i]);
+    globfree(&matches);
+  }
+  return found;
+}
+
+/// dlopens cuBLAS: `$RNNRT_LIBCUBLAS` alone if set; else the CUDA 13 soname,
+/// the unversioned name, then cublasCandidates(). Returns null and sets
+/// `error` on failure.
 void *openLibrary(std::string &error) {
   const char *override = std::getenv("RNNRT_LIBCUBLAS");
   std::vector<std::string> names;
-  if (override && *override)
+  if (override && *override) {
     names = {override};
-  else
+  } else {
     names = {"libcublas.so.13", "libcublas.so"};
+    for (std::string &candidate : cublasCandidates())
+      names.push_back(std::move(candidate));
+  }
   error = "cuBLAS not found:";
   for (const std::string &name : names) {
     if (void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))
       return library;
-    const char *why = dlerror();
-    error += " dlopen(" + name + "): " + (why ? why : "unknown error") + ";";
+    // Only the first two are worth naming: the rest were found on disk.
+    if (&name - names.data() < 2 || override) {
+      const char *why = dlerror();
+      error += " dlopen(" + name + "): " + (why ? why : "unknown error") + ";";
+    }
   }
   error.pop_back();
+  if (!override)
+    error += " (nor in the CUDA toolkit or an installed PyTorch's NVIDIA "
+             "wheels; give --cublas=PATH or RNNRT_LIBCUBLAS)";
   return nullptr;
 }
 

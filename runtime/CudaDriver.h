@@ -54,6 +54,7 @@
   X(cuEventCreate)                                                             \
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
+  X(cuEventRecordWithFlags)                                                    \
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)                                                        \
   X(cuMemAlloc)                                                                \

@@ -197,7 +197,8 @@ void *rnn::runtime::cuda::copyToDevice(const void *host, size_t bytes,
                                   reinterpret_cast<CUdeviceptr>(host), bytes,
                                   s->stream),
              kEntry) ||
-      !check(*s, s->api.cuStreamSynchronize(s->stream), kEntry)) {
+      (rnn::runtime::countSynchronization(),
+       !check(*s, s->api.cuStreamSynchronize(s->stream), kEntry))) {
     releaseDevice(*s, kEntry, device);
     return nullptr;
   }
@@ -213,7 +214,8 @@ bool rnn::runtime::cuda::copyToHost(void *host, const void *device,
                                     reinterpret_cast<CUdeviceptr>(device),
                                     bytes, s->stream),
                "copyToHost") &&
-         check(*s, s->api.cuStreamSynchronize(s->stream), "copyToHost");
+         (rnn::runtime::countSynchronization(),
+          check(*s, s->api.cuStreamSynchronize(s->stream), "copyToHost"));
 }
 
 void rnn::runtime::cuda::freeDevice(void *device) {
@@ -225,5 +227,8 @@ void rnn::runtime::cuda::freeDevice(void *device) {
 
 bool rnn::runtime::cuda::synchronize() {
   CudaState *s = acquire("synchronize");
-  return s && check(*s, s->api.cuStreamSynchronize(s->stream), "synchronize");
+  if (!s)
+    return false;
+  rnn::runtime::countSynchronization();
+  return check(*s, s->api.cuStreamSynchronize(s->stream), "synchronize");
 }

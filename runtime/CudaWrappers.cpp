@@ -12,8 +12,9 @@
 // to, with upstream's names and signatures (MLIR 22: mgpuModuleLoad takes
 // the image size, mgpuModuleLoadJIT the optimization level, mgpuLaunchKernel
 // the parameter count, mgpuMemAlloc the host-shared flag). Unlike upstream,
-// failures are recorded for takeError() rather than printed, and all work
-// goes to the runtime's one stream.
+// failures are recorded for takeError() rather than printed, all work goes
+// to the runtime's one stream, and mgpuModuleGetFunction, which the
+// translation calls before every launch, asks the driver once per kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,11 @@
 
 #include "rnn/Runtime/Cuda.h"
 
+#include "rnn/Runtime/Runtime.h"
+
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 using namespace rnn::runtime::cuda;
 
@@ -36,6 +41,20 @@ std::string oneLine(const char *text) {
     if (c == '\n' || c == '\r')
       c = ' ';
   return out;
+}
+
+/// Kernels resolved by mgpuModuleGetFunction, by module and name. The
+/// translation of gpu.launch_func passes the address of a constant string,
+/// so the name's address identifies it; the cache is emptied for a module
+/// when it is unloaded.
+struct FunctionCache {
+  std::mutex mutex;
+  std::map<std::pair<CUmodule, const char *>, CUfunction> functions;
+};
+
+FunctionCache &functionCache() {
+  static FunctionCache *cache = new FunctionCache();
+  return *cache;
 }
 
 } // namespace
@@ -73,6 +92,14 @@ extern "C" CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
 extern "C" void mgpuModuleUnload(CUmodule module) {
   if (!module)
     return;
+  {
+    FunctionCache &cache = functionCache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto &functions = cache.functions;
+    auto it = functions.lower_bound({module, nullptr});
+    while (it != functions.end() && it->first.first == module)
+      it = functions.erase(it);
+  }
   if (CudaState *s = acquire("mgpuModuleUnload"))
     check(*s, s->api.cuModuleUnload(module), "mgpuModuleUnload");
 }
@@ -82,13 +109,23 @@ extern "C" CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   if (!s)
     return nullptr;
   std::string kernel = name ? name : "<null>";
-  if (!module) {
+  if (!module || !name) {
     recordError("mgpuModuleGetFunction: no module for kernel " + kernel);
     return nullptr;
   }
+  FunctionCache &cache = functionCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto [it, inserted] = cache.functions.try_emplace({module, name}, nullptr);
+  if (!inserted)
+    return it->second;
   CUfunction function = nullptr;
   std::string what = "mgpuModuleGetFunction(" + kernel + ")";
-  check(*s, s->api.cuModuleGetFunction(&function, module, name), what.c_str());
+  if (!check(*s, s->api.cuModuleGetFunction(&function, module, name),
+             what.c_str())) {
+    cache.functions.erase(it);
+    return nullptr;
+  }
+  it->second = function;
   return function;
 }
 
@@ -114,6 +151,7 @@ extern "C" void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
               function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
           "mgpuLaunchKernel: dynamic shared memory"))
     return;
+  rnn::runtime::countKernelLaunch();
   check(*s,
         s->api.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                               blockZ, smem, stream, params, extra),
@@ -133,8 +171,10 @@ extern "C" void mgpuStreamDestroy(CUstream stream) {
 
 extern "C" void mgpuStreamSynchronize(CUstream stream) {
   CudaState *s = acquire("mgpuStreamSynchronize");
-  if (s && !s->capturing)
+  if (s && !s->capturing) {
+    rnn::runtime::countSynchronization();
     check(*s, s->api.cuStreamSynchronize(stream), "mgpuStreamSynchronize");
+  }
 }
 
 extern "C" void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
@@ -161,8 +201,10 @@ extern "C" void mgpuEventDestroy(CUevent event) {
 
 extern "C" void mgpuEventSynchronize(CUevent event) {
   CudaState *s = acquire("mgpuEventSynchronize");
-  if (s && !s->capturing)
+  if (s && !s->capturing) {
+    rnn::runtime::countSynchronization();
     check(*s, s->api.cuEventSynchronize(event), "mgpuEventSynchronize");
+  }
 }
 
 extern "C" void mgpuEventRecord(CUevent event, CUstream stream) {
@@ -194,6 +236,8 @@ std::vector<std::pair<const char *, void *>> rnn::runtime::cuda::jitSymbols() {
       RNN_CUDA_SYMBOL_ENTRY(mgpuMemset16),
       RNN_CUDA_SYMBOL_ENTRY(mgpuSetDefaultDevice),
       RNN_CUDA_SYMBOL_ENTRY(_mlir_ciface_rnnrt_cuda_sgemm),
+      // The phase marker also records the device timer's event.
+      {"rnnrt_begin_phase", reinterpret_cast<void *>(&rnnrt_cuda_begin_phase)},
   };
 #undef RNN_CUDA_SYMBOL_ENTRY
 }

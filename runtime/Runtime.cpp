@@ -122,6 +122,26 @@ void countGemmCall() {
   gemmCallCount.fetch_add(1, std::memory_order_relaxed);
 }
 
+static std::atomic<size_t> kernelLaunchCount{0};
+
+size_t kernelLaunches() {
+  return kernelLaunchCount.load(std::memory_order_relaxed);
+}
+
+void countKernelLaunch() {
+  kernelLaunchCount.fetch_add(1, std::memory_order_relaxed);
+}
+
+static std::atomic<size_t> synchronizationCount{0};
+
+size_t synchronizations() {
+  return synchronizationCount.load(std::memory_order_relaxed);
+}
+
+void countSynchronization() {
+  synchronizationCount.fetch_add(1, std::memory_order_relaxed);
+}
+
 void beginStep() {
   StepClock &c = stepClock();
   std::lock_guard<std::mutex> lock(c.mutex);

@@ -37,6 +37,12 @@ config.substitutions.append(
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+# The null CUDA device (test/lib/NullCuda): the driver and cuBLAS without a
+# GPU, for the host path of --target=cuda.
+nullcuda = os.path.join(config.rnn_obj_root, "lib", "libnullcuda.so")
+if os.path.exists(nullcuda):
+    config.available_features.add("nullcuda")
+    config.substitutions.append(("%nullcuda", nullcuda))
 nvidia_smi = shutil.which("nvidia-smi")
 if nvidia_smi and subprocess.run([nvidia_smi, "-L"], capture_output=True).returncode == 0:
     config.available_features.add("cuda")

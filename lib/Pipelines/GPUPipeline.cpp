@@ -13,7 +13,11 @@
 //                                coefficients) into the kernels
 //   gpu-kernel-outlining         gpu.func kernels, gpu.launch_func on host
 //   rnn-merge-gpu-modules        one gpu.module: one PTX module
-//   rnn-device-buffers           memref.alloc/dealloc -> gpu.alloc/dealloc
+//   canonicalize, cse
+//   rnn-device-buffers           memref.alloc/dealloc -> gpu.alloc/dealloc,
+//                                launches async on one stream, one wait
+//                                per function
+//   rnn-kernel-signatures        the kernels' argument lists, recorded
 //   ---- (buildGPUKernelsToLLVMPipeline)
 //   convert-scf-to-cf, expand-strided-metadata, lower-affine
 //   nvvm-attach-target           chip, PTX features, O3
@@ -21,11 +25,12 @@
 //   gpu-to-llvm                  host: launches, allocations, sgemm calls
 //   gpu-module-to-binary         format=isa, toolkit: PTX text in a
 //                                gpu.binary
+//   rnn-kernel-signatures{annotate=1}  ... appended to the PTX as comments
 //
 // The host keeps the time loops (scf.for, then cf) and issues, per step,
-// kernel launches and `rnnrt_cuda_sgemm` calls. A launch without async
-// token lowers to a launch on a fresh stream that is synchronized, so the
-// kernels and the GEMM calls run in program order.
+// kernel launches and `rnnrt_cuda_sgemm` calls, all on the runtime's one
+// stream, so the kernels and the GEMM calls run in program order with a
+// single synchronization at the end of the function.
 //
 // The expanded tanh/exp still use floor, fma and fabs, which
 // convert-gpu-to-nvvm turns into libdevice calls (it marks the LLVM
@@ -182,9 +187,12 @@ void rnn::buildLoopsToGPUKernelsPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(rnn::createMergeGPUModulesPass());
-  pm.addPass(rnn::createDeviceBuffersPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After the cleanup, which would inline the alloca scopes of launches
+  // that are not in a loop.
+  pm.addPass(rnn::createDeviceBuffersPass());
+  pm.addPass(rnn::createKernelSignaturesPass());
 }
 
 void rnn::buildGPUKernelsToLLVMPipeline(OpPassManager &pm,
@@ -214,6 +222,9 @@ void rnn::buildGPUKernelsToLLVMPipeline(OpPassManager &pm,
   binary.compilationTarget = "isa";
   binary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  rnn::KernelSignaturesPassOptions signatures;
+  signatures.annotate = true;
+  pm.addPass(rnn::createKernelSignaturesPass(signatures));
 }
 
 LogicalResult rnn::collectPTX(Operation *module, std::string &ptx) {

@@ -3,33 +3,31 @@
 // rnn-device-buffers makes the host's buffers device buffers once every
 // loop on them is a kernel: memref.alloc -> gpu.alloc (attributes kept),
 // memref.dealloc -> gpu.dealloc, and a whole-buffer memref.copy ->
-// gpu.memcpy, each async on a stream that is waited for at once. Kernels
-// are left alone.
+// gpu.memcpy. These and the kernel launches become async on one stream,
+// created at the function's entry and waited for once before the return;
+// each launch sits in an alloca scope. Kernels are left alone.
 
 // CHECK-LABEL: func.func @step(
+// CHECK-NEXT: [[S:%[[:alnum:]_]+]] = gpu.wait async
 // CHECK-NOT: memref.alloc
-// CHECK: [[S0:%[[:alnum:]_]+]] = gpu.wait async
-// CHECK: [[BUF:%[[:alnum:]_]+]], [[T0:%[[:alnum:]_]+]] = gpu.alloc async [[[S0]]] () {rnn.offset = 0 : i64, rnn.role = "gates"} : memref<2x16xf32>
-// CHECK: gpu.wait [[[T0]]]
+// CHECK-NOT: gpu.wait
+// CHECK: [[BUF:%[[:alnum:]_]+]], {{%[[:alnum:]_]+}} = gpu.alloc async [[[S]]] () {rnn.offset = 0 : i64, rnn.role = "gates"} : memref<2x16xf32>
 // CHECK: [[SUB:%[[:alnum:]_]+]] = memref.subview [[BUF]]
-// CHECK: gpu.launch_func @kernels::@k {{.*}} args([[SUB]] : memref<4xf32, strided<[1], offset: ?>>)
-// CHECK: [[S2:%[[:alnum:]_]+]] = gpu.wait async
-// CHECK: [[T2:%[[:alnum:]_]+]] = gpu.memcpy async [[[S2]]] [[OUT:%[[:alnum:]_]+]], [[BUF]] : memref<2x16xf32>, memref<2x16xf32>
-// CHECK: gpu.wait [[[T2]]]
-// CHECK-NOT: memref.copy
-// CHECK: [[S1:%[[:alnum:]_]+]] = gpu.wait async
-// CHECK: [[T1:%[[:alnum:]_]+]] = gpu.dealloc async [[[S1]]] [[BUF]] : memref<2x16xf32>
-// CHECK: gpu.wait [[[T1]]]
-// CHECK-NOT: memref.dealloc
-// CHECK: return
+// CHECK-NEXT: memref.alloca_scope {
+// CHECK-NEXT: gpu.launch_func async [[[S]]] @kernels::@k {{.*}} args([[SUB]] : memref<4xf32, strided<[1], offset: ?>>)
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.memcpy async [[[S]]] [[OUT:%[[:alnum:]_]+]], [[BUF]] : memref<2x16xf32>, memref<2x16xf32>
+// CHECK-NEXT: gpu.dealloc async [[[S]]] [[BUF]] : memref<2x16xf32>
+// CHECK-NEXT: gpu.wait [[[S]]]
+// CHECK-NEXT: return
 // CHECK: gpu.module @kernels
 // CHECK: memref.alloca
 // CHECK: memref.store
 module attributes {gpu.container_module} {
   func.func @step(%t: index, %out: memref<2x16xf32>) {
+    %buf = memref.alloc() {rnn.offset = 0 : i64, rnn.role = "gates"} : memref<2x16xf32>
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
-    %buf = memref.alloc() {rnn.offset = 0 : i64, rnn.role = "gates"} : memref<2x16xf32>
     %sub = memref.subview %buf[1, %t] [1, 4] [1, 1]
         : memref<2x16xf32> to memref<4xf32, strided<[1], offset: ?>>
     gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1)
@@ -79,4 +77,64 @@ func.func @host_loop(%m: memref<4xf32>, %n: memref<2xf32, strided<[2]>>) {
   // expected-error @below {{host code accesses buffer memory}}
   memref.copy %v, %n : memref<2xf32, strided<[2]>> to memref<2xf32, strided<[2]>>
   return
+}
+
+// -----
+
+// A launch in a time loop: its stack slots are released every iteration,
+// and the loop adds no synchronization; a function without device work
+// gets no stream.
+
+// CHECK-LABEL: func.func @loop(
+// CHECK-NEXT: [[S:%[[:alnum:]_]+]] = gpu.wait async
+// CHECK: scf.for
+// CHECK-NEXT: memref.alloca_scope {
+// CHECK-NEXT: gpu.launch_func async [[[S]]] @kernels::@k
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.wait [[[S]]]
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @host_only(
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  func.func @loop(%m: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c20000 = arith.constant 20000 : index
+    scf.for %t = %c0 to %c20000 step %c1 {
+      gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1)
+          threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
+    }
+    return
+  }
+  func.func @host_only(%n: index) -> index {
+    return %n : index
+  }
+  gpu.module @kernels {
+    gpu.func @k(%m: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The pass picks the stream: a launch that already has one is rejected.
+
+module attributes {gpu.container_module} {
+  func.func @already_async(%m: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %s = gpu.wait async
+    // expected-error @below {{rnn-device-buffers: expected a synchronous gpu.launch_func (the pass picks the stream)}}
+    %t = gpu.launch_func async [%s] @kernels::@k blocks in (%c1, %c1, %c1)
+        threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+    gpu.wait [%t]
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @k(%m: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
 }

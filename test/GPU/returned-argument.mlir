@@ -6,7 +6,7 @@
 // on the host.
 
 // CHECK-LABEL: llvm.func @gru(
-// CHECK: gpu.launch_func @rnn_kernels::@gru_kernel
+// CHECK: gpu.launch_func <%{{[0-9]+}} : !llvm.ptr> @rnn_kernels::@gru_kernel
 // CHECK: llvm.call @mgpuMemcpy(
 // CHECK: llvm.return
 // CHECK: llvm.func @mgpuMemcpy(!llvm.ptr, !llvm.ptr, i64, !llvm.ptr)

@@ -4,6 +4,7 @@
 // RUN: rnn-opt %s --rnn-train-pipeline=target=cuda --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=HOST
 // RUN: rnn-opt %s --rnn-train-pipeline=target=cuda --mlir-print-ir-after=rnn-device-buffers -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOOPS
 // RUN: rnn-opt %s --rnn-train-pipeline="target=cuda arena=1 remat=chunk:2" | FileCheck %s --check-prefix=ARENA
+// RUN: rnn-opt %s --rnn-train-pipeline=target=cuda | FileCheck %s --check-prefix=STREAM
 
 // rnn-train-pipeline{target=cuda} (the ptxas feature stands for the CUDA
 // toolkit, whose libdevice the pipeline links): the host functions end in
@@ -16,7 +17,7 @@
 // CHECK-DAG: llvm.func @rnnrt_begin_phase(i64)
 // CHECK-LABEL: llvm.func @lstm_grad(
 // CHECK: llvm.call @mgpuMemAlloc(
-// CHECK: gpu.launch_func @rnn_kernels::@{{[[:alnum:]_]+}} blocks in
+// CHECK: gpu.launch_func <%{{[0-9]+}} : !llvm.ptr> @rnn_kernels::@{{[[:alnum:]_]+}} blocks in
 // CHECK: llvm.call @rnnrt_cuda_sgemm(
 // CHECK: llvm.call @rnnrt_begin_phase(
 // CHECK: llvm.call @mgpuMemFree(
@@ -44,7 +45,7 @@
 // HOST-NOT: memref.copy
 // HOST-NOT: linalg.
 // HOST-NOT: scf.parallel
-// HOST-NOT: memref.alloc
+// HOST-NOT: {{memref\.alloc\(}}
 // HOST-NOT: memref.dealloc
 // HOST: gpu.module @rnn_kernels
 // HOST: memref.load
@@ -66,9 +67,12 @@
 // LOOPS: scf.for
 // LOOPS-NOT: func.call
 // LOOPS: gpu.launch_func
+// LOOPS-NEXT: }
 // LOOPS-NEXT: memref.cast
 // LOOPS: func.call @rnnrt_cuda_sgemm(
+// LOOPS-NEXT: memref.alloca_scope
 // LOOPS-NEXT: gpu.launch_func
+// LOOPS-NEXT: }
 // LOOPS-NEXT: }
 // LOOPS: call @rnnrt_begin_phase(
 // LOOPS: scf.for
@@ -97,3 +101,21 @@ func.func @lstm(%x: tensor<3x2x3xf32> {rnn.name = "x"},
       -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return %y, %h_n, %c_n : tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// All device work of a function is on one stream, made at its entry and
+// synchronized once, before the return; each launch's argument slots are
+// released after it (the launches in the time loops do not grow the stack).
+// STREAM-LABEL: llvm.func @lstm_grad(
+// STREAM: [[S:%[0-9]+]] = llvm.call @mgpuStreamCreate()
+// STREAM-NOT: mgpuStream
+// STREAM: [[SP:%[0-9]+]] = llvm.intr.stacksave
+// STREAM-NOT: mgpuStream
+// STREAM: gpu.launch_func <[[S]] : !llvm.ptr>
+// STREAM-NEXT: llvm.intr.stackrestore [[SP]]
+// STREAM-NOT: mgpuStream
+// STREAM: llvm.call @mgpuStreamSynchronize([[S]])
+// STREAM-NEXT: llvm.call @mgpuStreamDestroy([[S]])
+// STREAM-NOT: mgpuStream
+// STREAM: llvm.return
+// STREAM-NOT: gpu.launch_func
+// STREAM: gpu.binary

@@ -92,12 +92,32 @@ static cl::opt<bool> tf32("tf32", cl::init(false),
 static cl::opt<bool> arena("arena", cl::init(false),
                            cl::desc("Place the program's buffers in one "
                                     "planned arena allocated before the "
-                                    "steps: a step allocates nothing"),
+                                    "steps: a step allocates nothing "
+                                    "(the default on --target=cuda)"),
                            cl::cat(category));
-static cl::opt<bool> cudaGraph("cuda-graph", cl::init(false),
-                               cl::desc("Capture a step as a CUDA graph and "
-                                        "replay it (--target=cuda)"),
-                               cl::cat(category));
+static cl::opt<bool> noArena("no-arena", cl::init(false),
+                             cl::desc("Allocate and free the program's "
+                                      "buffers in each step, also on "
+                                      "--target=cuda (implies "
+                                      "--no-cuda-graph)"),
+                             cl::cat(category));
+static cl::opt<bool> noCudaGraph(
+    "no-cuda-graph", cl::init(false),
+    cl::desc("Run every step's host code instead of replaying a CUDA graph "
+             "of one step (--target=cuda captures one after an eager "
+             "warm-up step by default)"),
+    cl::cat(category));
+static cl::opt<std::string>
+    cublasPath("cublas", cl::init(""),
+               cl::desc("cuBLAS library to load (--target=cuda; default: "
+                        "$RNNRT_LIBCUBLAS, the loader's libcublas.so.13, "
+                        "then an installed PyTorch's nvidia/cublas/lib)"),
+               cl::cat(category));
+static cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit", cl::init(""),
+    cl::desc("CUDA toolkit directory with nvvm/libdevice (--target=cuda; "
+             "default: $RNNC_CUDA_TOOLKIT, else the build's toolkit)"),
+    cl::cat(category));
 static cl::opt<std::string> inputsFile("inputs", cl::init(""),
                                        cl::desc("Input arrays (.npz)"),
                                        cl::cat(category));
@@ -146,8 +166,19 @@ static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.remat = remat;
   options.target = target;
   options.gemmRows = gemmRows;
-  // A replayed graph cannot repeat allocations.
-  options.arena = arena || cudaGraph;
+  // On the GPU the buffers come from the arena unless asked otherwise: a
+  // step then allocates nothing, and a replayed graph cannot repeat
+  // allocations anyway.
+  options.arena = arena || (target == "cuda" && !noArena);
+  if (!cudaToolkit.empty())
+    options.toolkit = cudaToolkit;
+  else if (const char *env = std::getenv("RNNC_CUDA_TOOLKIT"); env && *env)
+    options.toolkit = env;
+}
+
+/// Whether steps replay a CUDA graph of one step.
+static bool useCudaGraph() {
+  return target == "cuda" && !noCudaGraph && !noArena;
 }
 
 static void checkOptions(const mlir::rnn::PipelineOptions &options) {
@@ -181,9 +212,15 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
     fail("--reset-prob must be in [0, 1], got " + std::to_string(resetProb));
   if (emit == "ptx" && target != "cuda")
     fail("--emit=ptx needs --target=cuda");
-  if ((tf32 || cudaGraph) && target != "cuda")
-    fail(std::string(tf32 ? "--tf32" : "--cuda-graph") +
-         " needs --target=cuda");
+  for (auto [set, flag] :
+       {std::pair<bool, const char *>{tf32, "--tf32"},
+        {noCudaGraph, "--no-cuda-graph"},
+        {!cublasPath.empty(), "--cublas"},
+        {!cudaToolkit.empty(), "--cuda-toolkit"}})
+    if (set && target != "cuda")
+      fail(std::string(flag) + " needs --target=cuda");
+  if (arena && noArena)
+    fail("give either --arena or --no-arena, not both");
   std::string message;
   if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
     fail(message);
@@ -191,6 +228,8 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
   if (target == "cuda" && emit.empty()) {
 #ifdef RNN_HAVE_CUDA_RUNTIME
     namespace cuda = ::rnn::runtime::cuda;
+    if (!cublasPath.empty())
+      setenv("RNNRT_LIBCUBLAS", cublasPath.c_str(), /*overwrite=*/1);
     if (std::string error = cuda::initialize(); !error.empty())
       fail(error);
     if (std::string error = cuda::initializeBlas(); !error.empty())
@@ -484,6 +523,8 @@ struct ProgramMemory {
     std::vector<std::pair<const char *, void *>> all =
         ::rnn::runtime::jitSymbols();
 #ifdef RNN_HAVE_CUDA_RUNTIME
+    // Later entries win in the JIT's symbol map: the device runtime's
+    // rnnrt_begin_phase replaces the host's.
     if (device)
       llvm::append_range(all, ::rnn::runtime::cuda::jitSymbols());
 #endif
@@ -691,40 +732,74 @@ int main(int argc, char **argv) {
     if (!llvm::StringRef(r.name).starts_with("grad_"))
       resultBytes += r.bytes();
 
+  // What one step's host code issues, counted on the first step (eager on
+  // every target; a replayed graph repeats the work of the captured one).
+  struct StepCounts {
+    size_t launches = 0, gemms = 0, syncs = 0, allocations = 0;
+  };
+  auto countsNow = [&] {
+    return StepCounts{::rnn::runtime::kernelLaunches(),
+                      ::rnn::runtime::gemmCalls(),
+                      ::rnn::runtime::synchronizations(),
+                      memory.ledger().totalAllocations()};
+  };
+  std::optional<StepCounts> perStep;
+  bool graphMode = useCudaGraph();
 #ifdef RNN_HAVE_CUDA_RUNTIME
-  // Graph mode: the host code runs once, under capture; every step replays
-  // what it launched.
-  ::rnn::runtime::cuda::Graph *graph = nullptr;
-  // GEMM calls of one step: those of the captured step, or of the first.
-  size_t gemmCallsBefore = ::rnn::runtime::gemmCalls();
-  size_t gemmCallsPerStep = 0;
-  if (cudaGraph) {
-    if (!::rnn::runtime::cuda::beginCapture())
-      fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
-    (*function)->invoke(packed);
-    graph = ::rnn::runtime::cuda::endCapture();
-    if (!graph)
-      fail("CUDA graph capture failed: " +
-               ::rnn::runtime::cuda::takeError(),
-           1);
-  }
+  namespace cuda = ::rnn::runtime::cuda;
+  // Graph mode: one eager step, then the host code runs once more under
+  // capture, and every further step replays what it issued.
+  cuda::Graph *graph = nullptr;
 #endif
-  for (long long iter = 0; iter < warmup + iters; ++iter) {
-    ::rnn::runtime::beginStep();
+  // Graph mode starts with the eager step the capture needs (step -1).
+  for (long long iter = graphMode ? -1 : 0; iter < warmup + iters; ++iter) {
+    bool replay = false;
 #ifdef RNN_HAVE_CUDA_RUNTIME
-    if (graph) {
-      if (!::rnn::runtime::cuda::launchGraph(graph))
-        fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
+    if (graphMode && iter == 0) {
+      if (!cuda::beginCapture())
+        fail("CUDA: " + cuda::takeError(), 1);
+      (*function)->invoke(packed);
+      graph = cuda::endCapture();
+      if (!graph)
+        fail("CUDA graph capture failed: " + cuda::takeError(), 1);
+    }
+    replay = graph != nullptr;
+    cuda::DeviceStepTimes deviceTimes;
+    if (memory.device && !cuda::startStepTimer())
+      fail("CUDA: " + cuda::takeError(), 1);
+#endif
+    ::rnn::runtime::beginStep();
+    StepCounts before = countsNow();
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    if (replay) {
+      if (!cuda::launchGraph(graph))
+        fail("CUDA: " + cuda::takeError(), 1);
     } else
 #endif
       (*function)->invoke(packed);
-    if (iter == 0)
-      gemmCallsPerStep = ::rnn::runtime::gemmCalls() - gemmCallsBefore;
+    if (!perStep) {
+      StepCounts after = countsNow();
+      perStep = StepCounts{after.launches - before.launches,
+                           after.gemms - before.gemms,
+                           after.syncs - before.syncs,
+                           after.allocations - before.allocations};
+    }
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    if (memory.device && !cuda::stopStepTimer(replay, deviceTimes))
+      fail("CUDA: " + cuda::takeError(), 1);
+#endif
     memory.finishStep();
     ::rnn::runtime::StepStats stats = ::rnn::runtime::endStep();
     ::rnn::runtime::MemoryFigures figures = stats;
-    if (memory.device)
+#ifdef RNN_HAVE_CUDA_RUNTIME
+    if (memory.device) {
+      // The host only issued the work; the device's events time it.
       figures = stats.device;
+      stats.totalMs = deviceTimes.totalMs;
+      stats.fwdMs = deviceTimes.fwdMs;
+      stats.bwdMs = deviceTimes.bwdMs;
+    }
+#endif
     // Read and free the results the program allocated.
     size_t word = 0;
     std::vector<void *> freed;
@@ -828,7 +903,11 @@ int main(int argc, char **argv) {
         {"flops", flops},
         {"gemm", memory.gemm()},
         {"gemm_block", gemmBlock},
-        {"gemm_calls", static_cast<int64_t>(gemmCallsPerStep)},
+        {"gemm_calls", static_cast<int64_t>(perStep->gemms)},
+        {"launches", static_cast<int64_t>(perStep->launches)},
+        {"syncs", static_cast<int64_t>(perStep->syncs)},
+        {"allocations", static_cast<int64_t>(perStep->allocations)},
+        {"cuda_graph", graphMode},
         {"iters", static_cast<int64_t>(iters)},
         {"warmup", static_cast<int64_t>(warmup)},
         {"seed", static_cast<int64_t>(seed)},
@@ -858,7 +937,12 @@ int main(int argc, char **argv) {
                << " predicted (fwd "
                << mib(last.fwdPeakBytes) << ", bwd " << mib(last.bwdPeakBytes)
                << "), saved for backward " << mib(savedBytes) << "\n";
-  llvm::outs() << "  gemm   " << memory.gemm() << "; " << gemmCallsPerStep
+  llvm::outs() << "  gemm   " << memory.gemm() << "; " << perStep->gemms
                << " calls per step, blocks of " << gemmBlock << " steps\n";
+  llvm::outs() << "  host   per step: " << perStep->launches
+               << " kernel launches, " << perStep->syncs
+               << " synchronizations, " << perStep->allocations
+               << " allocations" << (graphMode ? "; replayed as a CUDA graph" : "")
+               << "\n";
   return 0;
 }

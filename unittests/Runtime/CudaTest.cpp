@@ -248,7 +248,8 @@ TEST(CudaJit, SymbolTableListsEveryEntryPoint) {
       "mgpuEventRecord",      "mgpuMemAlloc",
       "mgpuMemFree",          "mgpuMemcpy",
       "mgpuMemset32",         "mgpuMemset16",
-      "mgpuSetDefaultDevice", "_mlir_ciface_rnnrt_cuda_sgemm"};
+      "mgpuSetDefaultDevice", "_mlir_ciface_rnnrt_cuda_sgemm",
+      "rnnrt_begin_phase"};
   EXPECT_EQ(names, expected);
   for (const auto &[name, address] : symbols) {
     if (std::string(name) == "mgpuMemAlloc") {
@@ -256,6 +257,9 @@ TEST(CudaJit, SymbolTableListsEveryEntryPoint) {
     } else if (std::string(name) == "_mlir_ciface_rnnrt_cuda_sgemm") {
       EXPECT_EQ(address,
                 reinterpret_cast<void *>(&_mlir_ciface_rnnrt_cuda_sgemm));
+    } else if (std::string(name) == "rnnrt_begin_phase") {
+      // The device twin, which also records the step timer's event.
+      EXPECT_EQ(address, reinterpret_cast<void *>(&rnnrt_cuda_begin_phase));
     }
   }
 }

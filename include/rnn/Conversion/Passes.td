@@ -173,14 +173,17 @@ def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
   let description = [{
     Once every loop on buffers has become a kernel, host functions only
     allocate, free, take views of buffers and pass them to kernels and to
-    runtime calls. This pass turns `memref.alloc` into `gpu.alloc` and
-    `memref.dealloc` into `gpu.dealloc`, each in the async form (the one
-    `gpu-to-llvm` lowers, to `mgpuMemAlloc` / `mgpuMemFree` of the runtime)
-    on a stream of its own that is waited for at once. Discardable
-    attributes (`rnn.role`, `rnn.offset`) are kept. It runs after
-    `rnn-plan-memory`, whose analyses work on `memref.alloc`.
-    A `memref.copy` of a whole buffer (bufferization makes one when a
-    function returns its argument) becomes a device-to-device `gpu.memcpy`.
+    runtime calls. This pass turns `memref.alloc` into `gpu.alloc`,
+    `memref.dealloc` into `gpu.dealloc` and a whole-buffer `memref.copy`
+    (bufferization makes one when a function returns its argument) into
+    `gpu.memcpy`, and makes them and every `gpu.launch_func` asynchronous on
+    one stream per function: created at its entry and waited for once before
+    each return, so no launch is followed by a synchronization. Each launch
+    is wrapped in a `memref.alloca_scope`, which releases the stack slots of
+    its kernel arguments after it (a launch in a time loop would otherwise
+    grow the stack with T). Discardable attributes (`rnn.role`, `rnn.offset`)
+    are kept. It runs after `rnn-plan-memory`, whose analyses work on
+    `memref.alloc`.
 
     It fails if host code still reads or writes buffer memory (a
     `memref.load`, `memref.store`, vector access, strided copy or linalg op
@@ -189,18 +192,56 @@ def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
 
     ```mlir
     %a = memref.alloc() {rnn.role = "gates"} : memref<8x4x20xf32>
+    gpu.launch_func @k::@k blocks in (...) threads in (...) args(%a : ...)
     memref.dealloc %a : memref<8x4x20xf32>
+    return
     // becomes
-    %0 = gpu.wait async
-    %a, %1 = gpu.alloc async [%0] () {rnn.role = "gates"}
+    %s = gpu.wait async
+    %a, %0 = gpu.alloc async [%s] () {rnn.role = "gates"}
         : memref<8x4x20xf32>
-    gpu.wait [%1]
-    %2 = gpu.wait async
-    %3 = gpu.dealloc async [%2] %a : memref<8x4x20xf32>
-    gpu.wait [%3]
+    memref.alloca_scope {
+      %1 = gpu.launch_func async [%s] @k::@k blocks in (...) ...
+    }
+    %2 = gpu.dealloc async [%s] %a : memref<8x4x20xf32>
+    gpu.wait [%s]
+    return
     ```
     Next: the NVVM lowering of the kernels and `gpu-to-llvm` for the host.
   }];
+  let dependentDialects = ["gpu::GPUDialect", "memref::MemRefDialect"];
+}
+
+def KernelSignaturesPass : Pass<"rnn-kernel-signatures", "ModuleOp"> {
+  let summary = "Write the kernels' argument lists into their PTX";
+  let description = [{
+    PTX gives a kernel's parameters only as sizes. This pass writes, for
+    every kernel, how the host's arguments map onto them, as one PTX comment
+    line per kernel: `// rnnc.kernel NAME ARG,...`, where ARG is `m<E>x<R>`
+    for a memref of E-byte elements and rank R (3 + 2R eight-byte
+    parameters: allocated and aligned pointer, offset, sizes, strides) or
+    `s<N>` for an N-byte scalar. With it, a tool that sees only the PTX and
+    a launch's parameters (the project's null CUDA device) checks that every
+    buffer a kernel receives lies inside live device memory.
+
+    It runs twice. With `annotate=0`, before the kernels are lowered, it
+    records the signatures of the `gpu.func` kernels on the module as
+    `rnn.kernel_signatures`; with `annotate=1`, after
+    `gpu-module-to-binary`, it appends the lines to the PTX of every
+    `gpu.binary` and removes the attribute.
+
+    ```mlir
+    gpu.module @rnn_kernels {
+      gpu.func @k(%a: memref<4x8xf32>, %n: index) kernel { ... }
+    }
+    // after both runs, the PTX of gpu.binary @rnn_kernels ends in
+    //   // rnnc.kernel k m4x2,s8
+    ```
+  }];
+  let options = [
+    Option<"annotate", "annotate", "bool", /*default=*/"false",
+           "Append the recorded signatures to the PTX (after "
+           "gpu-module-to-binary) instead of recording them">,
+  ];
   let dependentDialects = ["gpu::GPUDialect"];
 }
 

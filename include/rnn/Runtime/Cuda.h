@@ -107,6 +107,12 @@ void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB, float alpha,
                                    float beta, StridedMemRefType<float, 2> *A,
                                    StridedMemRefType<float, 2> *B,
                                    StridedMemRefType<float, 2> *C);
+/// The cuda target's `rnnrt_begin_phase`: marks the phase on the host as
+/// `rnnrt_begin_phase` does (Runtime.h) and records the device step
+/// timer's backward event on the runtime's stream, inside a graph capture
+/// as an event node, so the phase times stay right when the step is
+/// replayed.
+void rnnrt_cuda_begin_phase(int64_t phase);
 } // extern "C"
 
 namespace rnn {
@@ -211,6 +217,28 @@ double elapsedMs(CUevent_st *start, CUevent_st *end);
 
 /// Destroys an event from recordTimingEvent(); null is a no-op.
 void destroyEvent(CUevent_st *event);
+
+/// Step times measured on the device by the step timer.
+struct DeviceStepTimes {
+  double totalMs = 0.0;
+  /// From the start of the step to the backward event, and from there to
+  /// the end; fwdMs == totalMs and bwdMs == 0 when the step has no
+  /// backward phase.
+  double fwdMs = 0.0;
+  double bwdMs = 0.0;
+  bool sawBackward = false;
+};
+
+/// Records the step timer's start event on the runtime's stream. The
+/// backward event is recorded by rnnrt_cuda_begin_phase, in the step's own
+/// work or in a graph captured from it. Returns false on failure.
+bool startStepTimer();
+
+/// Records the end event, waits for it and returns the step's times.
+/// `replayed`: the step was a replay of a graph; its backward event is the
+/// one captured in the graph, if the captured step had one. Returns false
+/// on failure.
+bool stopStepTimer(bool replayed, DeviceStepTimes &times);
 
 //===----------------------------------------------------------------------===//
 // JIT registration.

@@ -127,6 +127,18 @@ size_t gemmCalls();
 /// Counts one GEMM call; called by the GEMM entry points.
 void countGemmCall();
 
+/// Number of GPU kernel launches compiled code has issued since start-up
+/// (zero on the CPU target).
+size_t kernelLaunches();
+/// Counts one kernel launch; called by mgpuLaunchKernel.
+void countKernelLaunch();
+
+/// Number of times the host has waited for the GPU since start-up (stream
+/// and event synchronizations, by compiled code or the runtime's helpers).
+size_t synchronizations();
+/// Counts one synchronization.
+void countSynchronization();
+
 //===----------------------------------------------------------------------===//
 // Steps and phases.
 //===----------------------------------------------------------------------===//

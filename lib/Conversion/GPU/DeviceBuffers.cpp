@@ -8,15 +8,19 @@
 // role. Upstream has no pass for this: its GPU flows copy host buffers to
 // the device, while here everything a step touches lives on the device.
 //
-// `gpu-to-llvm` lowers only the async forms of gpu.alloc and gpu.dealloc
-// (the synchronous gpu.alloc only with host_shared), so each allocation
-// and free runs on a stream of its own that is waited for at once:
-// mgpuStreamCreate, mgpuMemAlloc / mgpuMemFree, mgpuStreamSynchronize,
-// mgpuStreamDestroy.
+// Every piece of device work of a host function goes on one stream, made
+// at the function's entry (`gpu.wait async`, mgpuStreamCreate: the
+// runtime's stream) and waited for once before each return (`gpu.wait`,
+// mgpuStreamSynchronize): allocations and frees (gpu.alloc/gpu.dealloc
+// async, mgpuMemAlloc/mgpuMemFree), whole-buffer copies (a memref.copy of
+// a whole buffer, which bufferization makes when a function returns its
+// argument, becomes gpu.memcpy) and kernel launches (gpu.launch_func
+// async). The runtime's GEMM calls use the same stream, so program order
+// is kept without a synchronization between launches.
 //
-// A whole-buffer memref.copy on the host (bufferization makes one when a
-// function returns its argument) becomes a device-to-device gpu.memcpy
-// (mgpuMemcpy), also on a stream of its own.
+// Each launch is wrapped in a memref.alloca_scope: the translation to LLVM
+// IR stores the kernel arguments in stack slots at the launch, and without
+// the scope a launch in a time loop would grow the stack every step.
 //
 // The pass also checks what makes this sound: no other host operation
 // reads or writes memory through a memref (loads, stores, vector accesses,
@@ -27,6 +31,7 @@
 
 #include "rnn/Conversion/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
@@ -71,76 +76,123 @@ static bool isWholeBufferCopy(Operation *op) {
 }
 
 namespace {
+/// The host work of one function, gathered before rewriting.
+struct HostWork {
+  SmallVector<memref::AllocOp> allocs;
+  SmallVector<memref::DeallocOp> deallocs;
+  SmallVector<memref::CopyOp> copies;
+  SmallVector<gpu::LaunchFuncOp> launches;
+
+  bool empty() const {
+    return allocs.empty() && deallocs.empty() && copies.empty() &&
+           launches.empty();
+  }
+};
+
 struct DeviceBuffersPass
     : public rnn::impl::DeviceBuffersPassBase<DeviceBuffersPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Operation *> allocs, deallocs, copies;
     bool hostAccess = false;
-    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<gpu::GPUModuleOp, gpu::LaunchOp>(op))
-        return WalkResult::skip();
-      if (isa<memref::AllocOp>(op))
-        allocs.push_back(op);
-      else if (isa<memref::DeallocOp>(op))
-        deallocs.push_back(op);
-      else if (isWholeBufferCopy(op))
-        copies.push_back(op);
-      else if (isa<memref::AllocaOp, memref::ReallocOp>(op) ||
-               accessesBufferMemory(op)) {
-        op->emitError("rnn-device-buffers: host code accesses buffer memory "
-                      "(every access must be in a kernel)");
-        hostAccess = true;
-      }
-      return WalkResult::advance();
-    });
+    std::vector<std::pair<func::FuncOp, HostWork>> functions;
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isExternal())
+        continue;
+      HostWork work;
+      function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (isa<gpu::LaunchOp>(op))
+          return WalkResult::skip();
+        if (auto alloc = dyn_cast<memref::AllocOp>(op))
+          work.allocs.push_back(alloc);
+        else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+          work.deallocs.push_back(dealloc);
+        else if (isWholeBufferCopy(op))
+          work.copies.push_back(cast<memref::CopyOp>(op));
+        else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
+          work.launches.push_back(launch);
+        else if (isa<memref::AllocaOp, memref::ReallocOp>(op) ||
+                 accessesBufferMemory(op)) {
+          op->emitError("rnn-device-buffers: host code accesses buffer "
+                        "memory (every access must be in a kernel)");
+          hostAccess = true;
+        }
+        return WalkResult::advance();
+      });
+      if (!work.empty())
+        functions.emplace_back(function, std::move(work));
+    }
     if (hostAccess)
       return signalPassFailure();
+    for (auto &[function, work] : functions)
+      if (failed(rewrite(function, work)))
+        return signalPassFailure();
+  }
 
+  /// Puts the work of `function` on one stream, created at its entry and
+  /// waited for before each return.
+  LogicalResult rewrite(func::FuncOp function, HostWork &work) {
     IRRewriter rewriter(&getContext());
     Type token = gpu::AsyncTokenType::get(&getContext());
-    // `op` on a stream of its own that is waited for right after:
-    //   %s = gpu.wait async ; %t = op async [%s] ; gpu.wait [%t]
-    auto onOwnStream = [&](Operation *op, auto create) {
-      Location loc = op->getLoc();
-      rewriter.setInsertionPoint(op);
-      Value stream = gpu::WaitOp::create(rewriter, loc, token, ValueRange())
-                         .getAsyncToken();
-      auto async = create(stream);
-      gpu::WaitOp::create(rewriter, loc, Type(),
-                          ValueRange{async.getAsyncToken()});
-      return async;
-    };
-    for (Operation *op : allocs) {
-      auto alloc = cast<memref::AllocOp>(op);
-      auto device = onOwnStream(alloc, [&](Value stream) {
-        return gpu::AllocOp::create(rewriter, alloc.getLoc(), alloc.getType(),
-                                    token, ValueRange{stream},
-                                    alloc.getDynamicSizes(),
-                                    alloc.getSymbolOperands(),
-                                    /*hostShared=*/false);
-      });
+    rewriter.setInsertionPointToStart(&function.getBody().front());
+    Value stream =
+        gpu::WaitOp::create(rewriter, function.getLoc(), token, ValueRange())
+            .getAsyncToken();
+    ValueRange onStream(stream);
+
+    for (memref::AllocOp alloc : work.allocs) {
+      rewriter.setInsertionPoint(alloc);
+      auto device = gpu::AllocOp::create(
+          rewriter, alloc.getLoc(), alloc.getType(), token, onStream,
+          alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+          /*hostShared=*/false);
       for (NamedAttribute attr : alloc->getDiscardableAttrs())
         device->setAttr(attr.getName(), attr.getValue());
       rewriter.replaceOp(alloc, device.getMemref());
     }
-    for (Operation *op : copies) {
-      auto copy = cast<memref::CopyOp>(op);
-      onOwnStream(copy, [&](Value stream) {
-        return gpu::MemcpyOp::create(rewriter, copy.getLoc(), token,
-                                     ValueRange{stream}, copy.getTarget(),
-                                     copy.getSource());
-      });
+    for (memref::CopyOp copy : work.copies) {
+      rewriter.setInsertionPoint(copy);
+      gpu::MemcpyOp::create(rewriter, copy.getLoc(), token, onStream,
+                            copy.getTarget(), copy.getSource());
       rewriter.eraseOp(copy);
     }
-    for (Operation *op : deallocs) {
-      auto dealloc = cast<memref::DeallocOp>(op);
-      onOwnStream(dealloc, [&](Value stream) {
-        return gpu::DeallocOp::create(rewriter, dealloc.getLoc(), token,
-                                      ValueRange{stream}, dealloc.getMemref());
-      });
+    for (memref::DeallocOp dealloc : work.deallocs) {
+      rewriter.setInsertionPoint(dealloc);
+      gpu::DeallocOp::create(rewriter, dealloc.getLoc(), token, onStream,
+                             dealloc.getMemref());
       rewriter.eraseOp(dealloc);
     }
+    for (gpu::LaunchFuncOp launch : work.launches) {
+      if (!launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
+          launch.getAsyncObject())
+        return launch.emitError("rnn-device-buffers: expected a synchronous "
+                                "gpu.launch_func (the pass picks the stream)");
+      // The translation to LLVM IR puts the kernel arguments in stack
+      // slots at the launch; the scope releases them after it, so a launch
+      // in a time loop does not grow the stack with T.
+      rewriter.setInsertionPoint(launch);
+      auto scope = memref::AllocaScopeOp::create(rewriter, launch.getLoc(),
+                                                 TypeRange());
+      Block *body = rewriter.createBlock(&scope.getBodyRegion());
+      memref::AllocaScopeReturnOp::create(rewriter, launch.getLoc());
+      rewriter.setInsertionPointToStart(body);
+      std::optional<gpu::KernelDim3> cluster;
+      if (launch.hasClusterSize())
+        cluster = launch.getClusterSizeOperandValues();
+      auto async = gpu::LaunchFuncOp::create(
+          rewriter, launch.getLoc(), launch.getKernel(),
+          launch.getGridSizeOperandValues(), launch.getBlockSizeOperandValues(),
+          launch.getDynamicSharedMemorySize(), launch.getKernelOperands(),
+          token, onStream, cluster);
+      for (NamedAttribute attr : launch->getDiscardableAttrs())
+        async->setAttr(attr.getName(), attr.getValue());
+      rewriter.eraseOp(launch);
+    }
+    // One wait per call: the step's work is complete when it returns.
+    function.walk([&](func::ReturnOp ret) {
+      rewriter.setInsertionPoint(ret);
+      gpu::WaitOp::create(rewriter, ret.getLoc(), Type(), onStream);
+    });
+    return success();
   }
 };
 } // namespace

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Packs rnnc's tools for a GPU machine that has CUDA, PyTorch, CMake and ninja
+# but no LLVM/MLIR 22 and no package registry, in a folder small enough to
+# carry there (under 60 MiB).
+#
+#   gpu/make-bundle.sh BUILD_DIR OUT_DIR
+#
+# BUILD_DIR is a built tree (./dev.sh build). rnn-run and rnn-npz-compare are
+# relinked from its objects against the static LLVM/MLIR archives, so that
+# they need only glibc, libstdc++ and what the folder carries (libMLIR.so and
+# libLLVM.so together are 257 MB). rnn-run and OpenBLAS travel compressed
+# with Python's lzma (no xz binary is needed on either side); gpu/unpack.sh
+# expands them.
+# The folder also holds OpenBLAS and its Fortran runtime, libdevice (in a
+# toolkit layout, for --cuda-toolkit), the CUDA unit tests, the null CUDA
+# device and the scripts of a GPU session (gpu/call1.sh, gpu/call2.sh).
+set -euo pipefail
+BUILD=$(cd "$1" && pwd)
+mkdir -p "$2"
+OUT=$(cd "$2" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+LL=/usr/lib/llvm-22/lib
+CUDA=${CUDA_TOOLKIT_ROOT:-/usr/local/cuda}
+rm -rf "$OUT"/{bin,lib,cuda,unittests}
+mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/cuda/nvvm/libdevice" "$OUT/unittests"
+
+# Every MLIR/LLVM archive but those of tools rnn-run does not contain; the
+# linker takes only what is referenced.
+MLIR_LIBS=$(ls $LL/libMLIR*.a | grep -v 'CAPI\|Python\|Tblgen\|TableGen\|Lsp\|Reduce\|Query\|OptMain\|TestTransform')
+LLVM_LIBS=$(ls $LL/libLLVM*.a | grep -v 'TableGen\|FuzzMutate\|Exegesis\|CFIVerify\|DWARFLinker')
+ZSTD=$(ls /lib/x86_64-linux-gnu/libzstd.so.1)
+# LLVM's Support library calls arc4random (glibc 2.36+); a local definition
+# keeps the binaries loadable on glibc 2.34/2.35 (Ubuntu 22.04) as well.
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+printf '#include <stdint.h>\n#include <sys/random.h>\nuint32_t arc4random(void){uint32_t v=0;while(getrandom(&v,sizeof v,0)!=sizeof v){}return v;}\n' |
+  cc -O2 -fPIC -x c -c - -o "$TMP/arc4random.o"
+
+cd "$BUILD"
+c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
+  tools/rnn-run/CMakeFiles/rnn-run.dir/*.o "$TMP/arc4random.o" -o "$TMP/rnn-run" \
+  lib/libRNNPipelines.a lib/Support/libRNNSupport.a runtime/librnn_cuda_runtime.a \
+  runtime/librnn_runtime.a lib/libRNNConversion.a lib/libRNNTransforms.a \
+  lib/libRNNAnalysis.a lib/libRNNDialect.a \
+  -Wl,--start-group $MLIR_LIBS $LLVM_LIBS -Wl,--end-group \
+  -lz "$ZSTD" -lopenblas -ldl -lpthread -lrt -lm
+c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
+  tools/rnn-npz-compare/CMakeFiles/rnn-npz-compare.dir/*.o "$TMP/arc4random.o" \
+  -o "$OUT/bin/rnn-npz-compare" lib/Support/libRNNSupport.a \
+  -Wl,--start-group $LLVM_LIBS -Wl,--end-group -lz "$ZSTD" -ldl -lpthread
+cp unittests/RNNCudaDeviceTests unittests/RNNCudaRuntimeTests \
+  unittests/RNNRuntimeTests "$OUT/unittests/"
+[ -f lib/libnullcuda.so ] && cp lib/libnullcuda.so "$OUT/lib/"
+strip "$TMP/rnn-run" "$OUT/bin/rnn-npz-compare" "$OUT"/unittests/*
+for l in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+  cp -L /lib/x86_64-linux-gnu/$l "$TMP/"
+done
+# The two large files travel compressed.
+python3 - "$TMP" "$OUT" <<'PY'
+import lzma, os, shutil, sys
+tmp, out = sys.argv[1:]
+for src, dst in (('rnn-run', 'bin/rnn-run.xz'),
+                 ('libopenblas.so.0', 'lib/libopenblas.so.0.xz')):
+    with open(os.path.join(tmp, src), 'rb') as f, \
+            lzma.open(os.path.join(out, dst), 'wb', preset=6) as o:
+        shutil.copyfileobj(f, o)
+PY
+cp "$TMP/libgfortran.so.5" "$TMP/libquadmath.so.0" "$OUT/lib/"
+cp "$CUDA/nvvm/libdevice/libdevice.10.bc" "$OUT/cuda/nvvm/libdevice/"
+cp "$HERE"/unpack.sh "$HERE"/call1.sh "$HERE"/call2.sh "$HERE"/run-test-lines.py "$OUT/"
+echo "gpu/make-bundle.sh: $(du -sm "$OUT" | cut -f1) MiB in $OUT"

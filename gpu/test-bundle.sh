@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Checks a folder from gpu/make-bundle.sh the way the GPU machine will use
+# it, on this machine with the LLVM packages hidden from the loader:
+#
+#   gpu/test-bundle.sh BUNDLE_DIR
+#
+# * its size is under 60 MiB (a device call carries at most 64 MiB);
+# * rnn-run, unpacked by unpack.sh, resolves no library from LLVM/MLIR
+#   (ldd), and with LD_LIBRARY_PATH holding only the bundle it trains the
+#   reference LSTM on the CPU to the PyTorch reference (the bundled
+#   rnn-npz-compare);
+# * with the null CUDA device it runs a cuda train step whose PTX it
+#   compiled with the bundle's libdevice.
+set -euo pipefail
+B=$(cd "$1" && pwd)
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+MIB=$(du -sm "$B" | cut -f1)
+echo "bundle: $MIB MiB"
+[ "$MIB" -lt 60 ] || { echo "FAIL: bundle is $MIB MiB (limit 60)"; exit 1; }
+
+W=$(mktemp -d)
+trap 'rm -rf "$W" /tmp/rnnc' EXIT
+mkdir -p "$W/repo"
+ln -s "$B" "$W/repo/.gpu"
+cd "$W/repo"
+unset LD_LIBRARY_PATH RNNC_CUDA_TOOLKIT
+# shellcheck disable=SC1091
+source .gpu/unpack.sh
+for tool in rnn-run rnn-npz-compare; do
+  if ldd "$(command -v $tool)" | grep -E 'llvm|MLIR|not found'; then
+    echo "FAIL: $tool needs a library the bundle does not carry"
+    exit 1
+  fi
+done
+export LD_LIBRARY_PATH=/tmp/rnnc/lib
+D=$REPO/test/Integration/data
+rnn-run --preset=lstm --inputs=$D/lstm_l2_wide_random.in.npz --outputs=$W/cpu.npz
+rnn-npz-compare $W/cpu.npz $D/lstm_l2_wide_random.ref.npz --rtol=1e-4
+if [ -f "$B/lib/libnullcuda.so" ]; then
+  RNNRT_LIBCUDA=$B/lib/libnullcuda.so RNNRT_LIBCUBLAS=$B/lib/libnullcuda.so \
+    rnn-run --preset=lstm --target=cuda --cuda-toolkit=$B/cuda --json \
+    --seq-len=8 --batch=4 --input-size=8 --hidden-size=8 --iters=2 > $W/cuda.json
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["target"] == "cuda" and j["launches"] > 0, j; print("cuda (null device):", j["launches"], "launches,", j["gemm_calls"], "GEMM calls per step")' $W/cuda.json
+fi
+echo "gpu/test-bundle.sh: ok"

@@ -1,0 +1,97 @@
+"""Runs rnn-run --target=cuda on the null CUDA device (test/lib/NullCuda)
+and checks what the host path issued against the device's own report.
+
+Usage: check-null-device.py NULLCUDA_LIB TMP_DIR [--max-syncs=N]
+       [--max-allocations=N] [--graph | --eager] -- RNN_RUN_FLAG...
+
+Checks, from rnn-run --json and the null device's NULLCUDA_REPORT:
+  * no violation and no failed call on the device (every kernel argument
+    inside a live allocation, cuBLAS arguments valid, and under graph
+    capture no allocation, free, synchronization or module load);
+  * the PTX is loaded once and every kernel resolved once, not per launch;
+  * per step at most --max-syncs synchronizations and --max-allocations
+    device allocations, and the device peak the plan predicted is the one
+    measured;
+  * --graph: one capture, replayed once per step, each replay repeating the
+    launches and GEMM calls of the eager step; --eager: every step issued
+    them itself.
+Exits non-zero listing every failure."""
+
+import json
+import os
+import subprocess
+import sys
+
+
+def main(argv):
+    split = argv.index("--")
+    own, flags = argv[:split], argv[split + 1:]
+    lib, tmp = own[0], own[1]
+    opts = dict(o.lstrip("-").split("=") if "=" in o else (o.lstrip("-"), "1")
+                for o in own[2:])
+    report = os.path.join(tmp, "report.json")
+    env = dict(os.environ, RNNRT_LIBCUDA=lib, RNNRT_LIBCUBLAS=lib,
+               NULLCUDA_REPORT=report)
+    r = subprocess.run(["rnn-run", "--target=cuda", "--json", *flags],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        print("rnn-run failed:", r.returncode, r.stdout, r.stderr)
+        return 1
+    run = json.loads(r.stdout)
+    dev = json.load(open(report))
+    steps = run["warmup"] + run["iters"]
+    failures = []
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+
+    print("rnn-run:", {k: run[k] for k in ("launches", "gemm_calls", "syncs",
+                                            "allocations", "cuda_graph")})
+    print("device: ", dev)
+    expect(dev["violations"] == 0, f"{dev['violations']} violations")
+    expect(dev["errors"] == 0, f"{dev['errors']} failed calls")
+    expect(dev["module_loads"] == 1, f"{dev['module_loads']} module loads")
+    expect(dev["get_function"] <= 1 + run["launches"] // 2,
+           f"{dev['get_function']} kernel lookups for {run['launches']} "
+           f"launches per step: not resolved once")
+    expect(run["syncs"] <= int(opts.get("max-syncs", 1)),
+           f"{run['syncs']} synchronizations per step")
+    expect(run["allocations"] <= int(opts.get("max-allocations", 0)),
+           f"{run['allocations']} allocations per step")
+    peak = run["peak_bytes"]
+    expect(peak["measured"] == peak["predicted"],
+           f"device peak measured {peak['measured']} != predicted "
+           f"{peak['predicted']}")
+    expect(run["launches"] > 0 and run["gemm_calls"] > 0, "no work issued")
+    if "graph" in opts:
+        expect(run["cuda_graph"], "not replayed as a graph")
+        expect(dev["captures"] == 1, f"{dev['captures']} captures")
+        expect(dev["graph_launches"] == steps,
+               f"{dev['graph_launches']} replays for {steps} steps")
+        expect(dev["replayed_launches"] == run["launches"] * steps,
+               f"{dev['replayed_launches']} replayed launches, expected "
+               f"{run['launches']} x {steps}")
+        expect(dev["replayed_gemms"] == run["gemm_calls"] * steps,
+               f"{dev['replayed_gemms']} replayed GEMMs, expected "
+               f"{run['gemm_calls']} x {steps}")
+        # The eager step and nothing else ran launches outside the graph.
+        expect(dev["launches"] == run["launches"],
+               f"{dev['launches']} eager launches, expected one step's "
+               f"{run['launches']}")
+    if "eager" in opts:
+        expect(not run["cuda_graph"], "replayed as a graph")
+        expect(dev["captures"] == 0, f"{dev['captures']} captures")
+        expect(dev["launches"] == run["launches"] * steps,
+               f"{dev['launches']} launches, expected {run['launches']} x "
+               f"{steps}")
+        expect(dev["gemms"] == run["gemm_calls"] * steps,
+               f"{dev['gemms']} GEMMs, expected {run['gemm_calls']} x "
+               f"{steps}")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
