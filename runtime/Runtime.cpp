@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <atomic>
 #include <mutex>
@@ -200,13 +201,28 @@ std::vector<std::pair<const char *, void *>> jitSymbols() {
 // C entry points.
 //===----------------------------------------------------------------------===//
 
+/// Compiled code cannot handle a null buffer (it would pass it on to the
+/// BLAS or store through it): a failed allocation ends the process with one
+/// line naming the request, exit status 2.
+static void *checkedAllocation(void *p, size_t size) {
+  if (!p) {
+    std::fprintf(stderr,
+                 "rnnrt: out of host memory: allocating %zu bytes failed "
+                 "(%zu bytes held by the program)\n",
+                 size, rnn::runtime::currentBytes());
+    std::exit(2);
+  }
+  return p;
+}
+
 extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
-  return rnn::runtime::allocate(size);
+  return checkedAllocation(rnn::runtime::allocate(size), size);
 }
 
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                     size_t size) {
-  return rnn::runtime::allocateAligned(alignment, size);
+  return checkedAllocation(rnn::runtime::allocateAligned(alignment, size),
+                           size);
 }
 
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {

@@ -20,7 +20,8 @@ JitFunction::~JitFunction() = default;
 
 llvm::Expected<std::unique_ptr<JitFunction>>
 JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name,
-                     llvm::ArrayRef<std::pair<const char *, void *>> symbols) {
+                     llvm::ArrayRef<std::pair<const char *, void *>> symbols,
+                     bool listeners) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
@@ -37,6 +38,10 @@ JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name,
   mlir::ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // The perf listener writes a jitdump directory per run (and warns where
+  // perf is absent); the GDB one registers every object. Only on request.
+  options.enablePerfNotificationListener = listeners;
+  options.enableGDBNotificationListener = listeners;
   auto engine = mlir::ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();

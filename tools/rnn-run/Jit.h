@@ -26,10 +26,12 @@ class JitFunction {
 public:
   /// Compiles `module` (LLVM dialect), resolving `symbols` (the runtime's
   /// entry points) in it, runs its global constructors (which load GPU
-  /// kernels) and looks up `name`.
+  /// kernels) and looks up `name`. `listeners`: register the code with
+  /// perf (a jitdump directory per process) and GDB.
   static llvm::Expected<std::unique_ptr<JitFunction>>
   compile(mlir::ModuleOp module, llvm::StringRef name,
-          llvm::ArrayRef<std::pair<const char *, void *>> symbols);
+          llvm::ArrayRef<std::pair<const char *, void *>> symbols,
+          bool listeners = false);
   ~JitFunction();
 
   /// Calls the function; `packedArgs` points at each scalar argument of the

@@ -33,8 +33,10 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -45,6 +47,7 @@
 #include <malloc.h>
 #include <map>
 #include <random>
+#include <thread>
 
 using namespace mlir;
 using namespace ::rnn::run;
@@ -143,7 +146,14 @@ static cl::opt<long long>
                       "default; see rnn-opt's gemm-rows)"),
              cl::cat(category));
 static cl::opt<long long> threads("blas-threads", cl::init(1),
-                                  cl::desc("BLAS threads"), cl::cat(category));
+                                  cl::desc("BLAS threads (at most the "
+                                           "machine's hardware threads)"),
+                                  cl::cat(category));
+static cl::opt<bool> jitListeners(
+    "jit-listeners", cl::init(false),
+    cl::desc("Tell perf (a jitdump per run) and GDB about the JIT-compiled "
+             "code"),
+    cl::cat(category));
 
 [[noreturn]] static void fail(const std::string &message, int code = 2) {
   llvm::errs() << "rnn-run: " << message << "\n";
@@ -208,6 +218,13 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
     fail("--warmup must be >= 0, got " + std::to_string(warmup));
   if (threads <= 0)
     fail("--blas-threads must be positive, got " + std::to_string(threads));
+  // More threads than the machine runs only contend (and OpenBLAS with
+  // dozens of threads under a memory limit may never finish starting them).
+  unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  if (threads > static_cast<long long>(hardware))
+    fail("--blas-threads=" + std::to_string(threads) +
+         " exceeds this machine's " + std::to_string(hardware) +
+         " hardware threads");
   if (!(resetProb >= 0.0 && resetProb <= 1.0))
     fail("--reset-prob must be in [0, 1], got " + std::to_string(resetProb));
   if (emit == "ptx" && target != "cuda")
@@ -240,6 +257,37 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
          "CUDA toolkit headers; --emit=ptx prints the kernels)");
 #endif
   }
+}
+
+/// Checks before anything runs that --outputs can be written and is not the
+/// --inputs file: the archive is written after the steps, and replaced
+/// atomically, which would overwrite the inputs or a read-only file.
+static void checkOutputsFile() {
+  namespace fs = llvm::sys::fs;
+  if (outputsFile.empty())
+    return;
+  bool same = outputsFile == inputsFile;
+  if (!same && !inputsFile.empty() && fs::exists(outputsFile))
+    (void)fs::equivalent(outputsFile.getValue(), inputsFile.getValue(), same);
+  if (same)
+    fail("--outputs names the --inputs file '" + outputsFile +
+         "'; the inputs would be overwritten");
+  if (fs::exists(outputsFile)) {
+    if (!fs::is_regular_file(outputsFile))
+      fail("--outputs '" + outputsFile + "' is not a regular file");
+    if (fs::access(outputsFile, fs::AccessMode::Write))
+      fail("--outputs '" + outputsFile + "' is not writable");
+    return;
+  }
+  llvm::SmallString<256> parent(outputsFile.getValue());
+  llvm::sys::path::remove_filename(parent);
+  std::string directory = parent.empty() ? "." : parent.str().str();
+  if (!fs::is_directory(directory))
+    fail("--outputs '" + outputsFile + "': no directory '" + directory +
+         "'");
+  if (fs::access(directory, fs::AccessMode::Write))
+    fail("--outputs '" + outputsFile + "': directory '" + directory +
+         "' is not writable");
 }
 
 /// The preset's shape: from the flags, or from the arrays in --inputs.
@@ -555,13 +603,17 @@ int main(int argc, char **argv) {
   llvm::raw_string_ostream parseStream(parseErrors);
   if (!cl::ParseCommandLineOptions(argc, argv, "rnnc runner\n",
                                    &parseStream)) {
+    // A bad option value is reported by the option itself, on stderr.
     llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
     first.consume_front("rnn-run: ");
+    if (first.trim().empty())
+      std::exit(2);
     fail(first.trim().str());
   }
   mlir::rnn::PipelineOptions pipelineOptions;
   selectPipelineOptions(pipelineOptions);
   checkOptions(pipelineOptions);
+  checkOutputsFile();
 
   std::optional<npz::ArrayMap> inputs;
   if (!inputsFile.empty()) {
@@ -691,7 +743,8 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   ProgramMemory memory;
   memory.device = target == "cuda";
-  auto function = JitFunction::compile(*module, entryName, memory.symbols());
+  auto function = JitFunction::compile(*module, entryName, memory.symbols(),
+                                       jitListeners);
   if (!function)
     fail("JIT compilation failed: " + llvm::toString(function.takeError()), 1);
 

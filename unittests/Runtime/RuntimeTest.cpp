@@ -113,6 +113,17 @@ TEST(RuntimeAllocator, AlignedAllocHonoursAlignment) {
   EXPECT_EQ(currentBytes(), base);
 }
 
+// Compiled code cannot handle a null buffer: a failed allocation of it ends
+// the process with one line and exit status 2 instead of a crash later.
+TEST(RuntimeAllocatorDeathTest, FailedAllocationOfCompiledCodeExits2) {
+  EXPECT_EXIT(_mlir_memref_to_llvm_alloc(SIZE_MAX - 8),
+              testing::ExitedWithCode(2),
+              "^rnnrt: out of host memory: allocating [0-9]+ bytes failed "
+              "\\([0-9]+ bytes held by the program\\)\n$");
+  EXPECT_EXIT(_mlir_memref_to_llvm_aligned_alloc(64, SIZE_MAX - 8),
+              testing::ExitedWithCode(2), "out of host memory");
+}
+
 TEST(RuntimeAllocator, ZeroByteAllocationIsTracked) {
   size_t base = currentBytes();
   size_t baseLive = liveAllocations();
