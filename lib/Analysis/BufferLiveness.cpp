@@ -9,9 +9,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
@@ -37,9 +39,28 @@ SmallVector<Value> mlir::rnn::collectAliases(Value buffer) {
   return aliases.takeVector();
 }
 
+std::optional<int64_t> rnn::getBufferBytes(MemRefType type,
+                                           const DataLayout &layout) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  Type element = type.getElementType();
+  if (!isa<IntegerType, IndexType, FloatType, ComplexType, VectorType>(
+          element))
+    return std::nullopt;
+  llvm::TypeSize size = layout.getTypeSize(element);
+  if (size.isScalable())
+    return std::nullopt;
+  int64_t bytes = 0;
+  if (llvm::MulOverflow(type.getNumElements(),
+                        static_cast<int64_t>(size.getFixedValue()), bytes))
+    return std::nullopt;
+  return bytes;
+}
+
 BufferLiveness::BufferLiveness(func::FuncOp func) {
   if (func.isExternal())
     return;
+  DataLayout layout = DataLayout::closest(func);
   Block &block = func.getBody().front();
   DenseMap<Operation *, unsigned> position;
   for (Operation &op : block)
@@ -56,9 +77,12 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
       info.role = role.str();
     else
       info.role = "buffer";
-    MemRefType type = alloc.getType();
-    info.bytes = type.getNumElements() *
-                 ((type.getElementTypeBitWidth() + 7) / 8);
+    std::optional<int64_t> bytes = getBufferBytes(alloc.getType(), layout);
+    if (!bytes) {
+      staticAllocs = false;
+      return;
+    }
+    info.bytes = *bytes;
     info.allocIndex = info.lastUseIndex = position[alloc];
     for (Value alias : collectAliases(alloc.getResult())) {
       for (Operation *user : alias.getUsers()) {

@@ -9,10 +9,14 @@
 
 #include "rnn/Transforms/Passes.h"
 
+#include "rnn/Analysis/BufferLiveness.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace rnn {
@@ -26,13 +30,39 @@ using namespace mlir::rnn;
 
 /// Rewrites `func`'s planned allocations into views of a new last argument.
 static LogicalResult placeInArena(func::FuncOp func) {
-  auto arenaBytes = func->getAttrOfType<IntegerAttr>("rnn.arena_bytes");
-  if (!arenaBytes || func.isExternal())
+  Attribute planned = func->getAttr("rnn.arena_bytes");
+  if (!planned || func.isExternal())
     return success();
+  auto arenaBytes = dyn_cast<IntegerAttr>(planned);
+  if (!arenaBytes || arenaBytes.getValue().isNegative())
+    return func.emitOpError("rnn.arena_bytes must be a non-negative integer, "
+                            "got ")
+           << planned;
+  int64_t arenaSize = arenaBytes.getInt();
+  DataLayout layout = DataLayout::closest(func);
   SmallVector<memref::AllocOp> allocs;
   WalkResult walk = func.walk([&](memref::AllocOp alloc) {
-    if (!alloc->hasAttr("rnn.offset")) {
+    Attribute attr = alloc->getAttr("rnn.offset");
+    if (!attr) {
       alloc.emitOpError("has no arena offset: run rnn-plan-memory first");
+      return WalkResult::interrupt();
+    }
+    auto offset = dyn_cast<IntegerAttr>(attr);
+    if (!offset || offset.getValue().isNegative()) {
+      alloc.emitOpError("rnn.offset must be a non-negative integer, got ")
+          << attr;
+      return WalkResult::interrupt();
+    }
+    std::optional<int64_t> bytes = getBufferBytes(alloc.getType(), layout);
+    if (!bytes) {
+      alloc.emitOpError("has no static size in bytes to place in the arena");
+      return WalkResult::interrupt();
+    }
+    int64_t end = 0;
+    if (llvm::AddOverflow(offset.getInt(), *bytes, end) || end > arenaSize) {
+      alloc.emitOpError("at offset ")
+          << offset.getInt() << " with " << *bytes
+          << " bytes does not fit in the arena of " << arenaSize << " bytes";
       return WalkResult::interrupt();
     }
     allocs.push_back(alloc);
@@ -42,8 +72,7 @@ static LogicalResult placeInArena(func::FuncOp func) {
     return failure();
 
   Builder b(func.getContext());
-  auto arenaType =
-      MemRefType::get({arenaBytes.getInt()}, b.getIntegerType(8));
+  auto arenaType = MemRefType::get({arenaSize}, b.getIntegerType(8));
   unsigned index = func.getNumArguments();
   if (failed(func.insertArgument(
           index, arenaType,

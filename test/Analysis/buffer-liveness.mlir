@@ -188,3 +188,38 @@ func.func @no_buffers(%a: memref<4xf32>) {
 }
 
 func.func private @declared(memref<4xf32>)
+
+// -----
+
+// Element sizes come from the data layout: index (8 bytes), complex, vector
+// and i1 (one byte) buffers are sized like any other.
+
+// CHECK-LABEL: liveness of @element_types{{$}}
+// CHECK-NEXT: buffer 32 bytes: alloc 0, last use 0, dealloc 4
+// CHECK-NEXT: buffer 32 bytes: alloc 1, last use 1, dealloc 5
+// CHECK-NEXT: buffer 64 bytes: alloc 2, last use 2, dealloc 6
+// CHECK-NEXT: buffer 3 bytes: alloc 3, last use 3, dealloc 7
+// CHECK-NEXT: peak 131 bytes
+func.func @element_types() {
+  %a = memref.alloc() : memref<4xindex>                  // 0
+  %b = memref.alloc() : memref<4xcomplex<f32>>           // 1
+  %c = memref.alloc() : memref<4xvector<4xf32>>          // 2
+  %d = memref.alloc() : memref<3xi1>                     // 3
+  memref.dealloc %a : memref<4xindex>                    // 4
+  memref.dealloc %b : memref<4xcomplex<f32>>             // 5
+  memref.dealloc %c : memref<4xvector<4xf32>>            // 6
+  memref.dealloc %d : memref<3xi1>                       // 7
+  return                                                 // 8
+}
+
+// -----
+
+// A buffer whose size in bytes overflows 64 bits is not planned.
+
+// CHECK-LABEL: liveness of @overflow (not static)
+// CHECK-NEXT: peak 0 bytes
+func.func @overflow() {
+  %a = memref.alloc() : memref<1152921504606846976x4xf32>
+  memref.dealloc %a : memref<1152921504606846976x4xf32>
+  return
+}

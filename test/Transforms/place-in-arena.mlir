@@ -44,3 +44,55 @@ func.func @missing_offset() attributes {rnn.arena_bytes = 64 : i64} {
   memref.dealloc %s : memref<8xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op rnn.arena_bytes must be a non-negative integer, got -64 : i64}}
+func.func @negative_arena() attributes {rnn.arena_bytes = -64 : i64} {
+  %s = memref.alloc() {rnn.offset = 0 : i64} : memref<8xf32>
+  memref.dealloc %s : memref<8xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op rnn.arena_bytes must be a non-negative integer, got "64"}}
+func.func @string_arena() attributes {rnn.arena_bytes = "64"} {
+  return
+}
+
+// -----
+
+func.func @string_offset() attributes {rnn.arena_bytes = 64 : i64} {
+  // expected-error @+1 {{'memref.alloc' op rnn.offset must be a non-negative integer, got 1.000000e+00 : f32}}
+  %s = memref.alloc() {rnn.offset = 1.0 : f32} : memref<8xf32>
+  memref.dealloc %s : memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @negative_offset() attributes {rnn.arena_bytes = 64 : i64} {
+  // expected-error @+1 {{'memref.alloc' op rnn.offset must be a non-negative integer, got -32 : i64}}
+  %s = memref.alloc() {rnn.offset = -32 : i64} : memref<8xf32>
+  memref.dealloc %s : memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @past_the_arena() attributes {rnn.arena_bytes = 64 : i64} {
+  // expected-error @+1 {{'memref.alloc' op at offset 48 with 32 bytes does not fit in the arena of 64 bytes}}
+  %s = memref.alloc() {rnn.offset = 48 : i64} : memref<8xf32>
+  memref.dealloc %s : memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @dynamic_size(%n: index) attributes {rnn.arena_bytes = 64 : i64} {
+  // expected-error @+1 {{'memref.alloc' op has no static size in bytes to place in the arena}}
+  %s = memref.alloc(%n) {rnn.offset = 0 : i64} : memref<?xf32>
+  memref.dealloc %s : memref<?xf32>
+  return
+}

@@ -17,6 +17,7 @@
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -24,10 +25,19 @@ namespace func {
 class FuncOp;
 } // namespace func
 
+class DataLayout;
+class MemRefType;
+
 namespace rnn {
 
 /// Name of the discardable attribute that records a buffer's role.
 inline constexpr llvm::StringLiteral kRoleAttr = "rnn.role";
+
+/// Bytes of a statically shaped buffer of `type` under `layout`, or nothing
+/// if its elements have no size the data layout knows or the product
+/// overflows.
+std::optional<int64_t> getBufferBytes(MemRefType type,
+                                      const DataLayout &layout);
 
 struct BufferInfo {
   Operation *alloc = nullptr;

@@ -218,7 +218,10 @@ def RNNPlaceInArenaPass : Pass<"rnn-place-in-arena", "ModuleOp"> {
     allocates nothing: a step can be captured once and replayed (CUDA
     graphs), and the memory it uses is the arena, known before it runs.
     Returned buffers are views of the arena too: the caller reads them
-    before the next call.
+    before the next call. It fails, naming the op, on a plan it cannot
+    trust: `rnn.arena_bytes` or an `rnn.offset` that is not a non-negative
+    integer, a buffer without a static size, or one that does not fit in
+    the arena at its offset.
 
     ```mlir
     %g = memref.alloc() {rnn.offset = 256 : i64, rnn.role = "gates"}
