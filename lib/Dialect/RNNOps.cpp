@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
@@ -123,6 +124,29 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
   ArrayRef<int64_t> xShape = cast<ShapedType>(x->type).getShape();
   ArrayRef<int64_t> whhShape = cast<ShapedType>(weightHh->type).getShape();
   int64_t hidden = whhShape[1];
+  // An empty sequence, batch, input or state has nothing to compute and
+  // would divide by zero in the block and chunk arithmetic.
+  for (auto [size, what] :
+       {std::pair<int64_t, StringRef>{xShape[0], "sequence length T of x"},
+        {xShape[1], "batch size B of x"},
+        {xShape[2], "input size I of x"},
+        {hidden, "hidden size H of weight_hh"}})
+    if (size < 1)
+      return op->emitOpError() << what << " must be positive, got " << size;
+  // Every byte count the passes and the runtime derive from these shapes
+  // must fit in 64 bits (8-byte elements at most).
+  int64_t gateRows = 0;
+  if (llvm::MulOverflow(static_cast<int64_t>(numGates), hidden, gateRows))
+    return op->emitOpError() << "hidden size " << hidden
+                             << " of weight_hh is too large";
+  for (const ValueSpec &spec : specs) {
+    int64_t bytes = 8;
+    for (int64_t size : cast<ShapedType>(spec.type).getShape())
+      if (llvm::MulOverflow(bytes, size, bytes))
+        return op->emitOpError()
+               << spec.name << " of type " << spec.type
+               << " is too large: its size in bytes overflows 64 bits";
+  }
   if (chunk && *chunk > xShape[0])
     return op->emitOpError() << "chunk " << *chunk
                              << " exceeds the sequence length " << xShape[0]

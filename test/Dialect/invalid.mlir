@@ -891,3 +891,118 @@ func.func @lstm_bwd_48(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
         memref<20xf32>
   return
 }
+
+// -----
+
+// An empty sequence has nothing to compute (and would divide by zero in the
+// block and chunk arithmetic of the kernels).
+
+func.func @lstm_empty_sequence(%x: tensor<0x3x4xf32>, %r: tensor<0x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op sequence length T of x must be positive, got 0}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<0x3x4xf32>, tensor<0x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<0x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// So does an empty batch, input or state; the kernels are checked alike.
+
+func.func @gru_fwd_empty_batch(%x: memref<8x0x3xf32>, %is_init: memref<8x0xi1>,
+    %h0: memref<0x5xf32>, %w_ih: memref<15x3xf32>, %w_hh: memref<15x5xf32>,
+    %b_ih: memref<15xf32>, %b_hh: memref<15xf32>, %y: memref<8x0x5xf32>,
+    %hn: memref<0x5xf32>, %g: memref<8x0x15xf32>, %p: memref<8x0x5xf32>) {
+  // expected-error @+1 {{'rnn.gru_fwd' op batch size B of x must be positive, got 0}}
+  rnn.gru_fwd block(1) ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+      outs(%y, %hn) saved(gates %g, hn_proj %p)
+      : memref<8x0x3xf32>, memref<8x0xi1>, memref<0x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<8x0x5xf32>, memref<0x5xf32>, memref<8x0x15xf32>,
+        memref<8x0x5xf32>
+  return
+}
+
+// -----
+
+func.func @gru_fwd_empty_sequence(%x: memref<0x4x3xf32>, %is_init: memref<0x4xi1>,
+    %h0: memref<4x5xf32>, %w_ih: memref<15x3xf32>, %w_hh: memref<15x5xf32>,
+    %b_ih: memref<15xf32>, %b_hh: memref<15xf32>, %y: memref<0x4x5xf32>,
+    %hn: memref<4x5xf32>, %g: memref<0x4x15xf32>, %p: memref<0x4x5xf32>) {
+  // expected-error @+1 {{'rnn.gru_fwd' op sequence length T of x must be positive, got 0}}
+  rnn.gru_fwd block(1) ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+      outs(%y, %hn) saved(gates %g, hn_proj %p)
+      : memref<0x4x3xf32>, memref<0x4xi1>, memref<4x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<0x4x5xf32>, memref<4x5xf32>, memref<0x4x15xf32>,
+        memref<0x4x5xf32>
+  return
+}
+
+// -----
+
+func.func @lstm_empty_input(%x: tensor<2x3x0xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x0xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op input size I of x must be positive, got 0}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x0xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x0xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_empty_state(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x0xf32>, %c0: tensor<3x0xf32>, %wi: tensor<0x4xf32>,
+    %wh: tensor<0x0xf32>, %bi: tensor<0xf32>, %bh: tensor<0xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op hidden size H of weight_hh must be positive, got 0}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x0xf32>, tensor<3x0xf32>,
+         tensor<0x4xf32>, tensor<0x0xf32>, tensor<0xf32>, tensor<0xf32>)
+      -> (tensor<2x3x0xf32>, tensor<3x0xf32>, tensor<3x0xf32>)
+  return
+}
+
+// -----
+
+// Sizes whose byte counts overflow 64 bits: 4 gates x H = 2^62 rows would
+// wrap to 0, and a huge sequence overflows the size of x.
+
+func.func @lstm_huge_hidden(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x4611686018427387904xf32>, %c0: tensor<3x4611686018427387904xf32>,
+    %wi: tensor<0x4xf32>, %wh: tensor<0x4611686018427387904xf32>,
+    %bi: tensor<0xf32>, %bh: tensor<0xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op hidden size 4611686018427387904 of weight_hh is too large}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x4611686018427387904xf32>,
+         tensor<3x4611686018427387904xf32>, tensor<0x4xf32>,
+         tensor<0x4611686018427387904xf32>, tensor<0xf32>, tensor<0xf32>)
+      -> (tensor<2x3x4611686018427387904xf32>, tensor<3x4611686018427387904xf32>,
+          tensor<3x4611686018427387904xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_huge_sequence(%x: tensor<1152921504606846976x3x4xf32>,
+    %r: tensor<1152921504606846976x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op x of type 'tensor<1152921504606846976x3x4xf32>' is too large: its size in bytes overflows 64 bits}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<1152921504606846976x3x4xf32>, tensor<1152921504606846976x3xi1>,
+         tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>)
+      -> (tensor<1152921504606846976x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
