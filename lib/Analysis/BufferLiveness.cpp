@@ -61,6 +61,7 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
   if (func.isExternal())
     return;
   DataLayout layout = DataLayout::closest(func);
+  int64_t totalBytes = 0;
   Block &block = func.getBody().front();
   DenseMap<Operation *, unsigned> position;
   for (Operation &op : block)
@@ -77,8 +78,10 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
       info.role = role.str();
     else
       info.role = "buffer";
+    // Every sum of buffer sizes (the peak, the planned offsets) stays below
+    // the sum of all of them, which must fit in 64 bits.
     std::optional<int64_t> bytes = getBufferBytes(alloc.getType(), layout);
-    if (!bytes) {
+    if (!bytes || llvm::AddOverflow(totalBytes, *bytes, totalBytes)) {
       staticAllocs = false;
       return;
     }

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -62,7 +63,13 @@ struct RNNPlanMemoryPass
     SmallVector<int64_t> offsets;
     int64_t arena = 0;
     for (const BufferInfo &info : liveness.getBuffers()) {
-      int64_t size = (info.bytes + kAlignment - 1) / kAlignment * kAlignment;
+      int64_t size = 0;
+      if (llvm::AddOverflow(info.bytes, kAlignment - 1, size)) {
+        func.emitError("rnn-plan-memory: a buffer of ")
+            << info.bytes << " bytes cannot be placed in 64-bit offsets";
+        return signalPassFailure();
+      }
+      size = size / kAlignment * kAlignment;
       SmallVector<std::pair<int64_t, int64_t>> busy;
       for (const Placed &p : placed)
         if (p.freedAt > info.allocIndex)
@@ -70,13 +77,19 @@ struct RNNPlanMemoryPass
       llvm::sort(busy);
       int64_t offset = 0;
       for (auto [lo, hi] : busy) {
-        if (offset + size <= lo)
+        if (offset <= lo - size)
           break;
         offset = std::max(offset, hi);
       }
+      int64_t top = 0;
+      if (llvm::AddOverflow(offset, size, top)) {
+        func.emitError("rnn-plan-memory: the arena of @")
+            << func.getName() << " would exceed 64-bit offsets";
+        return signalPassFailure();
+      }
       placed.push_back({offset, size, freedAt(info)});
       offsets.push_back(offset);
-      arena = std::max(arena, offset + size);
+      arena = std::max(arena, top);
       info.alloc->setAttr("rnn.offset", b.getI64IntegerAttr(offset));
     }
     int64_t peak = liveness.getPeakBytes();

@@ -223,3 +223,18 @@ func.func @overflow() {
   memref.dealloc %a : memref<1152921504606846976x4xf32>
   return
 }
+
+// -----
+
+// So is a function whose buffers together need more than 2^63 bytes (each
+// fits): the sum of their sizes, which bounds the peak and every offset,
+// would overflow.
+
+// CHECK-LABEL: liveness of @total_overflow (not static)
+func.func @total_overflow() {
+  %a = memref.alloc() : memref<1152921504606846976xf32>
+  %b = memref.alloc() : memref<1152921504606846976xf32>
+  memref.dealloc %a : memref<1152921504606846976xf32>
+  memref.dealloc %b : memref<1152921504606846976xf32>
+  return
+}

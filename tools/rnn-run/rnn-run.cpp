@@ -36,6 +36,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -288,6 +289,31 @@ static void checkOutputsFile() {
   if (fs::access(directory, fs::AccessMode::Write))
     fail("--outputs '" + outputsFile + "': directory '" + directory +
          "' is not writable");
+}
+
+/// Fails unless every tensor of the preset's training step has a size in
+/// bytes that fits in 64 bits (the compiler's size arithmetic, and any
+/// allocation, would wrap otherwise).
+static void checkPresetSizes(const ModelShape &shape) {
+  int64_t gates = shape.cell == Cell::GRU ? 3 : 4;
+  int64_t widest = std::max(shape.inputSize, shape.hiddenSize);
+  // [T, B, G*H] saved gates, [G*H, max(I, H)] weights, [T, B, I] x.
+  std::initializer_list<int64_t> largest[] = {
+      {shape.seqLen, shape.batch, gates, shape.hiddenSize, 4},
+      {gates, shape.hiddenSize, widest, 4},
+      {shape.seqLen, shape.batch, shape.inputSize, 4},
+      {shape.layers, shape.batch, shape.hiddenSize, 4}};
+  for (auto dims : largest) {
+    int64_t bytes = 1;
+    for (int64_t d : dims)
+      if (llvm::MulOverflow(bytes, d, bytes))
+        fail(llvm::formatv("the shape T={0} B={1} I={2} H={3} L={4} is too "
+                           "large: its tensors' sizes in bytes overflow 64 "
+                           "bits",
+                           shape.seqLen, shape.batch, shape.inputSize,
+                           shape.hiddenSize, shape.layers)
+                 .str());
+  }
 }
 
 /// The preset's shape: from the flags, or from the arrays in --inputs.
@@ -645,6 +671,7 @@ int main(int argc, char **argv) {
     }
   } else {
     shape = presetShape(inputs ? &*inputs : nullptr);
+    checkPresetSizes(shape);
     module = buildPresetModel(context, shape);
   }
 
