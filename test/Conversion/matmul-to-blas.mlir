@@ -1,4 +1,4 @@
-// RUN: rnn-opt %s -split-input-file --rnn-matmul-to-blas | FileCheck %s
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-matmul-to-blas | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=rnnrt_cuda_sgemm" | FileCheck %s --check-prefix=CUDA
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=" 2>&1 | FileCheck %s --check-prefix=EMPTY
 
@@ -241,6 +241,21 @@ func.func private @rnnrt_sgemm(i64, i64, f32, f32,
 
 func.func @declared(%a: memref<4x3xf32>, %b: memref<3x5xf32>,
                     %c: memref<4x5xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>)
+      outs(%c : memref<4x5xf32>)
+  return
+}
+
+// -----
+
+// A function of that name with another signature, or a body, would take
+// the calls: an error names it.
+
+// expected-error @+1 {{rnn-matmul-to-blas: @rnnrt_sgemm is the runtime's GEMM entry point, declared as '(i64, i64, f32, f32, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> ()'; the module defines it differently}}
+func.func private @rnnrt_sgemm(i64, i64, f32, f32)
+
+func.func @conflicting(%a: memref<4x3xf32>, %b: memref<3x5xf32>,
+                       %c: memref<4x5xf32>) {
   linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>)
       outs(%c : memref<4x5xf32>)
   return

@@ -1,5 +1,5 @@
-// RUN: rnn-opt %s -split-input-file --rnn-tile-parallel-loops | FileCheck %s
-// RUN: rnn-opt %s -split-input-file --rnn-tile-parallel-loops="block-size=32" | FileCheck %s --check-prefix=B32
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-tile-parallel-loops | FileCheck %s
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-tile-parallel-loops="block-size=32" | FileCheck %s --check-prefix=B32
 // RUN: not rnn-opt %s -split-input-file --rnn-tile-parallel-loops="block-size=0" 2>&1 | FileCheck %s --check-prefix=ZERO
 
 // rnn-tile-parallel-loops splits every outermost scf.parallel into a loop
@@ -118,19 +118,17 @@ func.func @small_3d(%m: memref<3x2x4xf32>) {
 
 // -----
 
-// Only the outermost loop is tiled; loops with reductions are left alone
-// (they cannot be mapped to threads as they are).
+// Only the outermost loop is tiled.
 
-// CHECK-LABEL: func.func @nested_and_reduction(
+// CHECK-LABEL: func.func @nested(
 // CHECK: scf.parallel
 // CHECK: scf.parallel
 // CHECK: scf.for
 // CHECK: scf.parallel ([[I:%[[:alnum:]_]+]]) = ({{.*}}) to ({{.*}}) step ({{.*}}) {
 // CHECK-NEXT: memref.store
-// CHECK: scf.parallel {{.*}} init
 // CHECK-NOT: scf.parallel
 // CHECK: return
-func.func @nested_and_reduction(%v: memref<16xf32>, %m: memref<16x8xf32>) -> f32 {
+func.func @nested(%m: memref<16x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -143,6 +141,20 @@ func.func @nested_and_reduction(%v: memref<16xf32>, %m: memref<16x8xf32>) -> f32
       }
     }
   }
+  return
+}
+
+// -----
+
+// A loop with reductions cannot be mapped to threads as it is: an error
+// names it instead of a failure deep in the GPU conversion.
+
+func.func @reduction(%v: memref<16xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{rnn-tile-parallel-loops: an scf.parallel with reductions cannot become a GPU kernel}}
   %sum = scf.parallel (%j) = (%c0) to (%c16) step (%c1) init (%zero) -> f32 {
     %x = memref.load %v[%j] : memref<16xf32>
     scf.reduce(%x : f32) {

@@ -504,6 +504,25 @@ static void printPTX(ModuleOp module, llvm::StringRef entryName,
   llvm::outs() << ptx;
 }
 
+/// Runs `pm` on `module`. A pass that rejects the program names the rule in
+/// its error: that line is the message, exit status 2. A failure without
+/// an error is the compiler's own (exit 1).
+static void runPipeline(PassManager &pm, ModuleOp module) {
+  std::string error;
+  {
+    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = d.str();
+      return success();
+    });
+    if (succeeded(pm.run(module)))
+      return;
+  }
+  if (error.empty())
+    fail("compilation failed", 1);
+  fail("compilation failed: " + llvm::StringRef(error).split('\n').first.str());
+}
+
 namespace {
 /// Where the compiled program's buffers live: host memory, or device memory
 /// through the CUDA runtime. Inputs and parameters are the caller's (not
@@ -742,8 +761,7 @@ int main(int argc, char **argv) {
   // Compile the rest of the pipeline, reading the plan before LLVM.
   PassManager toBuffers(&context);
   mlir::rnn::buildToBuffersPipeline(toBuffers, pipelineOptions);
-  if (failed(toBuffers.run(*module)))
-    fail("compilation failed", 1);
+  runPipeline(toBuffers, *module);
   std::optional<int64_t> predictedPeak;
   if (auto attr = entry->getAttrOfType<IntegerAttr>("rnn.predicted_peak_bytes"))
     predictedPeak = attr.getInt();
@@ -764,8 +782,7 @@ int main(int argc, char **argv) {
       shape.seqLen, shape.batch, pipelineOptions.getGemmRows());
   PassManager toLLVM(&context);
   mlir::rnn::buildLoopsToTargetPipeline(toLLVM, pipelineOptions);
-  if (failed(toLLVM.run(*module)))
-    fail("compilation failed", 1);
+  runPipeline(toLLVM, *module);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   ProgramMemory memory;

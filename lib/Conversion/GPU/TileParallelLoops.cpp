@@ -70,11 +70,20 @@ struct TileParallelLoopsPass
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> outermost;
-    getOperation()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
-      if (loop.getNumReductions() == 0)
-        outermost.push_back(loop);
-      return WalkResult::skip();
-    });
+    WalkResult walk =
+        getOperation()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp loop) {
+          // A kernel's threads would each need a share of the reduction,
+          // which the parallel-loops-to-GPU conversion does not make.
+          if (loop.getNumReductions() != 0) {
+            loop.emitError("rnn-tile-parallel-loops: an scf.parallel with "
+                           "reductions cannot become a GPU kernel");
+            return WalkResult::interrupt();
+          }
+          outermost.push_back(loop);
+          return WalkResult::skip();
+        });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     for (scf::ParallelOp loop : outermost)
       scf::tileParallelLoop(loop, blockShape(loop, blockSize),
                             /*noMinMaxBounds=*/true);

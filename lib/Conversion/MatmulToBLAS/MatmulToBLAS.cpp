@@ -132,15 +132,29 @@ struct MatmulToBLASPass
     bool called = false;
     module.walk(
         [&](func::CallOp call) { called |= call.getCallee() == callee; });
-    if (!called || module.lookupSymbol(callee))
-      return;
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
     Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
     MemRefType matrix = dynamicMatrixType(ctx);
-    auto decl = func::FuncOp::create(
-        builder, module.getLoc(), callee,
-        builder.getFunctionType({i64, i64, f32, f32, matrix, matrix, matrix},
-                                {}));
+    FunctionType type = builder.getFunctionType(
+        {i64, i64, f32, f32, matrix, matrix, matrix}, {});
+    // A symbol of that name that is not the runtime's entry point would
+    // take the calls: the module must not define one.
+    if (Operation *existing = module.lookupSymbol(callee)) {
+      auto function = dyn_cast<func::FuncOp>(existing);
+      if (!function || function.getFunctionType() != type ||
+          !function.isExternal()) {
+        existing->emitError("rnn-matmul-to-blas: @")
+            << callee.getValue()
+            << " is the runtime's GEMM entry point, declared as "
+            << type << "; the module defines it differently";
+        return signalPassFailure();
+      }
+      function->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+      return;
+    }
+    if (!called)
+      return;
+    auto decl = func::FuncOp::create(builder, module.getLoc(), callee, type);
     decl.setPrivate();
     decl->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   }
