@@ -32,6 +32,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -377,12 +378,34 @@ static ModelShape presetShape(const npz::ArrayMap *inputs) {
 // Arrays
 //===----------------------------------------------------------------------===//
 
-/// Whether an argument is a parameter of the model, which --inputs must
-/// give when it is used (everything else may be generated).
-static bool isParameter(const NamedTensor &arg) {
-  llvm::StringRef name = arg.name;
-  return name == "x" || name.starts_with("weight_") ||
-         name.starts_with("bias_");
+/// Checks that --inputs gives every argument the step reads and nothing
+/// else: a misspelled or missing array must not be generated in its place
+/// (PyTorch would take a missing state as zeros, the generator as random),
+/// and an array the model does not know means the file is for another
+/// model. The cotangents (grad_ + a result's name) belong to the model's
+/// training step, so a file may carry them in infer mode.
+static void checkInputArrays(const npz::ArrayMap &inputs,
+                             const Signature &signature, bool train) {
+  llvm::StringSet<> known;
+  for (const NamedTensor &arg : signature.args) {
+    known.insert(arg.name);
+    if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
+      continue;
+    if (!inputs.count(arg.name))
+      fail(inputsFile + ": missing array '" + arg.name + "'");
+  }
+  for (const NamedTensor &result : signature.results)
+    known.insert("grad_" + result.name);
+  for (const auto &[name, array] : inputs)
+    if (!known.contains(name)) {
+      std::string names;
+      for (const NamedTensor &arg : signature.args)
+        if (train || !llvm::StringRef(arg.name).starts_with("grad_"))
+          if (names.find("'" + arg.name + "'") == std::string::npos)
+            names += (names.empty() ? "'" : ", '") + arg.name + "'";
+      fail(inputsFile + ": array '" + name +
+           "' is not an input of the model (inputs: " + names + ")");
+    }
 }
 
 /// Deterministic per-array generator: the stream depends on the seed, the
@@ -739,21 +762,15 @@ int main(int argc, char **argv) {
   for (const NamedTensor &t : signature.args)
     numLayers = std::max(numLayers, t.layer + 1);
 
-  // Argument values.
+  // Argument values: all from --inputs, or all generated.
+  if (inputs)
+    checkInputArrays(*inputs, signature, train);
   std::vector<std::vector<char>> argData(signature.args.size());
   for (auto [i, arg] : llvm::enumerate(signature.args)) {
     if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
       continue;
-    const npz::Array *given = nullptr;
-    if (inputs) {
-      auto it = inputs->find(arg.name);
-      if (it != inputs->end())
-        given = &it->second;
-      else if (isParameter(arg))
-        fail(inputsFile + ": missing array '" + arg.name + "'");
-    }
-    if (given)
-      fromFile(arg, *given, numLayers, argData[i]);
+    if (inputs)
+      fromFile(arg, inputs->at(arg.name), numLayers, argData[i]);
     else
       generate(arg, shape.hiddenSize, argData[i]);
   }
