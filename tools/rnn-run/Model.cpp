@@ -158,15 +158,18 @@ LogicalResult readSignature(func::FuncOp func, Signature &signature,
   return success();
 }
 
+bool isModelFunction(func::FuncOp func) {
+  bool hasModelOps = false;
+  func.walk([&](Operation *op) {
+    hasModelOps |= isa<mlir::rnn::LSTMOp, mlir::rnn::GRUOp>(op);
+  });
+  return hasModelOps;
+}
+
 func::FuncOp findModelFunction(ModuleOp module) {
-  for (auto func : module.getOps<func::FuncOp>()) {
-    bool hasModelOps = false;
-    func.walk([&](Operation *op) {
-      hasModelOps |= isa<mlir::rnn::LSTMOp, mlir::rnn::GRUOp>(op);
-    });
-    if (hasModelOps)
+  for (auto func : module.getOps<func::FuncOp>())
+    if (isModelFunction(func))
       return func;
-  }
   return nullptr;
 }
 

@@ -60,6 +60,9 @@ struct Signature {
 mlir::LogicalResult readSignature(mlir::func::FuncOp func,
                                   Signature &signature, std::string &error);
 
+/// Whether `func` contains rnn model ops (rnn.lstm, rnn.gru).
+bool isModelFunction(mlir::func::FuncOp func);
+
 /// The first function of `module` that contains rnn model ops.
 mlir::func::FuncOp findModelFunction(mlir::ModuleOp module);
 

@@ -240,6 +240,16 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
       fail(std::string(flag) + " needs --target=cuda");
   if (arena && noArena)
     fail("give either --arena or --no-arena, not both");
+  if (mode == "infer" && remat.getNumOccurrences())
+    fail("--remat applies to --mode=train: inference saves nothing for a "
+         "backward pass");
+  // A model file's IR fixes its shapes.
+  if (!modelFile.empty())
+    for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
+             &seqLen, &batch, &inputSize, &hiddenSize, &layers})
+      if (flag->getNumOccurrences())
+        fail("--" + flag->ArgStr.str() +
+             " does not apply to a model file: its shapes are in its IR");
   std::string message;
   if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
     fail(message);
@@ -720,6 +730,12 @@ int main(int argc, char **argv) {
   func::FuncOp model = findModelFunction(*module);
   if (!model)
     fail("the model has no function with rnn.lstm or rnn.gru ops");
+  // rnn-run runs one model function; another one would be ignored.
+  for (auto other : module->getOps<func::FuncOp>())
+    if (other != model && isModelFunction(other))
+      fail("the model file has more than one function with rnn.lstm or "
+           "rnn.gru ops (@" + model.getName().str() + ", @" +
+           other.getName().str() + "); give a file with one");
   std::string cellName = preset;
   if (!modelFile.empty())
     cellName = describeModel(model, shape);

@@ -31,8 +31,9 @@ def main():
                     ("train", "chunk:1"), ("train", "chunk:4"),
                     ("train", "chunk:9")]
             for mode, remat in runs:
+                policy = [f"--remat={remat}"] if mode == "train" else []
                 r = run(f"--preset={cell}", f"--layers={layers}",
-                        f"--mode={mode}", f"--remat={remat}")
+                        f"--mode={mode}", *policy)
                 tag = f"{cell} L={layers} {mode} remat={remat}"
                 peak = r["peak_bytes"]
                 print(tag, peak, "saved", r["saved_bytes"])
