@@ -11,6 +11,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <map>
+#include <set>
+
 using namespace mlir;
 using namespace ::rnn::run;
 
@@ -117,11 +120,20 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
     return failure();
   }
   tensor.name = name.str();
-  if (auto layer = attrs.getAs<IntegerAttr>("rnn.layer"))
+  if (Attribute layerAttr = attrs.get("rnn.layer")) {
+    auto layer = dyn_cast<IntegerAttr>(layerAttr);
+    if (!layer || layer.getValue().isNegative() ||
+        !layer.getValue().isSignedIntN(32)) {
+      error = what + " ('" + tensor.name +
+              "') has an rnn.layer that is not a layer index (0, 1, ...)";
+      return failure();
+    }
     tensor.layer = layer.getInt();
-  auto shaped = dyn_cast<ShapedType>(type);
+  }
+  auto shaped = dyn_cast<RankedTensorType>(type);
   if (!shaped || !shaped.hasStaticShape()) {
-    error = what + " ('" + tensor.name + "') must have a static shape";
+    error = what + " ('" + tensor.name +
+            "') must be a tensor with a static shape";
     return failure();
   }
   Type element = shaped.getElementType();
@@ -131,6 +143,53 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
     return failure();
   }
   tensor.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
+  return success();
+}
+
+static std::string shapeOf(const NamedTensor &t) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(t.shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+/// The tensors of a name are one tensor, or one per layer (distinct
+/// rnn.layer indices) of one shape: rnn-run stacks per-layer arrays as
+/// [L, ...], so two tensors of a name for one layer, or layers of different
+/// shapes, would make one array overwrite or misread another.
+static LogicalResult checkLayers(func::FuncOp func, StringRef what,
+                                 const std::vector<NamedTensor> &tensors,
+                                 std::string &error) {
+  std::map<std::string, std::vector<const NamedTensor *>> byName;
+  for (const NamedTensor &t : tensors)
+    byName[t.name].push_back(&t);
+  std::string where = what.str() + " '";
+  for (const auto &[name, group] : byName) {
+    std::string named = where + name + "' of @" + func.getName().str();
+    const NamedTensor &first = *group.front();
+    std::set<int64_t> layers;
+    for (const NamedTensor *t : group) {
+      if (t->layer < 0 || first.layer < 0) {
+        if (group.size() == 1)
+          continue;
+        error = named + " is given more than once without distinct "
+                        "rnn.layer indices";
+        return failure();
+      }
+      if (!layers.insert(t->layer).second) {
+        error = named + " is given twice for rnn.layer " +
+                std::to_string(t->layer);
+        return failure();
+      }
+      if (t->shape != first.shape) {
+        error = named + " has layers of different shapes (" + shapeOf(first) +
+                " for layer " + std::to_string(first.layer) + ", " +
+                shapeOf(*t) + " for layer " + std::to_string(t->layer) +
+                "); rnn-run stacks the layers of a name as one array";
+        return failure();
+      }
+    }
+  }
   return success();
 }
 
@@ -154,6 +213,12 @@ LogicalResult readSignature(func::FuncOp func, Signature &signature,
   for (unsigned i = 0; i < type.getNumResults(); ++i)
     if (failed(read("result", i, func.getResultAttrDict(i), type.getResult(i),
                     signature.results)))
+      return failure();
+  for (auto [what, tensors] :
+       {std::pair<StringRef, const std::vector<NamedTensor> *>{
+            "argument", &signature.args},
+        {"result", &signature.results}})
+    if (failed(checkLayers(func, what, *tensors, error)))
       return failure();
   return success();
 }

@@ -736,6 +736,18 @@ int main(int argc, char **argv) {
       fail("the model file has more than one function with rnn.lstm or "
            "rnn.gru ops (@" + model.getName().str() + ", @" +
            other.getName().str() + "); give a file with one");
+  // An argument the model does not read would be demanded from --inputs or
+  // generated for nothing.
+  for (BlockArgument arg : model.getArguments())
+    if (arg.use_empty())
+      fail("argument #" + std::to_string(arg.getArgNumber()) + " of @" +
+           model.getName().str() + " is not used by the model");
+  {
+    Signature modelSignature;
+    std::string error;
+    if (failed(readSignature(model, modelSignature, error)))
+      fail(error);
+  }
   std::string cellName = preset;
   if (!modelFile.empty())
     cellName = describeModel(model, shape);
