@@ -963,6 +963,13 @@ private:
 } // namespace
 
 Expected<ArrayMap> npz::readNpz(StringRef path) {
+  // A device or pipe (/dev/zero, say) has no end to read up to.
+  sys::fs::file_status status;
+  if (!sys::fs::status(path, status) &&
+      status.type() != sys::fs::file_type::regular_file)
+    return createStringError(
+        std::make_error_code(std::errc::invalid_argument),
+        (path + ": not a regular file").str());
   ErrorOr<std::unique_ptr<MemoryBuffer>> bufferOrErr =
       MemoryBuffer::getFile(path, /*IsText=*/false,
                             /*RequiresNullTerminator=*/false);

@@ -38,6 +38,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -151,6 +152,11 @@ static cl::opt<long long> threads("blas-threads", cl::init(1),
                                   cl::desc("BLAS threads (at most the "
                                            "machine's hardware threads)"),
                                   cl::cat(category));
+static cl::opt<unsigned long long> maxMemory(
+    "max-memory", cl::init(0),
+    cl::desc("Bytes the step may use: its inputs plus the planned peak "
+             "(default: the memory available, MemAvailable)"),
+    cl::cat(category));
 static cl::opt<bool> jitListeners(
     "jit-listeners", cl::init(false),
     cl::desc("Tell perf (a jitdump per run) and GDB about the JIT-compiled "
@@ -387,6 +393,54 @@ static ModelShape presetShape(const npz::ArrayMap *inputs) {
 //===----------------------------------------------------------------------===//
 // Arrays
 //===----------------------------------------------------------------------===//
+
+/// Bytes of memory available to the process (MemAvailable), or nothing.
+static std::optional<uint64_t> availableMemory() {
+  auto buffer = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo");
+  if (!buffer)
+    return std::nullopt;
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (!line.consume_front("MemAvailable:"))
+      continue;
+    uint64_t kib = 0;
+    if (line.trim().split(' ').first.getAsInteger(10, kib))
+      return std::nullopt;
+    return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+/// Refuses, before anything is allocated, a step whose inputs and planned
+/// peak exceed --max-memory or the memory available: one line naming the
+/// figures instead of an allocation failure halfway.
+static void checkMemoryLimit(const Signature &signature, bool train,
+                             std::optional<int64_t> peak) {
+  uint64_t inputs = 0;
+  for (const NamedTensor &arg : signature.args)
+    if (train || !llvm::StringRef(arg.name).starts_with("grad_"))
+      inputs += static_cast<uint64_t>(arg.bytes());
+  uint64_t need = inputs + static_cast<uint64_t>(peak.value_or(0));
+  std::optional<uint64_t> limit;
+  std::string source = "--max-memory";
+  if (maxMemory.getNumOccurrences()) {
+    limit = maxMemory;
+  } else {
+    limit = availableMemory();
+    source = "the memory available (MemAvailable; --max-memory sets the "
+             "limit)";
+  }
+  if (!limit || need <= *limit)
+    return;
+  auto mib = [](uint64_t bytes) {
+    return llvm::formatv("{0:f1} MiB", bytes / (1024.0 * 1024.0)).str();
+  };
+  fail("the step needs " + std::to_string(need) + " bytes (" + mib(need) +
+       ": inputs " + mib(inputs) + ", planned peak " +
+       (peak ? mib(*peak) : std::string("unknown")) + "), more than the " +
+       std::to_string(*limit) + " bytes of " + source);
+}
 
 /// Checks that --inputs gives every argument the step reads and nothing
 /// else: a misspelled or missing array must not be generated in its place
@@ -790,18 +844,8 @@ int main(int argc, char **argv) {
   for (const NamedTensor &t : signature.args)
     numLayers = std::max(numLayers, t.layer + 1);
 
-  // Argument values: all from --inputs, or all generated.
   if (inputs)
     checkInputArrays(*inputs, signature, train);
-  std::vector<std::vector<char>> argData(signature.args.size());
-  for (auto [i, arg] : llvm::enumerate(signature.args)) {
-    if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
-      continue;
-    if (inputs)
-      fromFile(arg, inputs->at(arg.name), numLayers, argData[i]);
-    else
-      generate(arg, shape.hiddenSize, argData[i]);
-  }
 
   // Compile the rest of the pipeline, reading the plan before LLVM.
   PassManager toBuffers(&context);
@@ -819,6 +863,19 @@ int main(int argc, char **argv) {
     // What the step holds is the arena.
     predictedPeak = *arenaBytes;
   }
+  checkMemoryLimit(signature, train, predictedPeak);
+
+  // Argument values: all from --inputs, or all generated.
+  std::vector<std::vector<char>> argData(signature.args.size());
+  for (auto [i, arg] : llvm::enumerate(signature.args)) {
+    if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
+      continue;
+    if (inputs)
+      fromFile(arg, inputs->at(arg.name), numLayers, argData[i]);
+    else
+      generate(arg, shape.hiddenSize, argData[i]);
+  }
+
   // The plan the remat policy chose (the policy itself unless a budget).
   std::string rematPlan = train ? remat.getValue() : std::string("none");
   if (auto attr = entry->getAttrOfType<StringAttr>("rnn.remat"))
