@@ -117,7 +117,8 @@ static cl::opt<std::string>
     cublasPath("cublas", cl::init(""),
                cl::desc("cuBLAS library to load (--target=cuda; default: "
                         "$RNNRT_LIBCUBLAS, the loader's libcublas.so.13, "
-                        "then an installed PyTorch's nvidia/cublas/lib)"),
+                        "the toolkit's, then an installed PyTorch's NVIDIA "
+                        "wheels)"),
                cl::cat(category));
 static cl::opt<std::string> cudaToolkit(
     "cuda-toolkit", cl::init(""),
