@@ -443,12 +443,17 @@ static void checkMemoryLimit(const Signature &signature, bool train,
        std::to_string(*limit) + " bytes of " + source);
 }
 
-/// Checks that --inputs gives every argument the step reads and nothing
-/// else: a misspelled or missing array must not be generated in its place
-/// (PyTorch would take a missing state as zeros, the generator as random),
-/// and an array the model does not know means the file is for another
-/// model. The cotangents (grad_ + a result's name) belong to the model's
-/// training step, so a file may carry them in infer mode.
+/// Initial states --inputs may leave out: they are zeros, as in PyTorch.
+static bool defaultsToZeros(llvm::StringRef name) {
+  return name == "h0" || name == "c0";
+}
+
+/// Checks that --inputs gives every argument the step reads (but the
+/// initial states, zeros by default) and nothing else: a misspelled or
+/// missing array must not be generated in its place, and an array the model
+/// does not know means the file is for another model. The cotangents
+/// (grad_ + a result's name) belong to the model's training step, so a file
+/// may carry them in infer mode.
 static void checkInputArrays(const npz::ArrayMap &inputs,
                              const Signature &signature, bool train) {
   llvm::StringSet<> known;
@@ -456,7 +461,7 @@ static void checkInputArrays(const npz::ArrayMap &inputs,
     known.insert(arg.name);
     if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
       continue;
-    if (!inputs.count(arg.name))
+    if (!inputs.count(arg.name) && !defaultsToZeros(arg.name))
       fail(inputsFile + ": missing array '" + arg.name + "'");
   }
   for (const NamedTensor &result : signature.results)
@@ -871,10 +876,12 @@ int main(int argc, char **argv) {
   for (auto [i, arg] : llvm::enumerate(signature.args)) {
     if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
       continue;
-    if (inputs)
-      fromFile(arg, inputs->at(arg.name), numLayers, argData[i]);
-    else
+    if (!inputs)
       generate(arg, shape.hiddenSize, argData[i]);
+    else if (auto it = inputs->find(arg.name); it != inputs->end())
+      fromFile(arg, it->second, numLayers, argData[i]);
+    else
+      argData[i].assign(arg.bytes(), 0);
   }
 
   // The plan the remat policy chose (the policy itself unless a budget).

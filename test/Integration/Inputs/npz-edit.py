@@ -1,6 +1,8 @@
-"""Copies an .npz archive, renaming or dropping arrays (standard library
-only: an .npz is a zip of .npy members).
-Usage: npz-edit.py IN OUT [--rename OLD=NEW]... [--drop NAME]..."""
+"""Copies an .npz archive, renaming, dropping or zeroing arrays (standard
+library only: an .npz is a zip of .npy members; --zero clears the data of a
+float32 member, keeping its header).
+Usage: npz-edit.py IN OUT [--rename OLD=NEW]... [--drop NAME]...
+       [--zero NAME]..."""
 
 import sys
 import zipfile
@@ -8,21 +10,27 @@ import zipfile
 
 def main(argv):
     src, dst, rest = argv[0], argv[1], argv[2:]
-    renames, drops = {}, set()
+    renames, drops, zeros = {}, set(), set()
     for flag, value in zip(rest[::2], rest[1::2]):
         if flag == "--rename":
             old, new = value.split("=")
             renames[old + ".npy"] = new + ".npy"
         elif flag == "--drop":
             drops.add(value + ".npy")
+        elif flag == "--zero":
+            zeros.add(value + ".npy")
         else:
             sys.exit(f"npz-edit.py: unknown flag {flag}")
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         for item in zin.infolist():
             if item.filename in drops:
                 continue
-            zout.writestr(renames.get(item.filename, item.filename),
-                          zin.read(item.filename))
+            data = zin.read(item.filename)
+            if item.filename in zeros:
+                # .npy v1: magic (6), version (2), header length (2), header.
+                start = 10 + int.from_bytes(data[8:10], "little")
+                data = data[:start] + bytes(len(data) - start)
+            zout.writestr(renames.get(item.filename, item.filename), data)
 
 
 if __name__ == "__main__":
