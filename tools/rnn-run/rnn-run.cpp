@@ -125,6 +125,11 @@ static cl::opt<std::string> cudaToolkit(
     cl::desc("CUDA toolkit directory with nvvm/libdevice (--target=cuda; "
              "default: $RNNC_CUDA_TOOLKIT, else the build's toolkit)"),
     cl::cat(category));
+static cl::opt<std::string>
+    entryFunction("entry", cl::init(""),
+                  cl::desc("The model function of MODEL.mlir to run (needed "
+                           "when the file has more than one)"),
+                  cl::cat(category));
 static cl::opt<std::string> inputsFile("inputs", cl::init(""),
                                        cl::desc("Input arrays (.npz)"),
                                        cl::cat(category));
@@ -247,6 +252,8 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
       fail(std::string(flag) + " needs --target=cuda");
   if (arena && noArena)
     fail("give either --arena or --no-arena, not both");
+  if (!entryFunction.empty() && modelFile.empty())
+    fail("--entry needs a model file (MODEL.mlir)");
   if (mode == "infer" && remat.getNumOccurrences())
     fail("--remat applies to --mode=train: inference saves nothing for a "
          "backward pass");
@@ -787,15 +794,24 @@ int main(int argc, char **argv) {
     module = buildPresetModel(context, shape);
   }
 
-  func::FuncOp model = findModelFunction(*module);
-  if (!model)
-    fail("the model has no function with rnn.lstm or rnn.gru ops");
-  // rnn-run runs one model function; another one would be ignored.
-  for (auto other : module->getOps<func::FuncOp>())
-    if (other != model && isModelFunction(other))
-      fail("the model file has more than one function with rnn.lstm or "
-           "rnn.gru ops (@" + model.getName().str() + ", @" +
-           other.getName().str() + "); give a file with one");
+  func::FuncOp model;
+  if (!entryFunction.empty()) {
+    model = module->lookupSymbol<func::FuncOp>(entryFunction);
+    if (!model || !isModelFunction(model))
+      fail("--entry=" + entryFunction + ": " + modelFile +
+           " has no function @" + entryFunction +
+           " with rnn.lstm or rnn.gru ops");
+  } else {
+    model = findModelFunction(*module);
+    if (!model)
+      fail("the model has no function with rnn.lstm or rnn.gru ops");
+    // rnn-run runs one model function; another one would be ignored.
+    for (auto other : module->getOps<func::FuncOp>())
+      if (other != model && isModelFunction(other))
+        fail("the model file has more than one function with rnn.lstm or "
+             "rnn.gru ops (@" + model.getName().str() + ", @" +
+             other.getName().str() + "); pick one with --entry=NAME");
+  }
   // An argument the model does not read would be demanded from --inputs or
   // generated for nothing.
   for (BlockArgument arg : model.getArguments())
