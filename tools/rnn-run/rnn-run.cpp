@@ -63,34 +63,37 @@ static cl::opt<std::string> modelFile(cl::Positional, cl::init(""),
                                       cl::desc("[MODEL.mlir]"),
                                       cl::cat(category));
 static cl::opt<std::string> preset("preset", cl::init(""),
-                                   cl::desc("Built-in model: lstm | gru"),
+                                   cl::desc("Built-in model: lstm | gru (default: none, give it or "
+                 "MODEL.mlir)"),
                                    cl::cat(category));
 static cl::opt<long long> seqLen("seq-len", cl::init(32),
-                                 cl::desc("Sequence length T"),
+                                 cl::desc("Sequence length T (default 32)"),
                                  cl::cat(category));
 static cl::opt<long long> batch("batch", cl::init(64),
-                                cl::desc("Batch size B"), cl::cat(category));
+                                cl::desc("Batch size B (default 64)"), cl::cat(category));
 static cl::opt<long long> inputSize("input-size", cl::init(256),
-                                    cl::desc("Input size I"),
+                                    cl::desc("Input size I (default 256)"),
                                     cl::cat(category));
 static cl::opt<long long> hiddenSize("hidden-size", cl::init(256),
-                                     cl::desc("Hidden size H"),
+                                     cl::desc("Hidden size H (default 256)"),
                                      cl::cat(category));
 static cl::opt<long long> layers("layers", cl::init(1),
-                                 cl::desc("Number of layers L"),
+                                 cl::desc("Number of layers L (default 1)"),
                                  cl::cat(category));
 static cl::opt<double>
     resetProb("reset-prob", cl::init(0.0),
-              cl::desc("Probability of is_init[t, b] for generated masks"),
+              cl::desc("Probability of is_init[t, b] for generated masks "
+                       "(default 0)"),
               cl::cat(category));
 static cl::opt<std::string> mode("mode", cl::init("train"),
-                                 cl::desc("train | infer"), cl::cat(category));
+                                 cl::desc("train | infer (default train)"), cl::cat(category));
 static cl::opt<std::string>
     remat("remat", cl::init("none"),
-          cl::desc("Remat policy: none | gates | chunk:K | budget:BYTES"),
+          cl::desc("Remat policy: none | gates | chunk:K | budget:BYTES "
+                   "(default none)"),
           cl::cat(category));
 static cl::opt<std::string> target("target", cl::init("cpu"),
-                                   cl::desc("cpu | cuda"), cl::cat(category));
+                                   cl::desc("cpu | cuda (default cpu)"), cl::cat(category));
 static cl::opt<bool> tf32("tf32", cl::init(false),
                           cl::desc("Let cuBLAS use TF32 tensor cores "
                                    "(--target=cuda)"),
@@ -127,27 +130,27 @@ static cl::opt<std::string> cudaToolkit(
     cl::cat(category));
 static cl::opt<std::string>
     entryFunction("entry", cl::init(""),
-                  cl::desc("The model function of MODEL.mlir to run (needed "
-                           "when the file has more than one)"),
+                  cl::desc("The model function of MODEL.mlir to run (default: "
+                           "its only one)"),
                   cl::cat(category));
 static cl::opt<std::string> inputsFile("inputs", cl::init(""),
-                                       cl::desc("Input arrays (.npz)"),
+                                       cl::desc("Input arrays (.npz; default: generated from --seed)"),
                                        cl::cat(category));
 static cl::opt<std::string> outputsFile("outputs", cl::init(""),
-                                        cl::desc("Output arrays (.npz)"),
+                                        cl::desc("Output arrays (.npz; default: none written)"),
                                         cl::cat(category));
 static cl::opt<unsigned long long>
-    seed("seed", cl::init(0), cl::desc("Seed of generated arrays"),
+    seed("seed", cl::init(0), cl::desc("Seed of generated arrays (default 0)"),
          cl::cat(category));
 static cl::opt<long long> iters("iters", cl::init(10),
-                                cl::desc("Measured steps"), cl::cat(category));
+                                cl::desc("Measured steps (default 10)"), cl::cat(category));
 static cl::opt<long long> warmup("warmup", cl::init(2),
-                                 cl::desc("Unmeasured steps before"),
+                                 cl::desc("Unmeasured steps before (default 2)"),
                                  cl::cat(category));
 static cl::opt<bool> json("json", cl::init(false),
                           cl::desc("Print one JSON object"), cl::cat(category));
 static cl::opt<std::string> emit("emit", cl::init(""),
-                                 cl::desc("mlir | ptx: print and exit"),
+                                 cl::desc("mlir | ptx: print and exit (default: run)"),
                                  cl::cat(category));
 static cl::opt<long long>
     gemmRows("gemm-rows", cl::init(0),
@@ -155,8 +158,8 @@ static cl::opt<long long>
                       "default; see rnn-opt's gemm-rows)"),
              cl::cat(category));
 static cl::opt<long long> threads("blas-threads", cl::init(1),
-                                  cl::desc("BLAS threads (at most the "
-                                           "machine's hardware threads)"),
+                                  cl::desc("BLAS threads (default 1, at most "
+                                           "the machine's hardware threads)"),
                                   cl::cat(category));
 static cl::opt<unsigned long long> maxMemory(
     "max-memory", cl::init(0),
