@@ -332,6 +332,7 @@ def main():
     counts = collections.Counter()
     # (kind, sig) -> dict(count, flags, best=(size, text, flag, err, origin))
     findings = {}
+    pass_errors = collections.Counter()  # normal errors after the gate
     seen = set()
     mutants = rejected = 0
     t0 = time.time()
@@ -367,6 +368,8 @@ def main():
             runs += 1
             kind, sig = classify(rc, err, to, bool(gate_ok))
             counts[kind] += 1
+            if kind == "error" and flag is not None:
+                pass_errors[sig] += 1
             if kind in ("crash", "timeout", "internal"):
                 record(kind, sig, flag, text, err, origin)
                 if not args.quiet:
@@ -451,6 +454,11 @@ def main():
         p("%-8s x%-5d %s\n         flags: %s\n         repro: %s"
           % (kind.upper(), f["count"], sig, " ".join(sorted(f["flags"])),
              os.path.join(d, "cmd.sh")))
+    if pass_errors:
+        p("normal errors of the passes on verified mutants (top 15, not "
+          "findings; check for internal-looking ones):")
+        for sig, c in pass_errors.most_common(15):
+            p("  x%-5d %s" % (c, sig))
     summary = "\n".join(out_lines) + "\n"
     with open(os.path.join(args.out, "summary.txt"), "w") as fh:
         fh.write(summary)
