@@ -9,8 +9,11 @@ What it measures
   * ours:  `rnn-run --target=cuda --preset=CELL --inputs=IN.npz --json
            --iters=N --warmup=W --remat=R [--tf32]` in a subprocess; its
            `step_ms.median` (forward + backward of the compiled program:
-           kernels of its own, GEMMs through cuBLAS; rnn-run's clock runs
-           from the start of a step to the synchronize that ends it) and
+           kernels of its own, GEMMs through cuBLAS, by default replayed as
+           a CUDA graph of one step, buffers in the planned arena; timed
+           with events on the stream, from one recorded before the step to
+           one recorded after it; --rnn-run-flag=--no-cuda-graph times
+           eager launches instead) and
            `peak_bytes.measured` (everything the program allocates on the
            device during a step, results and gradients included, not the
            caller's inputs and parameters), with `peak_bytes.predicted`
@@ -29,7 +32,7 @@ What it measures
            recorded and waited for; the step's time is the events' elapsed
            time (from the first event, which the idle GPU passes at once, to
            the end of the step's last kernel: host-side work inside the step
-           counts, as it does in rnn-run's clock).  Median over N.
+           counts, as it does in rnn-run's events).  Median over N.
            Memory: after the gradients of the previous step are dropped and
            the stream synchronized, torch.cuda.memory_allocated() is the
            base (inputs, parameters, cotangents: the caller's) and
