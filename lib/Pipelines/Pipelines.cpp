@@ -4,6 +4,7 @@
 //     rnn-autodiff (train)         @f_grad with forward and backward kernels
 //     rnn-rematerialize (train)    replay kernels for what is not saved
 //     rnn-expand-forward           remaining model ops -> forward kernels
+//     rnn-check-pipeline-input     no memref is freed by the input
 //     one-shot-bufferize           whole functions; identity layouts
 //     buffer deallocation          ownership-based (upstream)
 //     convert-rnn-to-loops         time loops, GEMMs, fused gate math
@@ -107,6 +108,7 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport) {
 void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
                                       const PipelineOptions &options) {
   bool cuda = options.target == "cuda";
+  pm.addPass(rnn::createRNNCheckPipelineInputPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferize;

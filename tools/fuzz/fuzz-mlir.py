@@ -32,7 +32,8 @@ Classification of one run:
             the IR a pass produced is to blame): "failed to legalize",
             "failed to verify", an error from an llvm./gpu./nvvm. op,
             "out-of-bounds", an empty `error: ` message, or
-            "memory free side-effect".
+            "memory free side-effect", or a func.call symbol-use error
+            (wrong number/type of operands or results for the callee).
   anything else (exit 0, or a normal diagnostic) is fine.
 
 Findings are grouped by a signature: the first relevant stderr line with
@@ -90,11 +91,15 @@ INTERNAL_RES = [re.compile(p) for p in [
     r"out-of-bounds",
     r"error: *$",
     r"memory free side-effect",
+    # func.call's symbol-use checks: the input verified, so a pass made it.
+    r"'func\.call' op (incorrect number of (operands|results) for callee|"
+    r"(operand|result) type mismatch|'\S+' does not reference a valid)",
 ]]
 GENERIC_CRASH_LINE = re.compile(
     r"^(PLEASE submit a bug report|Stack dump:|Stack dump without symbol|"
     r"\s*#\d+ 0x|\s*\d+\.\s+Program arguments|\s*\d+\.\s+Running pass|"
-    r"\s*0x[0-9a-f]+|==\d+==)")
+    r"\s*0x[0-9a-f]+|==\d+==|=+$|AddressSanitizer|SUMMARY: |"
+    r"UndefinedBehaviorSanitizer:DEADLYSIGNAL)")
 
 
 def split_inputs(path):
@@ -275,14 +280,22 @@ def classify(rc, err, timed_out, gate_ok):
                 sig = normalize(l)
                 break
         if sig is None:
+            # No message (a plain signal): name the first frame in the
+            # project's sources, else the first named frame.
             frames = [l for l in lines if re.match(r"\s*#\d+ 0x", l)]
-            for f in frames:
-                m = re.search(r"0x[0-9a-f]+ (\S.*?) \(", f)
+            own = [l for l in frames if ROOT + "/" in l]
+            for f in own + frames:
+                m = re.search(r"0x[0-9a-f]+ (?:in )?(\S.*?) \(?(/\S+)?\)?$",
+                              f.strip())
                 if m and not re.search(r"llvm::sys::|SignalHandler|"
-                                       r"__restore_rt|^\?\?|killpg|raise|"
-                                       r"abort", m.group(1)):
-                    sig = "frame: " + normalize(m.group(1))
+                                       r"__interceptor|__restore_rt|"
+                                       r"^\(/|^(raise|abort|__GI_)", m.group(1)):
+                    where = re.sub(r"[+)].*", "", os.path.basename(m.group(2) or ""))
+                    sig = "in " + normalize(m.group(1) + " " + where)
                     break
+            asan = re.search(r"ERROR: AddressSanitizer: ([\w-]+)", err)
+            if asan:
+                sig = "ASan %s %s" % (asan.group(1), sig or "")
         if sig is None:
             sig = "(no message)"
         if rc is not None and rc < 0:

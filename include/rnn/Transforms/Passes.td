@@ -236,4 +236,23 @@ def RNNPlaceInArenaPass : Pass<"rnn-place-in-arena", "ModuleOp"> {
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def RNNCheckPipelineInputPass : Pass<"rnn-check-pipeline-input", "ModuleOp"> {
+  let summary = "Reject a program that frees its own buffers";
+  let description = [{
+    The first pass of the kernels-to-loops pipeline (and so of the train
+    and infer pipelines). They place every buffer deallocation themselves,
+    with upstream's ownership-based buffer deallocation, which cannot take a
+    program that already frees memrefs (it fails with "memory free
+    side-effect on MemRef value not supported!"). This pass names the op
+    and the rule instead.
+
+    ```mlir
+    %a = memref.alloc() : memref<8xf32>
+    memref.dealloc %a : memref<8xf32>
+    // error: 'memref.dealloc' op frees a buffer: the rnn pipelines place
+    // every deallocation themselves, so their input must not free memrefs
+    ```
+  }];
+}
+
 #endif // RNN_TRANSFORMS_PASSES_TD
