@@ -13,6 +13,9 @@
 #                                  DIR .gpu)
 #   ./dev.sh test-bundle           pack into build/gpu-bundle and check that
 #                                  the packed tools run with LLVM hidden
+#   ./dev.sh fuzz [RUNS] [SEED]    the rnn-opt fuzzer on the release build
+#                                  (default 1200 runs, about a minute; fails
+#                                  on any crash, timeout or internal error)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -79,8 +82,13 @@ case "${1:-}" in
     gpu/make-bundle.sh "$BUILD_DIR" "$BUILD_DIR/gpu-bundle"
     gpu/test-bundle.sh "$BUILD_DIR/gpu-bundle"
     ;;
+  fuzz)
+    build
+    python3 tools/fuzz/fuzz-mlir.py --runs "${2:-1200}" --seed "${3:-1}" \
+      --rnn-opt "$BUILD_DIR/bin/rnn-opt" --out "$BUILD_DIR/fuzz-out" --quiet
+    ;;
   *)
-    sed -n '2,16p' "$0"
+    sed -n '2,19p' "$0"
     exit 2
     ;;
 esac

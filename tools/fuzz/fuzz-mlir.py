@@ -477,7 +477,9 @@ def main():
         fh.write(summary)
     print(summary, end="")
     shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if counts["crash"] or counts["timeout"] else 0
+    # Internal-looking errors are findings too.
+    findings = counts["crash"] + counts["timeout"] + counts["internal"]
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":
