@@ -126,31 +126,28 @@ std::vector<std::string> cublasCandidates() {
 
 /// dlopens cuBLAS: `$RNNRT_LIBCUBLAS` alone if set; else the CUDA 13 soname,
 /// the unversioned name, then cublasCandidates(). Returns null and sets
-/// `error` on failure.
+/// `error`, naming why the loader refused the names tried, on failure.
 void *openLibrary(std::string &error) {
   const char *override = std::getenv("RNNRT_LIBCUBLAS");
-  std::vector<std::string> names;
-  if (override && *override) {
+  std::vector<std::string> names = {"libcublas.so.13", "libcublas.so"};
+  if (override && *override)
     names = {override};
-  } else {
-    names = {"libcublas.so.13", "libcublas.so"};
-    for (std::string &candidate : cublasCandidates())
-      names.push_back(std::move(candidate));
-  }
   error = "cuBLAS not found:";
   for (const std::string &name : names) {
     if (void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))
       return library;
-    // Only the first two are worth naming: the rest were found on disk.
-    if (&name - names.data() < 2 || override) {
-      const char *why = dlerror();
-      error += " dlopen(" + name + "): " + (why ? why : "unknown error") + ";";
-    }
+    const char *why = dlerror();
+    error += " dlopen(" + name + "): " + (why ? why : "unknown error") + ";";
   }
   error.pop_back();
-  if (!override)
-    error += " (nor in the CUDA toolkit or an installed PyTorch's NVIDIA "
-             "wheels; give --cublas=PATH or RNNRT_LIBCUBLAS)";
+  if (override && *override)
+    return nullptr;
+  // Files found on disk: a failure there adds nothing worth naming.
+  for (const std::string &path : cublasCandidates())
+    if (void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return library;
+  error += " (nor in the CUDA toolkit or an installed PyTorch's NVIDIA "
+           "wheels; give --cublas=PATH or RNNRT_LIBCUBLAS)";
   return nullptr;
 }
 

@@ -20,6 +20,7 @@
 #include "CudaDriver.h"
 
 #include "rnn/Runtime/Cuda.h"
+#include "rnn/Runtime/Runtime.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -211,6 +212,18 @@ bool rnn::runtime::cuda::check(CudaState &state, CUresult result,
     return true;
   recordError(std::string(what) + ": " + describe(state, result));
   return false;
+}
+
+bool rnn::runtime::cuda::waitForStream(CudaState &state, CUstream stream,
+                                       const char *what) {
+  rnn::runtime::countSynchronization();
+  return check(state, state.api.cuStreamSynchronize(stream), what);
+}
+
+bool rnn::runtime::cuda::waitForEvent(CudaState &state, CUevent event,
+                                      const char *what) {
+  rnn::runtime::countSynchronization();
+  return check(state, state.api.cuEventSynchronize(event), what);
 }
 
 std::string rnn::runtime::cuda::takeError() {

@@ -117,6 +117,11 @@ std::string describe(const CudaState &state, CUresult result);
 /// <error name>: <description>" and returns false.
 bool check(CudaState &state, CUresult result, const char *what);
 
+/// Waits for `stream` (or `event`), counted in runtime::synchronizations();
+/// false with a recorded error naming `what` on failure.
+bool waitForStream(CudaState &state, CUstream stream, const char *what);
+bool waitForEvent(CudaState &state, CUevent event, const char *what);
+
 } // namespace cuda
 } // namespace runtime
 } // namespace rnn

@@ -177,8 +177,7 @@ double rnn::runtime::cuda::elapsedMs(CUevent start, CUevent end) {
     return -1.0;
   }
   float ms = 0.0f;
-  rnn::runtime::countSynchronization();
-  if (!check(*s, s->api.cuEventSynchronize(end), "elapsedMs") ||
+  if (!waitForEvent(*s, end, "elapsedMs") ||
       !check(*s, s->api.cuEventElapsedTime(&ms, start, end), "elapsedMs"))
     return -1.0;
   return ms;
@@ -210,9 +209,8 @@ bool rnn::runtime::cuda::stopStepTimer(bool replayed, DeviceStepTimes &times) {
   }
   if (!check(*s, s->api.cuEventRecord(timer.end, s->stream), "stopStepTimer"))
     return false;
-  rnn::runtime::countSynchronization();
   float total = 0.0f, fwd = 0.0f;
-  if (!check(*s, s->api.cuEventSynchronize(timer.end), "stopStepTimer") ||
+  if (!waitForEvent(*s, timer.end, "stopStepTimer") ||
       !check(*s, s->api.cuEventElapsedTime(&total, timer.start, timer.end),
              "stopStepTimer"))
     return false;

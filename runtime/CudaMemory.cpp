@@ -197,8 +197,7 @@ void *rnn::runtime::cuda::copyToDevice(const void *host, size_t bytes,
                                   reinterpret_cast<CUdeviceptr>(host), bytes,
                                   s->stream),
              kEntry) ||
-      (rnn::runtime::countSynchronization(),
-       !check(*s, s->api.cuStreamSynchronize(s->stream), kEntry))) {
+      !waitForStream(*s, s->stream, kEntry)) {
     releaseDevice(*s, kEntry, device);
     return nullptr;
   }
@@ -214,8 +213,7 @@ bool rnn::runtime::cuda::copyToHost(void *host, const void *device,
                                     reinterpret_cast<CUdeviceptr>(device),
                                     bytes, s->stream),
                "copyToHost") &&
-         (rnn::runtime::countSynchronization(),
-          check(*s, s->api.cuStreamSynchronize(s->stream), "copyToHost"));
+         waitForStream(*s, s->stream, "copyToHost");
 }
 
 void rnn::runtime::cuda::freeDevice(void *device) {
@@ -227,8 +225,5 @@ void rnn::runtime::cuda::freeDevice(void *device) {
 
 bool rnn::runtime::cuda::synchronize() {
   CudaState *s = acquire("synchronize");
-  if (!s)
-    return false;
-  rnn::runtime::countSynchronization();
-  return check(*s, s->api.cuStreamSynchronize(s->stream), "synchronize");
+  return s && waitForStream(*s, s->stream, "synchronize");
 }

@@ -171,10 +171,8 @@ extern "C" void mgpuStreamDestroy(CUstream stream) {
 
 extern "C" void mgpuStreamSynchronize(CUstream stream) {
   CudaState *s = acquire("mgpuStreamSynchronize");
-  if (s && !s->capturing) {
-    rnn::runtime::countSynchronization();
-    check(*s, s->api.cuStreamSynchronize(stream), "mgpuStreamSynchronize");
-  }
+  if (s && !s->capturing)
+    waitForStream(*s, stream, "mgpuStreamSynchronize");
 }
 
 extern "C" void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
@@ -201,10 +199,8 @@ extern "C" void mgpuEventDestroy(CUevent event) {
 
 extern "C" void mgpuEventSynchronize(CUevent event) {
   CudaState *s = acquire("mgpuEventSynchronize");
-  if (s && !s->capturing) {
-    rnn::runtime::countSynchronization();
-    check(*s, s->api.cuEventSynchronize(event), "mgpuEventSynchronize");
-  }
+  if (s && !s->capturing)
+    waitForEvent(*s, event, "mgpuEventSynchronize");
 }
 
 extern "C" void mgpuEventRecord(CUevent event, CUstream stream) {

@@ -9,8 +9,8 @@
 
 #include "rnn/Transforms/Passes.h"
 
+#include "rnn/Analysis/MemRefEffects.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
 namespace rnn {
@@ -21,27 +21,13 @@ namespace rnn {
 
 using namespace mlir;
 
-/// Whether `op` frees a memref.
-static bool freesBuffer(Operation *op) {
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects)
-    return false;
-  SmallVector<MemoryEffects::EffectInstance> instances;
-  effects.getEffects(instances);
-  return llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
-    Value value = e.getValue();
-    return isa<MemoryEffects::Free>(e.getEffect()) && value &&
-           isa<BaseMemRefType>(value.getType());
-  });
-}
-
 namespace {
 struct RNNCheckPipelineInputPass
     : public rnn::impl::RNNCheckPipelineInputPassBase<
           RNNCheckPipelineInputPass> {
   void runOnOperation() override {
     WalkResult result = getOperation()->walk([](Operation *op) {
-      if (!freesBuffer(op))
+      if (!rnn::hasMemRefEffect<MemoryEffects::Free>(op))
         return WalkResult::advance();
       op->emitOpError("frees a buffer: the rnn pipelines place every "
                       "deallocation themselves, so their input must not "

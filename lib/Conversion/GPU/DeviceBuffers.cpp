@@ -31,11 +31,12 @@
 
 #include "rnn/Conversion/Passes.h"
 
+#include "rnn/Analysis/MemRefEffects.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
 namespace rnn {
@@ -45,20 +46,6 @@ namespace rnn {
 } // namespace mlir
 
 using namespace mlir;
-
-/// Whether `op` reads or writes memory through a memref operand or result.
-static bool accessesBufferMemory(Operation *op) {
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects)
-    return false;
-  SmallVector<MemoryEffects::EffectInstance> instances;
-  effects.getEffects(instances);
-  return llvm::any_of(instances, [](const MemoryEffects::EffectInstance &e) {
-    Value value = e.getValue();
-    return value && isa<BaseMemRefType>(value.getType()) &&
-           isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect());
-  });
-}
 
 /// Whether `op` is a memref.copy between buffers with the identity layout,
 /// which gpu-to-llvm lowers as one contiguous copy.
@@ -111,7 +98,8 @@ struct DeviceBuffersPass
         else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
           work.launches.push_back(launch);
         else if (isa<memref::AllocaOp, memref::ReallocOp>(op) ||
-                 accessesBufferMemory(op)) {
+                 rnn::hasMemRefEffect<MemoryEffects::Read,
+                                      MemoryEffects::Write>(op)) {
           op->emitError("rnn-device-buffers: host code accesses buffer "
                         "memory (every access must be in a kernel)");
           hostAccess = true;

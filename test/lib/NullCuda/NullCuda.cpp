@@ -1206,6 +1206,21 @@ const ErrorText kErrors[] = {
      "thread"},
 };
 
+/// The destroy entry points of events and graphs: `handle` must be one of
+/// `live` (`what` names its kind in the error); it is removed and deleted.
+template <typename Handle>
+CUresult destroyHandle(const char *entry, std::set<Handle> &live,
+                       Handle handle, CUresult unknown, const char *what) {
+  std::lock_guard<std::mutex> lock(enter());
+  if (CUresult r = ready(entry))
+    return r;
+  if (!live.erase(handle))
+    return fail(unknown,
+                std::string(entry) + ": unknown " + what + " " + hex(handle));
+  delete handle;
+  return CUDA_SUCCESS;
+}
+
 const ErrorText *findError(CUresult code) {
   for (const ErrorText &error : kErrors)
     if (error.code == code)
@@ -1609,14 +1624,8 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *phEvent,
 }
 
 NULLCUDA_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent hEvent) {
-  std::lock_guard<std::mutex> lock(enter());
-  if (CUresult r = ready("cuEventDestroy"))
-    return r;
-  if (!state().events.erase(hEvent))
-    return fail(CUDA_ERROR_INVALID_HANDLE,
-                "cuEventDestroy: unknown event " + hex(hEvent));
-  delete hEvent;
-  return CUDA_SUCCESS;
+  return destroyHandle("cuEventDestroy", state().events, hEvent,
+                       CUDA_ERROR_INVALID_HANDLE, "event");
 }
 
 NULLCUDA_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent,
@@ -1827,26 +1836,13 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec,
 }
 
 NULLCUDA_EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
-  std::lock_guard<std::mutex> lock(enter());
-  if (CUresult r = ready("cuGraphExecDestroy"))
-    return r;
-  if (!state().execs.erase(hGraphExec))
-    return fail(CUDA_ERROR_INVALID_VALUE,
-                "cuGraphExecDestroy: unknown executable graph " +
-                    hex(hGraphExec));
-  delete hGraphExec;
-  return CUDA_SUCCESS;
+  return destroyHandle("cuGraphExecDestroy", state().execs, hGraphExec,
+                       CUDA_ERROR_INVALID_VALUE, "executable graph");
 }
 
 NULLCUDA_EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
-  std::lock_guard<std::mutex> lock(enter());
-  if (CUresult r = ready("cuGraphDestroy"))
-    return r;
-  if (!state().graphs.erase(hGraph))
-    return fail(CUDA_ERROR_INVALID_VALUE,
-                "cuGraphDestroy: unknown graph " + hex(hGraph));
-  delete hGraph;
-  return CUDA_SUCCESS;
+  return destroyHandle("cuGraphDestroy", state().graphs, hGraph,
+                       CUDA_ERROR_INVALID_VALUE, "graph");
 }
 
 //===----------------------------------------------------------------------===//
