@@ -84,6 +84,20 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
               std::to_string(options.blockSize);
     return failure();
   }
+  if (options.split && !options.outParams) {
+    message = "split needs out-params: the forward and backward write "
+              "into the caller's buffers";
+    return failure();
+  }
+  if (options.cABI && (!options.outParams || !options.arena)) {
+    message = "c-abi needs out-params and arena: an entry point takes the "
+              "caller's buffers only";
+    return failure();
+  }
+  if (options.cABI && options.target != "cpu") {
+    message = "c-abi is implemented for the cpu target only";
+    return failure();
+  }
   if (options.target == "cuda")
     return verifyCUDATarget(options, message);
   return success();
@@ -123,6 +137,12 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
   // Clones the deallocation inserts (a returned argument, say) become
   // allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  if (options.outParams) {
+    bufferization::BufferResultsToOutParamsPassOptions outParams;
+    outParams.hoistStaticAllocs = true;
+    outParams.modifyPublicFunctions = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  }
   ConvertRNNToLoopsPassOptions loops;
   // One thread per element on the GPU; the CPU default vectorizes.
   if (cuda)
@@ -140,11 +160,15 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNDSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNEarlyFreePass());
+  if (options.split)
+    pm.addPass(rnn::createRNNSplitTrainingPass());
   RNNPlanMemoryPassOptions plan;
   plan.report = options.memoryReport;
   pm.addPass(rnn::createRNNPlanMemoryPass(plan));
   if (options.arena)
     pm.addPass(rnn::createRNNPlaceInArenaPass());
+  if (options.cABI)
+    pm.addPass(rnn::createEmitCABIPass());
 }
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {

@@ -10,6 +10,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <map>
 #include <set>
@@ -25,6 +27,31 @@ int64_t NamedTensor::numElements() const {
   for (int64_t d : shape)
     n *= d;
   return n;
+}
+
+LogicalResult checkShapeSizes(const ModelShape &shape, std::string &error) {
+  int64_t gates = shape.cell == Cell::GRU ? 3 : 4;
+  int64_t widest = std::max(shape.inputSize, shape.hiddenSize);
+  // [T, B, G*H] saved gates, [G*H, max(I, H)] weights, [T, B, I] x.
+  std::initializer_list<int64_t> largest[] = {
+      {shape.seqLen, shape.batch, gates, shape.hiddenSize, 4},
+      {gates, shape.hiddenSize, widest, 4},
+      {shape.seqLen, shape.batch, shape.inputSize, 4},
+      {shape.layers, shape.batch, shape.hiddenSize, 4}};
+  for (auto dims : largest) {
+    int64_t bytes = 1;
+    for (int64_t d : dims)
+      if (llvm::MulOverflow(bytes, d, bytes)) {
+        error = llvm::formatv("the shape T={0} B={1} I={2} H={3} L={4} is too "
+                              "large: its tensors' sizes in bytes overflow 64 "
+                              "bits",
+                              shape.seqLen, shape.batch, shape.inputSize,
+                              shape.hiddenSize, shape.layers)
+                    .str();
+        return failure();
+      }
+  }
+  return success();
 }
 
 OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,

@@ -38,6 +38,11 @@ mlir::OwningOpRef<mlir::ModuleOp> buildPresetModel(mlir::MLIRContext &context,
                                                    const ModelShape &shape);
 
 /// One argument or result of a compiled function.
+/// Fails, with `error` naming the shape, if the byte size of one of the
+/// preset's tensors for `shape` overflows 64 bits.
+mlir::LogicalResult checkShapeSizes(const ModelShape &shape,
+                                    std::string &error);
+
 struct NamedTensor {
   /// Array name as PyTorch names it (`x`, `weight_ih_l0`, `h0`, ...).
   std::string name;

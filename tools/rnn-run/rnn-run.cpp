@@ -323,25 +323,9 @@ static void checkOutputsFile() {
 /// bytes that fits in 64 bits (the compiler's size arithmetic, and any
 /// allocation, would wrap otherwise).
 static void checkPresetSizes(const ModelShape &shape) {
-  int64_t gates = shape.cell == Cell::GRU ? 3 : 4;
-  int64_t widest = std::max(shape.inputSize, shape.hiddenSize);
-  // [T, B, G*H] saved gates, [G*H, max(I, H)] weights, [T, B, I] x.
-  std::initializer_list<int64_t> largest[] = {
-      {shape.seqLen, shape.batch, gates, shape.hiddenSize, 4},
-      {gates, shape.hiddenSize, widest, 4},
-      {shape.seqLen, shape.batch, shape.inputSize, 4},
-      {shape.layers, shape.batch, shape.hiddenSize, 4}};
-  for (auto dims : largest) {
-    int64_t bytes = 1;
-    for (int64_t d : dims)
-      if (llvm::MulOverflow(bytes, d, bytes))
-        fail(llvm::formatv("the shape T={0} B={1} I={2} H={3} L={4} is too "
-                           "large: its tensors' sizes in bytes overflow 64 "
-                           "bits",
-                           shape.seqLen, shape.batch, shape.inputSize,
-                           shape.hiddenSize, shape.layers)
-                 .str());
-  }
+  std::string error;
+  if (failed(::rnn::run::checkShapeSizes(shape, error)))
+    fail(error);
 }
 
 /// The preset's shape: from the flags, or from the arrays in --inputs.

@@ -19,6 +19,9 @@ class FuncDialect;
 namespace gpu {
 class GPUDialect;
 } // namespace gpu
+namespace LLVM {
+class LLVMDialect;
+} // namespace LLVM
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg

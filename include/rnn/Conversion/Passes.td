@@ -245,4 +245,34 @@ def KernelSignaturesPass : Pass<"rnn-kernel-signatures", "ModuleOp"> {
   let dependentDialects = ["gpu::GPUDialect"];
 }
 
+def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
+  let summary = "Give each compiled function a C entry point of plain "
+                "pointers";
+  let description = [{
+    For every public function with a body whose arguments are statically
+    shaped memrefs of identity layout, adds
+
+    ```c
+    int32_t <prefix><name>(void *const *buffers, void *stream);
+    ```
+
+    which calls the function with `buffers[i]` as the data of argument i
+    (offset 0, the static sizes, row-major strides) and returns 0. The
+    caller owns every buffer: inputs, outputs, gradients, the saved region
+    and the arena, each of the size the argument's type gives. `stream` is
+    reserved for targets that take the caller's stream (null on the CPU).
+    The memref calling convention (descriptors of five fields per
+    argument) stays internal; a library exports only these entry points.
+
+    Runs before the LLVM lowering: the descriptor is built with LLVM
+    dialect ops and cast to the memref type, and the casts fold away when
+    the call is lowered.
+  }];
+  let options = [
+    Option<"prefix", "prefix", "std::string", /*default=*/"\"rnnc_\"",
+           "Prefix of the entry points' names">,
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect", "func::FuncDialect"];
+}
+
 #endif // RNN_CONVERSION_PASSES_TD

@@ -53,6 +53,26 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "last argument (rnn-place-in-arena): a step allocates "
                      "nothing"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> outParams{
+      *this, "out-params",
+      llvm::cl::desc("Results become arguments the caller provides "
+                     "(buffer-results-to-out-params): a function writes its "
+                     "outputs and gradients into the caller's buffers, and "
+                     "its plan holds only its own scratch"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> split{
+      *this, "split",
+      llvm::cl::desc("Also split each training function @f_grad into @f_fwd "
+                     "and @f_bwd sharing a caller-owned saved region "
+                     "(rnn-split-training; needs out-params)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> cABI{
+      *this, "c-abi",
+      llvm::cl::desc("Give every public function an entry point "
+                     "rnnc_<name>(void *const *buffers, void *stream) "
+                     "(rnn-emit-c-abi; needs out-params and arena; cpu "
+                     "target)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> gemmRows{
       *this, "gemm-rows",
       llvm::cl::desc("Rows the GEMM blocks of the kernels aim for (block P "

@@ -187,6 +187,45 @@ def RNNEarlyFreePass : Pass<"rnn-early-free", "func::FuncOp"> {
   }];
 }
 
+def RNNSplitTrainingPass : Pass<"rnn-split-training", "ModuleOp"> {
+  let summary = "Split each training function into forward and backward";
+  let description = [{
+    Runs on buffers, after `rnn-early-free` and before `rnn-plan-memory`, on
+    functions whose results are out-params (`buffer-results-to-out-params`).
+    Each function with a top-level `call @rnnrt_begin_phase(1)` (the
+    forward/backward boundary of a training function `@f_grad`) gets two
+    companions, `@f_fwd` (the ops before the boundary) and `@f_bwd` (the ops
+    after it); `@f_grad` stays. The ops are the same, in the same order, so
+    the split functions issue the same GEMM calls as the fused one and give
+    bitwise identical results.
+
+    What crosses the boundary is explicit. The buffers the forward writes
+    and the backward reads are packed, in allocation order at 64-byte
+    aligned offsets, into one *saved region*, a new argument
+    `memref<Sxi8> {rnn.name = "saved"}` of both functions, which the caller
+    owns and keeps from the forward call to the backward call; S is
+    `rnn.saved_bytes` and `rnn.saved` lists each buffer's role, offset and
+    bytes. Each function takes only the arguments it uses (the backward
+    reads outputs such as `y` as arguments); pure values (constants, views)
+    are recomputed; an allocation that only the backward uses moves to it.
+    Anything else crossing the boundary is an error naming the op.
+
+    ```mlir
+    func.func @f_grad(%x: ..., %gy: ..., %y: ..., %gx: ...) {
+      %g = memref.alloc() {rnn.role = "gates"} : memref<8x4x20xf32>
+      ... forward writes %g, %y
+      call @rnnrt_begin_phase(%c1) : (i64) -> ()
+      ... backward reads %g, %y, %gy, writes %gx
+    }
+    // gains
+    func.func @f_fwd(%x: ..., %y: ..., %saved: memref<2560xi8>)
+    func.func @f_bwd(%x: ..., %gy: ..., %y: ..., %gx: ...,
+                     %saved: memref<2560xi8>)
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
 def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "ModuleOp"> {
   let summary = "Plan the memory of a function and predict its peak";
   let description = [{

@@ -1,0 +1,334 @@
+//===- SplitTraining.cpp - rnn-split-training -----------------------------===//
+//
+// Splits a training function on buffers into a forward and a backward
+// function that communicate through a caller-owned saved region (see
+// Passes.td). Upstream has no pass that outlines part of a function into
+// another with the buffers that cross the cut packed into one argument:
+// the cut here is a single point of a straight-line block, so the values
+// crossing it are found by one walk over the backward's operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Analysis/BufferLiveness.h"
+#include "rnn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir {
+namespace rnn {
+#define GEN_PASS_DEF_RNNSPLITTRAININGPASS
+#include "rnn/Transforms/Passes.h.inc"
+} // namespace rnn
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+/// Offsets in the saved region are multiples of this, as in the arena.
+static constexpr int64_t kAlignment = 64;
+
+/// The top-level `call @rnnrt_begin_phase(1)` of `func`, if any.
+static func::CallOp findBoundary(func::FuncOp func) {
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return nullptr;
+  for (Operation &op : func.getBody().front()) {
+    auto call = dyn_cast<func::CallOp>(op);
+    if (!call || call.getCallee() != "rnnrt_begin_phase" ||
+        call.getNumOperands() != 1)
+      continue;
+    APInt phase;
+    if (matchPattern(call.getOperand(0), m_ConstantInt(&phase)) &&
+        phase.isOne())
+      return call;
+  }
+  return nullptr;
+}
+
+namespace {
+/// The split of one training function.
+class Splitter {
+public:
+  Splitter(func::FuncOp func, func::CallOp boundary)
+      : func(func), boundary(boundary) {}
+
+  LogicalResult run();
+
+private:
+  bool inForward(Operation *op) const {
+    return op->getBlock() == boundary->getBlock() &&
+           op->isBeforeInBlock(boundary);
+  }
+  /// Records what a backward operand defined before the boundary needs.
+  LogicalResult classify(Value value);
+  /// Creates `@<base><suffix>` after `after` with the arguments `args` of `func` and a
+  /// last `saved` argument; returns it with the mapping of `func`'s
+  /// arguments to its own, and the saved region's argument.
+  func::FuncOp createFunction(Operation *after, StringRef suffix,
+                              ArrayRef<unsigned> args, IRMapping &mapping,
+                              Value &saved);
+  /// A view of the saved region at `alloc`'s offset, with its role.
+  Value createSavedView(OpBuilder &builder, memref::AllocOp alloc,
+                        Value saved);
+
+  func::FuncOp func;
+  func::CallOp boundary;
+  /// Forward buffers the backward reads: the saved region, in order.
+  llvm::SetVector<Operation *> saved;
+  DenseMap<Operation *, int64_t> offsets;
+  /// Forward allocations only the backward uses: they move to it.
+  llvm::SetVector<Operation *> moved;
+  /// Pure forward ops the backward recomputes, in forward order.
+  llvm::SetVector<Operation *> recomputed;
+  /// Arguments of `func` each side uses.
+  llvm::SmallSetVector<unsigned, 16> forwardArgs, backwardArgs;
+};
+} // namespace
+
+LogicalResult Splitter::classify(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    backwardArgs.insert(arg.getArgNumber());
+    return success();
+  }
+  Operation *def = value.getDefiningOp();
+  if (!inForward(def) || saved.contains(def) || moved.contains(def) ||
+      recomputed.contains(def))
+    return success();
+  if (auto alloc = dyn_cast<memref::AllocOp>(def)) {
+    // A buffer the forward only allocates belongs to the backward.
+    bool forwardUse = llvm::any_of(alloc->getUsers(), [&](Operation *user) {
+      Operation *top = boundary->getBlock()->findAncestorOpInBlock(*user);
+      return top && inForward(top);
+    });
+    if (!forwardUse) {
+      if (!alloc.getDynamicSizes().empty() || !alloc.getSymbolOperands().empty())
+        return alloc.emitOpError("moves to the backward with operands; "
+                                 "rnn-split-training expects static sizes");
+      moved.insert(alloc);
+      return success();
+    }
+    if (!alloc.getType().hasStaticShape())
+      return alloc.emitOpError("crosses the forward/backward boundary with a "
+                               "dynamic size; the saved region must have a "
+                               "size known at compile time");
+    saved.insert(alloc);
+    return success();
+  }
+  if (def->getNumRegions() == 0 && isPure(def)) {
+    for (Value operand : def->getOperands())
+      if (failed(classify(operand)))
+        return failure();
+    recomputed.insert(def);
+    return success();
+  }
+  return def->emitOpError("defines a value that crosses the forward/backward "
+                          "boundary of @")
+         << func.getName()
+         << " but is neither a buffer, an argument nor a pure op";
+}
+
+func::FuncOp Splitter::createFunction(Operation *after, StringRef suffix,
+                                      ArrayRef<unsigned> args,
+                                      IRMapping &mapping, Value &savedArg) {
+  StringRef base = func.getName();
+  base.consume_back("_grad");
+  OpBuilder builder(func);
+  builder.setInsertionPointAfter(after);
+  SmallVector<Type> types;
+  for (unsigned arg : args)
+    types.push_back(func.getArgument(arg).getType());
+  int64_t bytes = 0;
+  if (!saved.empty()) {
+    auto last = cast<memref::AllocOp>(saved.back());
+    bytes = offsets.lookup(last) +
+            *getBufferBytes(last.getType(), DataLayout::closest(func));
+  }
+  types.push_back(MemRefType::get({bytes}, builder.getIntegerType(8)));
+  auto created = func::FuncOp::create(builder, func.getLoc(),
+                                      (base + suffix).str(),
+                                      builder.getFunctionType(types, {}));
+  created.setVisibility(func.getVisibility());
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    created->setAttr(attr.getName(), attr.getValue());
+  Block *entry = created.addEntryBlock();
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    if (DictionaryAttr attrs = func.getArgAttrDict(arg))
+      created.setArgAttrs(i, attrs);
+    mapping.map(func.getArgument(arg), entry->getArgument(i));
+  }
+  created.setArgAttrs(args.size(),
+                      builder.getDictionaryAttr(builder.getNamedAttr(
+                          "rnn.name", builder.getStringAttr("saved"))));
+  savedArg = entry->getArgument(args.size());
+
+  SmallVector<Attribute> layout;
+  for (Operation *op : saved) {
+    auto alloc = cast<memref::AllocOp>(op);
+    SmallVector<NamedAttribute> entryAttrs;
+    entryAttrs.push_back(builder.getNamedAttr(
+        "role", alloc->getAttr(kRoleAttr)
+                    ? alloc->getAttr(kRoleAttr)
+                    : builder.getStringAttr("buffer")));
+    entryAttrs.push_back(builder.getNamedAttr(
+        "offset", builder.getI64IntegerAttr(offsets.lookup(op))));
+    entryAttrs.push_back(builder.getNamedAttr(
+        "bytes", builder.getI64IntegerAttr(*getBufferBytes(
+                     alloc.getType(), DataLayout::closest(func)))));
+    layout.push_back(builder.getDictionaryAttr(entryAttrs));
+  }
+  created->setAttr("rnn.saved", builder.getArrayAttr(layout));
+  created->setAttr("rnn.saved_bytes", builder.getI64IntegerAttr(bytes));
+  return created;
+}
+
+Value Splitter::createSavedView(OpBuilder &builder, memref::AllocOp alloc,
+                                Value savedArg) {
+  Value shift = arith::ConstantIndexOp::create(builder, alloc.getLoc(),
+                                               offsets.lookup(alloc));
+  auto view = memref::ViewOp::create(builder, alloc.getLoc(), alloc.getType(),
+                                     savedArg, shift, ValueRange{});
+  if (Attribute role = alloc->getAttr(kRoleAttr))
+    view->setAttr(kRoleAttr, role);
+  return view;
+}
+
+LogicalResult Splitter::run() {
+  if (func.getNumResults() != 0)
+    return func.emitOpError("cannot be split into forward and backward: it "
+                            "returns values (rnn-split-training expects "
+                            "results as out-params, see "
+                            "buffer-results-to-out-params)");
+  StringRef base = func.getName();
+  base.consume_back("_grad");
+  auto module = func->getParentOfType<ModuleOp>();
+  for (StringRef suffix : {"_fwd", "_bwd"})
+    if (module.lookupSymbol((base + suffix).str()))
+      return func.emitOpError("cannot be split: symbol @")
+             << base << suffix << " already exists";
+
+  Block &block = func.getBody().front();
+  SmallVector<Operation *> forward, backward;
+  for (Operation &op : block) {
+    if (&op == boundary.getOperation())
+      continue;
+    (inForward(&op) ? forward : backward).push_back(&op);
+  }
+
+  // What the backward needs from before the boundary.
+  for (Operation *op : backward) {
+    WalkResult walk = op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        Region *home = operand.getParentRegion();
+        // Values defined inside `op` are cloned with it.
+        if (home != &func.getBody())
+          continue;
+        if (auto arg = dyn_cast<BlockArgument>(operand)) {
+          backwardArgs.insert(arg.getArgNumber());
+          continue;
+        }
+        if (failed(classify(operand)))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  for (Operation *op : forward) {
+    if (moved.contains(op))
+      continue;
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (auto arg = dyn_cast<BlockArgument>(operand))
+          if (arg.getOwner() == &block)
+            forwardArgs.insert(arg.getArgNumber());
+    });
+  }
+
+  // The saved region: saved buffers in allocation order.
+  SmallVector<Operation *> inOrder(saved.begin(), saved.end());
+  llvm::sort(inOrder, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  saved = llvm::SetVector<Operation *>(inOrder.begin(), inOrder.end());
+  DataLayout layout = DataLayout::closest(func);
+  int64_t offset = 0;
+  for (Operation *op : saved) {
+    int64_t bytes = *getBufferBytes(cast<memref::AllocOp>(op).getType(),
+                                    layout);
+    offsets[op] = offset;
+    int64_t end = 0;
+    if (llvm::AddOverflow(offset, bytes, end) ||
+        llvm::AddOverflow(end, kAlignment - 1, end))
+      return func.emitOpError("has a saved region beyond 64-bit offsets");
+    offset = end / kAlignment * kAlignment;
+  }
+
+  SmallVector<unsigned> fwdArgs(forwardArgs.begin(), forwardArgs.end());
+  SmallVector<unsigned> bwdArgs(backwardArgs.begin(), backwardArgs.end());
+  llvm::sort(fwdArgs);
+  llvm::sort(bwdArgs);
+
+  // Forward: the ops before the boundary, saved buffers as views.
+  IRMapping fwdMap;
+  Value fwdSaved;
+  func::FuncOp fwd = createFunction(func, "_fwd", fwdArgs, fwdMap, fwdSaved);
+  auto fwdBuilder = OpBuilder::atBlockBegin(&fwd.getBody().front());
+  for (Operation *op : forward) {
+    if (moved.contains(op))
+      continue;
+    if (saved.contains(op)) {
+      fwdMap.map(op->getResult(0),
+                 createSavedView(fwdBuilder, cast<memref::AllocOp>(op),
+                                 fwdSaved));
+      continue;
+    }
+    fwdBuilder.clone(*op, fwdMap);
+  }
+  func::ReturnOp::create(fwdBuilder, func.getLoc());
+
+  // Backward: what it needs from the forward, then the ops after the
+  // boundary; the saved region is the caller's, so its frees go.
+  IRMapping bwdMap;
+  Value bwdSaved;
+  func::FuncOp bwd = createFunction(fwd, "_bwd", bwdArgs, bwdMap, bwdSaved);
+  auto bwdBuilder = OpBuilder::atBlockBegin(&bwd.getBody().front());
+  for (Operation *op : forward) {
+    if (saved.contains(op))
+      bwdMap.map(op->getResult(0),
+                 createSavedView(bwdBuilder, cast<memref::AllocOp>(op),
+                                 bwdSaved));
+    else if (moved.contains(op) || recomputed.contains(op))
+      bwdBuilder.clone(*op, bwdMap);
+  }
+  for (Operation *op : backward) {
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+      if (Operation *def = dealloc.getMemref().getDefiningOp();
+          def && saved.contains(def))
+        continue;
+    bwdBuilder.clone(*op, bwdMap);
+  }
+  return success();
+}
+
+namespace {
+struct RNNSplitTrainingPass
+    : public rnn::impl::RNNSplitTrainingPassBase<RNNSplitTrainingPass> {
+  void runOnOperation() override {
+    SmallVector<std::pair<func::FuncOp, func::CallOp>> training;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (func::CallOp boundary = findBoundary(func))
+        training.push_back({func, boundary});
+    for (auto [func, boundary] : training)
+      if (failed(Splitter(func, boundary).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace

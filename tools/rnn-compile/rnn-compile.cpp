@@ -1,0 +1,463 @@
+//===- rnn-compile.cpp - compile a model into a shared library ------------===//
+//
+// rnn-compile [MODEL.mlir | --preset=lstm|gru --seq-len=T ...]
+//             [--remat=POLICY] -o DIR
+//
+// Writes DIR/librnnc_model.so and DIR/manifest.json. The library exports
+// one C entry point per compiled function (rnn-emit-c-abi):
+//
+//   int32_t rnnc_<f>(void *const *buffers, void *stream);        infer
+//   int32_t rnnc_<f>_grad(void *const *buffers, void *stream);   train
+//   int32_t rnnc_<f>_fwd(void *const *buffers, void *stream);    forward
+//   int32_t rnnc_<f>_bwd(void *const *buffers, void *stream);    backward
+//
+// `buffers` holds one data pointer per argument, in the order the manifest
+// lists them, all owned by the caller: inputs, parameters, outputs,
+// gradients, the saved region (fwd and bwd) and a scratch arena of the
+// planned size (contents not kept between calls). The library links the
+// project's runtime and OpenBLAS, and needs neither LLVM nor MLIR at run
+// time. Errors: one line on stderr, exit 2; DIR gets its files only when
+// everything succeeded (each written under a temporary name and renamed,
+// the manifest last).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Model.h"
+
+#include "rnn/InitAll.h"
+#include "rnn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace ::rnn::run;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("rnn-compile options");
+static cl::opt<std::string> modelFile(cl::Positional, cl::init(""),
+                                      cl::desc("[MODEL.mlir]"),
+                                      cl::cat(category));
+static cl::opt<std::string> outputDir("o", cl::init(""),
+                                      cl::desc("Output directory (required)"),
+                                      cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<std::string> preset("preset", cl::init(""),
+                                   cl::desc("Build the model: lstm | gru"),
+                                   cl::cat(category));
+static cl::opt<long long> seqLen("seq-len", cl::init(32),
+                                 cl::desc("T (preset; default 32)"),
+                                 cl::cat(category));
+static cl::opt<long long> batch("batch", cl::init(64),
+                                cl::desc("B (preset; default 64)"),
+                                cl::cat(category));
+static cl::opt<long long> inputSize("input-size", cl::init(256),
+                                    cl::desc("I (preset; default 256)"),
+                                    cl::cat(category));
+static cl::opt<long long> hiddenSize("hidden-size", cl::init(256),
+                                     cl::desc("H (preset; default 256)"),
+                                     cl::cat(category));
+static cl::opt<long long> layers("layers", cl::init(1),
+                                 cl::desc("L (preset; default 1)"),
+                                 cl::cat(category));
+static cl::opt<std::string>
+    remat("remat", cl::init("none"),
+          cl::desc("What the forward saves for the backward: none | gates | "
+                   "chunk:K | budget:BYTES (default none)"),
+          cl::cat(category));
+static cl::opt<std::string> target("target", cl::init("cpu"),
+                                   cl::desc("Target: cpu (default cpu)"),
+                                   cl::cat(category));
+static cl::opt<std::string>
+    entryFunction("entry", cl::init(""),
+                  cl::desc("The model function of MODEL.mlir to compile "
+                           "(default: its only one)"),
+                  cl::cat(category));
+static cl::opt<std::string>
+    runtimeLib("runtime-lib", cl::init(""),
+               cl::desc("The rnnc runtime archive to link (default: "
+                        "$RNNC_RUNTIME_LIB, else the build's)"),
+               cl::cat(category));
+static cl::opt<std::string>
+    linker("linker", cl::init(""),
+           cl::desc("C++ compiler driver that links the library (default: "
+                    "$CXX, else c++)"),
+           cl::cat(category));
+
+[[noreturn]] static void fail(const std::string &message, int code = 2) {
+  llvm::errs() << "rnn-compile: " << message << "\n";
+  std::exit(code);
+}
+
+static std::string errorText(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
+
+/// The role of an argument in a C entry point, from its name.
+static std::string roleOf(llvm::StringRef name) {
+  if (name == "saved")
+    return "saved";
+  if (name == "arena")
+    return "scratch";
+  auto isOutput = [](llvm::StringRef n) {
+    return n == "y" || n == "h_n" || n == "c_n";
+  };
+  if (name.consume_front("grad_"))
+    return isOutput(name) ? "cotangent" : "gradient";
+  if (isOutput(name))
+    return "output";
+  if (name.starts_with("weight_") || name.starts_with("bias_"))
+    return "parameter";
+  return "input";
+}
+
+/// One entry point of the manifest.
+static llvm::json::Object describeEntry(func::FuncOp func) {
+  llvm::json::Array args;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto memref = cast<MemRefType>(type);
+    llvm::json::Object arg;
+    auto name = func.getArgAttrOfType<StringAttr>(i, "rnn.name");
+    std::string argName = name ? name.getValue().str() : "arg" + std::to_string(i);
+    arg["name"] = argName;
+    arg["role"] = roleOf(argName);
+    if (auto layer = func.getArgAttrOfType<IntegerAttr>(i, "rnn.layer"))
+      arg["layer"] = layer.getInt();
+    arg["shape"] = llvm::json::Array(memref.getShape());
+    Type element = memref.getElementType();
+    arg["dtype"] = element.isInteger(1)   ? "bool"
+                   : element.isInteger(8) ? "uint8"
+                   : element.isF32()      ? "float32"
+                                          : "unknown";
+    args.push_back(std::move(arg));
+  }
+  llvm::json::Object entry;
+  entry["symbol"] = "rnnc_" + func.getName().str();
+  entry["args"] = std::move(args);
+  for (auto [key, attr] :
+       {std::pair<const char *, const char *>{"arena_bytes", "rnn.arena_bytes"},
+        {"predicted_peak_bytes", "rnn.predicted_peak_bytes"},
+        {"saved_bytes", "rnn.saved_bytes"}})
+    if (auto value = func->getAttrOfType<IntegerAttr>(attr))
+      entry[key] = value.getInt();
+  if (auto saved = func->getAttrOfType<ArrayAttr>("rnn.saved")) {
+    llvm::json::Array layout;
+    for (auto item : saved.getAsRange<DictionaryAttr>())
+      layout.push_back(llvm::json::Object{
+          {"role", item.getAs<StringAttr>("role").getValue()},
+          {"offset", item.getAs<IntegerAttr>("offset").getInt()},
+          {"bytes", item.getAs<IntegerAttr>("bytes").getInt()}});
+    entry["saved"] = std::move(layout);
+  }
+  return entry;
+}
+
+/// Writes `contents` to `path` through a temporary file in its directory.
+static void writeAtomically(llvm::StringRef path, llvm::StringRef contents) {
+  std::string tmp = (path + ".tmp").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      fail("cannot write " + tmp + ": " + ec.message());
+    os << contents;
+    os.close();
+    if (os.has_error())
+      fail("cannot write " + tmp + ": " + os.error().message());
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+    fail("cannot write " + path.str() + ": " + ec.message());
+}
+
+/// Compiles `llvmModule` for this machine into an object file at `path`.
+static void emitObject(llvm::Module &llvmModule, llvm::StringRef path) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    fail("cannot target this machine: " + errorText(builder.takeError()), 1);
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    fail("cannot target this machine: " + errorText(machine.takeError()), 1);
+  llvmModule.setDataLayout((*machine)->createDataLayout());
+  llvmModule.setTargetTriple((*machine)->getTargetTriple());
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                            machine->get());
+  if (llvm::Error error = optimize(&llvmModule))
+    fail("cannot optimize the program: " + errorText(std::move(error)), 1);
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    fail("cannot write " + path.str() + ": " + ec.message());
+  llvm::legacy::PassManager pm;
+  if ((*machine)->addPassesToEmitFile(pm, out.os(), nullptr,
+                                      llvm::CodeGenFileType::ObjectFile))
+    fail("this machine's target cannot emit object files", 1);
+  pm.run(llvmModule);
+  out.keep();
+}
+
+/// Links `object` with the runtime into the shared library `library`,
+/// exporting only the entry points.
+static void link(llvm::StringRef object, llvm::StringRef library,
+                 llvm::StringRef scratch) {
+  std::string driver = linker;
+  if (driver.empty())
+    if (const char *cxx = std::getenv("CXX"); cxx && *cxx)
+      driver = cxx;
+  if (driver.empty())
+    driver = "c++";
+  auto program = llvm::sys::findProgramByName(driver);
+  if (!program)
+    fail("no C++ compiler driver '" + driver +
+         "' to link the library (install g++ or give --linker / $CXX)");
+  std::string runtime = runtimeLib;
+  if (runtime.empty())
+    if (const char *env = std::getenv("RNNC_RUNTIME_LIB"); env && *env)
+      runtime = env;
+  if (runtime.empty())
+    runtime = RNN_RUNTIME_ARCHIVE;
+  if (!llvm::sys::fs::exists(runtime))
+    fail("no rnnc runtime archive at " + runtime +
+         " (give --runtime-lib or $RNNC_RUNTIME_LIB)");
+
+  std::string exports = (scratch + "/exports.map").str();
+  writeAtomically(exports, "{ global: rnnc_*; local: *; };\n");
+  std::string log = (scratch + "/link.log").str();
+  std::string versionScript = "-Wl,--version-script=" + exports;
+  llvm::SmallVector<llvm::StringRef> args = {
+      *program, "-shared",        "-o",          library,   object,
+      runtime,  "-lopenblas",     "-lpthread",   "-lm",     "-Wl,--no-undefined",
+      versionScript};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log, log};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
+                                     0, 0, &message);
+  if (rc != 0) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    std::string first =
+        text ? (*text)->getBuffer().split('\n').first.str() : message;
+    fail("linking the library failed: " + first);
+  }
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "rnnc: compile a model into a shared library\n");
+  if (outputDir.empty())
+    fail("no output directory: give -o DIR");
+  if (!preset.empty() && !modelFile.empty())
+    fail("give either MODEL.mlir or --preset, not both");
+  if (preset.empty() && modelFile.empty())
+    fail("no model: give MODEL.mlir or --preset=lstm|gru");
+  if (!preset.empty() && preset != "lstm" && preset != "gru")
+    fail("--preset must be lstm or gru, got '" + preset + "'");
+  if (target != "cpu")
+    fail("--target=" + target +
+         ": libraries are built for the cpu target only");
+  if (!entryFunction.empty() && modelFile.empty())
+    fail("--entry needs a model file (MODEL.mlir)");
+  for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
+           &seqLen, &batch, &inputSize, &hiddenSize, &layers}) {
+    if (!modelFile.empty() && flag->getNumOccurrences())
+      fail("--" + flag->ArgStr.str() +
+           " applies to --preset: a model file's IR fixes its shapes");
+  }
+
+  mlir::rnn::PipelineOptions options;
+  options.remat = remat;
+  options.target = target;
+  options.outParams = true;
+  options.split = true;
+  options.arena = true;
+  options.cABI = true;
+  {
+    std::string message;
+    if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
+      fail(message);
+  }
+
+  DialectRegistry registry;
+  mlir::rnn::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  OwningOpRef<ModuleOp> module;
+  if (!modelFile.empty()) {
+    llvm::SourceMgr sourceMgr;
+    std::string diagnostics;
+    {
+      llvm::raw_string_ostream os(diagnostics);
+      SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+      module = parseSourceFile<ModuleOp>(modelFile, sourceMgr,
+                                         ParserConfig(&context));
+    }
+    if (!module) {
+      llvm::StringRef first = llvm::StringRef(diagnostics).split('\n').first;
+      fail(first.empty() ? "cannot read " + modelFile : first.str());
+    }
+  } else {
+    ModelShape shape;
+    shape.cell = preset == "gru" ? Cell::GRU : Cell::LSTM;
+    shape.seqLen = seqLen;
+    shape.batch = batch;
+    shape.inputSize = inputSize;
+    shape.hiddenSize = hiddenSize;
+    shape.layers = layers;
+    for (long long value : {shape.seqLen, shape.batch, shape.inputSize,
+                            shape.hiddenSize, shape.layers})
+      if (value <= 0)
+        fail("--seq-len, --batch, --input-size, --hidden-size and --layers "
+             "must be positive");
+    std::string error;
+    if (failed(checkShapeSizes(shape, error)))
+      fail(error);
+    module = buildPresetModel(context, shape);
+  }
+
+  func::FuncOp model;
+  if (!entryFunction.empty()) {
+    model = module->lookupSymbol<func::FuncOp>(entryFunction);
+    if (!model || !isModelFunction(model))
+      fail("--entry=" + entryFunction + ": " + modelFile +
+           " has no function @" + entryFunction +
+           " with rnn.lstm or rnn.gru ops");
+  } else {
+    model = findModelFunction(*module);
+    if (!model)
+      fail("the model has no function with rnn.lstm or rnn.gru ops");
+  }
+  // The library holds one model: the others are not compiled.
+  for (auto other : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+    if (other != model) {
+      if (entryFunction.empty() && isModelFunction(other))
+        fail("the model file has more than one function with rnn.lstm or "
+             "rnn.gru ops (@" + model.getName().str() + ", @" +
+             other.getName().str() + "); pick one with --entry=NAME");
+      other.erase();
+    }
+  ModelShape shape;
+  std::string cellName = describeModel(model, shape);
+  {
+    Signature signature;
+    std::string error;
+    if (failed(readSignature(model, signature, error)))
+      fail(error);
+  }
+  std::string name = model.getName().str();
+  model.setPublic();
+
+  // Up to planned buffers with C entry points, then LLVM.
+  {
+    std::string error;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = diag.str();
+      return success();
+    });
+    PassManager pm(&context);
+    mlir::rnn::buildTrainingFunctionPipeline(pm, options);
+    mlir::rnn::buildToBuffersPipeline(pm, options);
+    if (failed(pm.run(*module)))
+      fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
+  }
+
+  llvm::json::Object entries;
+  std::string rematPlan = remat;
+  for (auto [kind, suffix] : {std::pair<const char *, const char *>{
+                                  "infer", ""},
+                              {"train", "_grad"},
+                              {"fwd", "_fwd"},
+                              {"bwd", "_bwd"}}) {
+    auto func = module->lookupSymbol<func::FuncOp>(name + suffix);
+    if (!func)
+      fail("internal: no @" + name + suffix + " after compiling", 1);
+    if (auto attr = func->getAttrOfType<StringAttr>("rnn.remat"))
+      rematPlan = attr.getValue().str();
+    entries[kind] = describeEntry(func);
+  }
+
+  {
+    std::string error;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = diag.str();
+      return success();
+    });
+    PassManager pm(&context);
+    mlir::rnn::buildLoopsToLLVMPipeline(pm);
+    if (failed(pm.run(*module)))
+      fail("cannot lower @" + name + " to LLVM" +
+               (error.empty() ? "" : ": " + error),
+           1);
+  }
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "rnnc_model");
+  if (!llvmModule)
+    fail("cannot translate @" + name + " to LLVM IR", 1);
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    fail("cannot create " + outputDir + ": " + ec.message());
+  llvm::SmallString<128> scratch;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
+          outputDir + "/.rnn-compile", scratch))
+    fail("cannot write in " + outputDir + ": " + ec.message());
+  struct RemoveScratch {
+    std::string path;
+    ~RemoveScratch() { llvm::sys::fs::remove_directories(path); }
+  } removeScratch{scratch.str().str()};
+  std::string object = (scratch + "/model.o").str();
+  emitObject(*llvmModule, object);
+  std::string library = (scratch + "/librnnc_model.so").str();
+  link(object, library, scratch);
+  std::string finalLibrary = outputDir + "/librnnc_model.so";
+  if (std::error_code ec = llvm::sys::fs::rename(library, finalLibrary))
+    fail("cannot write " + finalLibrary + ": " + ec.message());
+
+  llvm::json::Object manifest{
+      {"abi_version", 1},
+      {"library", "librnnc_model.so"},
+      {"model", name},
+      {"cell", cellName},
+      {"target", target},
+      {"remat", remat},
+      {"remat_plan", rematPlan},
+      {"shape", llvm::json::Object{{"T", shape.seqLen},
+                                   {"B", shape.batch},
+                                   {"I", shape.inputSize},
+                                   {"H", shape.hiddenSize},
+                                   {"L", shape.layers}}},
+      {"entries", std::move(entries)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  writeAtomically(outputDir + "/manifest.json", text);
+  return 0;
+}
