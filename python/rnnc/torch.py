@@ -1,0 +1,329 @@
+"""Drop-in `torch.nn.LSTM` / `torch.nn.GRU` with resets, compiled by rnnc.
+
+    lstm = rnnc.torch.LSTM(input_size, hidden_size, num_layers,
+                           remat="chunk:4")
+    y, (h_n, c_n) = lstm(x, (h0, c0), is_init=dones)
+
+Constructor arguments, parameter names and shapes are `torch.nn.LSTM`'s
+(`weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`, `bias_hh_l{k}`);
+`is_init[t, b]` (bool, `[T, B]`, or `[B, T]` with `batch_first`) starts a
+new episode at step t of column b: the state entering that step is zero.
+`remat` picks what the forward saves for the backward: `none`, `gates`,
+`chunk:K` or `budget:BYTES`; every policy gives bitwise identical results.
+
+The first call for a (cell, shape, remat) compiles a library (`rnnc.library`,
+cached on disk); every call runs it on the tensors' storage. With gradients
+the forward entry point fills a saved region (a uint8 tensor kept in the
+autograd context, its size known at compile time) and the backward entry
+point reads it; under `torch.no_grad()` the inference entry point runs and
+nothing is saved. Only float32 CPU tensors are supported for now.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from .library import RNNCError, compile_model
+
+__all__ = ["LSTM", "GRU", "RNNCError"]
+
+_OUTPUTS = ("y", "h_n", "c_n")
+
+
+def _pointer(tensor, arg, layer_count):
+    """Data pointer of `arg` in `tensor` (a `[L, ...]` stack for per-layer
+    arguments), after checking dtype, shape and layout."""
+    if arg.layer is not None:
+        if tensor.dim() != len(arg.shape) + 1 or tensor.shape[0] != layer_count:
+            raise RNNCError(f"{arg.name} must have shape "
+                            f"{[layer_count, *arg.shape]}, got "
+                            f"{list(tensor.shape)}")
+        part = tensor[arg.layer]
+    else:
+        part = tensor
+    want = torch.bool if arg.dtype == "bool" else (
+        torch.uint8 if arg.dtype == "uint8" else torch.float32)
+    if part.dtype != want:
+        raise RNNCError(f"{arg.name} must be {want}, got {part.dtype}")
+    if tuple(part.shape) != arg.shape:
+        raise RNNCError(f"{arg.name} must have shape {list(arg.shape)}, got "
+                        f"{list(part.shape)}")
+    if not part.is_contiguous():
+        raise RNNCError(f"{arg.name} is not contiguous; rnnc reads tensors "
+                        f"in place (call .contiguous() if a copy is meant)")
+    if part.device.type != "cpu":
+        raise RNNCError(f"{arg.name} is on {part.device}; rnnc runs CPU "
+                        f"tensors for now")
+    return part.data_ptr()
+
+
+def _scratch(library, kind):
+    """The library's scratch arena for `kind`, one per thread."""
+    local = library._local
+    arenas = getattr(local, "arenas", None)
+    if arenas is None:
+        arenas = local.arenas = {}
+    size = library[kind].arena_bytes
+    arena = arenas.get(kind)
+    if arena is None or arena.numel() != size:
+        arena = arenas[kind] = torch.empty(size, dtype=torch.uint8)
+    return arena
+
+
+def _call(library, kind, tensors, layers):
+    """Runs entry point `kind` with the buffers named in `tensors`."""
+    entry = library[kind]
+    pointers = []
+    for arg in entry.args:
+        if arg.name == "arena":
+            tensor = _scratch(library, kind)
+        else:
+            tensor = tensors.get(arg.name)
+            if tensor is None:
+                raise RNNCError(f"internal: no buffer for {arg.name} of "
+                                f"{entry.symbol}")
+        pointers.append(_pointer(tensor, arg, layers))
+    entry.call(pointers)
+
+
+class _Function(torch.autograd.Function):
+    """Forward and backward entry points of one library."""
+
+    @staticmethod
+    def forward(ctx, module, library, x, is_init, h0, c0, *params):
+        outputs = module._outputs(x)
+        saved = torch.empty(library.saved_bytes, dtype=torch.uint8)
+        tensors = module._named(x, is_init, h0, c0, params)
+        tensors.update(outputs)
+        tensors["saved"] = saved
+        _call(library, "fwd", tensors, module.num_layers)
+        ctx.module = module
+        ctx.library = library
+        ctx.has_c = c0 is not None
+        ctx.save_for_backward(x, is_init, h0,
+                              c0 if c0 is not None else h0, outputs["y"],
+                              saved, *params)
+        result = [outputs["y"], outputs["h_n"]]
+        if ctx.has_c:
+            result.append(outputs["c_n"])
+        return tuple(result)
+
+    @staticmethod
+    def backward(ctx, grad_y, grad_h_n, grad_c_n=None):
+        module, library = ctx.module, ctx.library
+        x, is_init, h0, c0, y, saved, *params = ctx.saved_tensors
+        if not ctx.has_c:
+            c0 = None
+        tensors = module._named(x, is_init, h0, c0, params)
+        tensors["y"] = y
+        tensors["saved"] = saved
+
+        def cotangent(grad, like):
+            if grad is None:
+                return torch.zeros_like(like)
+            return grad.contiguous()
+
+        tensors["grad_y"] = cotangent(grad_y, y)
+        tensors["grad_h_n"] = cotangent(grad_h_n, h0)
+        if ctx.has_c:
+            tensors["grad_c_n"] = cotangent(grad_c_n, c0)
+        grads = {"grad_x": torch.empty_like(x),
+                 "grad_h0": torch.empty_like(h0)}
+        if ctx.has_c:
+            grads["grad_c0"] = torch.empty_like(c0)
+        for name, p in zip(module._param_names, params):
+            grads["grad_" + name] = torch.empty_like(p)
+        tensors.update(grads)
+        _call(library, "bwd", tensors, module.num_layers)
+        result = [None, None, grads["grad_x"], None, grads["grad_h0"],
+                  grads["grad_c0"] if ctx.has_c else None]
+        result += [grads["grad_" + name] for name in module._param_names]
+        return tuple(result)
+
+
+class _RNNBase(nn.Module):
+    _cell = None
+    _gates = None
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False,
+                 proj_size=0, device=None, dtype=None, remat="none"):
+        super().__init__()
+        if bidirectional:
+            raise RNNCError("bidirectional layers are not supported by rnnc")
+        if proj_size:
+            raise RNNCError("proj_size is not supported by rnnc")
+        if dropout:
+            raise RNNCError("dropout between layers is not supported by "
+                            "rnnc yet")
+        if not bias:
+            raise RNNCError("bias=False is not supported by rnnc")
+        if dtype is not None and dtype != torch.float32:
+            raise RNNCError(f"rnnc supports float32 only, got {dtype}")
+        if device is not None and torch.device(device).type != "cpu":
+            raise RNNCError(f"rnnc runs on the CPU for now, got {device}")
+        for name, value in (("input_size", input_size),
+                            ("hidden_size", hidden_size),
+                            ("num_layers", num_layers)):
+            if not isinstance(value, int) or value <= 0:
+                raise RNNCError(f"{name} must be a positive int, got {value!r}")
+        if not isinstance(remat, str):
+            raise RNNCError(f"remat must be a string, got {remat!r}")
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = dropout
+        self.bidirectional = False
+        self.proj_size = 0
+        self.remat = remat
+        self._param_names = []
+        gh = self._gates * hidden_size
+        for k in range(num_layers):
+            width = input_size if k == 0 else hidden_size
+            for name, shape in ((f"weight_ih_l{k}", (gh, width)),
+                                (f"weight_hh_l{k}", (gh, hidden_size)),
+                                (f"bias_ih_l{k}", (gh,)),
+                                (f"bias_hh_l{k}", (gh,))):
+                self.register_parameter(
+                    name, nn.Parameter(torch.empty(shape,
+                                                   dtype=torch.float32)))
+                self._param_names.append(name)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self.parameters():
+            nn.init.uniform_(p, -bound, bound)
+
+    @property
+    def _flat_params(self):
+        return [getattr(self, name) for name in self._param_names]
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.batch_first:
+            s += ", batch_first=True"
+        return s + f", remat={self.remat!r}"
+
+    def _library(self, seq_len, batch):
+        return compile_model(self._cell, seq_len, batch, self.input_size,
+                             self.hidden_size, self.num_layers, self.remat)
+
+    def _outputs(self, x):
+        T, B = x.shape[0], x.shape[1]
+        L, H = self.num_layers, self.hidden_size
+        outputs = {"y": x.new_empty((T, B, H)),
+                   "h_n": x.new_empty((L, B, H))}
+        if self._cell == "lstm":
+            outputs["c_n"] = x.new_empty((L, B, H))
+        return outputs
+
+    def _named(self, x, is_init, h0, c0, params):
+        tensors = {"x": x, "is_init": is_init, "h0": h0}
+        if c0 is not None:
+            tensors["c0"] = c0
+        tensors.update(zip(self._param_names, params))
+        return tensors
+
+    def _check_input(self, input, is_init):
+        if not isinstance(input, torch.Tensor):
+            raise RNNCError(f"input must be a tensor, got {type(input)}")
+        if input.dim() != 3:
+            raise RNNCError(f"input must be 3-D ([T, B, I], or [B, T, I] "
+                            f"with batch_first), got shape "
+                            f"{list(input.shape)}")
+        if input.dtype != torch.float32:
+            raise RNNCError(f"input must be float32, got {input.dtype}")
+        if input.shape[-1] != self.input_size:
+            raise RNNCError(f"input has {input.shape[-1]} features, the "
+                            f"layer expects input_size={self.input_size}")
+        if self.batch_first:
+            input = input.transpose(0, 1).contiguous()
+        T, B = input.shape[0], input.shape[1]
+        if is_init is None:
+            is_init = torch.zeros((T, B), dtype=torch.bool)
+        else:
+            if not isinstance(is_init, torch.Tensor):
+                raise RNNCError("is_init must be a bool tensor")
+            if self.batch_first:
+                is_init = is_init.transpose(0, 1)
+            if is_init.dtype != torch.bool:
+                raise RNNCError(f"is_init must be torch.bool, got "
+                                f"{is_init.dtype}")
+            if tuple(is_init.shape) != (T, B):
+                order = "[B, T]" if self.batch_first else "[T, B]"
+                raise RNNCError(f"is_init must have shape {order} of the "
+                                f"input, got {list(is_init.shape)}")
+            is_init = is_init.contiguous()
+        return input, is_init
+
+    def _state(self, state, name, B):
+        L, H = self.num_layers, self.hidden_size
+        if state is None:
+            return torch.zeros((L, B, H), dtype=torch.float32)
+        if not isinstance(state, torch.Tensor):
+            raise RNNCError(f"{name} must be a tensor")
+        if tuple(state.shape) != (L, B, H):
+            raise RNNCError(f"{name} must have shape [{L}, {B}, {H}] "
+                            f"(num_layers, batch, hidden_size), got "
+                            f"{list(state.shape)}")
+        if state.dtype != torch.float32:
+            raise RNNCError(f"{name} must be float32, got {state.dtype}")
+        return state
+
+    def _run(self, input, h0, c0, is_init):
+        x, is_init = self._check_input(input, is_init)
+        T, B = x.shape[0], x.shape[1]
+        h0 = self._state(h0, "h0", B)
+        if self._cell == "lstm":
+            c0 = self._state(c0, "c0", B)
+        library = self._library(T, B)
+        params = self._flat_params
+        inputs = [x, h0] + ([c0] if c0 is not None else []) + params
+        if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+            results = _Function.apply(self, library, x, is_init, h0, c0,
+                                      *params)
+        else:
+            outputs = self._outputs(x)
+            tensors = self._named(x, is_init, h0, c0,
+                                  [p.detach() for p in params])
+            tensors.update(outputs)
+            _call(library, "infer", tensors, self.num_layers)
+            results = tuple(outputs[name] for name in _OUTPUTS
+                            if name in outputs)
+        y = results[0]
+        if self.batch_first:
+            y = y.transpose(0, 1)
+        return (y,) + tuple(results[1:])
+
+
+class LSTM(_RNNBase):
+    """`torch.nn.LSTM` with per-step resets and remat policies."""
+
+    _cell = "lstm"
+    _gates = 4
+
+    def forward(self, input, hx=None, is_init=None):
+        h0 = c0 = None
+        if hx is not None:
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+                raise RNNCError("hx of an LSTM must be a tuple (h0, c0)")
+            h0, c0 = hx
+        y, h_n, c_n = self._run(input, h0, c0, is_init)
+        return y, (h_n, c_n)
+
+
+class GRU(_RNNBase):
+    """`torch.nn.GRU` with per-step resets and remat policies."""
+
+    _cell = "gru"
+    _gates = 3
+
+    def forward(self, input, hx=None, is_init=None):
+        y, h_n = self._run(input, hx, None, is_init)
+        return y, h_n
