@@ -4,7 +4,8 @@
 #   ./dev.sh run [rnn-run flags]   install what is missing, build, run
 #                                  rnn-run --preset=lstm (train step, CPU)
 #   ./dev.sh test                  install what is missing, build, run every
-#                                  test (lit: passes, integration, unit tests)
+#                                  test (lit: passes, integration, unit tests;
+#                                  pytest: the rnnc Python package vs PyTorch)
 #   ./dev.sh build                 install what is missing and build
 #   ./dev.sh test-sanitize         the same tests on a build with
 #                                  AddressSanitizer and UBSan (build-sanitize/)
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(cmake ninja-build ccache g++ python3 git
+PACKAGES=(cmake ninja-build ccache g++ python3 python3-pip git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           libgtest-dev libopenblas-dev zlib1g-dev)
 BUILD_DIR=${RNN_BUILD_DIR:-build}
@@ -36,6 +37,19 @@ install_missing() {
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+}
+
+# PyTorch (the reference and the package's framework), pytest, and the rnnc
+# package itself, installed from python/ so that the tests import what a
+# user's `pip install ./python` gives.
+install_python() {
+  if ! python3 -c "import torch, pytest" 2>/dev/null; then
+    echo "dev.sh: installing torch and pytest"
+    python3 -m pip install -q torch pytest ||
+      python3 -m pip install -q --break-system-packages torch pytest
+  fi
+  python3 -m pip install -q --no-deps ./python ||
+    python3 -m pip install -q --no-deps --break-system-packages ./python
 }
 
 build() {
@@ -55,6 +69,8 @@ case "${1:-}" in
   test)
     build
     ninja -C "$BUILD_DIR" check-rnn
+    install_python
+    PATH="$PWD/$BUILD_DIR/bin:$PATH" python3 -m pytest -q python/tests
     ;;
   build)
     build
@@ -88,7 +104,7 @@ case "${1:-}" in
       --rnn-opt "$BUILD_DIR/bin/rnn-opt" --out "$BUILD_DIR/fuzz-out" --quiet
     ;;
   *)
-    sed -n '2,19p' "$0"
+    sed -n '2,20p' "$0"
     exit 2
     ;;
 esac

@@ -1,0 +1,313 @@
+"""rnnc.torch against torch.nn.LSTM / torch.nn.GRU (the external reference).
+
+Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch. Compiled libraries
+go to a fresh cache directory per test session.
+"""
+
+import os
+
+import pytest
+import torch
+
+import rnnc.torch as rt
+from rnnc.library import RNNCError, compile_model
+
+CELLS = {"lstm": (rt.LSTM, torch.nn.LSTM), "gru": (rt.GRU, torch.nn.GRU)}
+POLICIES = ["none", "gates", "chunk:1", "chunk:2", "chunk:3",
+            "budget:9000"]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def cache(tmp_path_factory):
+    os.environ["RNNC_CACHE_DIR"] = str(tmp_path_factory.mktemp("rnnc-cache"))
+
+
+def rel_err(a, b):
+    scale = b.abs().max().item()
+    return (a - b).abs().max().item() / max(scale, 1e-30)
+
+
+def make_pair(cell, I, H, L, remat="none", batch_first=False, seed=0):
+    ours_cls, ref_cls = CELLS[cell]
+    torch.manual_seed(seed)
+    ref = ref_cls(I, H, L, batch_first=batch_first)
+    ours = ours_cls(I, H, L, batch_first=batch_first, remat=remat)
+    ours.load_state_dict(ref.state_dict())
+    return ours, ref
+
+
+def state_of(cell, h0, c0):
+    return (h0, c0) if cell == "lstm" else h0
+
+
+def final(cell, state):
+    return state if cell == "gru" else state[0]
+
+
+def loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init=None):
+    """sum(y * gy) + sum(h_n * ghn) (+ c_n), and its gradients with respect
+    to x, h0 (c0) and every parameter."""
+    kwargs = {} if is_init is None else {"is_init": is_init}
+    y, state = module(x, state_of(cell, h0, c0), **kwargs)
+    loss = (y * gy).sum() + (final(cell, state) * ghn).sum()
+    wrt = [x, h0]
+    if cell == "lstm":
+        loss = loss + (state[1] * ghn.flip(0)).sum()
+        wrt.append(c0)
+    wrt += list(module.parameters())
+    return y, loss, torch.autograd.grad(loss, wrt)
+
+
+def inputs(T, B, I, H, L, batch_first=False, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    shape = (B, T, I) if batch_first else (T, B, I)
+    x = torch.randn(shape, generator=g, requires_grad=True)
+    h0 = torch.randn(L, B, H, generator=g, requires_grad=True)
+    c0 = torch.randn(L, B, H, generator=g, requires_grad=True)
+    yshape = (B, T, H) if batch_first else (T, B, H)
+    gy = torch.randn(yshape, generator=g)
+    ghn = torch.randn(L, B, H, generator=g)
+    return x, h0, c0, gy, ghn
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("L", [1, 2, 3])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_matches_torch_without_resets(cell, L, batch_first):
+    T, B, I, H = 7, 3, 5, 6
+    ours, ref = make_pair(cell, I, H, L, batch_first=batch_first)
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L, batch_first)
+    y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn)
+    y_ref, loss_ref, grads_ref = loss_and_grads(cell, ref, x, h0, c0, gy,
+                                                ghn)
+    assert y.shape == y_ref.shape
+    assert rel_err(y, y_ref) < 1e-5
+    for g, g_ref in zip(grads, grads_ref):
+        assert g.shape == g_ref.shape
+        assert rel_err(g, g_ref) < 1e-5
+
+
+def episodes_reference(cell, ref, x, is_init, h0, c0):
+    """y, h_n, c_n of a batch with resets, run episode by episode on
+    torch.nn: each column is split where is_init is set, and an episode
+    starting at such a step starts from zeros."""
+    T, B, _ = x.shape
+    ys, hns, cns = [], [], []
+    for b in range(B):
+        starts = [0] + [t for t in range(1, T) if is_init[t, b]] + [T]
+        h = h0[:, b:b + 1]
+        c = c0[:, b:b + 1]
+        col = []
+        for s, e in zip(starts[:-1], starts[1:]):
+            if is_init[s, b]:
+                h, c = torch.zeros_like(h), torch.zeros_like(c)
+            out, state = ref(x[s:e, b:b + 1], state_of(cell, h, c))
+            if cell == "lstm":
+                h, c = state
+            else:
+                h = state
+            col.append(out)
+        ys.append(torch.cat(col, 0))
+        hns.append(h)
+        cns.append(c)
+    return torch.cat(ys, 1), torch.cat(hns, 1), torch.cat(cns, 1)
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("L", [1, 2])
+def test_resets_match_episodes(cell, L):
+    T, B, I, H = 9, 4, 3, 5
+    ours, ref = make_pair(cell, I, H, L)
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    is_init = torch.zeros(T, B, dtype=torch.bool)
+    is_init[0, 1] = True              # at t = 0
+    is_init[3, 0] = is_init[4, 0] = True  # consecutive
+    is_init[5, 2] = True
+    is_init[:, 3] = True              # every step
+    y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init)
+
+    y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0, c0)
+    loss_ref = (y_ref * gy).sum() + (h_ref * ghn).sum()
+    wrt = [x, h0]
+    if cell == "lstm":
+        loss_ref = loss_ref + (c_ref * ghn.flip(0)).sum()
+        wrt.append(c0)
+    grads_ref = torch.autograd.grad(loss_ref, wrt + list(ref.parameters()))
+    assert rel_err(y, y_ref) < 1e-5
+    assert abs(loss.item() - loss_ref.item()) <= 1e-5 * abs(loss_ref.item())
+    for g, g_ref in zip(grads, grads_ref):
+        assert rel_err(g, g_ref) < 1e-5
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_policies_bitwise_equal(cell):
+    T, B, I, H, L = 8, 3, 4, 5, 2
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(3)) \
+        < 0.2
+    results = {}
+    for remat in POLICIES:
+        ours, _ = make_pair(cell, I, H, L, remat=remat)
+        results[remat] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+                                        is_init)
+    y0, _, grads0 = results["none"]
+    for remat in POLICIES[1:]:
+        y, _, grads = results[remat]
+        assert torch.equal(y, y0), remat
+        for g, g0 in zip(grads, grads0):
+            assert torch.equal(g, g0), remat
+
+
+def poison(t):
+    t.fill_(0xFF)  # every float read from it is NaN
+    return t
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("remat", ["none", "gates", "chunk:2"])
+def test_split_equals_fused_with_poisoned_buffers(cell, remat):
+    """f_fwd then f_bwd give the fused training function's bits, with the
+    saved region and the scratch arenas filled with NaN patterns before
+    each call: the backward reads only what the forward wrote there."""
+    T, B, I, H, L = 6, 3, 4, 5, 2
+    lib = compile_model(cell, T, B, I, H, L, remat)
+    g = torch.Generator().manual_seed(5)
+
+    def tensor_for(arg):
+        if arg.dtype == "bool":
+            return torch.rand(arg.shape, generator=g) < 0.3
+        return torch.randn(arg.shape, generator=g)
+
+    train, fwd, bwd = lib["train"], lib["fwd"], lib["bwd"]
+    values = {}
+    for arg in train.args:
+        key = (arg.name, arg.layer)
+        if arg.role in ("input", "parameter", "cotangent"):
+            values[key] = tensor_for(arg)
+    for entry in (fwd, bwd):
+        saved = [a for a in entry.args if a.role == "saved"]
+        assert len(saved) == 1
+        assert saved[0].shape == (lib.saved_bytes,)
+    assert lib.saved_bytes == fwd.saved_bytes == bwd.saved_bytes
+    assert lib.saved_bytes >= sum(s["bytes"] for s in fwd.saved_layout)
+
+    def run(entry, buffers):
+        ptrs = []
+        for arg in entry.args:
+            ptrs.append(buffers[(arg.name, arg.layer)].data_ptr())
+        entry.call(ptrs)
+
+    def outputs_for(entry, into):
+        for arg in entry.args:
+            key = (arg.name, arg.layer)
+            if arg.role in ("output", "gradient") and key not in into:
+                into[key] = poison(torch.empty(arg.nbytes,
+                                               dtype=torch.uint8)).view(
+                    torch.float32).view(arg.shape)
+            if arg.role == "scratch":
+                into[key] = poison(torch.empty(arg.nbytes, dtype=torch.uint8))
+
+    fused = dict(values)
+    outputs_for(train, fused)
+    run(train, fused)
+
+    split = dict(values)
+    split[("saved", None)] = poison(torch.empty(lib.saved_bytes,
+                                                dtype=torch.uint8))
+    outputs_for(fwd, split)
+    run(fwd, split)
+    outputs_for(bwd, split)
+    split[("arena", None)] = poison(torch.empty(bwd.arena_bytes,
+                                                dtype=torch.uint8))
+    run(bwd, split)
+
+    compared = 0
+    for arg in train.args:
+        if arg.role in ("output", "gradient"):
+            key = (arg.name, arg.layer)
+            assert not torch.isnan(fused[key]).any(), key
+            assert torch.equal(fused[key], split[key]), key
+            compared += 1
+    assert compared == len([a for a in train.args
+                            if a.role in ("output", "gradient")])
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_no_grad_runs_inference(cell):
+    T, B, I, H, L = 5, 2, 3, 4, 2
+    ours, ref = make_pair(cell, I, H, L, remat="chunk:2")
+    x, h0, c0, _, _ = inputs(T, B, I, H, L)
+    y_grad, state_grad = ours(x, state_of(cell, h0, c0))
+    with torch.no_grad():
+        y, state = ours(x, state_of(cell, h0, c0))
+        y_ref, _ = ref(x, state_of(cell, h0, c0))
+    assert y.grad_fn is None and not y.requires_grad
+    assert y_grad.grad_fn is not None
+    assert rel_err(y, y_ref) < 1e-5
+    assert torch.equal(y, y_grad)
+    assert torch.equal(final(cell, state), final(cell, state_grad))
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_training_loop_matches_torch(cell):
+    T, B, I, H, L = 10, 4, 3, 8, 2
+    ours, ref = make_pair(cell, I, H, L, remat="chunk:3")
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(T, B, I, generator=g)
+    target = torch.randn(T, B, H, generator=g)
+    is_init = torch.rand(T, B, generator=g) < 0.1
+    opt = torch.optim.Adam(ours.parameters(), lr=1e-2)
+    opt_ref = torch.optim.Adam(ref.parameters(), lr=1e-2)
+    for step in range(20):
+        y, _ = ours(x, is_init=is_init)
+        loss = ((y - target) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        y_ref, _, _ = episodes_reference(
+            cell, ref, x, is_init, torch.zeros(L, B, H),
+            torch.zeros(L, B, H))
+        loss_ref = ((y_ref - target) ** 2).mean()
+        opt_ref.zero_grad()
+        loss_ref.backward()
+        opt_ref.step()
+        assert abs(loss.item() - loss_ref.item()) <= \
+            1e-4 * abs(loss_ref.item()), step
+
+
+def test_errors_are_one_clear_exception():
+    lstm = rt.LSTM(3, 4)
+    x = torch.randn(5, 2, 3)
+    with pytest.raises(RNNCError, match="float32"):
+        lstm(x.double())
+    with pytest.raises(RNNCError, match="not contiguous"):
+        lstm(torch.randn(5, 3, 2).transpose(1, 2))
+    with pytest.raises(RNNCError, match="input_size=3"):
+        lstm(torch.randn(5, 2, 4))
+    with pytest.raises(RNNCError, match="is_init must have shape"):
+        lstm(x, is_init=torch.zeros(2, 5, dtype=torch.bool))
+    with pytest.raises(RNNCError, match="is_init must be torch.bool"):
+        lstm(x, is_init=torch.zeros(5, 2))
+    with pytest.raises(RNNCError, match=r"h0 must have shape \[1, 2, 4\]"):
+        lstm(x, (torch.zeros(1, 3, 4), torch.zeros(1, 3, 4)))
+    with pytest.raises(RNNCError, match="dropout"):
+        rt.LSTM(3, 4, dropout=0.5)
+    with pytest.raises(RNNCError, match="float32"):
+        rt.GRU(3, 4, dtype=torch.float64)
+    with pytest.raises(RNNCError, match="remat"):
+        rt.LSTM(3, 4, remat="sometimes")(x)
+
+
+def test_compile_cache_reuses_the_library(monkeypatch):
+    from rnnc import library
+    lib = compile_model("gru", 4, 2, 3, 3, 1, "none")
+    manifest = os.path.join(lib.directory, "manifest.json")
+    stamp = os.stat(manifest).st_mtime_ns
+    monkeypatch.setattr(library, "_loaded", {})
+    # A cached library is loaded, not compiled again.
+    monkeypatch.setattr(library.subprocess, "run", None)
+    again = compile_model("gru", 4, 2, 3, 3, 1, "none")
+    assert again.directory == lib.directory
+    assert os.stat(manifest).st_mtime_ns == stamp
+    assert not [n for n in os.listdir(os.path.dirname(lib.directory))
+                if ".tmp-" in n]
