@@ -26,7 +26,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.rnn_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["rnn-opt", "rnn-run", "rnn-npz-compare"], [config.rnn_tools_dir])
+    ["rnn-opt", "rnn-run", "rnn-npz-compare", "rnn-compile"], [config.rnn_tools_dir])
 
 # ptxas assembles emitted PTX without a GPU; `cuda` marks tests that run
 # kernels and need a GPU with a driver.

@@ -1,0 +1,77 @@
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi | FileCheck %s
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi="prefix=lib_" | FileCheck %s --check-prefix=PREFIX
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi --rnn-infer-pipeline 2>&1 | FileCheck %s --check-prefix=LLVM
+
+// rnn-emit-c-abi: each public function with a body gets
+// rnnc_<name>(ptr buffers, ptr stream) -> i32 that loads buffers[i], builds
+// the descriptor of argument i (offset 0, static sizes, row-major strides),
+// calls the function and returns 0. Private and external functions get none.
+
+// CHECK-LABEL: func.func @step(
+// CHECK-LABEL: func.func @rnnc_step(
+// CHECK-SAME: [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
+// CHECK: [[SLOT0:%.+]] = llvm.getelementptr [[BUFFERS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: [[P0:%.+]] = llvm.load [[SLOT0]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.insertvalue [[P0]], %{{.*}}[0] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK: llvm.insertvalue [[P0]], %{{.*}}[1]
+// CHECK: [[C3:%.+]] = llvm.mlir.constant(3 : i64) : i64
+// CHECK: llvm.insertvalue [[C3]], %{{.*}}[3, 1]
+// CHECK: [[C1:%.+]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK: llvm.insertvalue [[C1]], %{{.*}}[4, 1]
+// CHECK: [[C2:%.+]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK: llvm.insertvalue [[C2]], %{{.*}}[3, 0]
+// CHECK: llvm.mlir.constant(3 : i64)
+// CHECK-NEXT: llvm.insertvalue %{{.*}}[4, 0]
+// CHECK: [[M0:%.+]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<2x3xf32>
+// CHECK: llvm.getelementptr [[BUFFERS]][1]
+// CHECK: [[M1:%.+]] = builtin.unrealized_conversion_cast %{{.*}} to memref<3xi1>
+// CHECK: call @step([[M0]], [[M1]]) : (memref<2x3xf32>, memref<3xi1>) -> ()
+// CHECK: [[ZERO:%.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: return [[ZERO]] : i32
+// CHECK-NOT: func.func @rnnc_helper
+// CHECK-NOT: func.func @rnnc_external
+
+// PREFIX: func.func @lib_step(
+
+// After the LLVM lowering the casts are gone: the entry point calls the
+// expanded memref calling convention.
+// LLVM: llvm.func @rnnc_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
+// LLVM-NOT: unrealized_conversion_cast
+// LLVM: llvm.call @step(
+func.func @step(%x: memref<2x3xf32>, %m: memref<3xi1>) {
+  return
+}
+func.func private @helper(%x: memref<2xf32>) {
+  return
+}
+func.func private @external(memref<2xf32>)
+
+// -----
+
+// expected-error @+1 {{has results; a C entry point needs them as out-params}}
+func.func @returns(%x: memref<2xf32>) -> memref<2xf32> {
+  return %x : memref<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 1 has type 'memref<?xf32>'; a C entry point takes statically shaped memrefs of identity layout}}
+func.func @dynamic(%x: memref<2xf32>, %y: memref<?xf32>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 has type 'f32'; a C entry point takes statically shaped memrefs}}
+func.func @scalar(%x: f32) {
+  return
+}
+
+// -----
+
+func.func private @rnnc_taken()
+func.func private @lib_taken()
+// expected-error-re @+1 {{cannot have a C entry point: symbol @{{rnnc|lib}}_taken already exists}}
+func.func @taken(%x: memref<2xf32>) {
+  return
+}
