@@ -311,3 +311,20 @@ def test_compile_cache_reuses_the_library(monkeypatch):
     assert os.stat(manifest).st_mtime_ns == stamp
     assert not [n for n in os.listdir(os.path.dirname(lib.directory))
                 if ".tmp-" in n]
+
+
+def test_readme_example_trains():
+    """The README's training example runs as written and its last step
+    computed a finite loss and non-zero gradients."""
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    with open(readme) as f:
+        text = f.read()
+    start = text.index("```python\nimport torch, rnnc.torch")
+    code = text[start + len("```python\n"):text.index("```\n", start + 10)]
+    namespace = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    lstm = namespace["lstm"]
+    assert namespace["step"] == 9
+    assert torch.isfinite(namespace["loss"]).item()
+    assert lstm.weight_hh_l1.grad is not None
+    assert lstm.weight_hh_l1.grad.abs().sum() > 0
