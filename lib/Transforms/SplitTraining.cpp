@@ -68,15 +68,14 @@ private:
   }
   /// Records what a backward operand defined before the boundary needs.
   LogicalResult classify(Value value);
-  /// Creates `@<base><suffix>` after `after` with the arguments `args` of `func` and a
-  /// last `saved` argument; returns it with the mapping of `func`'s
-  /// arguments to its own, and the saved region's argument.
+  /// Creates `@<base><suffix>` after `after` with the arguments `args` of
+  /// `func` and a last `saved` argument; returns it with the mapping of
+  /// `func`'s arguments to its own, and the saved region's argument.
   func::FuncOp createFunction(Operation *after, StringRef suffix,
                               ArrayRef<unsigned> args, IRMapping &mapping,
                               Value &saved);
   /// A view of the saved region at `alloc`'s offset, with its role.
-  Value createSavedView(OpBuilder &builder, memref::AllocOp alloc,
-                        Value saved);
+  Value createSavedView(OpBuilder &builder, memref::AllocOp alloc, Value saved);
 
   func::FuncOp func;
   func::CallOp boundary;
@@ -108,16 +107,19 @@ LogicalResult Splitter::classify(Value value) {
       return top && inForward(top);
     });
     if (!forwardUse) {
-      if (!alloc.getDynamicSizes().empty() || !alloc.getSymbolOperands().empty())
+      if (!alloc.getDynamicSizes().empty() ||
+          !alloc.getSymbolOperands().empty())
         return alloc.emitOpError("moves to the backward with operands; "
                                  "rnn-split-training expects static sizes");
       moved.insert(alloc);
       return success();
     }
-    if (!alloc.getType().hasStaticShape())
-      return alloc.emitOpError("crosses the forward/backward boundary with a "
-                               "dynamic size; the saved region must have a "
-                               "size known at compile time");
+    if (!alloc.getType().hasStaticShape() ||
+        !getBufferBytes(alloc.getType(), DataLayout::closest(alloc)))
+      return alloc.emitOpError(
+          "crosses the forward/backward boundary without a "
+          "static size in bytes; the saved region must "
+          "have a size known at compile time");
     saved.insert(alloc);
     return success();
   }
@@ -151,9 +153,9 @@ func::FuncOp Splitter::createFunction(Operation *after, StringRef suffix,
             *getBufferBytes(last.getType(), DataLayout::closest(func));
   }
   types.push_back(MemRefType::get({bytes}, builder.getIntegerType(8)));
-  auto created = func::FuncOp::create(builder, func.getLoc(),
-                                      (base + suffix).str(),
-                                      builder.getFunctionType(types, {}));
+  auto created =
+      func::FuncOp::create(builder, func.getLoc(), (base + suffix).str(),
+                           builder.getFunctionType(types, {}));
   created.setVisibility(func.getVisibility());
   for (NamedAttribute attr : func->getDiscardableAttrs())
     created->setAttr(attr.getName(), attr.getValue());
@@ -173,9 +175,8 @@ func::FuncOp Splitter::createFunction(Operation *after, StringRef suffix,
     auto alloc = cast<memref::AllocOp>(op);
     SmallVector<NamedAttribute> entryAttrs;
     entryAttrs.push_back(builder.getNamedAttr(
-        "role", alloc->getAttr(kRoleAttr)
-                    ? alloc->getAttr(kRoleAttr)
-                    : builder.getStringAttr("buffer")));
+        "role", alloc->getAttr(kRoleAttr) ? alloc->getAttr(kRoleAttr)
+                                          : builder.getStringAttr("buffer")));
     entryAttrs.push_back(builder.getNamedAttr(
         "offset", builder.getI64IntegerAttr(offsets.lookup(op))));
     entryAttrs.push_back(builder.getNamedAttr(
@@ -254,15 +255,14 @@ LogicalResult Splitter::run() {
 
   // The saved region: saved buffers in allocation order.
   SmallVector<Operation *> inOrder(saved.begin(), saved.end());
-  llvm::sort(inOrder, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(inOrder,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   saved = llvm::SetVector<Operation *>(inOrder.begin(), inOrder.end());
   DataLayout layout = DataLayout::closest(func);
   int64_t offset = 0;
   for (Operation *op : saved) {
-    int64_t bytes = *getBufferBytes(cast<memref::AllocOp>(op).getType(),
-                                    layout);
+    int64_t bytes =
+        *getBufferBytes(cast<memref::AllocOp>(op).getType(), layout);
     offsets[op] = offset;
     int64_t end = 0;
     if (llvm::AddOverflow(offset, bytes, end) ||
@@ -285,9 +285,9 @@ LogicalResult Splitter::run() {
     if (moved.contains(op))
       continue;
     if (saved.contains(op)) {
-      fwdMap.map(op->getResult(0),
-                 createSavedView(fwdBuilder, cast<memref::AllocOp>(op),
-                                 fwdSaved));
+      fwdMap.map(
+          op->getResult(0),
+          createSavedView(fwdBuilder, cast<memref::AllocOp>(op), fwdSaved));
       continue;
     }
     fwdBuilder.clone(*op, fwdMap);
@@ -302,9 +302,9 @@ LogicalResult Splitter::run() {
   auto bwdBuilder = OpBuilder::atBlockBegin(&bwd.getBody().front());
   for (Operation *op : forward) {
     if (saved.contains(op))
-      bwdMap.map(op->getResult(0),
-                 createSavedView(bwdBuilder, cast<memref::AllocOp>(op),
-                                 bwdSaved));
+      bwdMap.map(
+          op->getResult(0),
+          createSavedView(bwdBuilder, cast<memref::AllocOp>(op), bwdSaved));
     else if (moved.contains(op) || recomputed.contains(op))
       bwdBuilder.clone(*op, bwdMap);
   }

@@ -121,7 +121,7 @@ func.func private @rnnrt_begin_phase(i64)
 func.func @f_grad(%x: memref<4xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : i64
-  // expected-error @+1 {{crosses the forward/backward boundary with a dynamic size}}
+  // expected-error @+1 {{crosses the forward/backward boundary without a static size in bytes}}
   %b = memref.alloc(%n) : memref<?xf32>
   %v = memref.load %x[%c0] : memref<4xf32>
   memref.store %v, %b[%c0] : memref<?xf32>

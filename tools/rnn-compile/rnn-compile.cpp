@@ -136,7 +136,8 @@ static llvm::json::Object describeEntry(func::FuncOp func) {
     auto memref = cast<MemRefType>(type);
     llvm::json::Object arg;
     auto name = func.getArgAttrOfType<StringAttr>(i, "rnn.name");
-    std::string argName = name ? name.getValue().str() : "arg" + std::to_string(i);
+    std::string argName =
+        name ? name.getValue().str() : "arg" + std::to_string(i);
     arg["name"] = argName;
     arg["role"] = roleOf(argName);
     if (auto layer = func.getArgAttrOfType<IntegerAttr>(i, "rnn.layer"))
@@ -245,13 +246,13 @@ static void link(llvm::StringRef object, llvm::StringRef library,
   std::string log = (scratch + "/link.log").str();
   std::string versionScript = "-Wl,--version-script=" + exports;
   llvm::SmallVector<llvm::StringRef> args = {
-      *program, "-shared",        "-o",          library,   object,
-      runtime,  "-lopenblas",     "-lpthread",   "-lm",     "-Wl,--no-undefined",
+      *program,     "-shared",    "-o",        library, object,
+      runtime,      "-lopenblas", "-lpthread", "-lm",   "-Wl,--no-undefined",
       versionScript};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log, log};
   std::string message;
-  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
-                                     0, 0, &message);
+  int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0,
+                                     0, &message);
   if (rc != 0) {
     auto text = llvm::MemoryBuffer::getFile(log);
     std::string first =
@@ -355,8 +356,9 @@ int main(int argc, char **argv) {
     if (other != model) {
       if (entryFunction.empty() && isModelFunction(other))
         fail("the model file has more than one function with rnn.lstm or "
-             "rnn.gru ops (@" + model.getName().str() + ", @" +
-             other.getName().str() + "); pick one with --entry=NAME");
+             "rnn.gru ops (@" +
+             model.getName().str() + ", @" + other.getName().str() +
+             "); pick one with --entry=NAME");
       other.erase();
     }
   ModelShape shape;
@@ -387,11 +389,11 @@ int main(int argc, char **argv) {
 
   llvm::json::Object entries;
   std::string rematPlan = remat;
-  for (auto [kind, suffix] : {std::pair<const char *, const char *>{
-                                  "infer", ""},
-                              {"train", "_grad"},
-                              {"fwd", "_fwd"},
-                              {"bwd", "_bwd"}}) {
+  for (auto [kind, suffix] :
+       {std::pair<const char *, const char *>{"infer", ""},
+        {"train", "_grad"},
+        {"fwd", "_fwd"},
+        {"bwd", "_bwd"}}) {
     auto func = module->lookupSymbol<func::FuncOp>(name + suffix);
     if (!func)
       fail("internal: no @" + name + suffix + " after compiling", 1);

@@ -33,8 +33,7 @@ static LogicalResult checkSignature(func::FuncOp func) {
                             "out-params (buffer-results-to-out-params)");
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto memref = dyn_cast<MemRefType>(type);
-    if (!memref || !memref.hasStaticShape() ||
-        !memref.getLayout().isIdentity())
+    if (!memref || !memref.hasStaticShape() || !memref.getLayout().isIdentity())
       return func.emitOpError("argument ")
              << i << " has type " << type
              << "; a C entry point takes statically shaped memrefs of "
