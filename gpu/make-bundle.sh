@@ -38,7 +38,9 @@ printf '#include <stdint.h>\n#include <sys/random.h>\nuint32_t arc4random(void){
 
 cd "$BUILD"
 c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
-  tools/rnn-run/CMakeFiles/rnn-run.dir/*.o "$TMP/arc4random.o" -o "$TMP/rnn-run" \
+  tools/rnn-run/CMakeFiles/rnn-run.dir/{rnn-run,Jit}.cpp.o "$TMP/arc4random.o" \
+  -o "$TMP/rnn-run" \
+  tools/rnn-run/libRNNToolModel.a \
   lib/libRNNPipelines.a lib/Support/libRNNSupport.a runtime/librnn_cuda_runtime.a \
   runtime/librnn_runtime.a lib/libRNNConversion.a lib/libRNNTransforms.a \
   lib/libRNNAnalysis.a lib/libRNNDialect.a \
