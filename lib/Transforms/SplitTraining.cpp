@@ -57,7 +57,9 @@ namespace {
 class Splitter {
 public:
   Splitter(func::FuncOp func, func::CallOp boundary)
-      : func(func), boundary(boundary) {}
+      : func(func), boundary(boundary),
+        base(func.getName().drop_back(func.getName().ends_with("_grad") ? 5
+                                                                        : 0)) {}
 
   LogicalResult run();
 
@@ -68,6 +70,8 @@ private:
   }
   /// Records what a backward operand defined before the boundary needs.
   LogicalResult classify(Value value);
+  /// Places the saved buffers in the saved region, in allocation order.
+  LogicalResult layOutSavedRegion();
   /// Creates `@<base><suffix>` after `after` with the arguments `args` of
   /// `func` and a last `saved` argument; returns it with the mapping of
   /// `func`'s arguments to its own, and the saved region's argument.
@@ -79,9 +83,15 @@ private:
 
   func::FuncOp func;
   func::CallOp boundary;
+  /// The name of the companions: `@<base>_fwd`, `@<base>_bwd`.
+  StringRef base;
   /// Forward buffers the backward reads: the saved region, in order.
   llvm::SetVector<Operation *> saved;
+  /// Each saved buffer's offset in the saved region.
   DenseMap<Operation *, int64_t> offsets;
+  /// Bytes of the saved region, and its layout (`rnn.saved`).
+  int64_t savedBytes = 0;
+  ArrayAttr savedLayout;
   /// Forward allocations only the backward uses: they move to it.
   llvm::SetVector<Operation *> moved;
   /// Pure forward ops the backward recomputes, in forward order.
@@ -139,20 +149,12 @@ LogicalResult Splitter::classify(Value value) {
 func::FuncOp Splitter::createFunction(Operation *after, StringRef suffix,
                                       ArrayRef<unsigned> args,
                                       IRMapping &mapping, Value &savedArg) {
-  StringRef base = func.getName();
-  base.consume_back("_grad");
   OpBuilder builder(func);
   builder.setInsertionPointAfter(after);
   SmallVector<Type> types;
   for (unsigned arg : args)
     types.push_back(func.getArgument(arg).getType());
-  int64_t bytes = 0;
-  if (!saved.empty()) {
-    auto last = cast<memref::AllocOp>(saved.back());
-    bytes = offsets.lookup(last) +
-            *getBufferBytes(last.getType(), DataLayout::closest(func));
-  }
-  types.push_back(MemRefType::get({bytes}, builder.getIntegerType(8)));
+  types.push_back(MemRefType::get({savedBytes}, builder.getIntegerType(8)));
   auto created =
       func::FuncOp::create(builder, func.getLoc(), (base + suffix).str(),
                            builder.getFunctionType(types, {}));
@@ -170,23 +172,37 @@ func::FuncOp Splitter::createFunction(Operation *after, StringRef suffix,
                           "rnn.name", builder.getStringAttr("saved"))));
   savedArg = entry->getArgument(args.size());
 
-  SmallVector<Attribute> layout;
-  for (Operation *op : saved) {
-    auto alloc = cast<memref::AllocOp>(op);
-    SmallVector<NamedAttribute> entryAttrs;
-    entryAttrs.push_back(builder.getNamedAttr(
-        "role", alloc->getAttr(kRoleAttr) ? alloc->getAttr(kRoleAttr)
-                                          : builder.getStringAttr("buffer")));
-    entryAttrs.push_back(builder.getNamedAttr(
-        "offset", builder.getI64IntegerAttr(offsets.lookup(op))));
-    entryAttrs.push_back(builder.getNamedAttr(
-        "bytes", builder.getI64IntegerAttr(*getBufferBytes(
-                     alloc.getType(), DataLayout::closest(func)))));
-    layout.push_back(builder.getDictionaryAttr(entryAttrs));
-  }
-  created->setAttr("rnn.saved", builder.getArrayAttr(layout));
-  created->setAttr("rnn.saved_bytes", builder.getI64IntegerAttr(bytes));
+  created->setAttr("rnn.saved", savedLayout);
+  created->setAttr("rnn.saved_bytes", builder.getI64IntegerAttr(savedBytes));
   return created;
+}
+
+LogicalResult Splitter::layOutSavedRegion() {
+  SmallVector<Operation *> inOrder(saved.begin(), saved.end());
+  llvm::sort(inOrder,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  saved = llvm::SetVector<Operation *>(inOrder.begin(), inOrder.end());
+  Builder builder(func.getContext());
+  DataLayout layout = DataLayout::closest(func);
+  SmallVector<Attribute> entries;
+  int64_t offset = 0;
+  for (Operation *op : saved) {
+    int64_t bytes =
+        *getBufferBytes(cast<memref::AllocOp>(op).getType(), layout);
+    offsets[op] = offset;
+    if (llvm::AddOverflow(offset, bytes, savedBytes) ||
+        llvm::AddOverflow(savedBytes, kAlignment - 1, offset))
+      return func.emitOpError("has a saved region beyond 64-bit offsets");
+    auto role = op->getAttrOfType<StringAttr>(kRoleAttr);
+    entries.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("role",
+                              role ? role : builder.getStringAttr("buffer")),
+         builder.getNamedAttr("offset", builder.getI64IntegerAttr(offsets[op])),
+         builder.getNamedAttr("bytes", builder.getI64IntegerAttr(bytes))}));
+    offset = offset / kAlignment * kAlignment;
+  }
+  savedLayout = builder.getArrayAttr(entries);
+  return success();
 }
 
 Value Splitter::createSavedView(OpBuilder &builder, memref::AllocOp alloc,
@@ -206,8 +222,6 @@ LogicalResult Splitter::run() {
                             "returns values (rnn-split-training expects "
                             "results as out-params, see "
                             "buffer-results-to-out-params)");
-  StringRef base = func.getName();
-  base.consume_back("_grad");
   auto module = func->getParentOfType<ModuleOp>();
   for (StringRef suffix : {"_fwd", "_bwd"})
     if (module.lookupSymbol((base + suffix).str()))
@@ -253,23 +267,8 @@ LogicalResult Splitter::run() {
     });
   }
 
-  // The saved region: saved buffers in allocation order.
-  SmallVector<Operation *> inOrder(saved.begin(), saved.end());
-  llvm::sort(inOrder,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  saved = llvm::SetVector<Operation *>(inOrder.begin(), inOrder.end());
-  DataLayout layout = DataLayout::closest(func);
-  int64_t offset = 0;
-  for (Operation *op : saved) {
-    int64_t bytes =
-        *getBufferBytes(cast<memref::AllocOp>(op).getType(), layout);
-    offsets[op] = offset;
-    int64_t end = 0;
-    if (llvm::AddOverflow(offset, bytes, end) ||
-        llvm::AddOverflow(end, kAlignment - 1, end))
-      return func.emitOpError("has a saved region beyond 64-bit offsets");
-    offset = end / kAlignment * kAlignment;
-  }
+  if (failed(layOutSavedRegion()))
+    return failure();
 
   SmallVector<unsigned> fwdArgs(forwardArgs.begin(), forwardArgs.end());
   SmallVector<unsigned> bwdArgs(backwardArgs.begin(), backwardArgs.end());

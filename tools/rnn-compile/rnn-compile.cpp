@@ -30,7 +30,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -42,9 +41,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
@@ -308,18 +307,10 @@ int main(int argc, char **argv) {
 
   OwningOpRef<ModuleOp> module;
   if (!modelFile.empty()) {
-    llvm::SourceMgr sourceMgr;
-    std::string diagnostics;
-    {
-      llvm::raw_string_ostream os(diagnostics);
-      SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
-      module = parseSourceFile<ModuleOp>(modelFile, sourceMgr,
-                                         ParserConfig(&context));
-    }
-    if (!module) {
-      llvm::StringRef first = llvm::StringRef(diagnostics).split('\n').first;
-      fail(first.empty() ? "cannot read " + modelFile : first.str());
-    }
+    std::string error;
+    module = parseModelFile(context, modelFile, error);
+    if (!module)
+      fail(error);
   } else {
     ModelShape shape;
     shape.cell = preset == "gru" ? Cell::GRU : Cell::LSTM;
@@ -340,27 +331,16 @@ int main(int argc, char **argv) {
   }
 
   func::FuncOp model;
-  if (!entryFunction.empty()) {
-    model = module->lookupSymbol<func::FuncOp>(entryFunction);
-    if (!model || !isModelFunction(model))
-      fail("--entry=" + entryFunction + ": " + modelFile +
-           " has no function @" + entryFunction +
-           " with rnn.lstm or rnn.gru ops");
-  } else {
-    model = findModelFunction(*module);
+  {
+    std::string error;
+    model = selectModelFunction(*module, entryFunction, modelFile, error);
     if (!model)
-      fail("the model has no function with rnn.lstm or rnn.gru ops");
+      fail(error);
   }
-  // The library holds one model: the others are not compiled.
+  // The library holds one model: the other functions are not compiled.
   for (auto other : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
-    if (other != model) {
-      if (entryFunction.empty() && isModelFunction(other))
-        fail("the model file has more than one function with rnn.lstm or "
-             "rnn.gru ops (@" +
-             model.getName().str() + ", @" + other.getName().str() +
-             "); pick one with --entry=NAME");
+    if (other != model)
       other.erase();
-    }
   ModelShape shape;
   std::string cellName = describeModel(model, shape);
   {
@@ -375,15 +355,10 @@ int main(int argc, char **argv) {
   // Up to planned buffers with C entry points, then LLVM.
   {
     std::string error;
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
-        error = diag.str();
-      return success();
-    });
     PassManager pm(&context);
     mlir::rnn::buildTrainingFunctionPipeline(pm, options);
     mlir::rnn::buildToBuffersPipeline(pm, options);
-    if (failed(pm.run(*module)))
+    if (failed(runPipeline(pm, *module, error)))
       fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
   }
 
@@ -404,14 +379,9 @@ int main(int argc, char **argv) {
 
   {
     std::string error;
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
-        error = diag.str();
-      return success();
-    });
     PassManager pm(&context);
     mlir::rnn::buildLoopsToLLVMPipeline(pm);
-    if (failed(pm.run(*module)))
+    if (failed(runPipeline(pm, *module, error)))
       fail("cannot lower @" + name + " to LLVM" +
                (error.empty() ? "" : ": " + error),
            1);

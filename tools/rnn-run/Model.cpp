@@ -10,6 +10,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -263,6 +266,63 @@ func::FuncOp findModelFunction(ModuleOp module) {
     if (isModelFunction(func))
       return func;
   return nullptr;
+}
+
+OwningOpRef<ModuleOp> parseModelFile(MLIRContext &context,
+                                     const std::string &path,
+                                     std::string &error) {
+  llvm::SourceMgr sourceMgr;
+  std::string diagnostics;
+  OwningOpRef<ModuleOp> module;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+    module = parseSourceFile<ModuleOp>(path, sourceMgr, ParserConfig(&context));
+  }
+  if (!module) {
+    llvm::StringRef first = llvm::StringRef(diagnostics).split('\n').first;
+    error = first.empty() ? "cannot read " + path : first.str();
+  }
+  return module;
+}
+
+func::FuncOp selectModelFunction(ModuleOp module, const std::string &entry,
+                                 const std::string &modelFile,
+                                 std::string &error) {
+  if (!entry.empty()) {
+    auto model = module.lookupSymbol<func::FuncOp>(entry);
+    if (!model || !isModelFunction(model)) {
+      error = "--entry=" + entry + ": " + modelFile + " has no function @" +
+              entry + " with rnn.lstm or rnn.gru ops";
+      return nullptr;
+    }
+    return model;
+  }
+  func::FuncOp model = findModelFunction(module);
+  if (!model) {
+    error = "the model has no function with rnn.lstm or rnn.gru ops";
+    return nullptr;
+  }
+  // One model function is compiled; another one would be ignored.
+  for (auto other : module.getOps<func::FuncOp>())
+    if (other != model && isModelFunction(other)) {
+      error = "the model file has more than one function with rnn.lstm or "
+              "rnn.gru ops (@" +
+              model.getName().str() + ", @" + other.getName().str() +
+              "); pick one with --entry=NAME";
+      return nullptr;
+    }
+  return model;
+}
+
+LogicalResult runPipeline(PassManager &pm, ModuleOp module,
+                          std::string &error) {
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
+      error = llvm::StringRef(d.str()).split('\n').first.str();
+    return success();
+  });
+  return pm.run(module);
 }
 
 std::string describeModel(func::FuncOp func, ModelShape &shape) {

@@ -1,7 +1,9 @@
 //===- Model.h - rnn-run models and their signatures ------------*- C++ -*-===//
 //
-// The preset models rnn-run builds in memory, and the named signature of a
-// compiled function: which argument or result is which array.
+// The preset models rnn-run and rnn-compile build in memory, model files and
+// the choice of their model function, the named signature of a compiled
+// function (which argument or result is which array), and running a
+// pipeline with its first error as the message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include <vector>
 
 namespace mlir {
+class PassManager;
 namespace func {
 class FuncOp;
 } // namespace func
@@ -70,6 +73,25 @@ bool isModelFunction(mlir::func::FuncOp func);
 
 /// The first function of `module` that contains rnn model ops.
 mlir::func::FuncOp findModelFunction(mlir::ModuleOp module);
+
+/// Parses the model file `path`; null with `error` set to the parser's first
+/// line (or "cannot read PATH") on failure.
+mlir::OwningOpRef<mlir::ModuleOp> parseModelFile(mlir::MLIRContext &context,
+                                                 const std::string &path,
+                                                 std::string &error);
+
+/// The model function of `module`: @`entry` if given (it must contain rnn
+/// model ops), else its only function with them. Null with `error` set if
+/// there is none, or several and no `entry`.
+mlir::func::FuncOp selectModelFunction(mlir::ModuleOp module,
+                                       const std::string &entry,
+                                       const std::string &modelFile,
+                                       std::string &error);
+
+/// Runs `pm` on `module`; on failure `error` is the first line of the first
+/// error diagnostic (empty if the pipeline failed without one).
+mlir::LogicalResult runPipeline(mlir::PassManager &pm, mlir::ModuleOp module,
+                                std::string &error);
 
 /// The shape of a model function (T, B, I, H of its first layer and its
 /// number of layers) and its cell: "lstm", "gru" or "mixed".

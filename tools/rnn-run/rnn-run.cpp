@@ -596,18 +596,11 @@ static void printPTX(ModuleOp module, llvm::StringRef entryName,
 /// an error is the compiler's own (exit 1).
 static void runPipeline(PassManager &pm, ModuleOp module) {
   std::string error;
-  {
-    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-      if (d.getSeverity() == DiagnosticSeverity::Error && error.empty())
-        error = d.str();
-      return success();
-    });
-    if (succeeded(pm.run(module)))
-      return;
-  }
+  if (succeeded(::rnn::run::runPipeline(pm, module, error)))
+    return;
   if (error.empty())
     fail("compilation failed", 1);
-  fail("compilation failed: " + llvm::StringRef(error).split('\n').first.str());
+  fail("compilation failed: " + error);
 }
 
 namespace {
@@ -763,18 +756,10 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module;
   ModelShape shape;
   if (!modelFile.empty()) {
-    llvm::SourceMgr sourceMgr;
-    std::string diagnostics;
-    {
-      llvm::raw_string_ostream os(diagnostics);
-      SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
-      module = parseSourceFile<ModuleOp>(modelFile, sourceMgr,
-                                         ParserConfig(&context));
-    }
-    if (!module) {
-      llvm::StringRef first = llvm::StringRef(diagnostics).split('\n').first;
-      fail(first.empty() ? "cannot read " + modelFile : first.str());
-    }
+    std::string error;
+    module = parseModelFile(context, modelFile, error);
+    if (!module)
+      fail(error);
   } else {
     shape = presetShape(inputs ? &*inputs : nullptr);
     checkPresetSizes(shape);
@@ -782,22 +767,11 @@ int main(int argc, char **argv) {
   }
 
   func::FuncOp model;
-  if (!entryFunction.empty()) {
-    model = module->lookupSymbol<func::FuncOp>(entryFunction);
-    if (!model || !isModelFunction(model))
-      fail("--entry=" + entryFunction + ": " + modelFile +
-           " has no function @" + entryFunction +
-           " with rnn.lstm or rnn.gru ops");
-  } else {
-    model = findModelFunction(*module);
+  {
+    std::string error;
+    model = selectModelFunction(*module, entryFunction, modelFile, error);
     if (!model)
-      fail("the model has no function with rnn.lstm or rnn.gru ops");
-    // rnn-run runs one model function; another one would be ignored.
-    for (auto other : module->getOps<func::FuncOp>())
-      if (other != model && isModelFunction(other))
-        fail("the model file has more than one function with rnn.lstm or "
-             "rnn.gru ops (@" + model.getName().str() + ", @" +
-             other.getName().str() + "); pick one with --entry=NAME");
+      fail(error);
   }
   // An argument the model does not read would be demanded from --inputs or
   // generated for nothing.
@@ -826,14 +800,9 @@ int main(int argc, char **argv) {
   if (train) {
     // The first error (an infeasible budget, say) is the message.
     std::string error;
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      if (diag.getSeverity() == DiagnosticSeverity::Error && error.empty())
-        error = diag.str();
-      return success();
-    });
     PassManager pm(&context);
     mlir::rnn::buildTrainingFunctionPipeline(pm, pipelineOptions);
-    if (failed(pm.run(*module)))
+    if (failed(::rnn::run::runPipeline(pm, *module, error)))
       fail("cannot build the training function of @" + entryName +
            (error.empty() ? "" : ": " + error));
     entryName += "_grad";
