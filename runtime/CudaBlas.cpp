@@ -63,6 +63,8 @@ struct BlasState {
   cublasHandle_t handle = nullptr;
   /// The math mode last set on the handle.
   bool tf32 = false;
+  /// The stream last set on the handle.
+  CUstream stream = nullptr;
 };
 
 /// Intentionally leaked, like the driver's state (CudaDriver.cpp).
@@ -175,6 +177,7 @@ std::string startBlas(CudaState &cuda, BlasState &blas) {
     return "cuBLAS workspace allocation failed: " + describe(cuda, r);
   }
   cublasStatus_t st = blas.api.cublasSetStream(blas.handle, cuda.stream);
+  blas.stream = cuda.stream;
   if (st == CUBLAS_STATUS_SUCCESS)
     st = blas.api.cublasSetWorkspace(
         blas.handle, reinterpret_cast<void *>(workspace), kWorkspaceBytes);
@@ -274,6 +277,17 @@ extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
       return;
     }
     blas->tf32 = tf32;
+  }
+  // A library call runs on its caller's stream.
+  CUstream stream = currentStream(*cuda);
+  if (stream != blas->stream) {
+    cublasStatus_t st = blas->api.cublasSetStream(blas->handle, stream);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      recordError(std::string(kEntry) +
+                  ": cublasSetStream: " + statusText(blas->api, st));
+      return;
+    }
+    blas->stream = stream;
   }
   gemm::ColumnMajorCall call = gemm::toColumnMajor(rowMajor);
   cublasStatus_t st = blas->api.cublasSgemm(

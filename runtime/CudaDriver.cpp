@@ -55,6 +55,13 @@ Globals &globals() {
 /// The context made current on this thread by acquire().
 thread_local CUcontext boundContext = nullptr;
 
+/// The caller's stream of the library call in progress on this thread.
+struct CallerStream {
+  bool active = false;
+  CUstream stream = nullptr;
+};
+thread_local CallerStream callerStream;
+
 /// The v1 symbol to use when a versioned one is missing, for entry points
 /// whose signature did not change (cuEventElapsedTime_v2 needs a 12.8
 /// driver; timing is not worth refusing an older one).
@@ -225,6 +232,21 @@ bool rnn::runtime::cuda::waitForEvent(CudaState &state, CUevent event,
   rnn::runtime::countSynchronization();
   return check(state, state.api.cuEventSynchronize(event), what);
 }
+
+CUstream rnn::runtime::cuda::currentStream(const CudaState &state) {
+  return callerStream.active ? callerStream.stream : state.stream;
+}
+
+bool rnn::runtime::cuda::isCallerStream(CUstream stream) {
+  return callerStream.active && callerStream.stream == stream;
+}
+
+void rnn::runtime::cuda::beginCallerStream(CUstream stream) {
+  callerStream.active = true;
+  callerStream.stream = stream;
+}
+
+void rnn::runtime::cuda::endCallerStream() { callerStream = CallerStream(); }
 
 std::string rnn::runtime::cuda::takeError() {
   Globals &g = globals();

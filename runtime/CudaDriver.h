@@ -48,6 +48,7 @@
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
+  X(cuStreamGetCtx)                                                            \
   X(cuStreamWaitEvent)                                                         \
   X(cuStreamBeginCapture)                                                      \
   X(cuStreamEndCapture)                                                        \
@@ -121,6 +122,20 @@ bool check(CudaState &state, CUresult result, const char *what);
 /// false with a recorded error naming `what` on failure.
 bool waitForStream(CudaState &state, CUstream stream, const char *what);
 bool waitForEvent(CudaState &state, CUevent event, const char *what);
+
+/// The stream compiled code issues its work to on the calling thread: the
+/// caller's stream during a library call (between rnnrt_cuda_enter and
+/// rnnrt_cuda_leave), the runtime's stream otherwise.
+CUstream currentStream(const CudaState &state);
+
+/// Whether the calling thread is inside a library call whose caller's
+/// stream is `stream`. Such a stream belongs to the caller: the runtime
+/// issues work to it but never waits for it.
+bool isCallerStream(CUstream stream);
+
+/// Starts and ends a library call on the calling thread (CudaLibrary.cpp).
+void beginCallerStream(CUstream stream);
+void endCallerStream();
 
 } // namespace cuda
 } // namespace runtime

@@ -13,7 +13,9 @@
 // the image size, mgpuModuleLoadJIT the optimization level, mgpuLaunchKernel
 // the parameter count, mgpuMemAlloc the host-shared flag). Unlike upstream,
 // failures are recorded for takeError() rather than printed, all work goes
-// to the runtime's one stream, and mgpuModuleGetFunction, which the
+// to one stream (the runtime's, or the caller's during a library call), a
+// module is loaded into the driver on its first kernel lookup rather than
+// when it is registered at start-up, and mgpuModuleGetFunction, which the
 // translation calls before every launch, asks the driver once per kernel.
 //
 //===----------------------------------------------------------------------===//
@@ -43,89 +45,109 @@ std::string oneLine(const char *text) {
   return out;
 }
 
-/// Kernels resolved by mgpuModuleGetFunction, by module and name. The
-/// translation of gpu.launch_func passes the address of a constant string,
-/// so the name's address identifies it; the cache is emptied for a module
-/// when it is unloaded.
-struct FunctionCache {
+/// A module image registered by mgpuModuleLoad(JIT) and loaded into the
+/// driver on its first mgpuModuleGetFunction. The translation of
+/// gpu.binary registers the module from a global constructor, which runs
+/// when a program starts or a library is loaded: deferring the load keeps
+/// that from initializing CUDA, so a library's caller can still choose the
+/// device (rnnc_set_device), and a program that never launches a kernel
+/// never touches the GPU. Compiled code only passes the handle along.
+struct LazyModule {
+  const void *image = nullptr;
+  /// mgpuModuleLoadJIT's optimization level; -1 for mgpuModuleLoad.
+  int optLevel = -1;
   std::mutex mutex;
-  std::map<std::pair<CUmodule, const char *>, CUfunction> functions;
+  CUmodule loaded = nullptr;
+  /// Whether loading failed (the error was recorded then; not retried).
+  bool failed = false;
+  /// Kernels resolved so far. The translation of gpu.launch_func passes the
+  /// address of a constant string, so the address identifies the name.
+  std::map<const char *, CUfunction> functions;
 };
 
-FunctionCache &functionCache() {
-  static FunctionCache *cache = new FunctionCache();
-  return *cache;
+LazyModule *registerModule(const char *entry, const void *image, int optLevel) {
+  if (!image) {
+    recordError(std::string(entry) + ": no module image");
+    return nullptr;
+  }
+  auto *module = new LazyModule();
+  module->image = image;
+  module->optLevel = optLevel;
+  return module;
+}
+
+/// Loads `module` into the driver unless done; holds module.mutex. A
+/// failure is recorded once and not retried.
+bool ensureLoaded(CudaState &s, LazyModule &module) {
+  if (module.loaded || module.failed)
+    return module.loaded != nullptr;
+  void *image = const_cast<void *>(module.image);
+  CUresult r;
+  std::string what;
+  if (module.optLevel < 0) {
+    what = "mgpuModuleLoad";
+    r = s.api.cuModuleLoadData(&module.loaded, image);
+  } else {
+    char log[4096] = {0};
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                              CU_JIT_OPTIMIZATION_LEVEL};
+    void *values[] = {
+        log, reinterpret_cast<void *>(sizeof(log)),
+        reinterpret_cast<void *>(static_cast<intptr_t>(module.optLevel))};
+    what = "mgpuModuleLoadJIT";
+    r = s.api.cuModuleLoadDataEx(&module.loaded, image, 3, options, values);
+    if (r != CUDA_SUCCESS && log[0])
+      what += " (" + oneLine(log) + ")";
+  }
+  if (check(s, r, what.c_str()))
+    return true;
+  module.loaded = nullptr;
+  module.failed = true;
+  return false;
 }
 
 } // namespace
 
 extern "C" CUmodule mgpuModuleLoad(void *data, size_t /*size*/) {
-  CudaState *s = acquire("mgpuModuleLoad");
-  CUmodule module = nullptr;
-  if (s)
-    check(*s, s->api.cuModuleLoadData(&module, data), "mgpuModuleLoad");
-  return module;
+  return reinterpret_cast<CUmodule>(registerModule("mgpuModuleLoad", data, -1));
 }
 
 extern "C" CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
-  CudaState *s = acquire("mgpuModuleLoadJIT");
-  if (!s)
-    return nullptr;
-  char log[4096] = {0};
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                            CU_JIT_OPTIMIZATION_LEVEL};
-  void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
-                    reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
-  CUmodule module = nullptr;
-  CUresult r = s->api.cuModuleLoadDataEx(&module, data, 3, options, values);
-  if (r != CUDA_SUCCESS) {
-    std::string what = "mgpuModuleLoadJIT";
-    if (log[0])
-      what += " (" + oneLine(log) + ")";
-    check(*s, r, what.c_str());
-    return nullptr;
-  }
-  return module;
+  return reinterpret_cast<CUmodule>(
+      registerModule("mgpuModuleLoadJIT", data, optLevel < 0 ? 0 : optLevel));
 }
 
-extern "C" void mgpuModuleUnload(CUmodule module) {
+extern "C" void mgpuModuleUnload(CUmodule handle) {
+  auto *module = reinterpret_cast<LazyModule *>(handle);
   if (!module)
     return;
-  {
-    FunctionCache &cache = functionCache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto &functions = cache.functions;
-    auto it = functions.lower_bound({module, nullptr});
-    while (it != functions.end() && it->first.first == module)
-      it = functions.erase(it);
-  }
-  if (CudaState *s = acquire("mgpuModuleUnload"))
-    check(*s, s->api.cuModuleUnload(module), "mgpuModuleUnload");
+  if (module->loaded)
+    if (CudaState *s = acquire("mgpuModuleUnload"))
+      check(*s, s->api.cuModuleUnload(module->loaded), "mgpuModuleUnload");
+  delete module;
 }
 
-extern "C" CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
-  CudaState *s = acquire("mgpuModuleGetFunction");
-  if (!s)
-    return nullptr;
+extern "C" CUfunction mgpuModuleGetFunction(CUmodule handle, const char *name) {
   std::string kernel = name ? name : "<null>";
+  auto *module = reinterpret_cast<LazyModule *>(handle);
   if (!module || !name) {
     recordError("mgpuModuleGetFunction: no module for kernel " + kernel);
     return nullptr;
   }
-  FunctionCache &cache = functionCache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto [it, inserted] = cache.functions.try_emplace({module, name}, nullptr);
-  if (!inserted)
+  std::lock_guard<std::mutex> lock(module->mutex);
+  auto it = module->functions.find(name);
+  if (it != module->functions.end())
     return it->second;
+  CudaState *s = acquire("mgpuModuleGetFunction");
+  if (!s || !ensureLoaded(*s, *module))
+    return nullptr;
   CUfunction function = nullptr;
   std::string what = "mgpuModuleGetFunction(" + kernel + ")";
-  if (!check(*s, s->api.cuModuleGetFunction(&function, module, name),
-             what.c_str())) {
-    cache.functions.erase(it);
+  if (!check(*s, s->api.cuModuleGetFunction(&function, module->loaded, name),
+             what.c_str()))
     return nullptr;
-  }
-  it->second = function;
+  module->functions.emplace(name, function);
   return function;
 }
 
@@ -160,16 +182,21 @@ extern "C" void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
 
 extern "C" CUstream mgpuStreamCreate() {
   CudaState *s = acquire("mgpuStreamCreate");
-  return s ? s->stream : nullptr;
+  return s ? currentStream(*s) : nullptr;
 }
 
 extern "C" void mgpuStreamDestroy(CUstream stream) {
+  if (isCallerStream(stream))
+    return;
   CudaState *s = acquire("mgpuStreamDestroy");
   if (s && stream && stream != s->stream)
     check(*s, s->api.cuStreamDestroy(stream), "mgpuStreamDestroy");
 }
 
 extern "C" void mgpuStreamSynchronize(CUstream stream) {
+  // The caller orders its own stream; a library call only enqueues.
+  if (isCallerStream(stream))
+    return;
   CudaState *s = acquire("mgpuStreamSynchronize");
   if (s && !s->capturing)
     waitForStream(*s, stream, "mgpuStreamSynchronize");

@@ -6,7 +6,7 @@
 //
 // What: the host and device ledgers, the aligned_alloc backend behind the
 // `_mlir_memref_to_llvm_*` entry points, the step/phase bookkeeping
-// (`beginStep`, `rnnrt_begin_phase`, `endStep`) and the JIT symbol table.
+// (`beginStep`, `rnnrt_begin_phase`, `endStep`).
 //
 // Why: every buffer a compiled program allocates passes through a ledger, so
 // steps and phases are marked here on both ledgers at once and timed with
@@ -18,10 +18,10 @@
 #include "rnn/Runtime/Runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <atomic>
 #include <mutex>
 
 using Clock = std::chrono::steady_clock;
@@ -119,9 +119,7 @@ static std::atomic<size_t> gemmCallCount{0};
 
 size_t gemmCalls() { return gemmCallCount.load(std::memory_order_relaxed); }
 
-void countGemmCall() {
-  gemmCallCount.fetch_add(1, std::memory_order_relaxed);
-}
+void countGemmCall() { gemmCallCount.fetch_add(1, std::memory_order_relaxed); }
 
 static std::atomic<size_t> kernelLaunchCount{0};
 
@@ -178,20 +176,6 @@ bool inStep() {
   StepClock &c = stepClock();
   std::lock_guard<std::mutex> lock(c.mutex);
   return c.inStep;
-}
-
-std::vector<std::pair<const char *, void *>> jitSymbols() {
-  return {
-      {"_mlir_memref_to_llvm_alloc",
-       reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
-      {"_mlir_memref_to_llvm_aligned_alloc",
-       reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc)},
-      {"_mlir_memref_to_llvm_free",
-       reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
-      {"rnnrt_begin_phase", reinterpret_cast<void *>(&rnnrt_begin_phase)},
-      {"_mlir_ciface_rnnrt_sgemm",
-       reinterpret_cast<void *>(&_mlir_ciface_rnnrt_sgemm)},
-  };
 }
 
 } // namespace runtime

@@ -94,10 +94,6 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
               "caller's buffers only";
     return failure();
   }
-  if (options.cABI && options.target != "cpu") {
-    message = "c-abi is implemented for the cpu target only";
-    return failure();
-  }
   if (options.target == "cuda")
     return verifyCUDATarget(options, message);
   return success();
@@ -167,8 +163,11 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
   pm.addPass(rnn::createRNNPlanMemoryPass(plan));
   if (options.arena)
     pm.addPass(rnn::createRNNPlaceInArenaPass());
-  if (options.cABI)
-    pm.addPass(rnn::createEmitCABIPass());
+  if (options.cABI) {
+    rnn::EmitCABIPassOptions cABI;
+    cABI.callerStream = cuda;
+    pm.addPass(rnn::createEmitCABIPass(cABI));
+  }
 }
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {

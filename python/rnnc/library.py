@@ -9,8 +9,13 @@ data pointer per argument:
 
     int32_t rnnc_<f>(void *const *buffers, void *stream);
 
+A library for the cuda target takes device pointers and the caller's CUDA
+stream, on which it enqueues its work without waiting; it returns non-zero
+on failure, with the reason from `rnnc_last_error()`, and
+`rnnc_set_device(ordinal)` picks its device before its first call.
+
 Libraries are compiled on first use for a key (cell, shape, remat policy,
-target, and the identity of the compiler) into a cache directory
+target and GPU chip, and the identity of the compiler) into a cache directory
 (`$RNNC_CACHE_DIR`, else `~/.cache/rnnc`), one subdirectory per key, written
 under a temporary name and renamed into place, so a crash or a concurrent
 compile never leaves a partial library where a later run would load it.
@@ -75,7 +80,7 @@ class Arg:
 class Entry:
     """One C entry point of a library."""
 
-    def __init__(self, lib, kind, spec):
+    def __init__(self, lib, kind, spec, last_error):
         self.kind = kind
         self.symbol = spec["symbol"]
         self.args = [Arg(a) for a in spec["args"]]
@@ -91,15 +96,19 @@ class Entry:
         fn.restype = ctypes.c_int32
         self._fn = fn
         self._array = ctypes.c_void_p * len(self.args)
+        self._last_error = last_error
 
-    def call(self, pointers):
-        """Calls the entry point with one data pointer per argument."""
+    def call(self, pointers, stream=None):
+        """Calls the entry point with one data pointer per argument, on
+        `stream` (the address of a CUDA stream; cuda target only)."""
         if len(pointers) != len(self.args):
             raise RNNCError(f"{self.symbol} takes {len(self.args)} buffers, "
                             f"got {len(pointers)}")
-        rc = self._fn(self._array(*pointers), None)
+        rc = self._fn(self._array(*pointers), stream)
         if rc != 0:
-            raise RNNCError(f"{self.symbol} failed with status {rc}")
+            why = self._last_error() if self._last_error else ""
+            raise RNNCError(f"{self.symbol} failed: {why}" if why else
+                            f"{self.symbol} failed with status {rc}")
 
 
 class Library:
@@ -123,11 +132,38 @@ class Library:
             self._lib = ctypes.CDLL(path)
         except OSError as e:
             raise RNNCError(f"cannot load {path}: {e}")
-        self.entries = {kind: Entry(self._lib, kind, spec)
+        self.target = self.manifest.get("target", "cpu")
+        functions = self.manifest.get("functions", {})
+        self._last_error = None
+        self._set_device = None
+        if "last_error" in functions:
+            fn = getattr(self._lib, functions["last_error"])
+            fn.argtypes = []
+            fn.restype = ctypes.c_char_p
+            self._last_error = lambda: (fn() or b"").decode(errors="replace")
+        if "set_device" in functions:
+            self._set_device = getattr(self._lib, functions["set_device"])
+            self._set_device.argtypes = [ctypes.c_int32]
+            self._set_device.restype = ctypes.c_int32
+        self.device = None
+        self.entries = {kind: Entry(self._lib, kind, spec, self._last_error)
                         for kind, spec in self.manifest["entries"].items()}
         # The scratch arena is the library's: contents are not kept between
         # calls, so one per thread serves every call.
         self._local = threading.local()
+
+    def use_device(self, ordinal):
+        """Runs the library on GPU `ordinal` (cuda target): chosen once,
+        before the first call; a library cannot move."""
+        if self.device == ordinal:
+            return
+        if self.device is not None:
+            raise RNNCError(f"this library runs on cuda:{self.device}, not "
+                            f"cuda:{ordinal}")
+        if self._set_device(ordinal) != 0:
+            raise RNNCError(f"rnnc_set_device({ordinal}) failed: "
+                            f"{self._last_error()}")
+        self.device = ordinal
 
     @property
     def saved_bytes(self):
@@ -148,18 +184,24 @@ def _compiler_identity(path):
 
 
 def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
-                  remat="none", target="cpu"):
-    """The library of a preset model, compiled on first use and cached."""
+                  remat="none", target="cpu", chip=None, device=None):
+    """The library of a preset model, compiled on first use and cached.
+    For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
+    `device` the GPU ordinal the loaded library runs on: a library loaded
+    in this process serves one device, so each device gets its own."""
     if cell not in ("lstm", "gru"):
         raise RNNCError(f"unknown cell {cell!r} (expected lstm or gru)")
+    if target not in ("cpu", "cuda"):
+        raise RNNCError(f"unknown target {target!r} (expected cpu or cuda)")
     compiler = find_compiler()
     key_text = json.dumps([ABI_VERSION, _compiler_identity(compiler), cell,
                            seq_len, batch, input_size, hidden_size, layers,
-                           remat, target])
+                           remat, target, chip])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
+    loaded_key = (key, device)
     with _lock:
-        if key in _loaded:
-            return _loaded[key]
+        if loaded_key in _loaded:
+            return _loaded[loaded_key]
         root = cache_dir()
         final = os.path.join(root, key)
         if not os.path.exists(os.path.join(final, "manifest.json")):
@@ -170,6 +212,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                        f"--batch={batch}", f"--input-size={input_size}",
                        f"--hidden-size={hidden_size}", f"--layers={layers}",
                        f"--remat={remat}", f"--target={target}", "-o", tmp]
+                if chip:
+                    cmd.insert(-2, f"--chip={chip}")
                 run = subprocess.run(cmd, capture_output=True, text=True)
                 if run.returncode != 0:
                     message = run.stderr.strip().splitlines()
@@ -184,6 +228,32 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                         raise
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-        library = Library(final)
-        _loaded[key] = library
+        library = Library(final if device is None else
+                          _device_copy(final, device))
+        if device is not None:
+            library.use_device(device)
+        _loaded[loaded_key] = library
         return library
+
+
+def _device_copy(directory, device):
+    """A copy of the library in `directory` for GPU `device`, so that the
+    loader gives it its own runtime: a loaded library runs on one device,
+    and the loader keeps one copy of a file per process."""
+    if device == 0:
+        return directory
+    copy = f"{directory}.cuda{device}"
+    if not os.path.exists(os.path.join(copy, "manifest.json")):
+        tmp = tempfile.mkdtemp(prefix=os.path.basename(copy) + ".tmp-",
+                               dir=os.path.dirname(directory))
+        try:
+            for name in os.listdir(directory):
+                shutil.copy2(os.path.join(directory, name), tmp)
+            try:
+                os.rename(tmp, copy)
+            except OSError:
+                if not os.path.exists(os.path.join(copy, "manifest.json")):
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return copy

@@ -11,12 +11,16 @@ new episode at step t of column b: the state entering that step is zero.
 `remat` picks what the forward saves for the backward: `none`, `gates`,
 `chunk:K` or `budget:BYTES`; every policy gives bitwise identical results.
 
-The first call for a (cell, shape, remat) compiles a library (`rnnc.library`,
-cached on disk); every call runs it on the tensors' storage. With gradients
-the forward entry point fills a saved region (a uint8 tensor kept in the
-autograd context, its size known at compile time) and the backward entry
-point reads it; under `torch.no_grad()` the inference entry point runs and
-nothing is saved. Only float32 CPU tensors are supported for now.
+The first call for a (cell, shape, remat, device) compiles a library
+(`rnnc.library`, cached on disk); every call runs it on the tensors'
+storage. With gradients the forward entry point fills a saved region (a
+uint8 tensor kept in the autograd context, its size known at compile time)
+and the backward entry point reads it; under `torch.no_grad()` the
+inference entry point runs and nothing is saved. Tensors are float32, on
+the CPU or on a CUDA device: CUDA tensors run the library compiled for the
+cuda target, on PyTorch's current stream of their device, without a
+synchronization, and every buffer (the saved region and the scratch arena
+included) comes from PyTorch's allocator.
 """
 
 import math
@@ -31,9 +35,9 @@ __all__ = ["LSTM", "GRU", "RNNCError"]
 _OUTPUTS = ("y", "h_n", "c_n")
 
 
-def _pointer(tensor, arg, layer_count):
+def _pointer(tensor, arg, layer_count, device):
     """Data pointer of `arg` in `tensor` (a `[L, ...]` stack for per-layer
-    arguments), after checking dtype, shape and layout."""
+    arguments), after checking dtype, shape, layout and device."""
     if arg.layer is not None:
         if tensor.dim() != len(arg.shape) + 1 or tensor.shape[0] != layer_count:
             raise RNNCError(f"{arg.name} must have shape "
@@ -52,14 +56,16 @@ def _pointer(tensor, arg, layer_count):
     if not part.is_contiguous():
         raise RNNCError(f"{arg.name} is not contiguous; rnnc reads tensors "
                         f"in place (call .contiguous() if a copy is meant)")
-    if part.device.type != "cpu":
-        raise RNNCError(f"{arg.name} is on {part.device}; rnnc runs CPU "
-                        f"tensors for now")
+    if part.device != device:
+        raise RNNCError(f"{arg.name} is on {part.device}, the input on "
+                        f"{device}; rnnc needs every tensor on one device")
     return part.data_ptr()
 
 
-def _scratch(library, kind):
-    """The library's scratch arena for `kind`, one per thread."""
+def _scratch(library, kind, device):
+    """The library's scratch arena for `kind`, one per thread. On a GPU it
+    is reused by later calls, which PyTorch's current stream orders after
+    this one."""
     local = library._local
     arenas = getattr(local, "arenas", None)
     if arenas is None:
@@ -67,24 +73,29 @@ def _scratch(library, kind):
     size = library[kind].arena_bytes
     arena = arenas.get(kind)
     if arena is None or arena.numel() != size:
-        arena = arenas[kind] = torch.empty(size, dtype=torch.uint8)
+        arena = arenas[kind] = torch.empty(size, dtype=torch.uint8,
+                                           device=device)
     return arena
 
 
-def _call(library, kind, tensors, layers):
-    """Runs entry point `kind` with the buffers named in `tensors`."""
+def _call(library, kind, tensors, layers, device):
+    """Runs entry point `kind` with the buffers named in `tensors`, all on
+    `device`."""
     entry = library[kind]
     pointers = []
     for arg in entry.args:
         if arg.name == "arena":
-            tensor = _scratch(library, kind)
+            tensor = _scratch(library, kind, device)
         else:
             tensor = tensors.get(arg.name)
             if tensor is None:
                 raise RNNCError(f"internal: no buffer for {arg.name} of "
                                 f"{entry.symbol}")
-        pointers.append(_pointer(tensor, arg, layers))
-    entry.call(pointers)
+        pointers.append(_pointer(tensor, arg, layers, device))
+    stream = None
+    if device.type == "cuda":
+        stream = torch.cuda.current_stream(device).cuda_stream
+    entry.call(pointers, stream)
 
 
 class _Function(torch.autograd.Function):
@@ -93,11 +104,12 @@ class _Function(torch.autograd.Function):
     @staticmethod
     def forward(ctx, module, library, x, is_init, h0, c0, *params):
         outputs = module._outputs(x)
-        saved = torch.empty(library.saved_bytes, dtype=torch.uint8)
+        saved = torch.empty(library.saved_bytes, dtype=torch.uint8,
+                            device=x.device)
         tensors = module._named(x, is_init, h0, c0, params)
         tensors.update(outputs)
         tensors["saved"] = saved
-        _call(library, "fwd", tensors, module.num_layers)
+        _call(library, "fwd", tensors, module.num_layers, x.device)
         ctx.module = module
         ctx.library = library
         ctx.has_c = c0 is not None
@@ -135,7 +147,7 @@ class _Function(torch.autograd.Function):
         for name, p in zip(module._param_names, params):
             grads["grad_" + name] = torch.empty_like(p)
         tensors.update(grads)
-        _call(library, "bwd", tensors, module.num_layers)
+        _call(library, "bwd", tensors, module.num_layers, x.device)
         result = [None, None, grads["grad_x"], None, grads["grad_h0"],
                   grads["grad_c0"] if ctx.has_c else None]
         result += [grads["grad_" + name] for name in module._param_names]
@@ -161,8 +173,10 @@ class _RNNBase(nn.Module):
             raise RNNCError("bias=False is not supported by rnnc")
         if dtype is not None and dtype != torch.float32:
             raise RNNCError(f"rnnc supports float32 only, got {dtype}")
-        if device is not None and torch.device(device).type != "cpu":
-            raise RNNCError(f"rnnc runs on the CPU for now, got {device}")
+        if device is not None and torch.device(device).type not in ("cpu",
+                                                                   "cuda"):
+            raise RNNCError(f"rnnc runs on the CPU or CUDA devices, got "
+                            f"{device}")
         for name, value in (("input_size", input_size),
                             ("hidden_size", hidden_size),
                             ("num_layers", num_layers)):
@@ -188,8 +202,8 @@ class _RNNBase(nn.Module):
                                 (f"bias_ih_l{k}", (gh,)),
                                 (f"bias_hh_l{k}", (gh,))):
                 self.register_parameter(
-                    name, nn.Parameter(torch.empty(shape,
-                                                   dtype=torch.float32)))
+                    name, nn.Parameter(torch.empty(shape, dtype=torch.float32,
+                                                   device=device)))
                 self._param_names.append(name)
         self.reset_parameters()
 
@@ -210,9 +224,20 @@ class _RNNBase(nn.Module):
             s += ", batch_first=True"
         return s + f", remat={self.remat!r}"
 
-    def _library(self, seq_len, batch):
+    def _library(self, seq_len, batch, device):
+        if device.type == "cpu":
+            return compile_model(self._cell, seq_len, batch, self.input_size,
+                                 self.hidden_size, self.num_layers, self.remat)
+        if device.type != "cuda":
+            raise RNNCError(f"rnnc runs CPU and CUDA tensors, got {device}")
+        ordinal = device.index if device.index is not None else \
+            torch.cuda.current_device()
+        major, minor = torch.cuda.get_device_capability(ordinal)
+        # PTX for sm_90 also runs on newer GPUs (the driver compiles it).
+        chip = f"sm_{min(major * 10 + minor, 90)}"
         return compile_model(self._cell, seq_len, batch, self.input_size,
-                             self.hidden_size, self.num_layers, self.remat)
+                             self.hidden_size, self.num_layers, self.remat,
+                             target="cuda", chip=chip, device=ordinal)
 
     def _outputs(self, x):
         T, B = x.shape[0], x.shape[1]
@@ -246,7 +271,8 @@ class _RNNBase(nn.Module):
             input = input.transpose(0, 1).contiguous()
         T, B = input.shape[0], input.shape[1]
         if is_init is None:
-            is_init = torch.zeros((T, B), dtype=torch.bool)
+            is_init = torch.zeros((T, B), dtype=torch.bool,
+                                  device=input.device)
         else:
             if not isinstance(is_init, torch.Tensor):
                 raise RNNCError("is_init must be a bool tensor")
@@ -262,10 +288,10 @@ class _RNNBase(nn.Module):
             is_init = is_init.contiguous()
         return input, is_init
 
-    def _state(self, state, name, B):
+    def _state(self, state, name, B, device):
         L, H = self.num_layers, self.hidden_size
         if state is None:
-            return torch.zeros((L, B, H), dtype=torch.float32)
+            return torch.zeros((L, B, H), dtype=torch.float32, device=device)
         if not isinstance(state, torch.Tensor):
             raise RNNCError(f"{name} must be a tensor")
         if tuple(state.shape) != (L, B, H):
@@ -279,10 +305,10 @@ class _RNNBase(nn.Module):
     def _run(self, input, h0, c0, is_init):
         x, is_init = self._check_input(input, is_init)
         T, B = x.shape[0], x.shape[1]
-        h0 = self._state(h0, "h0", B)
+        h0 = self._state(h0, "h0", B, x.device)
         if self._cell == "lstm":
-            c0 = self._state(c0, "c0", B)
-        library = self._library(T, B)
+            c0 = self._state(c0, "c0", B, x.device)
+        library = self._library(T, B, x.device)
         params = self._flat_params
         inputs = [x, h0] + ([c0] if c0 is not None else []) + params
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
@@ -293,7 +319,7 @@ class _RNNBase(nn.Module):
             tensors = self._named(x, is_init, h0, c0,
                                   [p.detach() for p in params])
             tensors.update(outputs)
-            _call(library, "infer", tensors, self.num_layers)
+            _call(library, "infer", tensors, self.num_layers, x.device)
             results = tuple(outputs[name] for name in _OUTPUTS
                             if name in outputs)
         y = results[0]

@@ -296,6 +296,10 @@ def test_errors_are_one_clear_exception():
         rt.GRU(3, 4, dtype=torch.float64)
     with pytest.raises(RNNCError, match="remat"):
         rt.LSTM(3, 4, remat="sometimes")(x)
+    with pytest.raises(RNNCError, match="CPU or CUDA devices, got meta"):
+        rt.LSTM(3, 4, device="meta")
+    with pytest.raises(RNNCError, match="CPU and CUDA tensors, got meta"):
+        lstm.to("meta")(torch.randn(5, 2, 3, device="meta"))
 
 
 def test_compile_cache_reuses_the_library(monkeypatch):

@@ -1,6 +1,7 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi | FileCheck %s
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi="prefix=lib_" | FileCheck %s --check-prefix=PREFIX
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi --rnn-infer-pipeline 2>&1 | FileCheck %s --check-prefix=LLVM
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi="caller-stream=1" | FileCheck %s --check-prefix=STREAM
 
 // rnn-emit-c-abi: each public function with a body gets
 // rnnc_<name>(ptr buffers, ptr stream) -> i32 that loads buffers[i], builds
@@ -26,12 +27,29 @@
 // CHECK: llvm.getelementptr [[BUFFERS]][1]
 // CHECK: [[M1:%.+]] = builtin.unrealized_conversion_cast %{{.*}} to memref<3xi1>
 // CHECK: call @step([[M0]], [[M1]]) : (memref<2x3xf32>, memref<3xi1>) -> ()
-// CHECK: [[ZERO:%.+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: [[ZERO:%.+]] = arith.constant 0 : i32
 // CHECK: return [[ZERO]] : i32
 // CHECK-NOT: func.func @rnnc_helper
 // CHECK-NOT: func.func @rnnc_external
 
 // PREFIX: func.func @lib_step(
+
+// caller-stream (the cuda target): the call runs between rnnrt_cuda_enter,
+// given the caller's stream, and rnnrt_cuda_leave, whose status the entry
+// point returns; if entering fails the function does not run.
+// STREAM-LABEL: func.func @rnnc_step(
+// STREAM-SAME: %{{.*}}: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
+// STREAM: [[ENTERED:%.+]] = call @rnnrt_cuda_enter([[STREAM]]) : (!llvm.ptr) -> i32
+// STREAM: [[FAILED:%.+]] = arith.cmpi ne, [[ENTERED]], %{{.*}} : i32
+// STREAM: cf.cond_br [[FAILED]], ^[[EARLY:bb[0-9]+]], ^[[CALL:bb[0-9]+]]
+// STREAM: ^[[CALL]]:
+// STREAM: call @step(
+// STREAM: [[STATUS:%.+]] = call @rnnrt_cuda_leave() : () -> i32
+// STREAM: return [[STATUS]] : i32
+// STREAM: ^[[EARLY]]:
+// STREAM: return [[ENTERED]] : i32
+// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr) -> i32
+// STREAM-DAG: func.func private @rnnrt_cuda_leave() -> i32
 
 // After the LLVM lowering the casts are gone: the entry point calls the
 // expanded memref calling convention.

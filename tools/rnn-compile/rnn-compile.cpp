@@ -1,7 +1,7 @@
 //===- rnn-compile.cpp - compile a model into a shared library ------------===//
 //
 // rnn-compile [MODEL.mlir | --preset=lstm|gru --seq-len=T ...]
-//             [--remat=POLICY] -o DIR
+//             [--remat=POLICY] [--target=cpu|cuda [--chip=sm_NN]] -o DIR
 //
 // Writes DIR/librnnc_model.so and DIR/manifest.json. The library exports
 // one C entry point per compiled function (rnn-emit-c-abi):
@@ -16,9 +16,16 @@
 // gradients, the saved region (fwd and bwd) and a scratch arena of the
 // planned size (contents not kept between calls). The library links the
 // project's runtime and OpenBLAS, and needs neither LLVM nor MLIR at run
-// time. Errors: one line on stderr, exit 2; DIR gets its files only when
-// everything succeeded (each written under a temporary name and renamed,
-// the manifest last).
+// time.
+//
+// With --target=cuda every buffer is device memory, the kernels' PTX is
+// embedded in the library (loaded by the driver at the first call, on the
+// device rnnc_set_device chose, default 0), and an entry point enqueues
+// its work on `stream`, the caller's CUDA stream, without waiting for it.
+// It returns 0, or 1 with the reason in rnnc_last_error(). The driver and
+// cuBLAS are loaded at run time, as by rnn-run. Errors: one line on stderr,
+// exit 2; DIR gets its files only when everything succeeded (each written under
+// a temporary name and renamed, the manifest last).
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,9 +89,21 @@ static cl::opt<std::string>
           cl::desc("What the forward saves for the backward: none | gates | "
                    "chunk:K | budget:BYTES (default none)"),
           cl::cat(category));
-static cl::opt<std::string> target("target", cl::init("cpu"),
-                                   cl::desc("Target: cpu (default cpu)"),
-                                   cl::cat(category));
+static cl::opt<std::string>
+    target("target", cl::init("cpu"),
+           cl::desc("Target: cpu | cuda (PTX kernels embedded in the "
+                    "library, run on the caller's stream) (default cpu)"),
+           cl::cat(category));
+static cl::opt<std::string>
+    chip("chip", cl::init("sm_90"),
+         cl::desc("GPU chip the PTX is compiled for (--target=cuda; the "
+                  "driver also runs it on newer chips) (default sm_90)"),
+         cl::cat(category));
+static cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit", cl::init(""),
+    cl::desc("CUDA toolkit directory with nvvm/libdevice (--target=cuda; "
+             "default: $RNNC_CUDA_TOOLKIT, else the build's toolkit)"),
+    cl::cat(category));
 static cl::opt<std::string>
     entryFunction("entry", cl::init(""),
                   cl::desc("The model function of MODEL.mlir to compile "
@@ -95,6 +114,11 @@ static cl::opt<std::string>
                cl::desc("The rnnc runtime archive to link (default: "
                         "$RNNC_RUNTIME_LIB, else the build's)"),
                cl::cat(category));
+static cl::opt<std::string> cudaRuntimeLib(
+    "cuda-runtime-lib", cl::init(""),
+    cl::desc("The rnnc CUDA runtime archive to link (--target=cuda; "
+             "default: $RNNC_CUDA_RUNTIME_LIB, else the build's)"),
+    cl::cat(category));
 static cl::opt<std::string>
     linker("linker", cl::init(""),
            cl::desc("C++ compiler driver that links the library (default: "
@@ -216,6 +240,23 @@ static void emitObject(llvm::Module &llvmModule, llvm::StringRef path) {
   out.keep();
 }
 
+/// The runtime archive `flag` (else $`env`, else `built`) names; an error
+/// if it does not exist.
+static std::string findArchive(const cl::opt<std::string> &flag,
+                               const char *env, llvm::StringRef built) {
+  std::string path = flag;
+  if (path.empty())
+    if (const char *value = std::getenv(env); value && *value)
+      path = value;
+  if (path.empty())
+    path = built.str();
+  if (path.empty() || !llvm::sys::fs::exists(path))
+    fail("no rnnc " + std::string(&flag == &runtimeLib ? "" : "CUDA ") +
+         "runtime archive" + (path.empty() ? "" : " at " + path) + " (give --" +
+         flag.ArgStr.str() + " or $" + env + ")");
+  return path;
+}
+
 /// Links `object` with the runtime into the shared library `library`,
 /// exporting only the entry points.
 static void link(llvm::StringRef object, llvm::StringRef library,
@@ -230,24 +271,26 @@ static void link(llvm::StringRef object, llvm::StringRef library,
   if (!program)
     fail("no C++ compiler driver '" + driver +
          "' to link the library (install g++ or give --linker / $CXX)");
-  std::string runtime = runtimeLib;
-  if (runtime.empty())
-    if (const char *env = std::getenv("RNNC_RUNTIME_LIB"); env && *env)
-      runtime = env;
-  if (runtime.empty())
-    runtime = RNN_RUNTIME_ARCHIVE;
-  if (!llvm::sys::fs::exists(runtime))
-    fail("no rnnc runtime archive at " + runtime +
-         " (give --runtime-lib or $RNNC_RUNTIME_LIB)");
+  // The CUDA runtime comes first: it calls into the other.
+  llvm::SmallVector<std::string> archives;
+  if (target == "cuda")
+    archives.push_back(findArchive(cudaRuntimeLib, "RNNC_CUDA_RUNTIME_LIB",
+                                   RNN_CUDA_RUNTIME_ARCHIVE));
+  archives.push_back(
+      findArchive(runtimeLib, "RNNC_RUNTIME_LIB", RNN_RUNTIME_ARCHIVE));
 
   std::string exports = (scratch + "/exports.map").str();
   writeAtomically(exports, "{ global: rnnc_*; local: *; };\n");
   std::string log = (scratch + "/link.log").str();
   std::string versionScript = "-Wl,--version-script=" + exports;
-  llvm::SmallVector<llvm::StringRef> args = {
-      *program,     "-shared",    "-o",        library, object,
-      runtime,      "-lopenblas", "-lpthread", "-lm",   "-Wl,--no-undefined",
-      versionScript};
+  llvm::SmallVector<llvm::StringRef> args = {*program, "-shared", "-o", library,
+                                             object};
+  args.append(archives.begin(), archives.end());
+  // Static C++ runtime: the library loads next to any libstdc++ (PyTorch's,
+  // an older system's).
+  args.append({"-static-libstdc++", "-static-libgcc", "-Wl,--as-needed",
+               "-lopenblas", "-lpthread", "-ldl", "-lm", "-Wl,--no-undefined",
+               versionScript});
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log, log};
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0,
@@ -273,9 +316,13 @@ int main(int argc, char **argv) {
     fail("no model: give MODEL.mlir or --preset=lstm|gru");
   if (!preset.empty() && preset != "lstm" && preset != "gru")
     fail("--preset must be lstm or gru, got '" + preset + "'");
-  if (target != "cpu")
-    fail("--target=" + target +
-         ": libraries are built for the cpu target only");
+  if (target != "cpu" && target != "cuda")
+    fail("--target must be cpu or cuda, got '" + target + "'");
+  if (target != "cuda")
+    for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
+             &chip, &cudaToolkit, &cudaRuntimeLib})
+      if (flag->getNumOccurrences())
+        fail("--" + flag->ArgStr.str() + " needs --target=cuda");
   if (!entryFunction.empty() && modelFile.empty())
     fail("--entry needs a model file (MODEL.mlir)");
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
@@ -292,6 +339,11 @@ int main(int argc, char **argv) {
   options.split = true;
   options.arena = true;
   options.cABI = true;
+  options.chip = chip;
+  if (!cudaToolkit.empty())
+    options.toolkit = cudaToolkit;
+  else if (const char *env = std::getenv("RNNC_CUDA_TOOLKIT"); env && *env)
+    options.toolkit = env;
   {
     std::string message;
     if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
@@ -380,7 +432,7 @@ int main(int argc, char **argv) {
   {
     std::string error;
     PassManager pm(&context);
-    mlir::rnn::buildLoopsToLLVMPipeline(pm);
+    mlir::rnn::buildLoopsToTargetPipeline(pm, options);
     if (failed(runPipeline(pm, *module, error)))
       fail("cannot lower @" + name + " to LLVM" +
                (error.empty() ? "" : ": " + error),
@@ -413,6 +465,12 @@ int main(int argc, char **argv) {
   if (std::error_code ec = llvm::sys::fs::rename(library, finalLibrary))
     fail("cannot write " + finalLibrary + ": " + ec.message());
 
+  // What the library exports besides its entry points.
+  llvm::json::Object functions;
+  if (target == "cuda") {
+    functions["last_error"] = "rnnc_last_error";
+    functions["set_device"] = "rnnc_set_device";
+  }
   llvm::json::Object manifest{
       {"abi_version", 1},
       {"library", "librnnc_model.so"},
@@ -421,12 +479,17 @@ int main(int argc, char **argv) {
       {"target", target},
       {"remat", remat},
       {"remat_plan", rematPlan},
+      {"functions", std::move(functions)},
       {"shape", llvm::json::Object{{"T", shape.seqLen},
                                    {"B", shape.batch},
                                    {"I", shape.inputSize},
                                    {"H", shape.hiddenSize},
                                    {"L", shape.layers}}},
       {"entries", std::move(entries)}};
+  if (target == "cuda")
+    manifest["cuda"] =
+        llvm::json::Object{{"chip", chip.getValue()},
+                           {"ptx_features", options.features.getValue()}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";

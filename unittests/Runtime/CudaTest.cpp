@@ -66,6 +66,22 @@ TEST_F(CudaWithoutDriver, InitializeNamesTheMissingLibrary) {
   EXPECT_EQ(cuda::takeError(), "");
 }
 
+TEST_F(CudaWithoutDriver, LibraryCallsFailWithAMessage) {
+  auto *fakeStream = reinterpret_cast<CUstream_st *>(0x1000);
+  EXPECT_EQ(rnnrt_cuda_enter(fakeStream), 1);
+  // The message is kept for rnnc_last_error, and nothing stays recorded.
+  EXPECT_EQ(cuda::takeError(), "");
+  std::string error = rnnc_last_error();
+  EXPECT_EQ(error.rfind("rnnc: ", 0), 0u) << error;
+  EXPECT_TRUE(contains(error, kMissingDriver)) << error;
+  EXPECT_EQ(rnnc_set_device(-1), 1);
+  EXPECT_TRUE(contains(rnnc_last_error(), "negative")) << rnnc_last_error();
+  // Outside a call the runtime's stream is used again.
+  EXPECT_EQ(rnnrt_cuda_leave(), 0);
+  EXPECT_EQ(mgpuStreamCreate(), nullptr);
+  EXPECT_TRUE(contains(cuda::takeError(), kMissingDriver));
+}
+
 TEST_F(CudaWithoutDriver, EntryPointsRecordErrorsInsteadOfCrashing) {
   MemoryAccounting &device = deviceMemory();
   size_t bytes = device.currentBytes(), live = device.liveAllocations();
@@ -82,12 +98,24 @@ TEST_F(CudaWithoutDriver, EntryPointsRecordErrorsInsteadOfCrashing) {
     std::function<void()> run;
   };
   std::vector<Call> calls = {
-      {"mgpuModuleLoad",
-       [&] { EXPECT_EQ(mgpuModuleLoad(ptx, sizeof(ptx)), nullptr); }},
-      {"mgpuModuleLoadJIT",
-       [&] { EXPECT_EQ(mgpuModuleLoadJIT(ptx, 2), nullptr); }},
+      // A module is registered without the driver and loaded at its first
+      // kernel lookup, which fails.
       {"mgpuModuleGetFunction",
-       [&] { EXPECT_EQ(mgpuModuleGetFunction(nullptr, "k"), nullptr); }},
+       [&] {
+         CUmod_st *module = mgpuModuleLoad(ptx, sizeof(ptx));
+         EXPECT_NE(module, nullptr);
+         EXPECT_EQ(cuda::takeError(), "");
+         EXPECT_EQ(mgpuModuleGetFunction(module, "k"), nullptr);
+         mgpuModuleUnload(module);
+       }},
+      {"mgpuModuleGetFunction",
+       [&] {
+         CUmod_st *module = mgpuModuleLoadJIT(ptx, 2);
+         EXPECT_NE(module, nullptr);
+         EXPECT_EQ(cuda::takeError(), "");
+         EXPECT_EQ(mgpuModuleGetFunction(module, "k"), nullptr);
+         mgpuModuleUnload(module);
+       }},
       {"mgpuLaunchKernel",
        [&] {
          mgpuLaunchKernel(nullptr, 1, 1, 1, 32, 1, 1, 0, fakeStream, params,

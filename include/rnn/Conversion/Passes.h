@@ -13,6 +13,9 @@ namespace mlir {
 namespace arith {
 class ArithDialect;
 } // namespace arith
+namespace cf {
+class ControlFlowDialect;
+} // namespace cf
 namespace func {
 class FuncDialect;
 } // namespace func

@@ -259,8 +259,14 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
     which calls the function with `buffers[i]` as the data of argument i
     (offset 0, the static sizes, row-major strides) and returns 0. The
     caller owns every buffer: inputs, outputs, gradients, the saved region
-    and the arena, each of the size the argument's type gives. `stream` is
-    reserved for targets that take the caller's stream (null on the CPU).
+    and the arena, each of the size the argument's type gives.
+
+    On the CPU `stream` is unused (null). With `caller-stream` (the cuda
+    target) the entry point runs the function on the caller's CUDA stream:
+    it calls `rnnrt_cuda_enter(stream)` first, skipping the function if
+    that fails, and returns `rnnrt_cuda_leave()`: 0, or 1 when the runtime
+    recorded an error, which the library's `rnnc_last_error()` gives. The
+    work is enqueued on `stream` and not waited for.
     The memref calling convention (descriptors of five fields per
     argument) stays internal; a library exports only these entry points.
 
@@ -271,8 +277,12 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
   let options = [
     Option<"prefix", "prefix", "std::string", /*default=*/"\"rnnc_\"",
            "Prefix of the entry points' names">,
+    Option<"callerStream", "caller-stream", "bool", /*default=*/"false",
+           "Run on the caller's CUDA stream through rnnrt_cuda_enter and "
+           "rnnrt_cuda_leave (cuda target)">,
   ];
-  let dependentDialects = ["LLVM::LLVMDialect", "func::FuncDialect"];
+  let dependentDialects = ["arith::ArithDialect", "LLVM::LLVMDialect",
+                           "func::FuncDialect", "cf::ControlFlowDialect"];
 }
 
 #endif // RNN_CONVERSION_PASSES_TD

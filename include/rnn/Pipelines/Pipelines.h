@@ -70,8 +70,8 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "c-abi",
       llvm::cl::desc("Give every public function an entry point "
                      "rnnc_<name>(void *const *buffers, void *stream) "
-                     "(rnn-emit-c-abi; needs out-params and arena; cpu "
-                     "target)"),
+                     "(rnn-emit-c-abi; needs out-params and arena; on the "
+                     "cuda target it runs on the caller's stream)"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> gemmRows{
       *this, "gemm-rows",

@@ -30,7 +30,11 @@
 // Streams. All work runs in order on one stream owned by the runtime:
 // mgpuStreamCreate returns it and mgpuStreamDestroy ignores it. rnnc's
 // programs are sequential, so nothing is lost, and a whole step can be
-// captured into one CUDA graph.
+// captured into one CUDA graph. A compiled library's entry point instead
+// runs on its caller's stream (rnnrt_cuda_enter to rnnrt_cuda_leave): its
+// kernels, copies and GEMMs are enqueued there and nothing waits, so the
+// caller orders the work with its own (PyTorch's current stream, say) and
+// may capture it into a graph of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,10 +61,13 @@ struct CUevent_st;
 //===----------------------------------------------------------------------===//
 
 extern "C" {
-/// Loads a cubin, fatbin or NUL-terminated PTX image of `size` bytes.
+/// Registers a cubin, fatbin or NUL-terminated PTX image of `size` bytes,
+/// which must stay valid until mgpuModuleUnload. The driver loads it on
+/// the module's first mgpuModuleGetFunction: registering touches no GPU.
 CUmod_st *mgpuModuleLoad(void *data, size_t size);
-/// Loads a NUL-terminated PTX image, compiled by the driver at `optLevel`
-/// (0-4); the driver's error log becomes part of the recorded error.
+/// Registers a NUL-terminated PTX image as mgpuModuleLoad does, to be
+/// compiled by the driver at `optLevel` (0-4) when loaded; the driver's
+/// error log becomes part of the recorded error.
 CUmod_st *mgpuModuleLoadJIT(void *data, int optLevel);
 void mgpuModuleUnload(CUmod_st *module);
 CUfunc_st *mgpuModuleGetFunction(CUmod_st *module, const char *name);
@@ -70,11 +77,13 @@ void mgpuLaunchKernel(CUfunc_st *function, intptr_t gridX, intptr_t gridY,
                       intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                       intptr_t blockZ, int32_t smem, CUstream_st *stream,
                       void **params, void **extra, size_t paramsCount);
-/// Returns the runtime's stream (see the file comment).
+/// Returns the runtime's stream, or the caller's during a library call (see
+/// the file comment).
 CUstream_st *mgpuStreamCreate();
-/// Destroys `stream` unless it is the runtime's stream.
+/// Destroys `stream` unless it is the runtime's or the caller's stream.
 void mgpuStreamDestroy(CUstream_st *stream);
-/// Waits for `stream`; a no-op while a graph is being captured.
+/// Waits for `stream`; a no-op while a graph is being captured and for the
+/// caller's stream during a library call.
 void mgpuStreamSynchronize(CUstream_st *stream);
 void mgpuStreamWaitEvent(CUstream_st *stream, CUevent_st *event);
 CUevent_st *mgpuEventCreate();
@@ -107,6 +116,21 @@ void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB, float alpha,
                                    float beta, StridedMemRefType<float, 2> *A,
                                    StridedMemRefType<float, 2> *B,
                                    StridedMemRefType<float, 2> *C);
+/// Starts a library entry point's call on the calling thread: initializes
+/// the runtime if needed, and until rnnrt_cuda_leave the work goes to
+/// `stream`, the caller's (null: the legacy default stream). Returns 0, or
+/// 1 with the error recorded.
+int32_t rnnrt_cuda_enter(void *stream);
+/// Ends the call begun by rnnrt_cuda_enter. Returns 0 if no error was
+/// recorded since, else 1, keeping the error for rnnc_last_error.
+int32_t rnnrt_cuda_leave();
+/// The error of the calling thread's last failed library call (rnnc_*
+/// entry point or rnnc_set_device), or "".
+const char *rnnc_last_error();
+/// Selects the device a library runs on (default 0); the runtime starts on
+/// it at the first call. Returns 0, or 1 (see rnnc_last_error) if the
+/// runtime already runs on another device.
+int32_t rnnc_set_device(int32_t device);
 /// The cuda target's `rnnrt_begin_phase`: marks the phase on the host as
 /// `rnnrt_begin_phase` does (Runtime.h) and records the device step
 /// timer's backward event on the runtime's stream, inside a graph capture

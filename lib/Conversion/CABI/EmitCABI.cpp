@@ -4,12 +4,17 @@
 // Upstream's `llvm.emit_c_interface` wraps a function in one taking
 // pointers to memref descriptors, which every caller would have to fill in
 // with the shapes; here the shapes are static, so the entry point builds
-// the descriptors itself and a caller passes data pointers only.
+// the descriptors itself and a caller passes data pointers only. On the
+// cuda target (caller-stream) the entry point also brackets the call with
+// the runtime's rnnrt_cuda_enter/leave, which route the work to the
+// caller's stream and turn a recorded error into the return code.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -78,6 +83,25 @@ namespace {
 struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
   using EmitCABIPassBase::EmitCABIPassBase;
 
+  /// The runtime's rnnrt_cuda_enter/leave (caller-stream).
+  func::FuncOp enter, leave;
+
+  /// A private declaration of `name`, or the existing one if it has `type`.
+  static func::FuncOp declare(OpBuilder &b, ModuleOp module, StringRef name,
+                              FunctionType type) {
+    if (Operation *existing = module.lookupSymbol(name)) {
+      auto func = dyn_cast<func::FuncOp>(existing);
+      if (func && func.getFunctionType() == type)
+        return func;
+      existing->emitOpError("conflicts with the runtime function @")
+          << name << " the C entry points call";
+      return nullptr;
+    }
+    auto func = func::FuncOp::create(b, module.getLoc(), name, type);
+    func.setPrivate();
+    return func;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Descriptor sizes and strides are i64: the index type must be 64-bit.
@@ -90,6 +114,17 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
     for (auto func : module.getOps<func::FuncOp>())
       if (func.isPublic() && !func.isExternal())
         entries.push_back(func);
+    if (callerStream) {
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      auto ptrType = LLVM::LLVMPointerType::get(&getContext());
+      Type i32 = b.getI32Type();
+      enter = declare(b, module, "rnnrt_cuda_enter",
+                      b.getFunctionType({ptrType}, {i32}));
+      leave =
+          declare(b, module, "rnnrt_cuda_leave", b.getFunctionType({}, {i32}));
+      if (!enter || !leave)
+        return signalPassFailure();
+    }
     for (func::FuncOp func : entries) {
       if (failed(checkSignature(func)))
         return signalPassFailure();
@@ -109,6 +144,21 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       Block *body = entry.addEntryBlock();
       b.setInsertionPointToStart(body);
       Value buffers = body->getArgument(0);
+      Type i32 = b.getI32Type();
+      if (callerStream) {
+        // if (rnnrt_cuda_enter(stream)) return 1;
+        Value failed = func::CallOp::create(b, loc, enter, body->getArgument(1))
+                           .getResult(0);
+        Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+        Value isFailed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                               failed, zero);
+        Block *call = entry.addBlock();
+        Block *early = entry.addBlock();
+        cf::CondBranchOp::create(b, loc, isFailed, early, call);
+        b.setInsertionPointToStart(early);
+        func::ReturnOp::create(b, loc, failed);
+        b.setInsertionPointToStart(call);
+      }
       SmallVector<Value> operands;
       for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
         auto slot = LLVM::GEPOp::create(
@@ -119,9 +169,11 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
             buildDescriptor(b, loc, cast<MemRefType>(type), data));
       }
       func::CallOp::create(b, loc, func, operands);
-      Value zero = LLVM::ConstantOp::create(b, loc, b.getI32Type(),
-                                            b.getI32IntegerAttr(0));
-      func::ReturnOp::create(b, loc, zero);
+      Value status =
+          callerStream
+              ? func::CallOp::create(b, loc, leave, ValueRange()).getResult(0)
+              : arith::ConstantIntOp::create(b, loc, i32, 0).getResult();
+      func::ReturnOp::create(b, loc, status);
     }
   }
 };

@@ -1480,6 +1480,26 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream,
   return CUDA_SUCCESS;
 }
 
+NULLCUDA_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream,
+                                                CUcontext *pctx) {
+  std::lock_guard<std::mutex> lock(enter());
+  if (CUresult r = ready("cuStreamGetCtx"))
+    return r;
+  if (!pctx)
+    return fail(CUDA_ERROR_INVALID_VALUE, "cuStreamGetCtx: null result");
+  State &s = state();
+  if (hStream == nullptr || hStream == CU_STREAM_LEGACY ||
+      hStream == CU_STREAM_PER_THREAD) {
+    *pctx = currentContext;
+    return CUDA_SUCCESS;
+  }
+  if (!s.streams.count(hStream))
+    return fail(CUDA_ERROR_INVALID_HANDLE,
+                "cuStreamGetCtx: unknown stream " + hex(hStream));
+  *pctx = &s.primaryContext;
+  return CUDA_SUCCESS;
+}
+
 NULLCUDA_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
   std::lock_guard<std::mutex> lock(enter());
   if (CUresult r = ready("cuStreamDestroy"))

@@ -1,0 +1,185 @@
+"""rnnc.torch on CUDA tensors: the library compiled for the cuda target,
+against PyTorch in float64 on the CPU (the reference), and against itself
+across remat policies, streams and a captured CUDA graph.
+
+These tests need a GPU. Without one (CI) the module is skipped as a whole
+with its reason; gpu/call1.sh runs it on a GPU machine.
+"""
+
+import os
+
+import pytest
+import torch
+
+import rnnc.torch as rt
+
+from test_torch import (CELLS, POLICIES, episodes_reference, inputs,
+                        loss_and_grads, make_pair, rel_err)
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
+                                reason="no CUDA device")
+
+CUDA = torch.device("cuda", 0)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def full_precision():
+    """Full float32 GEMMs in the references."""
+    saved = (torch.backends.cuda.matmul.allow_tf32,
+             torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = \
+        saved
+
+
+def to_device(tensors, device, dtype=None):
+    out = []
+    for t in tensors:
+        u = t.detach().to(device=device, dtype=dtype or t.dtype)
+        out.append(u.requires_grad_(t.requires_grad))
+    return out
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("L", [1, 2])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_matches_float64_reference(cell, L, batch_first):
+    T, B, I, H = 9, 5, 7, 6
+    ours, ref = make_pair(cell, I, H, L, batch_first=batch_first)
+    ours = ours.to(CUDA)
+    ref = ref.double()
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L, batch_first)
+    y, _, grads = loss_and_grads(cell, ours, *to_device((x, h0, c0), CUDA),
+                                 gy.to(CUDA), ghn.to(CUDA))
+    y_ref, _, grads_ref = loss_and_grads(
+        cell, ref, *to_device((x, h0, c0), "cpu", torch.float64),
+        gy.double(), ghn.double())
+    assert y.device == CUDA
+    assert rel_err(y.cpu().double(), y_ref) < 1e-5
+    for g, g_ref in zip(grads, grads_ref):
+        assert g.device == CUDA
+        assert rel_err(g.cpu().double(), g_ref) < 1e-5
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_resets_match_episodes(cell):
+    T, B, I, H, L = 8, 4, 5, 6, 2
+    ours, ref = make_pair(cell, I, H, L)
+    ours = ours.to(CUDA)
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    is_init = torch.zeros(T, B, dtype=torch.bool)
+    is_init[0, 1] = is_init[3, 0] = is_init[3, 2] = is_init[4, 2] = True
+    is_init[:, 3] = True
+    with torch.no_grad():
+        y, _ = ours(x.to(CUDA), (h0.to(CUDA), c0.to(CUDA)) if cell == "lstm"
+                    else h0.to(CUDA), is_init=is_init.to(CUDA))
+        y_ref = episodes_reference(cell, ref.double(), x.double(), is_init,
+                                   h0.double(), c0.double())
+    assert rel_err(y.cpu().double(), y_ref) < 1e-5
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_policies_bitwise_equal(cell):
+    T, B, I, H, L = 7, 3, 5, 6, 2
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    results = []
+    for remat in POLICIES:
+        ours, _ = make_pair(cell, I, H, L, remat=remat)
+        ours = ours.to(CUDA)
+        y, _, grads = loss_and_grads(cell, ours,
+                                     *to_device((x, h0, c0), CUDA),
+                                     gy.to(CUDA), ghn.to(CUDA))
+        results.append([y.cpu()] + [g.cpu() for g in grads])
+    for remat, other in zip(POLICIES[1:], results[1:]):
+        for a, b in zip(results[0], other):
+            assert torch.equal(a, b), remat
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_runs_on_the_current_stream(cell):
+    """A call on a side stream gives the same bits as on the default one,
+    and its results are ready once that stream is."""
+    T, B, I, H, L = 16, 8, 5, 6, 2
+    ours, _ = make_pair(cell, I, H, L)
+    ours = ours.to(CUDA)
+    x = torch.randn(T, B, I, device=CUDA)
+    with torch.no_grad():
+        y_default, _ = ours(x)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            y_side, _ = ours(x)
+        side.synchronize()
+    assert torch.equal(y_default.cpu(), y_side.cpu())
+
+
+def test_captured_graph_replays_the_call():
+    """PyTorch can capture a call into a CUDA graph: the library issues
+    everything on the capturing stream and never synchronizes."""
+    T, B, I, H, L = 8, 4, 5, 6, 2
+    ours, _ = make_pair("lstm", I, H, L)
+    ours = ours.to(CUDA)
+    x = torch.randn(T, B, I, device=CUDA)
+    with torch.no_grad():
+        # Warm-up on a side stream, as torch.cuda.graphs asks: the module
+        # loads, cuBLAS starts.
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            ours(x)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y_graph, _ = ours(x)
+        x.copy_(torch.randn(T, B, I, device=CUDA))
+        graph.replay()
+        y_eager, _ = ours(x)
+    assert torch.equal(y_graph.cpu(), y_eager.cpu())
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_training_loop_matches_cpu(cell):
+    """20 Adam steps on the GPU give the CPU library's losses."""
+    T, B, I, H, L = 10, 6, 5, 8, 2
+    losses = {}
+    for device in ("cpu", "cuda"):
+        ours, _ = make_pair(cell, I, H, L, remat="chunk:3")
+        ours = ours.to(device)
+        opt = torch.optim.Adam(ours.parameters(), lr=1e-2)
+        g = torch.Generator().manual_seed(5)
+        x = torch.randn(T, B, I, generator=g).to(device)
+        target = torch.randn(T, B, H, generator=g).to(device)
+        is_init = (torch.rand(T, B, generator=g) < 0.2).to(device)
+        run = []
+        for _ in range(20):
+            opt.zero_grad()
+            y, _ = ours(x, is_init=is_init)
+            loss = ((y - target) ** 2).mean()
+            loss.backward()
+            opt.step()
+            run.append(loss.item())
+        losses[device] = run
+    for a, b in zip(losses["cpu"], losses["cuda"]):
+        assert abs(a - b) <= 1e-4 * abs(b)
+
+
+def test_saved_region_is_device_memory():
+    T, B, I, H, L = 7, 3, 5, 6, 1
+    ours, _ = make_pair("lstm", I, H, L, remat="gates")
+    ours = ours.to(CUDA)
+    x = torch.randn(T, B, I, device=CUDA, requires_grad=True)
+    y, _ = ours(x)
+    saved = [t for t in y.grad_fn.saved_tensors if t.dtype == torch.uint8]
+    assert len(saved) == 1 and saved[0].device == CUDA
+    library = ours._library(T, B, CUDA)
+    assert saved[0].numel() == library.saved_bytes > 0
+
+
+def test_mixed_devices_are_an_error():
+    ours, _ = make_pair("gru", 5, 6, 1)
+    ours = ours.to(CUDA)
+    with pytest.raises(rt.RNNCError, match="on one device"):
+        ours(torch.randn(4, 2, 5, device=CUDA),
+             torch.zeros(1, 2, 6))  # h0 on the CPU

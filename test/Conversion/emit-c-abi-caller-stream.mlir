@@ -1,0 +1,19 @@
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi="caller-stream=1"
+
+// rnn-emit-c-abi{caller-stream}: the runtime functions the entry points
+// call must not be taken by another declaration (emit-c-abi.mlir checks
+// what it emits).
+
+// expected-error @+1 {{conflicts with the runtime function @rnnrt_cuda_leave the C entry points call}}
+func.func private @rnnrt_cuda_leave(i64) -> i32
+func.func @calls(%x: memref<2xf32>) {
+  return
+}
+
+// -----
+
+// A declaration of the right type is used as it is.
+func.func private @rnnrt_cuda_enter(!llvm.ptr) -> i32
+func.func @calls(%x: memref<2xf32>) {
+  return
+}

@@ -1,0 +1,263 @@
+"""Calls a library from rnn-compile --target=cuda on the null CUDA device
+(test/lib/NullCuda) the way a framework would, and checks what reached the
+device against the device's own report.
+
+Usage: check-cuda-library.py NULLCUDA_LIB LIBRARY_DIR TMP_DIR
+
+Each scenario runs in a child process, since the device writes its report
+(NULLCUDA_REPORT) when the process exits:
+
+  * load: loading the library touches no GPU (its kernels are registered by
+    a constructor, loaded by the driver at the first call);
+  * entries: every entry point (infer, train, fwd, bwd) called on the
+    caller's non-blocking stream with buffers from cuMemAlloc returns 0;
+    the library never waits for the stream and allocates nothing but
+    cuBLAS's workspace; no kernel argument or GEMM operand falls outside
+    the caller's buffers;
+  * capture: fwd and bwd called eagerly, then again while the caller
+    captures its stream: the capture holds exactly the eager work, kernel
+    for kernel and GEMM for GEMM, and the graph replays it;
+  * errors: a call on a stream the driver does not know returns 1, naming
+    it in rnnc_last_error(), and runs nothing; the next good call returns 0
+    and rnnc_set_device refuses to move a running library; without a
+    driver a call returns 1 saying so.
+
+Uses the standard library only. Exits non-zero listing every failure."""
+
+import ctypes
+import json
+import math
+import os
+import subprocess
+import sys
+
+CU_STREAM_NON_BLOCKING = 1
+CU_STREAM_CAPTURE_MODE_GLOBAL = 0
+DTYPE_BYTES = {"float32": 4, "bool": 1, "uint8": 1}
+
+
+class Device:
+    """The null device's driver API, as a framework would use the driver."""
+
+    def __init__(self, path):
+        self.cu = ctypes.CDLL(path)
+        self.allocations = 0
+        self.check(self.cu.cuInit(0), "cuInit")
+        device = ctypes.c_int()
+        self.check(self.cu.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
+        context = ctypes.c_void_p()
+        self.check(self.cu.cuDevicePrimaryCtxRetain(ctypes.byref(context),
+                                                    device),
+                   "cuDevicePrimaryCtxRetain")
+        self.check(self.cu.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+
+    @staticmethod
+    def check(result, what):
+        if result != 0:
+            raise SystemExit(f"{what} failed: CUresult {result}")
+
+    def stream(self):
+        stream = ctypes.c_void_p()
+        self.check(self.cu.cuStreamCreate(ctypes.byref(stream),
+                                          CU_STREAM_NON_BLOCKING),
+                   "cuStreamCreate")
+        return stream
+
+    def alloc(self, nbytes, fill):
+        """Device memory (host memory on the null device) of `nbytes`,
+        every byte `fill`; null for zero bytes, as a framework passes an
+        empty tensor."""
+        if nbytes == 0:
+            return None
+        pointer = ctypes.c_uint64()
+        self.check(self.cu.cuMemAlloc_v2(ctypes.byref(pointer), nbytes),
+                   "cuMemAlloc")
+        self.allocations += 1
+        ctypes.memset(pointer.value, fill, nbytes)
+        return pointer.value
+
+
+class Library:
+    def __init__(self, directory):
+        with open(os.path.join(directory, "manifest.json")) as f:
+            self.manifest = json.load(f)
+        self.lib = ctypes.CDLL(os.path.join(directory,
+                                            self.manifest["library"]))
+        functions = self.manifest["functions"]
+        self.last_error = getattr(self.lib, functions["last_error"])
+        self.last_error.restype = ctypes.c_char_p
+        self.set_device = getattr(self.lib, functions["set_device"])
+        self.set_device.argtypes = [ctypes.c_int32]
+        self.set_device.restype = ctypes.c_int32
+
+    def buffers(self, device, kind):
+        """One device buffer per argument of entry `kind`: inputs 0x3f
+        (about 0.75), everything the entry writes poisoned (NaN)."""
+        pointers = []
+        for arg in self.manifest["entries"][kind]["args"]:
+            nbytes = math.prod(arg["shape"]) * DTYPE_BYTES[arg["dtype"]]
+            fill = 0x01 if arg["dtype"] == "bool" else 0x3F
+            if arg["role"] in ("output", "gradient", "saved", "scratch") and \
+                    not (kind == "bwd" and arg["role"] == "saved"):
+                fill = 0xFF
+            pointers.append(device.alloc(nbytes, fill))
+        return (ctypes.c_void_p * len(pointers))(*pointers)
+
+    def call(self, kind, buffers, stream):
+        entry = getattr(self.lib, self.manifest["entries"][kind]["symbol"])
+        entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        entry.restype = ctypes.c_int32
+        return entry(buffers, stream)
+
+
+def capture(device, stream, calls):
+    """Runs `calls` while the caller captures `stream`; launches the graph
+    once and waits for it. Returns the calls' return codes."""
+    device.check(device.cu.cuStreamBeginCapture_v2(
+        stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture")
+    codes = [call() for call in calls]
+    graph = ctypes.c_void_p()
+    device.check(device.cu.cuStreamEndCapture(stream, ctypes.byref(graph)),
+                 "cuStreamEndCapture")
+    executable = ctypes.c_void_p()
+    device.check(device.cu.cuGraphInstantiateWithFlags(
+        ctypes.byref(executable), graph, ctypes.c_ulonglong(0)),
+        "cuGraphInstantiate")
+    device.check(device.cu.cuGraphLaunch(executable, stream), "cuGraphLaunch")
+    device.check(device.cu.cuStreamSynchronize(stream), "cuStreamSynchronize")
+    return codes
+
+
+def child(mode, nullcuda, directory):
+    """One scenario; prints a JSON object of what it did and saw."""
+    out = {}
+    if mode == "load":
+        Library(directory)
+        print(json.dumps(out))
+        return 0
+    if mode == "no-driver":
+        library = Library(directory)
+        rc = library.call("infer", (ctypes.c_void_p * 64)(), None)
+        print(json.dumps({"rc": rc, "error": library.last_error().decode()}))
+        return 0
+    device = Device(nullcuda)
+    library = Library(directory)
+    stream = device.stream()
+    out["set_device_0"] = library.set_device(0)
+    kinds = ("infer", "train", "fwd", "bwd")
+    buffers = {kind: library.buffers(device, kind) for kind in kinds}
+    out["own_allocations"] = device.allocations
+    out["own_syncs"] = 0
+    if mode == "entries":
+        out["rc"] = [library.call(kind, buffers[kind], stream)
+                     for kind in kinds]
+    elif mode == "capture":
+        calls = [lambda kind=kind: library.call(kind, buffers[kind], stream)
+                 for kind in ("fwd", "bwd")]
+        out["rc"] = [call() for call in calls]
+        out["rc"] += capture(device, stream, calls)
+        out["own_syncs"] = 1
+    elif mode == "errors":
+        unknown = ctypes.c_void_p(0x7E57)
+        out["bad_stream_rc"] = library.call("infer", buffers["infer"], unknown)
+        out["bad_stream_error"] = library.last_error().decode()
+        out["good_rc"] = library.call("infer", buffers["infer"], stream)
+        out["set_device_1"] = library.set_device(1)
+        out["set_device_error"] = library.last_error().decode()
+    print(json.dumps(out))
+    return 0
+
+
+def run_child(mode, nullcuda, directory, tmp, driver=None):
+    report = os.path.join(tmp, f"report-{mode}.json")
+    if os.path.exists(report):
+        os.remove(report)
+    env = dict(os.environ, RNNRT_LIBCUDA=driver or nullcuda,
+               RNNRT_LIBCUBLAS=nullcuda, NULLCUDA_REPORT=report)
+    r = subprocess.run([sys.executable, __file__, "--child", mode, nullcuda,
+                        directory], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise SystemExit(f"{mode}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    seen = json.load(open(report)) if os.path.exists(report) else None
+    return json.loads(r.stdout), seen, r.stderr
+
+
+def main(argv):
+    if argv[0] == "--child":
+        return child(*argv[1:])
+    nullcuda, directory, tmp = argv
+    failures = []
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+
+    _, seen, _ = run_child("load", nullcuda, directory, tmp)
+    expect(seen is None, f"loading the library used the device: {seen}")
+
+    for mode in ("entries", "capture"):
+        did, seen, stderr = run_child(mode, nullcuda, directory, tmp)
+        print(f"{mode}:", did)
+        print("device:", seen)
+        expect(all(rc == 0 for rc in did["rc"]),
+               f"{mode}: failed calls: {did['rc']}")
+        expect(did["set_device_0"] == 0, "rnnc_set_device(0) failed")
+        expect(seen["violations"] == 0,
+               f"{mode}: {seen['violations']} violations")
+        expect(seen["errors"] == 0,
+               f"{mode}: {seen['errors']} failed driver calls")
+        expect(seen["module_loads"] == 1,
+               f"{mode}: {seen['module_loads']} module loads")
+        expect(seen["syncs"] == did["own_syncs"],
+               f"{mode}: {seen['syncs'] - did['own_syncs']} synchronizations "
+               f"by the library")
+        expect(seen["allocs"] == did["own_allocations"] + 1,
+               f"{mode}: {seen['allocs'] - did['own_allocations']} "
+               f"allocations by the library (expected cuBLAS's workspace "
+               f"only)")
+        expect(seen["launches"] > 0 and seen["gemms"] > 0,
+               f"{mode}: no work issued")
+        expect(not stderr.strip(), f"{mode}: stderr: {stderr.strip()}")
+    # The captured fwd + bwd are exactly the eager ones: had any work gone
+    # to another stream than the caller's, it would have run at once
+    # instead of being captured.
+    expect(seen["captures"] == 1, f"{seen['captures']} captures")
+    expect(seen["replayed_launches"] == seen["launches"] and
+           seen["replayed_gemms"] == seen["gemms"],
+           f"captured {seen['replayed_launches']} launches and "
+           f"{seen['replayed_gemms']} GEMMs, issued eagerly "
+           f"{seen['launches']} and {seen['gemms']}")
+    expect(seen["captured_nodes"] == seen["launches"] + seen["gemms"],
+           "the capture holds other work than kernels and GEMMs")
+
+    did_errors, seen_errors, _ = run_child("errors", nullcuda, directory, tmp)
+    print("errors:", did_errors)
+    expect(did_errors["bad_stream_rc"] == 1,
+           "a call on an unknown stream did not fail")
+    expect("is not a CUDA stream" in did_errors["bad_stream_error"] and
+           "0x7e57" in did_errors["bad_stream_error"],
+           "unhelpful error: " + did_errors["bad_stream_error"])
+    expect(did_errors["good_rc"] == 0, "a good call after a failed one failed")
+    expect(did_errors["set_device_1"] == 1,
+           "rnnc_set_device(1) moved a running library")
+    expect("device 1" in did_errors["set_device_error"] and
+           "device 0" in did_errors["set_device_error"],
+           "unhelpful error: " + did_errors["set_device_error"])
+    expect(seen_errors["violations"] == 0, "violations in the error run")
+
+    did_none, _, _ = run_child("no-driver", nullcuda, directory, tmp,
+                               driver=os.path.join(tmp, "no-libcuda.so"))
+    print("no driver:", did_none)
+    expect(did_none["rc"] == 1, "a call without a driver did not fail")
+    expect("CUDA driver not found" in did_none["error"],
+           "unhelpful error: " + did_none["error"])
+
+    for failure in failures:
+        print("FAIL:", failure)
+    print("cuda library: ok" if not failures else
+          f"cuda library: {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
