@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# GPU session, call 1 (about 6 minutes): probe, unit tests, smoke runs
+# GPU session, call 1 (about 8 minutes): probe, unit tests, smoke runs
 # against the reference data, the RUN lines of test/GPU/run-cuda.test,
-# per-step counts, compute-sanitizer memcheck on three small shapes. From the
+# per-step counts, the cuda library through rnnc.torch (pytest), and
+# compute-sanitizer memcheck on three small shapes. From the
 # repository root with the bundle carried as .gpu:
 #
 #   OUT=$OUT bash .gpu/call1.sh
@@ -47,6 +48,13 @@ done; done
 stage run-cuda.test
 timeout 330 python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test
 echo "run-cuda.test rc=$?"
+
+stage cuda library and rnnc.torch on CUDA tensors
+# The package from the source tree; the libraries rnn-compile (bundle) links.
+export RNNC_CACHE_DIR=/tmp/rnnc-cache
+timeout 240 env PYTHONPATH=$PWD/python python3 -m pytest -q -x \
+  python/tests/test_torch_cuda.py 2>&1 | tail -25
+echo "test_torch_cuda rc=${PIPESTATUS[0]}"
 
 stage compute-sanitizer
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)

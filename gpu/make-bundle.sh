@@ -5,12 +5,14 @@
 #
 #   gpu/make-bundle.sh BUILD_DIR OUT_DIR
 #
-# BUILD_DIR is a built tree (./dev.sh build). rnn-run and rnn-npz-compare are
-# relinked from its objects against the static LLVM/MLIR archives, so that
-# they need only glibc, libstdc++ and what the folder carries (libMLIR.so and
-# libLLVM.so together are 257 MB). rnn-run and OpenBLAS travel compressed
-# with Python's lzma (no xz binary is needed on either side); gpu/unpack.sh
-# expands them.
+# BUILD_DIR is a built tree (./dev.sh build). rnn-run, rnn-compile and
+# rnn-npz-compare are relinked from its objects against the static LLVM/MLIR
+# archives, so that they need only glibc, libstdc++ and what the folder
+# carries (libMLIR.so and libLLVM.so together are 257 MB). rnn-run,
+# rnn-compile and OpenBLAS travel compressed with Python's lzma (no xz binary
+# is needed on either side); gpu/unpack.sh expands them. The runtime
+# archives rnn-compile links into libraries travel too, for the PyTorch
+# module's tests (python/tests/test_torch_cuda.py).
 # The folder also holds OpenBLAS and its Fortran runtime, libdevice (in a
 # toolkit layout, for --cuda-toolkit), the CUDA unit tests, the null CUDA
 # device and the scripts of a GPU session (gpu/call1.sh, gpu/call2.sh).
@@ -47,13 +49,25 @@ c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
   -Wl,--start-group $MLIR_LIBS $LLVM_LIBS -Wl,--end-group \
   -lz "$ZSTD" -lopenblas -ldl -lpthread -lrt -lm
 c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
+  tools/rnn-compile/CMakeFiles/rnn-compile.dir/rnn-compile.cpp.o \
+  "$TMP/arc4random.o" -o "$TMP/rnn-compile" \
+  tools/rnn-run/libRNNToolModel.a \
+  lib/libRNNPipelines.a lib/Support/libRNNSupport.a \
+  lib/libRNNConversion.a lib/libRNNTransforms.a \
+  lib/libRNNAnalysis.a lib/libRNNDialect.a \
+  -Wl,--start-group $MLIR_LIBS $LLVM_LIBS -Wl,--end-group \
+  -lz "$ZSTD" -ldl -lpthread -lrt -lm
+cp runtime/librnn_library_runtime.a runtime/librnn_library_cuda_runtime.a \
+  "$OUT/lib/"
+c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
   tools/rnn-npz-compare/CMakeFiles/rnn-npz-compare.dir/*.o "$TMP/arc4random.o" \
   -o "$OUT/bin/rnn-npz-compare" lib/Support/libRNNSupport.a \
   -Wl,--start-group $LLVM_LIBS -Wl,--end-group -lz "$ZSTD" -ldl -lpthread
 cp unittests/RNNCudaDeviceTests unittests/RNNCudaRuntimeTests \
   unittests/RNNRuntimeTests "$OUT/unittests/"
 [ -f lib/libnullcuda.so ] && cp lib/libnullcuda.so "$OUT/lib/"
-strip "$TMP/rnn-run" "$OUT/bin/rnn-npz-compare" "$OUT"/unittests/*
+strip "$TMP/rnn-run" "$TMP/rnn-compile" "$OUT/bin/rnn-npz-compare" \
+  "$OUT"/unittests/*
 for l in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
   cp -L /lib/x86_64-linux-gnu/$l "$TMP/"
 done
@@ -62,6 +76,7 @@ python3 - "$TMP" "$OUT" <<'PY'
 import lzma, os, shutil, sys
 tmp, out = sys.argv[1:]
 for src, dst in (('rnn-run', 'bin/rnn-run.xz'),
+                 ('rnn-compile', 'bin/rnn-compile.xz'),
                  ('libopenblas.so.0', 'lib/libopenblas.so.0.xz')):
     with open(os.path.join(tmp, src), 'rb') as f, \
             lzma.open(os.path.join(out, dst), 'wb', preset=6) as o:

@@ -10,7 +10,10 @@
 #   reference LSTM on the CPU to the PyTorch reference (the bundled
 #   rnn-npz-compare);
 # * with the null CUDA device it runs a cuda train step whose PTX it
-#   compiled with the bundle's libdevice.
+#   compiled with the bundle's libdevice;
+# * the bundle's rnn-compile, with the bundle's runtime archives, writes a
+#   cuda library that passes test/GPU/Inputs/check-cuda-library.py on the
+#   null device, as the PyTorch module's GPU tests will use it.
 set -euo pipefail
 B=$(cd "$1" && pwd)
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +29,7 @@ cd "$W/repo"
 unset LD_LIBRARY_PATH RNNC_CUDA_TOOLKIT
 # shellcheck disable=SC1091
 source .gpu/unpack.sh
-for tool in rnn-run rnn-npz-compare; do
+for tool in rnn-run rnn-compile rnn-npz-compare; do
   if ldd "$(command -v $tool)" | grep -E 'llvm|MLIR|not found'; then
     echo "FAIL: $tool needs a library the bundle does not carry"
     exit 1
@@ -41,5 +44,11 @@ if [ -f "$B/lib/libnullcuda.so" ]; then
     rnn-run --preset=lstm --target=cuda --cuda-toolkit=$B/cuda --json \
     --seq-len=8 --batch=4 --input-size=8 --hidden-size=8 --iters=2 > $W/cuda.json
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["target"] == "cuda" and j["launches"] > 0, j; print("cuda (null device):", j["launches"], "launches,", j["gemm_calls"], "GEMM calls per step")' $W/cuda.json
+  "$RNNC_COMPILE" --preset=gru --layers=2 --remat=chunk:2 --seq-len=6 \
+    --batch=3 --input-size=4 --hidden-size=5 --target=cuda \
+    --cuda-toolkit=$B/cuda -o $W/lib
+  mkdir -p $W/libcheck
+  python3 "$REPO/test/GPU/Inputs/check-cuda-library.py" \
+    "$B/lib/libnullcuda.so" $W/lib $W/libcheck | tail -1
 fi
 echo "gpu/test-bundle.sh: ok"

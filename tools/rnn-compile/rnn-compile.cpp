@@ -288,8 +288,11 @@ static void link(llvm::StringRef object, llvm::StringRef library,
   args.append(archives.begin(), archives.end());
   // Static C++ runtime: the library loads next to any libstdc++ (PyTorch's,
   // an older system's).
-  args.append({"-static-libstdc++", "-static-libgcc", "-Wl,--as-needed",
-               "-lopenblas", "-lpthread", "-ldl", "-lm", "-Wl,--no-undefined",
+  args.append({"-static-libstdc++", "-static-libgcc"});
+  // The CPU's GEMMs; a cuda library calls cuBLAS, loaded at run time.
+  if (target == "cpu")
+    args.push_back("-lopenblas");
+  args.append({"-lpthread", "-ldl", "-lm", "-Wl,--no-undefined",
                versionScript});
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log, log};
   std::string message;
