@@ -78,6 +78,8 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
       info.role = role.str();
     else
       info.role = "buffer";
+    if (auto layer = alloc->getAttrOfType<IntegerAttr>(kLayerAttr))
+      info.layer = layer.getInt();
     // Every sum of buffer sizes (the peak, the planned offsets) stays below
     // the sum of all of them, which must fit in 64 bits.
     std::optional<int64_t> bytes = getBufferBytes(alloc.getType(), layout);

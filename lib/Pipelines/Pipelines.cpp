@@ -109,10 +109,8 @@ std::string rnn::PipelineOptions::defaultCUDAToolkit() {
   return RNN_CUDA_TOOLKIT_ROOT;
 }
 
-void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport) {
-  PipelineOptions options;
-  options.memoryReport = memoryReport;
-  buildKernelsToLoopsPipeline(pm, options);
+void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {
+  buildKernelsToLoopsPipeline(pm, PipelineOptions());
 }
 
 void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
@@ -159,7 +157,11 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
   if (options.split)
     pm.addPass(rnn::createRNNSplitTrainingPass());
   RNNPlanMemoryPassOptions plan;
-  plan.report = options.memoryReport;
+  if (options.memoryReport == "-")
+    plan.report = true;
+  else
+    plan.reportFile = options.memoryReport;
+  plan.svgFile = options.memorySVG;
   pm.addPass(rnn::createRNNPlanMemoryPass(plan));
   if (options.arena)
     pm.addPass(rnn::createRNNPlaceInArenaPass());

@@ -125,6 +125,7 @@ void Differentiator::emitBackward(Operation *kernel) {
     op.setBlock(cast<GRUFwdOp>(kernel).getBlock());
     bwd = op;
   }
+  copyLayer(kernel, bwd);
   for (auto [value, gradient] : llvm::zip(primals, bwd->getResults()))
     accumulate(value, gradient);
 }

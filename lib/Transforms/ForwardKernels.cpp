@@ -6,6 +6,8 @@
 
 #include "ForwardKernels.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
 #include "rnn/Dialect/RNNOps.h"
 #include "rnn/Transforms/Passes.h"
 
@@ -29,8 +31,7 @@ RankedTensorType mlir::rnn::checkpointsType(RankedTensorType cells,
   return cells.clone(shape);
 }
 
-Value mlir::rnn::createZeroTensor(OpBuilder &builder, Location loc,
-                                  Type type) {
+Value mlir::rnn::createZeroTensor(OpBuilder &builder, Location loc, Type type) {
   Type elementType = cast<RankedTensorType>(type).getElementType();
   Value zero = arith::ConstantOp::create(
       builder, loc, builder.getFloatAttr(elementType, 0.0));
@@ -49,8 +50,9 @@ static void addDestinations(OpBuilder &builder, Location loc, TypeRange types,
 /// [T, B, width] tensor with the element type of `like`.
 static RankedTensorType sequenceType(Value x, int64_t width) {
   auto xType = cast<RankedTensorType>(x.getType());
-  return RankedTensorType::get({xType.getDimSize(0), xType.getDimSize(1), width},
-                               xType.getElementType());
+  return RankedTensorType::get(
+      {xType.getDimSize(0), xType.getDimSize(1), width},
+      xType.getElementType());
 }
 
 int64_t mlir::rnn::gemmBlockSteps(int64_t steps, int64_t batch,
@@ -65,11 +67,31 @@ int64_t mlir::rnn::gemmBlockSteps(int64_t steps, int64_t batch,
   return std::max<int64_t>(1, std::min(block, steps));
 }
 
+/// The layer of a model op: the `rnn.layer` of its initial state when that
+/// is a function argument (model files name it), else its position among
+/// the model ops (or forward kernels already made of them) of its block.
+static int64_t layerOf(Operation *modelOp, Value h0) {
+  if (auto arg = dyn_cast<BlockArgument>(h0))
+    if (auto func =
+            dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      if (auto layer = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                          kLayerAttr))
+        return layer.getInt();
+  int64_t position = 0;
+  for (Operation *op = modelOp->getPrevNode(); op; op = op->getPrevNode())
+    position += isa<LSTMOp, GRUOp, LSTMFwdOp, GRUFwdOp>(op);
+  return position;
+}
+
 Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
                                           Operation *modelOp,
                                           const IRMapping &mapping,
                                           int64_t gemmRows) {
   Location loc = modelOp->getLoc();
+  // Before the kernel is created in front of the model op.
+  Value h0 = isa<LSTMOp>(modelOp) ? cast<LSTMOp>(modelOp).getH0()
+                                  : cast<GRUOp>(modelOp).getH0();
+  IntegerAttr layer = builder.getI64IntegerAttr(layerOf(modelOp, h0));
   SmallVector<Value> operands;
   for (Value operand : modelOp->getOperands())
     operands.push_back(mapping.lookupOrDefault(operand));
@@ -87,6 +109,7 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
     addDestinations(builder, loc, initTypes, operands);
     auto fwd = LSTMFwdOp::create(builder, loc, initTypes, operands);
     fwd.setBlock(block);
+    fwd->setAttr(kLayerAttr, layer);
     return fwd;
   }
   auto gru = cast<GRUOp>(modelOp);
@@ -97,5 +120,6 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
   addDestinations(builder, loc, initTypes, operands);
   auto fwd = GRUFwdOp::create(builder, loc, initTypes, operands);
   fwd.setBlock(block);
+  fwd->setAttr(kLayerAttr, layer);
   return fwd;
 }

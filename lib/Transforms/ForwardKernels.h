@@ -8,14 +8,22 @@
 #ifndef RNN_LIB_TRANSFORMS_FORWARDKERNELS_H
 #define RNN_LIB_TRANSFORMS_FORWARDKERNELS_H
 
-#include "mlir/IR/BuiltinTypes.h"
+#include "rnn/Analysis/BufferLiveness.h"
+
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <optional>
 
 namespace mlir {
 namespace rnn {
+
+/// Copies `from`'s kLayerAttr, if any, to `to`.
+inline void copyLayer(Operation *from, Operation *to) {
+  if (Attribute layer = from->getAttr(kLayerAttr))
+    to->setAttr(kLayerAttr, layer);
+}
 
 /// Creates `tensor.empty` destinations and the forward kernel
 /// (`rnn.lstm_fwd` for `rnn.lstm`, `rnn.gru_fwd` for `rnn.gru`) of

@@ -6,10 +6,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Analysis/BufferLiveness.h"
+#include "rnn/Analysis/MemoryReport.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,10 +36,57 @@ struct RNNPlanMemoryPass
     : public rnn::impl::RNNPlanMemoryPassBase<RNNPlanMemoryPass> {
   using RNNPlanMemoryPassBase::RNNPlanMemoryPassBase;
 
+  /// The reports of the functions planned so far.
+  std::vector<MemoryPlanReport> reports;
+
   void runOnOperation() override {
+    reports.clear();
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal())
         planFunction(func);
+    if (!reportFile.empty()) {
+      bool json = llvm::StringRef(reportFile).ends_with(".json");
+      if (failed(writeFile(reportFile, [&](llvm::raw_ostream &os) {
+            if (json) {
+              os << llvm::formatv("{0:2}", memoryReportToJSON(reports))
+                 << "\n";
+              return;
+            }
+            for (const MemoryPlanReport &report : reports)
+              printMemoryReport(report, os);
+          })))
+        return signalPassFailure();
+    }
+    if (!svgFile.empty() &&
+        failed(writeFile(svgFile, [&](llvm::raw_ostream &os) {
+          printMemorySVG(reports, os);
+        })))
+      return signalPassFailure();
+  }
+
+  /// Writes `path` through a temporary file renamed into place, so that no
+  /// partial file is left behind.
+  LogicalResult writeFile(llvm::StringRef path,
+                          llvm::function_ref<void(llvm::raw_ostream &)> write) {
+    std::string temporary = (path + ".tmp").str();
+    std::error_code ec;
+    {
+      llvm::raw_fd_ostream os(temporary, ec);
+      if (!ec) {
+        write(os);
+        os.close();
+        if (os.has_error())
+          ec = os.error();
+      }
+    }
+    if (!ec)
+      ec = llvm::sys::fs::rename(temporary, path);
+    if (ec) {
+      llvm::sys::fs::remove(temporary);
+      return getOperation().emitError("rnn-plan-memory: cannot write ")
+             << path << ": " << ec.message();
+    }
+    return success();
   }
 
   void planFunction(func::FuncOp func) {
@@ -95,29 +144,11 @@ struct RNNPlanMemoryPass
     int64_t peak = liveness.getPeakBytes();
     func->setAttr("rnn.predicted_peak_bytes", b.getI64IntegerAttr(peak));
     func->setAttr("rnn.arena_bytes", b.getI64IntegerAttr(arena));
-    if (!report)
+    if (!report && reportFile.empty() && svgFile.empty())
       return;
-
-    llvm::raw_ostream &os = llvm::outs();
-    os << "memory plan of @" << func.getName() << "\n";
-    if (auto remat = func->getAttrOfType<StringAttr>("rnn.remat")) {
-      os << "  remat " << remat.getValue();
-      if (auto budget = func->getAttrOfType<IntegerAttr>("rnn.remat_budget"))
-        os << " (chosen under budget " << budget.getInt() << " bytes)";
-      os << "\n";
-    }
-    for (auto [info, offset] : llvm::zip(liveness.getBuffers(), offsets)) {
-      std::string range =
-          llvm::formatv("[{0}, {1}]", info.allocIndex,
-                        info.dealloc ? std::to_string(info.deallocIndex)
-                                     : std::string(info.returned ? "result"
-                                                                 : "end"))
-              .str();
-      os << llvm::formatv("  {0,-14} {1,12} bytes  live {2,-16} offset {3}\n",
-                          info.role, info.bytes, range, offset);
-    }
-    os << llvm::formatv("  predicted peak {0} bytes, arena {1} bytes\n", peak,
-                        arena);
+    reports.push_back(buildMemoryReport(func, liveness, offsets, arena));
+    if (report)
+      printMemoryReport(reports.back(), llvm::outs());
   }
 };
 } // namespace

@@ -123,6 +123,7 @@ static void replayGates(LSTMBwdOp bwd, RewriterBase &rewriter) {
   auto replay = LSTMReplayOp::create(
       rewriter, loc, TypeRange{bwd.getGates().getType()}, operands);
   replay.setBlock(bwd.getBlock());
+  copyLayer(bwd, replay);
   rewriter.modifyOpInPlace(bwd, [&] {
     bwd.getGatesMutable().assign(replay.getResult(0));
     bwd->setAttr("rnn.remat", rewriter.getStringAttr("gates"));
@@ -171,6 +172,7 @@ static LSTMFwdOp chunkForward(LSTMFwdOp fwd, int64_t chunk,
   auto chunked = LSTMFwdOp::create(rewriter, fwd.getLoc(), types, operands);
   chunked.setBlock(fwd.getBlock());
   chunked.setChunk(chunk);
+  copyLayer(fwd, chunked);
   // The saved values keep no reader: the chunked backward replaces theirs.
   for (auto [oldResult, newResult] :
        llvm::zip(fwd->getResults(), chunked->getResults()))
@@ -196,6 +198,7 @@ static void checkpoint(LSTMBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
                                               bwd->getResultTypes(), operands);
   replacement.setBlock(bwd.getBlock());
   replacement.setChunk(chunk);
+  copyLayer(bwd, replacement);
   rewriter.replaceOp(bwd, replacement);
   rewriter.eraseOp(fwd);
 }
@@ -217,6 +220,7 @@ static void checkpoint(GRUBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
                                              bwd->getResultTypes(), operands);
   replacement.setBlock(bwd.getBlock());
   replacement.setChunk(chunk);
+  copyLayer(bwd, replacement);
   rewriter.replaceOp(bwd, replacement);
 }
 

@@ -44,6 +44,7 @@
 // REPORT-NEXT: {{^}}  y 200 bytes live [5, result] offset 512{{$}}
 // REPORT-NEXT: {{^}}  buffer 64 bytes live [6, 9] offset 256{{$}}
 // REPORT-NEXT: {{^}}  predicted peak 560 bytes, arena 768 bytes{{$}}
+// REPORT-NEXT: {{^}}  at the peak (op 6): buffer; cells; y; buffer;{{$}}
 func.func @first_fit(%i: index, %v: f32) -> memref<50xf32> {
   %gates = memref.alloc() {rnn.role = "gates"} : memref<100xf32>  // 0
   %b = memref.alloc() : memref<10xf32>                            // 1

@@ -39,7 +39,7 @@
 // NONE: [[FWD:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(2)
 // NONE: rnn.lstm_bwd block(2)
 // NONE-SAME: saved(y [[FWD]]#0, gates [[FWD]]#3, cells [[FWD]]#4)
-// NONE-SAME: outs({{[^)]*}}) :
+// NONE-SAME: outs({{[^)]*}}) {{({rnn.layer = [0-9]+ : i64} )?}}:
 
 // CHECK-LABEL: func.func @lstm(
 // CHECK-NOT: rnn.lstm_replay block(2)
@@ -57,7 +57,7 @@
 // CHECK-SAME: -> tensor<2x3x20xf32>
 // CHECK-NEXT: [[BWD:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(2) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]])
 // CHECK-SAME: saved(y [[FWD]]#0, gates [[GATES]], cells [[FWD]]#4)
-// CHECK-SAME: {rnn.remat = "gates"}
+// CHECK-SAME: {rnn.layer = 0 : i64, rnn.remat = "gates"}
 // CHECK-NOT: rnn.lstm_replay block(2)
 // CHECK: return [[FWD]]#0, [[FWD]]#1, [[FWD]]#2, [[BWD]]#0,
 func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
@@ -82,7 +82,7 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // NONE: [[FWD:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2)
 // NONE: rnn.gru_bwd block(2)
 // NONE-SAME: saved(y [[FWD]]#0, gates [[FWD]]#2, hn_proj [[FWD]]#3)
-// NONE-SAME: outs({{[^)]*}}) :
+// NONE-SAME: outs({{[^)]*}}) {{({rnn.layer = [0-9]+ : i64} )?}}:
 
 // CHECK-LABEL: func.func @gru_grad(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x4xf32>, [[R:%[[:alnum:]_]+]]: tensor<2x3xi1>,
@@ -99,7 +99,7 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // CHECK-SAME: -> tensor<2x3x15xf32>, tensor<2x3x5xf32>
 // CHECK-NEXT: [[BWD:%[[:alnum:]_]+]]:6 = rnn.gru_bwd block(2) ins([[X]], [[R]], [[H0]], [[WI]], [[WH]])
 // CHECK-SAME: saved(y [[FWD]]#0, gates [[REP]]#0, hn_proj [[REP]]#1)
-// CHECK-SAME: {rnn.remat = "gates"}
+// CHECK-SAME: {rnn.layer = 0 : i64, rnn.remat = "gates"}
 // CHECK-NOT: rnn.gru_replay block(2)
 // CHECK: return [[FWD]]#0, [[BWD]]#0,
 func.func @gru(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
@@ -132,12 +132,12 @@ func.func @gru(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // CHECK-SAME: states([[F1]]#0, [[F1]]#4)
 // CHECK-NEXT: [[B1:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(2) ins([[F0]]#0, [[R]], [[H01]], [[C01]], [[WI1]],
 // CHECK-SAME: saved(y [[F1]]#0, gates [[G1]], cells [[F1]]#4)
-// CHECK-SAME: {rnn.remat = "gates"}
+// CHECK-SAME: {rnn.layer = 1 : i64, rnn.remat = "gates"}
 // CHECK: [[G0:%[[:alnum:]_]+]] = rnn.lstm_replay block(2) ins([[X]], [[R]], [[H00]], [[C00]], [[WI0]],
 // CHECK-SAME: states([[F0]]#0, [[F0]]#4)
 // CHECK-NEXT: [[B0:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(2) ins([[X]], [[R]], [[H00]], [[C00]], [[WI0]],
 // CHECK-SAME: saved(y [[F0]]#0, gates [[G0]], cells [[F0]]#4)
-// CHECK-SAME: {rnn.remat = "gates"}
+// CHECK-SAME: {rnn.layer = 0 : i64, rnn.remat = "gates"}
 // CHECK-NOT: rnn.lstm_replay block(2)
 // CHECK: return
 func.func @lstm2(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,

@@ -149,6 +149,20 @@ static cl::opt<long long> warmup("warmup", cl::init(2),
                                  cl::cat(category));
 static cl::opt<bool> json("json", cl::init(false),
                           cl::desc("Print one JSON object"), cl::cat(category));
+static cl::opt<std::string> memoryReportFile(
+    "memory-report", cl::init(""),
+    cl::desc("Write the memory plan of the compiled functions to FILE: "
+             "each buffer's role, layer, bytes, offset and live range "
+             "(named by phase and kernel), the backward boundary, the peak "
+             "and what is live at it (JSON if FILE ends in .json, else "
+             "text; - for stdout) (default: none)"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<std::string> memorySVGFile(
+    "memory-svg", cl::init(""),
+    cl::desc("Draw the memory plans to FILE as SVG: buffers as bars over "
+             "the function's ops at their arena offsets, the peak marked "
+             "(default: none)"),
+    cl::value_desc("FILE"), cl::cat(category));
 static cl::opt<std::string> emit("emit", cl::init(""),
                                  cl::desc("mlir | ptx: print and exit (default: run)"),
                                  cl::cat(category));
@@ -197,6 +211,8 @@ static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   // step then allocates nothing, and a replayed graph cannot repeat
   // allocations anyway.
   options.arena = arena || (target == "cuda" && !noArena);
+  options.memoryReport = memoryReportFile;
+  options.memorySVG = memorySVGFile;
   if (!cudaToolkit.empty())
     options.toolkit = cudaToolkit;
   else if (const char *env = std::getenv("RNNC_CUDA_TOOLKIT"); env && *env)

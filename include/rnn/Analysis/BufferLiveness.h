@@ -32,6 +32,12 @@ namespace rnn {
 
 /// Name of the discardable attribute that records a buffer's role.
 inline constexpr llvm::StringLiteral kRoleAttr = "rnn.role";
+/// The model layer a kernel, its buffers and the ops it was lowered to
+/// belong to (discardable; for the memory report).
+inline constexpr llvm::StringLiteral kLayerAttr = "rnn.layer";
+/// The kernel (`lstm_fwd`, ...) an allocation, loop or call was lowered
+/// from (discardable; for the memory report).
+inline constexpr llvm::StringLiteral kKernelAttr = "rnn.kernel";
 
 /// Bytes of a statically shaped buffer of `type` under `layout`, or nothing
 /// if its elements have no size the data layout knows or the product
@@ -43,6 +49,8 @@ struct BufferInfo {
   Operation *alloc = nullptr;
   /// The `rnn.role` of the allocation, or "buffer".
   std::string role;
+  /// The `rnn.layer` of the allocation, or -1.
+  int64_t layer = -1;
   int64_t bytes = 0;
   /// Positions in the function's entry block (0-based op indices).
   unsigned allocIndex = 0;

@@ -30,10 +30,15 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Target: cpu (LLVM for the host) | cuda (kernels as "
                      "PTX, host code calling the runtime)"),
       llvm::cl::init("cpu")};
-  PassOptions::Option<bool> memoryReport{
+  PassOptions::Option<std::string> memoryReport{
       *this, "memory-report",
-      llvm::cl::desc("Print the memory plan of every function"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Write the memory plan of every function: - (stdout, "
+                     "text) or a file (JSON if it ends in .json, else text)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> memorySVG{
+      *this, "memory-svg",
+      llvm::cl::desc("Write an SVG picture of the memory plans to this file"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU chip (cuda target), sm_NN[a|f]"),
       llvm::cl::init("sm_90")};
@@ -127,7 +132,7 @@ void buildToBuffersPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// The stages the two pipelines share, exposed for tests and tools:
 /// tensor-level kernels -> loops on buffers ...
-void buildKernelsToLoopsPipeline(OpPassManager &pm, bool memoryReport = false);
+void buildKernelsToLoopsPipeline(OpPassManager &pm);
 void buildKernelsToLoopsPipeline(OpPassManager &pm,
                                  const PipelineOptions &options);
 /// ... -> LLVM dialect for the CPU.

@@ -236,14 +236,23 @@ def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "ModuleOp"> {
     the peak of bytes held in program order. The results are attached as
     attributes: `rnn.offset` on each allocation, `rnn.predicted_peak_bytes`
     and `rnn.arena_bytes` on the function. With `report`, prints each
-    buffer (role, bytes, live range, offset) and the peak.
+    buffer (role and layer, bytes, live range, offset, and the range's ends
+    named by phase and kernel), the peak, the backward boundary and what is
+    live at the peak (MemoryReport.h) to stdout; `report-file` writes the
+    same report of all functions to a file instead (JSON if its name ends
+    in `.json`, else text), and `svg-file` a picture of the plans.
 
     The runtime allocates the buffers one by one through its accounting, in
     the same order, so the predicted peak is what it measures.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
-           "Print the memory report to stdout">
+           "Print the memory report to stdout">,
+    Option<"reportFile", "report-file", "std::string", /*default=*/"",
+           "Write the memory report to this file (JSON if it ends in "
+           ".json, else text)">,
+    Option<"svgFile", "svg-file", "std::string", /*default=*/"",
+           "Write an SVG picture of the memory plans to this file">
   ];
 }
 

@@ -36,12 +36,10 @@ static constexpr StringLiteral kBeginPhase = "rnnrt_begin_phase";
 
 namespace {
 /// Lowers one memref-form kernel: `emitFn` writes its loops in its place.
-template <typename OpTy>
-struct KernelLowering : public OpRewritePattern<OpTy> {
+template <typename OpTy> struct KernelLowering : public OpRewritePattern<OpTy> {
   using EmitFn = void (*)(Operation *, KernelBuilder &);
   KernelLowering(MLIRContext *ctx, EmitFn emitFn, int64_t vectorWidth)
-      : OpRewritePattern<OpTy>(ctx), emitFn(emitFn),
-        vectorWidth(vectorWidth) {}
+      : OpRewritePattern<OpTy>(ctx), emitFn(emitFn), vectorWidth(vectorWidth) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -63,9 +61,34 @@ struct KernelLowering : public OpRewritePattern<OpTy> {
         });
     }
     rewriter.setInsertionPoint(op);
+    Operation *before = op->getPrevNode();
     KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
     emitFn(op, k);
     k.freeScratch();
+    // The kernel's allocations, loops and calls name the kernel and its
+    // layer, so that the memory report can say where in the model a
+    // position is. (Its linalg ops become loops and GEMM calls later, which
+    // the report names after the allocations and loops around them.)
+    Attribute layer = op->getAttr(kLayerAttr);
+    StringAttr kernel = rewriter.getStringAttr(
+        op->getName().getStringRef().drop_front(
+            op->getName().getDialectNamespace().size() + 1));
+    auto tag = [&](Operation *created) {
+      if (!isa<scf::ForOp, scf::ParallelOp, func::CallOp, memref::AllocOp,
+               memref::CopyOp>(created))
+        return;
+      created->setAttr(kKernelAttr, kernel);
+      if (layer)
+        created->setAttr(kLayerAttr, layer);
+    };
+    for (Value init : op.getDpsInits())
+      if (auto alloc = init.template getDefiningOp<memref::AllocOp>())
+        if (!alloc->hasAttr(kKernelAttr))
+          rewriter.modifyOpInPlace(alloc, [&] { tag(alloc); });
+    for (Operation *created = before ? before->getNextNode()
+                                     : &op->getBlock()->front();
+         created != op.getOperation(); created = created->getNextNode())
+      tag(created);
     rewriter.eraseOp(op);
     return success();
   }
@@ -122,8 +145,7 @@ struct ConvertRNNToLoopsPass
                                                   vectorWidth);
     patterns.add<KernelLowering<LSTMReplayOp>>(ctx, emitLSTMReplay,
                                                vectorWidth);
-    patterns.add<KernelLowering<GRUReplayOp>>(ctx, emitGRUReplay,
-                                              vectorWidth);
+    patterns.add<KernelLowering<GRUReplayOp>>(ctx, emitGRUReplay, vectorWidth);
     patterns.add<BeginBackwardLowering>(ctx);
     walkAndApplyPatterns(module, std::move(patterns));
 

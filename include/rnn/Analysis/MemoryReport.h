@@ -1,0 +1,98 @@
+//===- MemoryReport.h - the memory plan, for people -------------*- C++ -*-===//
+//
+// What rnn-plan-memory decided for a function, in the terms of the model:
+// each buffer's role and layer, bytes, arena offset and live range, with
+// the range's ends named by phase (fwd/bwd) and by the kernel whose time
+// loop runs there (`bwd lstm_bwd L1`), the forward/backward boundary, the
+// peak and the buffers live at it. Written as text (the `report` of
+// rnn-plan-memory), JSON and an SVG picture of the arena over time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_ANALYSIS_MEMORYREPORT_H
+#define RNN_ANALYSIS_MEMORYREPORT_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace mlir {
+namespace func {
+class FuncOp;
+} // namespace func
+
+namespace rnn {
+class BufferLiveness;
+
+struct PlannedBuffer {
+  std::string role;
+  /// The model layer, or -1 for a buffer of no layer.
+  int64_t layer = -1;
+  int64_t bytes = 0;
+  int64_t offset = 0;
+  /// Op positions in the function's entry block: allocation, last use,
+  /// and the free (none if the buffer is returned or never freed).
+  unsigned alloc = 0;
+  unsigned lastUse = 0;
+  std::optional<unsigned> free;
+  bool returned = false;
+};
+
+struct MemoryPlanReport {
+  std::string function;
+  /// rnn.remat of the function, and rnn.remat_budget if it was chosen
+  /// under a budget.
+  std::string remat;
+  std::optional<int64_t> budget;
+  int64_t peakBytes = 0;
+  int64_t arenaBytes = 0;
+  /// Ops in the entry block; a buffer never freed lives to this position.
+  unsigned positions = 0;
+  /// Position of the forward/backward boundary (rnnrt_begin_phase(1)), if
+  /// the function has a backward.
+  std::optional<unsigned> backwardStart;
+  /// The first position where the peak is held, and the buffers (indices
+  /// into `buffers`) live there.
+  unsigned peakPosition = 0;
+  std::vector<unsigned> liveAtPeak;
+  /// Per position, "fwd lstm_fwd L0": the phase and the kernel of the last
+  /// op at or before it that names one (rnn.kernel); empty strings when the
+  /// function has no kernel and no phases (hand-written IR).
+  std::vector<std::string> positionNames;
+  std::vector<PlannedBuffer> buffers;
+
+  /// "gates L0", or the role alone for a buffer of no layer.
+  std::string describe(const PlannedBuffer &buffer) const;
+};
+
+/// The report of `func`, whose buffers `liveness` found and the planner
+/// placed at `offsets` (one per buffer) in an arena of `arenaBytes`.
+MemoryPlanReport buildMemoryReport(func::FuncOp func,
+                                   const BufferLiveness &liveness,
+                                   llvm::ArrayRef<int64_t> offsets,
+                                   int64_t arenaBytes);
+
+/// The text report (rnn-plan-memory's `report`).
+void printMemoryReport(const MemoryPlanReport &report, llvm::raw_ostream &os);
+
+/// {"functions": [...]}: every field of the reports.
+llvm::json::Value memoryReportToJSON(llvm::ArrayRef<MemoryPlanReport> reports);
+
+/// One SVG picture, a panel per function: buffers as bars over op positions
+/// (x) at their arena offsets (y), the backward boundary and the peak
+/// marked, the buffers live at the peak outlined.
+void printMemorySVG(llvm::ArrayRef<MemoryPlanReport> reports,
+                    llvm::raw_ostream &os);
+
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_ANALYSIS_MEMORYREPORT_H

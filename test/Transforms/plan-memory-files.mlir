@@ -1,0 +1,95 @@
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: rnn-opt %s --rnn-plan-memory="report-file=%t/plan.json svg-file=%t/plan.svg" -o /dev/null
+// RUN: FileCheck %s --check-prefix=JSON --input-file=%t/plan.json
+// RUN: FileCheck %s --check-prefix=SVG --input-file=%t/plan.svg
+// RUN: rnn-opt %s --rnn-plan-memory="report-file=%t/plan.txt" -o /dev/null
+// RUN: FileCheck %s --check-prefix=TEXT --input-file=%t/plan.txt
+// RUN: not rnn-opt %s --rnn-plan-memory="report-file=%t/missing/plan.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNWRITABLE
+// RUN: not ls %t/missing
+
+// rnn-plan-memory{report-file, svg-file}: the report of every function to
+// a file, text or (for a name ending in .json) JSON, and a picture of the
+// plans. The function is plan-memory.mlir's @first_fit, whose plan is
+// worked out by hand there: peak 560 bytes at position 6, held by %b,
+// cells, y and %e.
+
+// TEXT: memory plan of @first_fit
+// TEXT: predicted peak 560 bytes, arena 768 bytes
+// TEXT-NEXT: at the peak (op 6): buffer; cells; y; buffer;
+// TEXT: memory plan of @second
+
+// The JSON has every buffer with its positions (hand-written IR has no
+// phases or kernels, so they have no names), and the peak with the buffers
+// live at it by index.
+// JSON: "functions": [
+// JSON: "arena_bytes": 768,
+// JSON-NEXT: "backward_start": null,
+// JSON-NEXT: "buffers": [
+// JSON-NEXT: {
+// JSON-NEXT: "alloc": 0,
+// JSON-NEXT: "alloc_at": null,
+// JSON-NEXT: "bytes": 400,
+// JSON-NEXT: "free": 3,
+// JSON-NEXT: "free_at": null,
+// JSON-NEXT: "last_use": 2,
+// JSON-NEXT: "last_use_at": null,
+// JSON-NEXT: "layer": null,
+// JSON-NEXT: "offset": 0,
+// JSON-NEXT: "returned": false,
+// JSON-NEXT: "role": "gates"
+// JSON: "free": null,
+// JSON: "returned": true,
+// JSON-NEXT: "role": "y"
+// JSON: "name": "first_fit",
+// JSON-NEXT: "peak": {
+// JSON-NEXT: "at": null,
+// JSON-NEXT: "bytes": 560,
+// JSON-NEXT: "live": [
+// JSON-NEXT: 1,
+// JSON-NEXT: 2,
+// JSON-NEXT: 3,
+// JSON-NEXT: 4
+// JSON-NEXT: ],
+// JSON-NEXT: "position": 6
+// JSON-NEXT: },
+// JSON-NEXT: "positions": 11,
+// JSON-NEXT: "predicted_peak_bytes": 560,
+
+// The picture: a panel per function, a bar per buffer (the ones live at
+// the peak outlined in black), the peak marked.
+// SVG: <svg xmlns="http://www.w3.org/2000/svg"
+// SVG: <g class="function" data-name="first_fit">
+// SVG: @first_fit: predicted peak 560 bytes, arena 768 bytes
+// SVG: <rect class="buffer" {{.*}} stroke="white" {{.*}}<title>gates: 400 bytes at offset 0, live [0, 3]</title></rect>
+// SVG-NEXT: <rect class="buffer" {{.*}} stroke="black" {{.*}}<title>buffer: 40 bytes at offset 448, live [1, 7]</title></rect>
+// SVG-NEXT: <rect class="buffer" {{.*}} stroke="black" {{.*}}<title>cells: 256 bytes at offset 0, live [4, 8]</title></rect>
+// SVG-NEXT: <rect class="buffer" {{.*}} stroke="black" {{.*}}<title>y: 200 bytes at offset 512, live [5, result]</title></rect>
+// SVG-NEXT: <rect class="buffer" {{.*}} stroke="black" {{.*}}<title>buffer: 64 bytes at offset 256, live [6, 9]</title></rect>
+// SVG-NEXT: <line class="peak"
+// SVG-NEXT: >peak 560 bytes (op 6)</text>
+
+// UNWRITABLE: error: rnn-plan-memory: cannot write {{.*}}missing/plan.json: No such file or directory
+
+func.func @first_fit(%i: index, %v: f32) -> memref<50xf32> {
+  %gates = memref.alloc() {rnn.role = "gates"} : memref<100xf32>  // 0
+  %b = memref.alloc() : memref<10xf32>                            // 1
+  memref.store %v, %gates[%i] : memref<100xf32>                   // 2
+  memref.dealloc %gates : memref<100xf32>                         // 3
+  %cells = memref.alloc() {rnn.role = "cells"} : memref<64xf32>   // 4
+  %y = memref.alloc() {rnn.role = "y"} : memref<50xf32>           // 5
+  %e = memref.alloc() : memref<16xf32>                            // 6
+  memref.dealloc %b : memref<10xf32>                              // 7
+  memref.dealloc %cells : memref<64xf32>                          // 8
+  memref.dealloc %e : memref<16xf32>                              // 9
+  return %y : memref<50xf32>                                      // 10
+}
+
+// A second function: the files hold every function of the module.
+// JSON: "name": "second"
+// SVG: <g class="function" data-name="second">
+// SVG: </svg>
+func.func @second() {
+  %a = memref.alloc() : memref<4xf32>
+  memref.dealloc %a : memref<4xf32>
+  return
+}
