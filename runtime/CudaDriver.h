@@ -59,6 +59,7 @@
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)                                                        \
   X(cuMemAlloc)                                                                \
+  X(cuMemGetInfo)                                                              \
   X(cuMemAllocManaged)                                                         \
   X(cuMemFree)                                                                 \
   X(cuMemcpyAsync)                                                             \

@@ -227,3 +227,9 @@ bool rnn::runtime::cuda::synchronize() {
   CudaState *s = acquire("synchronize");
   return s && waitForStream(*s, s->stream, "synchronize");
 }
+
+bool rnn::runtime::cuda::deviceMemoryInfo(size_t &free, size_t &total) {
+  CudaState *s = acquire("deviceMemoryInfo");
+  return s && check(*s, s->api.cuMemGetInfo(&free, &total),
+                    "deviceMemoryInfo: cuMemGetInfo");
+}

@@ -178,7 +178,8 @@ static cl::opt<long long> threads("blas-threads", cl::init(1),
 static cl::opt<unsigned long long> maxMemory(
     "max-memory", cl::init(0),
     cl::desc("Bytes the step may use: its inputs plus the planned peak "
-             "(default: the memory available, MemAvailable)"),
+             "(default: the memory available, MemAvailable; on "
+             "--target=cuda, the device's free memory)"),
     cl::cat(category));
 static cl::opt<bool> jitListeners(
     "jit-listeners", cl::init(false),
@@ -425,7 +426,9 @@ static std::optional<uint64_t> availableMemory() {
 
 /// Refuses, before anything is allocated, a step whose inputs and planned
 /// peak exceed --max-memory or the memory available: one line naming the
-/// figures instead of an allocation failure halfway.
+/// figures instead of an allocation failure halfway. On the cuda target the
+/// inputs and the planned peak are device memory, checked against the
+/// device's free memory (the inputs are also held on the host).
 static void checkMemoryLimit(const Signature &signature, bool train,
                              std::optional<int64_t> peak) {
   uint64_t inputs = 0;
@@ -433,24 +436,39 @@ static void checkMemoryLimit(const Signature &signature, bool train,
     if (train || !llvm::StringRef(arg.name).starts_with("grad_"))
       inputs += static_cast<uint64_t>(arg.bytes());
   uint64_t need = inputs + static_cast<uint64_t>(peak.value_or(0));
-  std::optional<uint64_t> limit;
-  std::string source = "--max-memory";
-  if (maxMemory.getNumOccurrences()) {
-    limit = maxMemory;
-  } else {
-    limit = availableMemory();
-    source = "the memory available (MemAvailable; --max-memory sets the "
-             "limit)";
-  }
-  if (!limit || need <= *limit)
-    return;
   auto mib = [](uint64_t bytes) {
     return llvm::formatv("{0:f1} MiB", bytes / (1024.0 * 1024.0)).str();
   };
-  fail("the step needs " + std::to_string(need) + " bytes (" + mib(need) +
-       ": inputs " + mib(inputs) + ", planned peak " +
-       (peak ? mib(*peak) : std::string("unknown")) + "), more than the " +
-       std::to_string(*limit) + " bytes of " + source);
+  auto refuse = [&](uint64_t bytes, const char *where, uint64_t limit,
+                    const std::string &source) {
+    fail("the step needs " + std::to_string(bytes) + " bytes" + where +
+         " (" + mib(bytes) + ": inputs " + mib(inputs) + ", planned peak " +
+         (peak ? mib(*peak) : std::string("unknown")) + "), more than the " +
+         std::to_string(limit) + " bytes of " + source);
+  };
+  bool device = target == "cuda";
+  if (maxMemory.getNumOccurrences()) {
+    if (need > maxMemory)
+      refuse(need, device ? " of device memory" : "", maxMemory,
+             "--max-memory");
+    return;
+  }
+  // The host holds the inputs, and on the CPU the step's buffers.
+  uint64_t hostNeed = device ? inputs : need;
+  if (std::optional<uint64_t> available = availableMemory();
+      available && hostNeed > *available)
+    refuse(hostNeed, device ? " of host memory" : "", *available,
+           "the memory available (MemAvailable; --max-memory sets the "
+           "limit)");
+#ifdef RNN_HAVE_CUDA_RUNTIME
+  size_t free = 0, total = 0;
+  if (device && !::rnn::runtime::cuda::deviceMemoryInfo(free, total))
+    fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
+  if (device && need > free)
+    refuse(need, " of device memory", free,
+           "the CUDA device's free memory (cuMemGetInfo, of " +
+               std::to_string(total) + "; --max-memory sets the limit)");
+#endif
 }
 
 /// Initial states --inputs may leave out: they are zeros, as in PyTorch.

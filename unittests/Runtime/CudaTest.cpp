@@ -144,6 +144,11 @@ TEST_F(CudaWithoutDriver, EntryPointsRecordErrorsInsteadOfCrashing) {
        [&] { EXPECT_FALSE(cuda::copyToHost(host, fakeDevicePtr, 64)); }},
       {"freeDevice", [&] { cuda::freeDevice(fakeDevicePtr); }},
       {"synchronize", [&] { EXPECT_FALSE(cuda::synchronize()); }},
+      {"deviceMemoryInfo",
+       [&] {
+         size_t free = 0, total = 0;
+         EXPECT_FALSE(cuda::deviceMemoryInfo(free, total));
+       }},
       {"beginCapture", [&] { EXPECT_FALSE(cuda::beginCapture()); }},
       {"endCapture", [&] { EXPECT_EQ(cuda::endCapture(), nullptr); }},
       {"launchGraph", [&] { EXPECT_FALSE(cuda::launchGraph(nullptr)); }},

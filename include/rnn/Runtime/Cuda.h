@@ -198,6 +198,10 @@ void *copyToDevice(const void *host, size_t bytes, bool accounted);
 /// to `host`. Returns false on failure.
 bool copyToHost(void *host, const void *device, size_t bytes);
 
+/// The device's free and total memory in bytes (cuMemGetInfo). Returns
+/// false with a recorded error on failure.
+bool deviceMemoryInfo(size_t &free, size_t &total);
+
 /// Frees a buffer from allocateDevice(), copyToDevice() or mgpuMemAlloc.
 /// Null is a no-op.
 void freeDevice(void *device);

@@ -52,6 +52,19 @@
 
 namespace {
 
+/// Device memory of the device the library stands in for (an H100's 80
+/// GiB); NULLCUDA_DEVICE_MEMORY (bytes) sets another. Allocations beyond it
+/// fail as on a GPU, and cuMemGetInfo reports it.
+uint64_t deviceMemoryBytes() {
+  static const uint64_t bytes = [] {
+    const char *text = std::getenv("NULLCUDA_DEVICE_MEMORY");
+    if (text && *text)
+      return static_cast<uint64_t>(std::strtoull(text, nullptr, 10));
+    return static_cast<uint64_t>(80) << 30;
+  }();
+  return bytes;
+}
+
 /// Limits of the device the library stands in for (an H100).
 constexpr size_t kAllocationAlignment = 256;
 constexpr unsigned kMaxThreadsPerBlock = 1024;
@@ -527,6 +540,11 @@ CUresult allocate(const std::string &entry, CUdeviceptr *dptr, size_t bytes,
   if (bytes > SIZE_MAX - kAllocationAlignment)
     return fail(CUDA_ERROR_OUT_OF_MEMORY,
                 entry + ": " + std::to_string(bytes) + " bytes");
+  if (bytes > deviceMemoryBytes() - state().count.liveBytes)
+    return fail(CUDA_ERROR_OUT_OF_MEMORY,
+                entry + ": " + std::to_string(bytes) + " bytes, " +
+                    std::to_string(state().count.liveBytes) + " of " +
+                    std::to_string(deviceMemoryBytes()) + " in use");
   size_t rounded =
       (bytes + kAllocationAlignment - 1) & ~(kAllocationAlignment - 1);
   void *p = std::aligned_alloc(kAllocationAlignment, rounded);
@@ -1477,6 +1495,17 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream,
   stream->flags = flags;
   state().streams.insert(stream);
   *phStream = stream;
+  return CUDA_SUCCESS;
+}
+
+NULLCUDA_EXPORT CUresult CUDAAPI cuMemGetInfo(size_t *free, size_t *total) {
+  std::lock_guard<std::mutex> lock(enter());
+  if (CUresult r = ready("cuMemGetInfo"))
+    return r;
+  if (!free || !total)
+    return fail(CUDA_ERROR_INVALID_VALUE, "cuMemGetInfo: null result");
+  *total = deviceMemoryBytes();
+  *free = deviceMemoryBytes() - state().count.liveBytes;
   return CUDA_SUCCESS;
 }
 
