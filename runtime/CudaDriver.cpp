@@ -55,10 +55,14 @@ Globals &globals() {
 /// The context made current on this thread by acquire().
 thread_local CUcontext boundContext = nullptr;
 
-/// The caller's stream of the library call in progress on this thread.
+/// The library call in progress on this thread: the caller's stream, and
+/// the context the caller had current, given back when the call ends (a
+/// framework such as PyTorch keeps its current device there).
 struct CallerStream {
   bool active = false;
   CUstream stream = nullptr;
+  bool entered = false;
+  CUcontext previous = nullptr;
 };
 thread_local CallerStream callerStream;
 
@@ -241,12 +245,40 @@ bool rnn::runtime::cuda::isCallerStream(CUstream stream) {
   return callerStream.active && callerStream.stream == stream;
 }
 
+CudaState *rnn::runtime::cuda::enterCall(const char *entry) {
+  callerStream = CallerStream();
+  if (std::string error = initialize(); !error.empty()) {
+    recordError(std::string(entry) + ": " + error);
+    return nullptr;
+  }
+  CudaState *s = globals().initialized.load(std::memory_order_acquire);
+  CUcontext previous = nullptr;
+  if (!check(*s, s->api.cuCtxGetCurrent(&previous), entry))
+    return nullptr;
+  // acquire() skips setting the context it believes current.
+  boundContext = previous;
+  callerStream.entered = true;
+  callerStream.previous = previous;
+  return acquire(entry);
+}
+
 void rnn::runtime::cuda::beginCallerStream(CUstream stream) {
   callerStream.active = true;
   callerStream.stream = stream;
 }
 
-void rnn::runtime::cuda::endCallerStream() { callerStream = CallerStream(); }
+bool rnn::runtime::cuda::leaveCall() {
+  CallerStream call = callerStream;
+  callerStream = CallerStream();
+  CudaState *s = globals().initialized.load(std::memory_order_acquire);
+  if (!call.entered || !s || boundContext == call.previous)
+    return true;
+  if (!check(*s, s->api.cuCtxSetCurrent(call.previous),
+             "rnnc: restoring the caller's CUDA context"))
+    return false;
+  boundContext = call.previous;
+  return true;
+}
 
 std::string rnn::runtime::cuda::takeError() {
   Globals &g = globals();

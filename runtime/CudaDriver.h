@@ -39,6 +39,7 @@
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuDevicePrimaryCtxRelease)                                                 \
   X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetCurrent)                                                           \
   X(cuModuleLoadData)                                                          \
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \
@@ -134,9 +135,15 @@ CUstream currentStream(const CudaState &state);
 /// issues work to it but never waits for it.
 bool isCallerStream(CUstream stream);
 
-/// Starts and ends a library call on the calling thread (CudaLibrary.cpp).
+/// Starts a library call on the calling thread (CudaLibrary.cpp): returns
+/// the runtime state with its context current, remembering the context the
+/// caller had current, or null with the error recorded.
+CudaState *enterCall(const char *entry);
+/// Routes the call's work to `stream`, the caller's, until leaveCall.
 void beginCallerStream(CUstream stream);
-void endCallerStream();
+/// Ends the call: the runtime's stream again, and the caller's context
+/// current again. Returns false with the error recorded if it cannot be.
+bool leaveCall();
 
 } // namespace cuda
 } // namespace runtime

@@ -12,9 +12,10 @@
 //
 // Why: a library's caller owns the stream and the device. Its entry point
 // enqueues the work on the caller's stream and returns without waiting, as
-// a CUDA kernel of the caller's framework would, and reports a failure as
-// a return code with a message, since nothing may be printed or aborted
-// in a process that is not ours.
+// a CUDA kernel of the caller's framework would, leaves the caller's
+// current context as it found it (PyTorch keeps its current device
+// there), and reports a failure as a return code with a message, since
+// nothing may be printed or aborted in a process that is not ours.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,9 +53,11 @@ extern "C" int32_t rnnrt_cuda_enter(void *stream) {
   // An error left by earlier work outside a call (a module unloaded, say)
   // must not be blamed on this one.
   (void)takeError();
-  CudaState *s = acquire("rnnc");
-  if (!s)
+  CudaState *s = enterCall("rnnc");
+  if (!s) {
+    leaveCall();
     return keepError();
+  }
   // The stream must be one of the library's context (its device's primary
   // context, which CUDA runtime users such as PyTorch share): work on
   // another device's stream would fail at the first launch, less clearly.
@@ -63,6 +66,7 @@ extern "C" int32_t rnnrt_cuda_enter(void *stream) {
   if (CUresult r = s->api.cuStreamGetCtx(caller, &context)) {
     lastError = "rnnc: the caller's stream " + describePointer(stream) +
                 " is not a CUDA stream: cuStreamGetCtx: " + describe(*s, r);
+    leaveCall();
     return 1;
   }
   if (context != s->context) {
@@ -72,6 +76,7 @@ extern "C" int32_t rnnrt_cuda_enter(void *stream) {
                 std::to_string(s->ordinal) +
                 "); call rnnc_set_device with the stream's device before "
                 "the first call";
+    leaveCall();
     return 1;
   }
   beginCallerStream(caller);
@@ -79,7 +84,7 @@ extern "C" int32_t rnnrt_cuda_enter(void *stream) {
 }
 
 extern "C" int32_t rnnrt_cuda_leave() {
-  endCallerStream();
+  leaveCall();
   return keepError();
 }
 

@@ -44,8 +44,7 @@ std::optional<int64_t> rnn::getBufferBytes(MemRefType type,
   if (!type.hasStaticShape())
     return std::nullopt;
   Type element = type.getElementType();
-  if (!isa<IntegerType, IndexType, FloatType, ComplexType, VectorType>(
-          element))
+  if (!isa<IntegerType, IndexType, FloatType, ComplexType, VectorType>(element))
     return std::nullopt;
   llvm::TypeSize size = layout.getTypeSize(element);
   if (size.isScalable())

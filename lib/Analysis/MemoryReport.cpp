@@ -159,8 +159,7 @@ void rnn::printMemoryReport(const MemoryPlanReport &report,
   os << "\n";
 }
 
-llvm::json::Value
-rnn::memoryReportToJSON(ArrayRef<MemoryPlanReport> reports) {
+llvm::json::Value rnn::memoryReportToJSON(ArrayRef<MemoryPlanReport> reports) {
   llvm::json::Array functions;
   for (const MemoryPlanReport &report : reports) {
     auto name = [&](unsigned position) -> llvm::json::Value {
@@ -183,8 +182,8 @@ rnn::memoryReportToJSON(ArrayRef<MemoryPlanReport> reports) {
           {"last_use_at", name(buffer.lastUse)},
           {"free", buffer.free ? llvm::json::Value(*buffer.free)
                                : llvm::json::Value(nullptr)},
-          {"free_at", buffer.free ? name(*buffer.free)
-                                  : llvm::json::Value(nullptr)},
+          {"free_at",
+           buffer.free ? name(*buffer.free) : llvm::json::Value(nullptr)},
           {"returned", buffer.returned}};
       buffers.push_back(std::move(entry));
     }
@@ -199,11 +198,10 @@ rnn::memoryReportToJSON(ArrayRef<MemoryPlanReport> reports) {
                                ? llvm::json::Value(*report.backwardStart)
                                : llvm::json::Value(nullptr)},
         {"peak",
-         llvm::json::Object{
-             {"bytes", report.peakBytes},
-             {"position", report.peakPosition},
-             {"at", name(report.peakPosition)},
-             {"live", llvm::json::Array(report.liveAtPeak)}}},
+         llvm::json::Object{{"bytes", report.peakBytes},
+                            {"position", report.peakPosition},
+                            {"at", name(report.peakPosition)},
+                            {"live", llvm::json::Array(report.liveAtPeak)}}},
         {"buffers", std::move(buffers)}};
     if (report.budget)
       function["remat_budget"] = *report.budget;
@@ -288,9 +286,8 @@ void rnn::printMemorySVG(ArrayRef<MemoryPlanReport> reports,
                         plotLeft - 4, y(0) + 4);
     os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\">"
                         "op position in the function (0 .. {2})</text>\n",
-                        (plotLeft + plotRight) / 2, top + plotTop + plotHeight +
-                                                        16,
-                        report.positions);
+                        (plotLeft + plotRight) / 2,
+                        top + plotTop + plotHeight + 16, report.positions);
     for (auto [index, buffer] : llvm::enumerate(report.buffers)) {
       double end = buffer.free ? *buffer.free : report.positions;
       double x0 = x(buffer.alloc), x1 = std::max(x(end), x0 + 1);
@@ -298,16 +295,15 @@ void rnn::printMemorySVG(ArrayRef<MemoryPlanReport> reports,
       double y0 = y(buffer.offset + size), y1 = y(buffer.offset);
       bool live = llvm::is_contained(report.liveAtPeak, index);
       std::string from = report.positionNames[buffer.alloc];
-      std::string title = llvm::formatv("{0}: {1} bytes at offset {2}, "
-                                        "live {3}{4}",
-                                        report.describe(buffer), buffer.bytes,
-                                        buffer.offset, rangeText(buffer),
-                                        from.empty() ? "" : " (" + from +
-                                                                " .. " +
-                                                                endName(report,
-                                                                        buffer) +
-                                                                ")")
-                              .str();
+      std::string title =
+          llvm::formatv("{0}: {1} bytes at offset {2}, "
+                        "live {3}{4}",
+                        report.describe(buffer), buffer.bytes, buffer.offset,
+                        rangeText(buffer),
+                        from.empty() ? ""
+                                     : " (" + from + " .. " +
+                                           endName(report, buffer) + ")")
+              .str();
       os << llvm::formatv(
           "<rect class=\"buffer\" x=\"{0}\" y=\"{1}\" width=\"{2}\" "
           "height=\"{3}\" fill=\"{4}\" fill-opacity=\"0.8\" stroke=\"{5}\" "
@@ -345,8 +341,7 @@ void rnn::printMemorySVG(ArrayRef<MemoryPlanReport> reports,
       os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"10\" "
                           "height=\"10\" fill=\"{2}\"/><text x=\"{3}\" "
                           "y=\"{4}\">{5}</text>\n",
-                          lx, ly - 9, colourOf(role), lx + 13, ly,
-                          xml(role));
+                          lx, ly - 9, colourOf(role), lx + 13, ly, xml(role));
       lx += 20 + 7 * role.size();
     }
     os << "</g>\n";

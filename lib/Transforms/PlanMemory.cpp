@@ -48,8 +48,7 @@ struct RNNPlanMemoryPass
       bool json = llvm::StringRef(reportFile).ends_with(".json");
       if (failed(writeFile(reportFile, [&](llvm::raw_ostream &os) {
             if (json) {
-              os << llvm::formatv("{0:2}", memoryReportToJSON(reports))
-                 << "\n";
+              os << llvm::formatv("{0:2}", memoryReportToJSON(reports)) << "\n";
               return;
             }
             for (const MemoryPlanReport &report : reports)

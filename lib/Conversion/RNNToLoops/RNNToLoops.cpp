@@ -70,8 +70,8 @@ template <typename OpTy> struct KernelLowering : public OpRewritePattern<OpTy> {
     // position is. (Its linalg ops become loops and GEMM calls later, which
     // the report names after the allocations and loops around them.)
     Attribute layer = op->getAttr(kLayerAttr);
-    StringAttr kernel = rewriter.getStringAttr(
-        op->getName().getStringRef().drop_front(
+    StringAttr kernel =
+        rewriter.getStringAttr(op->getName().getStringRef().drop_front(
             op->getName().getDialectNamespace().size() + 1));
     auto tag = [&](Operation *created) {
       if (!isa<scf::ForOp, scf::ParallelOp, func::CallOp, memref::AllocOp,

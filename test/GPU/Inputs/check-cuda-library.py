@@ -10,7 +10,8 @@ Each scenario runs in a child process, since the device writes its report
   * load: loading the library touches no GPU (its kernels are registered by
     a constructor, loaded by the driver at the first call);
   * entries: every entry point (infer, train, fwd, bwd) called on the
-    caller's non-blocking stream with buffers from cuMemAlloc returns 0;
+    caller's non-blocking stream with buffers from cuMemAlloc returns 0,
+    and leaves the caller's current context as it was (none);
     the library never waits for the stream and allocates nothing but
     cuBLAS's workspace; no kernel argument or GEMM operand falls outside
     the caller's buffers;
@@ -151,6 +152,13 @@ def child(mode, nullcuda, directory):
     if mode == "entries":
         out["rc"] = [library.call(kind, buffers[kind], stream)
                      for kind in kinds]
+        # A call leaves the caller's current context as it was, here none.
+        device.check(device.cu.cuCtxSetCurrent(None), "cuCtxSetCurrent")
+        out["rc"].append(library.call("infer", buffers["infer"], stream))
+        current = ctypes.c_void_p(1)
+        device.check(device.cu.cuCtxGetCurrent(ctypes.byref(current)),
+                     "cuCtxGetCurrent")
+        out["context_after_call"] = current.value
     elif mode == "capture":
         calls = [lambda kind=kind: library.call(kind, buffers[kind], stream)
                  for kind in ("fwd", "bwd")]
@@ -218,6 +226,9 @@ def main(argv):
         expect(seen["launches"] > 0 and seen["gemms"] > 0,
                f"{mode}: no work issued")
         expect(not stderr.strip(), f"{mode}: stderr: {stderr.strip()}")
+        if mode == "entries":
+            expect(did["context_after_call"] is None,
+                   "a call changed the caller's current context")
     # The captured fwd + bwd are exactly the eager ones: had any work gone
     # to another stream than the caller's, it would have run at once
     # instead of being captured.

@@ -1227,8 +1227,8 @@ const ErrorText kErrors[] = {
 /// The destroy entry points of events and graphs: `handle` must be one of
 /// `live` (`what` names its kind in the error); it is removed and deleted.
 template <typename Handle>
-CUresult destroyHandle(const char *entry, std::set<Handle> &live,
-                       Handle handle, CUresult unknown, const char *what) {
+CUresult destroyHandle(const char *entry, std::set<Handle> &live, Handle handle,
+                       CUresult unknown, const char *what) {
   std::lock_guard<std::mutex> lock(enter());
   if (CUresult r = ready(entry))
     return r;
@@ -1350,6 +1350,16 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
     return fail(CUDA_ERROR_INVALID_CONTEXT,
                 "cuCtxSetCurrent: unknown context " + hex(ctx));
   currentContext = ctx;
+  return CUDA_SUCCESS;
+}
+
+NULLCUDA_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx) {
+  std::lock_guard<std::mutex> lock(enter());
+  if (!state().initialized)
+    return fail(CUDA_ERROR_NOT_INITIALIZED, "cuCtxGetCurrent: no cuInit");
+  if (!pctx)
+    return fail(CUDA_ERROR_INVALID_VALUE, "cuCtxGetCurrent: null result");
+  *pctx = currentContext;
   return CUDA_SUCCESS;
 }
 
