@@ -1,7 +1,7 @@
 """rnnc.torch against torch.nn.LSTM / torch.nn.GRU (the external reference).
 
 Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch. Compiled libraries
-go to a fresh cache directory per test session.
+go to a fresh cache directory per test session (conftest.py).
 """
 
 import os
@@ -15,11 +15,6 @@ from rnnc.library import RNNCError, compile_model
 CELLS = {"lstm": (rt.LSTM, torch.nn.LSTM), "gru": (rt.GRU, torch.nn.GRU)}
 POLICIES = ["none", "gates", "chunk:1", "chunk:2", "chunk:3",
             "budget:9000"]
-
-
-@pytest.fixture(autouse=True, scope="session")
-def cache(tmp_path_factory):
-    os.environ["RNNC_CACHE_DIR"] = str(tmp_path_factory.mktemp("rnnc-cache"))
 
 
 def rel_err(a, b):
