@@ -115,7 +115,7 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
   });
 }
 
-int64_t BufferLiveness::getPeakBytes() const {
+std::pair<int64_t, unsigned> BufferLiveness::getPeak() const {
   // Bytes allocated and freed at each position, then a running sum.
   SmallVector<int64_t> delta(numPositions + 1, 0);
   for (const BufferInfo &buffer : buffers) {
@@ -124,9 +124,13 @@ int64_t BufferLiveness::getPeakBytes() const {
       delta[buffer.deallocIndex] -= buffer.bytes;
   }
   int64_t current = 0, peak = 0;
-  for (int64_t d : delta) {
+  unsigned position = 0;
+  for (auto [index, d] : llvm::enumerate(delta)) {
     current += d;
-    peak = std::max(peak, current);
+    if (current > peak) {
+      peak = current;
+      position = index;
+    }
   }
-  return peak;
+  return {peak, position};
 }

@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::rnn;
@@ -88,22 +89,7 @@ MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
     report.buffers.push_back(buffer);
   }
 
-  // The peak as the planner counts it (BufferLiveness::getPeakBytes): a
-  // buffer holds its bytes from its allocation up to its free.
-  std::vector<int64_t> delta(report.positions + 1, 0);
-  for (const PlannedBuffer &buffer : report.buffers) {
-    delta[buffer.alloc] += buffer.bytes;
-    if (buffer.free)
-      delta[*buffer.free] -= buffer.bytes;
-  }
-  int64_t held = 0;
-  for (unsigned p = 0; p < delta.size(); ++p) {
-    held += delta[p];
-    if (held > report.peakBytes) {
-      report.peakBytes = held;
-      report.peakPosition = p;
-    }
-  }
+  std::tie(report.peakBytes, report.peakPosition) = liveness.getPeak();
   for (auto [index, buffer] : llvm::enumerate(report.buffers))
     if (buffer.alloc <= report.peakPosition &&
         (!buffer.free || *buffer.free > report.peakPosition))

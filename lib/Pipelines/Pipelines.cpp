@@ -50,6 +50,8 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/Regex.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 
 LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
@@ -107,6 +109,14 @@ int64_t rnn::PipelineOptions::getGemmRows() const {
 
 std::string rnn::PipelineOptions::defaultCUDAToolkit() {
   return RNN_CUDA_TOOLKIT_ROOT;
+}
+
+std::string rnn::PipelineOptions::toolkitFromFlag(StringRef flag) {
+  if (!flag.empty())
+    return flag.str();
+  if (const char *env = std::getenv("RNNC_CUDA_TOOLKIT"); env && *env)
+    return env;
+  return defaultCUDAToolkit();
 }
 
 void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {

@@ -11,7 +11,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -63,29 +62,21 @@ struct RNNPlanMemoryPass
       return signalPassFailure();
   }
 
-  /// Writes `path` through a temporary file renamed into place, so that no
-  /// partial file is left behind.
+  /// Writes `path` through a temporary file renamed into place
+  /// (llvm::writeToOutput), so that no partial file is left behind.
   LogicalResult writeFile(llvm::StringRef path,
                           llvm::function_ref<void(llvm::raw_ostream &)> write) {
-    std::string temporary = (path + ".tmp").str();
-    std::error_code ec;
-    {
-      llvm::raw_fd_ostream os(temporary, ec);
-      if (!ec) {
-        write(os);
-        os.close();
-        if (os.has_error())
-          ec = os.error();
-      }
-    }
-    if (!ec)
-      ec = llvm::sys::fs::rename(temporary, path);
-    if (ec) {
-      llvm::sys::fs::remove(temporary);
-      return getOperation().emitError("rnn-plan-memory: cannot write ")
-             << path << ": " << ec.message();
-    }
-    return success();
+    llvm::Error error =
+        llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
+          write(os);
+          return llvm::Error::success();
+        });
+    if (!error)
+      return success();
+    // The error names the file again; the message names it once.
+    std::error_code ec = llvm::errorToErrorCode(std::move(error));
+    return getOperation().emitError("rnn-plan-memory: cannot write ")
+           << path << ": " << ec.message();
   }
 
   void planFunction(func::FuncOp func) {

@@ -206,8 +206,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
         final = os.path.join(root, key)
         if not os.path.exists(os.path.join(final, "manifest.json")):
             os.makedirs(root, exist_ok=True)
-            tmp = tempfile.mkdtemp(prefix=key + ".tmp-", dir=root)
-            try:
+
+            def run_compiler(tmp):
                 cmd = [compiler, f"--preset={cell}", f"--seq-len={seq_len}",
                        f"--batch={batch}", f"--input-size={input_size}",
                        f"--hidden-size={hidden_size}", f"--layers={layers}",
@@ -219,21 +219,32 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                     message = run.stderr.strip().splitlines()
                     raise RNNCError(message[0] if message else
                                     f"rnn-compile exited {run.returncode}")
-                try:
-                    os.rename(tmp, final)
-                except OSError:
-                    # Another process put the same library in place first.
-                    if not os.path.exists(os.path.join(final,
-                                                       "manifest.json")):
-                        raise
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+
+            _publish(final, run_compiler)
         library = Library(final if device is None else
                           _device_copy(final, device))
         if device is not None:
             library.use_device(device)
         _loaded[loaded_key] = library
         return library
+
+
+def _publish(final, fill):
+    """Makes the library directory `final`: `fill(tmp)` writes it in a
+    temporary directory beside it, which is renamed into place, so a crash
+    or a concurrent writer never leaves a partial library there."""
+    tmp = tempfile.mkdtemp(prefix=os.path.basename(final) + ".tmp-",
+                           dir=os.path.dirname(final))
+    try:
+        fill(tmp)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            # Another process put the same library in place first.
+            if not os.path.exists(os.path.join(final, "manifest.json")):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _device_copy(directory, device):
@@ -244,16 +255,10 @@ def _device_copy(directory, device):
         return directory
     copy = f"{directory}.cuda{device}"
     if not os.path.exists(os.path.join(copy, "manifest.json")):
-        tmp = tempfile.mkdtemp(prefix=os.path.basename(copy) + ".tmp-",
-                               dir=os.path.dirname(directory))
-        try:
+
+        def copy_files(tmp):
             for name in os.listdir(directory):
                 shutil.copy2(os.path.join(directory, name), tmp)
-            try:
-                os.rename(tmp, copy)
-            except OSError:
-                if not os.path.exists(os.path.join(copy, "manifest.json")):
-                    raise
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+        _publish(copy, copy_files)
     return copy

@@ -240,9 +240,10 @@ static void emitObject(llvm::Module &llvmModule, llvm::StringRef path) {
   out.keep();
 }
 
-/// The runtime archive `flag` (else $`env`, else `built`) names; an error
-/// if it does not exist.
-static std::string findArchive(const cl::opt<std::string> &flag,
+/// The runtime archive (`what`) that `flag` names, else $`env`, else
+/// `built`; an error if it does not exist.
+static std::string findArchive(llvm::StringRef what,
+                               const cl::opt<std::string> &flag,
                                const char *env, llvm::StringRef built) {
   std::string path = flag;
   if (path.empty())
@@ -251,9 +252,8 @@ static std::string findArchive(const cl::opt<std::string> &flag,
   if (path.empty())
     path = built.str();
   if (path.empty() || !llvm::sys::fs::exists(path))
-    fail("no rnnc " + std::string(&flag == &runtimeLib ? "" : "CUDA ") +
-         "runtime archive" + (path.empty() ? "" : " at " + path) + " (give --" +
-         flag.ArgStr.str() + " or $" + env + ")");
+    fail("no " + what.str() + " archive" + (path.empty() ? "" : " at " + path) +
+         " (give --" + flag.ArgStr.str() + " or $" + env + ")");
   return path;
 }
 
@@ -274,10 +274,11 @@ static void link(llvm::StringRef object, llvm::StringRef library,
   // The CUDA runtime comes first: it calls into the other.
   llvm::SmallVector<std::string> archives;
   if (target == "cuda")
-    archives.push_back(findArchive(cudaRuntimeLib, "RNNC_CUDA_RUNTIME_LIB",
+    archives.push_back(findArchive("rnnc CUDA runtime", cudaRuntimeLib,
+                                   "RNNC_CUDA_RUNTIME_LIB",
                                    RNN_CUDA_RUNTIME_ARCHIVE));
-  archives.push_back(
-      findArchive(runtimeLib, "RNNC_RUNTIME_LIB", RNN_RUNTIME_ARCHIVE));
+  archives.push_back(findArchive("rnnc runtime", runtimeLib, "RNNC_RUNTIME_LIB",
+                                 RNN_RUNTIME_ARCHIVE));
 
   std::string exports = (scratch + "/exports.map").str();
   writeAtomically(exports, "{ global: rnnc_*; local: *; };\n");
@@ -292,8 +293,8 @@ static void link(llvm::StringRef object, llvm::StringRef library,
   // The CPU's GEMMs; a cuda library calls cuBLAS, loaded at run time.
   if (target == "cpu")
     args.push_back("-lopenblas");
-  args.append({"-lpthread", "-ldl", "-lm", "-Wl,--no-undefined",
-               versionScript});
+  args.append(
+      {"-lpthread", "-ldl", "-lm", "-Wl,--no-undefined", versionScript});
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log, log};
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects, 0,
@@ -343,10 +344,8 @@ int main(int argc, char **argv) {
   options.arena = true;
   options.cABI = true;
   options.chip = chip;
-  if (!cudaToolkit.empty())
-    options.toolkit = cudaToolkit;
-  else if (const char *env = std::getenv("RNNC_CUDA_TOOLKIT"); env && *env)
-    options.toolkit = env;
+  options.toolkit =
+      mlir::rnn::PipelineOptions::toolkitFromFlag(cudaToolkit.getValue());
   {
     std::string message;
     if (failed(mlir::rnn::verifyPipelineOptions(options, message)))

@@ -214,10 +214,8 @@ static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.arena = arena || (target == "cuda" && !noArena);
   options.memoryReport = memoryReportFile;
   options.memorySVG = memorySVGFile;
-  if (!cudaToolkit.empty())
-    options.toolkit = cudaToolkit;
-  else if (const char *env = std::getenv("RNNC_CUDA_TOOLKIT"); env && *env)
-    options.toolkit = env;
+  options.toolkit =
+      mlir::rnn::PipelineOptions::toolkitFromFlag(cudaToolkit.getValue());
 }
 
 /// Whether steps replay a CUDA graph of one step.

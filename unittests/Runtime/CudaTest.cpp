@@ -97,25 +97,19 @@ TEST_F(CudaWithoutDriver, EntryPointsRecordErrorsInsteadOfCrashing) {
     const char *entry;
     std::function<void()> run;
   };
+  auto expectLoadedAtLookup = [](CUmod_st *module) {
+    EXPECT_NE(module, nullptr);
+    EXPECT_EQ(cuda::takeError(), "");
+    EXPECT_EQ(mgpuModuleGetFunction(module, "k"), nullptr);
+    mgpuModuleUnload(module);
+  };
   std::vector<Call> calls = {
       // A module is registered without the driver and loaded at its first
       // kernel lookup, which fails.
       {"mgpuModuleGetFunction",
-       [&] {
-         CUmod_st *module = mgpuModuleLoad(ptx, sizeof(ptx));
-         EXPECT_NE(module, nullptr);
-         EXPECT_EQ(cuda::takeError(), "");
-         EXPECT_EQ(mgpuModuleGetFunction(module, "k"), nullptr);
-         mgpuModuleUnload(module);
-       }},
+       [&] { expectLoadedAtLookup(mgpuModuleLoad(ptx, sizeof(ptx))); }},
       {"mgpuModuleGetFunction",
-       [&] {
-         CUmod_st *module = mgpuModuleLoadJIT(ptx, 2);
-         EXPECT_NE(module, nullptr);
-         EXPECT_EQ(cuda::takeError(), "");
-         EXPECT_EQ(mgpuModuleGetFunction(module, "k"), nullptr);
-         mgpuModuleUnload(module);
-       }},
+       [&] { expectLoadedAtLookup(mgpuModuleLoadJIT(ptx, 2)); }},
       {"mgpuLaunchKernel",
        [&] {
          mgpuLaunchKernel(nullptr, 1, 1, 1, 32, 1, 1, 0, fakeStream, params,

@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace mlir {
 namespace func {
@@ -83,7 +84,9 @@ public:
   /// The peak of bytes held, simulating the function in program order:
   /// a buffer counts from its allocation to its deallocation, and to the
   /// end of the function if it has none (returned buffers).
-  int64_t getPeakBytes() const;
+  int64_t getPeakBytes() const { return getPeak().first; }
+  /// The peak and the first position where it is held.
+  std::pair<int64_t, unsigned> getPeak() const;
 
 private:
   llvm::SmallVector<BufferInfo> buffers;

@@ -93,6 +93,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 
   /// The toolkit the build was configured with (CUDA_TOOLKIT_ROOT).
   static std::string defaultCUDAToolkit();
+  /// The toolkit a tool's --cuda-toolkit flag selects: `flag` if given,
+  /// else $RNNC_CUDA_TOOLKIT, else defaultCUDAToolkit().
+  static std::string toolkitFromFlag(llvm::StringRef flag);
   /// gemm-rows, or the target's default: enough rows per GEMM for a tuned
   /// CPU BLAS (256), or for cuBLAS to fill a GPU and to keep the GEMM calls
   /// of a step few at large batches (16384: blocks of 4 steps at B = 4096).
