@@ -16,7 +16,11 @@ Cases (each with its own shape):
   <cell>_l<L>_wide_<pattern>   T=9,  B=5, I=13, H=21, patterns random and
                                nevercol (H = 2*8+5 exercises both the 8-lane
                                vector loop and the scalar remainder; I != H)
-for cell in lstm, gru and L in 1, 2.  For every case this writes
+for cell in lstm, gru and L in 1, 2, and stacks of layers of different cells
+and hidden sizes (STACKS, e.g. a GRU of H=10 feeding an LSTM of H=12), whose
+per-layer arrays cannot stack as [L,B,H]: they are named h0_l<k>, c0_l<k>,
+h_n_l<k>, ... (rnn-run's naming), with the resets applied to every layer.
+For every case this writes
   data/<name>.in.npz   float32 inputs (+ bool is_init)
   data/<name>.ref.npz  float64 outputs and gradients
 and the malformed inputs used by errors.test (data/bad_*.npz).
@@ -29,6 +33,8 @@ not share the stepping loop:
       its resets and every episode is run separately through nn.LSTM / nn.GRU
       (zero initial state when the episode starts with a reset, h0/c0 else),
       accumulating the same loss.
+A stack is checked the same way, with one single-layer nn.LSTM / nn.GRU per
+layer chained by hand in (a) and (b).
 Outputs and all gradients must agree to 1e-10 (relative to the array's largest
 magnitude of the pair); otherwise the script exits with status 1 and writes nothing.
 
@@ -61,6 +67,13 @@ SHAPES = (
     ("wide", Shape(T=9, B=5, I=13, H=21), ("random", "nevercol")),
 )
 TOL = 1e-10
+
+# Stacks of layers of different cells and hidden sizes: (name, T, B, I,
+# [(cell, H) per layer], reset pattern).
+STACKS = (
+    ("stack_gru10_lstm12_random", 7, 3, 5, (("gru", 10), ("lstm", 12)),
+     "random"),
+)
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
@@ -360,6 +373,208 @@ def max_rel(a, b):
 
 
 # --------------------------------------------------------------------------
+# Stacks of layers of different cells and hidden sizes
+# --------------------------------------------------------------------------
+
+def stack_inputs(name, T, B, I, layers, pattern):
+    rng = np.random.default_rng(case_seed(name))
+    f32 = np.float32
+
+    def u(lo, hi, shape):
+        return rng.uniform(lo, hi, size=shape).astype(f32)
+
+    d = {"x": u(-1, 1, (T, B, I))}
+    in_l = I
+    for l, (cell, H) in enumerate(layers):
+        G = 4 if cell == "lstm" else 3
+        k = 1.0 / np.sqrt(H)
+        d[f"h0_l{l}"] = u(-0.5, 0.5, (B, H))
+        if cell == "lstm":
+            d[f"c0_l{l}"] = u(-0.5, 0.5, (B, H))
+        d[f"weight_ih_l{l}"] = u(-k, k, (G * H, in_l))
+        d[f"weight_hh_l{l}"] = u(-k, k, (G * H, H))
+        d[f"bias_ih_l{l}"] = u(-k, k, (G * H,))
+        d[f"bias_hh_l{l}"] = u(-k, k, (G * H,))
+        in_l = H
+    d["grad_y"] = u(-1, 1, (T, B, in_l))
+    for l, (cell, H) in enumerate(layers):
+        d[f"grad_h_n_l{l}"] = u(-1, 1, (B, H))
+        if cell == "lstm":
+            d[f"grad_c_n_l{l}"] = u(-1, 1, (B, H))
+    d["is_init"] = make_is_init(pattern, Shape(T, B, I, in_l), rng)
+    return d
+
+
+class StackLeaves:
+    """The float64 leaves of a stack's inputs, and its loss and results."""
+
+    def __init__(self, d, layers):
+        self.d, self.layers = d, layers
+        self.x = t64(d["x"], True)
+        self.h0 = [t64(d[f"h0_l{l}"], True) for l in range(len(layers))]
+        self.c0 = [t64(d[f"c0_l{l}"], True) if cell == "lstm" else None
+                   for l, (cell, _) in enumerate(layers)]
+
+    def state_names(self, l):
+        return ("h", "c") if self.layers[l][0] == "lstm" else ("h",)
+
+    def loss(self, y, finals):
+        """finals[l]: the layer's final (h,) or (h, c) over the batch."""
+        loss = (y * t64(self.d["grad_y"])).sum()
+        for l, states in enumerate(finals):
+            for s, v in zip(self.state_names(l), states):
+                loss = loss + (v * t64(self.d[f"grad_{s}_n_l{l}"])).sum()
+        return loss
+
+    def results(self, y, finals, params):
+        """params[l]: the layer's module, whose parameters (with the
+        single-layer names weight_ih_l0, ... of nn.LSTM or the cell names
+        weight_ih, ...) are read with `pname`."""
+        r = {"y": y.detach()}
+        for l, states in enumerate(finals):
+            for s, v in zip(self.state_names(l), states):
+                r[f"{s}_n_l{l}"] = v.detach()
+        r["grad_x"] = grad_or_zero(self.x)
+        for l in range(len(self.layers)):
+            r[f"grad_h0_l{l}"] = grad_or_zero(self.h0[l])
+            if self.c0[l] is not None:
+                r[f"grad_c0_l{l}"] = grad_or_zero(self.c0[l])
+            for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                m, pname = params[l]
+                r[f"grad_{p}_l{l}"] = grad_or_zero(getattr(m, pname(p)))
+        return {k: v.numpy() for k, v in r.items()}
+
+
+def stack_modules(d, layers, kind):
+    """One float64 module per layer (kind "cell": nn.LSTMCell/GRUCell; kind
+    "seq": single-layer nn.LSTM/GRU) holding the layer's weights, with the
+    name of each weight in it."""
+    mods = []
+    in_l = d["x"].shape[2]
+    for l, (cell, H) in enumerate(layers):
+        lstm = cell == "lstm"
+        if kind == "cell":
+            m = (torch.nn.LSTMCell if lstm else torch.nn.GRUCell)(
+                in_l, H, bias=True, dtype=torch.float64)
+            pname = lambda p: p
+        else:
+            m = (torch.nn.LSTM if lstm else torch.nn.GRU)(
+                in_l, H, num_layers=1, bias=True, dtype=torch.float64)
+            pname = lambda p: p + "_l0"
+        with torch.no_grad():
+            for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(m, pname(p)).copy_(t64(d[f"{p}_l{l}"]))
+        mods.append((m, pname))
+        in_l = H
+    return mods
+
+
+def stack_stepwise(d, layers, is_init):
+    """The reference: step by step with the cells, resets on every layer."""
+    leaves = StackLeaves(d, layers)
+    mods = stack_modules(d, layers, "cell")
+    keep = t64(~is_init).unsqueeze(-1)
+    inp = [leaves.x[t] for t in range(d["x"].shape[0])]
+    finals = []
+    for l, (cell, _) in enumerate(layers):
+        h, c = leaves.h0[l], leaves.c0[l]
+        out = []
+        for t in range(len(inp)):
+            h = h * keep[t]
+            if cell == "lstm":
+                c = c * keep[t]
+                h, c = mods[l][0](inp[t], (h, c))
+            else:
+                h = mods[l][0](inp[t], h)
+            out.append(h)
+        inp = out
+        finals.append((h, c) if cell == "lstm" else (h,))
+    y = torch.stack(inp)
+    leaves.loss(y, finals).backward()
+    return leaves.results(y, finals, mods)
+
+
+def stack_sequence(d, layers):
+    """(a) no resets: single-layer nn.LSTM/GRU modules chained."""
+    leaves = StackLeaves(d, layers)
+    mods = stack_modules(d, layers, "seq")
+    inp, finals = leaves.x, []
+    for l, (cell, _) in enumerate(layers):
+        m = mods[l][0]
+        if cell == "lstm":
+            inp, (h, c) = m(inp, (leaves.h0[l][None], leaves.c0[l][None]))
+            finals.append((h[0], c[0]))
+        else:
+            inp, h = m(inp, leaves.h0[l][None])
+            finals.append((h[0],))
+    leaves.loss(inp, finals).backward()
+    return leaves.results(inp, finals, mods)
+
+
+def stack_episodes(d, layers):
+    """(b) each batch column split at its resets, each episode run on its own
+    through the chained single-layer modules."""
+    leaves = StackLeaves(d, layers)
+    mods = stack_modules(d, layers, "seq")
+    is_init = d["is_init"]
+    T, B, _ = d["x"].shape
+    loss = torch.zeros((), dtype=torch.float64)
+    y = torch.zeros(T, B, layers[-1][1], dtype=torch.float64)
+    finals = [[torch.zeros(B, H, dtype=torch.float64)
+               for _ in range(2 if cell == "lstm" else 1)]
+              for cell, H in layers]
+    for b in range(B):
+        starts = [0] + [t for t in range(1, T) if is_init[t, b]]
+        for s, e in zip(starts, starts[1:] + [T]):
+            inp, ends = leaves.x[s:e, b:b + 1], []
+            for l, (cell, H) in enumerate(layers):
+                m = mods[l][0]
+                fresh = bool(is_init[s, b])
+                h = (torch.zeros(1, 1, H, dtype=torch.float64) if fresh
+                     else leaves.h0[l][None, b:b + 1])
+                if cell == "lstm":
+                    c = (torch.zeros(1, 1, H, dtype=torch.float64) if fresh
+                         else leaves.c0[l][None, b:b + 1])
+                    inp, (h, c) = m(inp, (h, c))
+                    ends.append((h[0], c[0]))
+                else:
+                    inp, h = m(inp, h)
+                    ends.append((h[0],))
+            loss = loss + (inp * t64(d["grad_y"])[s:e, b:b + 1]).sum()
+            with torch.no_grad():
+                y[s:e, b:b + 1] = inp
+            if e == T:
+                for l, states in enumerate(ends):
+                    for i, (name, v) in enumerate(
+                            zip(leaves.state_names(l), states)):
+                        g = t64(d[f"grad_{name}_n_l{l}"])[b:b + 1]
+                        loss = loss + (v * g).sum()
+                        with torch.no_grad():
+                            finals[l][i][b:b + 1] = v
+    loss.backward()
+    return leaves.results(y, finals, mods)
+
+
+def check_stacks(files):
+    """Adds each stack's files; returns False if a self-check fails."""
+    ok = True
+    for name, T, B, I, layers, pattern in STACKS:
+        d = stack_inputs(name, T, B, I, layers, pattern)
+        ref = stack_stepwise(d, layers, d["is_init"])
+        ra, wa = max_rel(stack_stepwise(d, layers, np.zeros_like(d["is_init"])),
+                         stack_sequence(d, layers))
+        rb, wb = max_rel(ref, stack_episodes(d, layers))
+        good = ra <= TOL and rb <= TOL
+        ok &= good
+        print(f"{name:23s} resets={int(d['is_init'].sum()):2d} "
+              f"vs-nn={ra:.2e}({wa}) vs-episodes={rb:.2e}({wb}) "
+              f"{'ok' if good else 'FAIL'}")
+        files[name + ".in.npz"] = npz_bytes(d)
+        files[name + ".ref.npz"] = npz_bytes(ref)
+    return ok
+
+
+# --------------------------------------------------------------------------
 # Malformed inputs for errors.test
 # --------------------------------------------------------------------------
 
@@ -435,6 +650,7 @@ def main():
               f"{'ok' if ok else 'FAIL'}")
         files[name + ".in.npz"] = npz_bytes(d)
         files[name + ".ref.npz"] = npz_bytes(ref)
+    failed |= not check_stacks(files)
     for fname, arrays in bad_files().items():
         files[fname] = npz_bytes(arrays)
     files["bad_notnpz.npz"] = NOT_NPZ

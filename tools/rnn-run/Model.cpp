@@ -176,30 +176,21 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
   return success();
 }
 
-static std::string shapeOf(const NamedTensor &t) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(t.shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
-
-/// The tensors of a name are one tensor, or one per layer (distinct
-/// rnn.layer indices) of one shape: rnn-run stacks per-layer arrays as
-/// [L, ...], so two tensors of a name for one layer, or layers of different
-/// shapes, would make one array overwrite or misread another.
-static LogicalResult checkLayers(func::FuncOp func, StringRef what,
-                                 const std::vector<NamedTensor> &tensors,
-                                 std::string &error) {
-  std::map<std::string, std::vector<const NamedTensor *>> byName;
-  for (const NamedTensor &t : tensors)
+/// Names the array of each tensor (see readSignature). Two tensors of a
+/// name without distinct rnn.layer indices would be one array twice.
+static LogicalResult assignArrays(func::FuncOp func, StringRef what,
+                                  std::vector<NamedTensor> &tensors,
+                                  std::string &error) {
+  std::map<std::string, std::vector<NamedTensor *>> byName;
+  for (NamedTensor &t : tensors)
     byName[t.name].push_back(&t);
-  std::string where = what.str() + " '";
-  for (const auto &[name, group] : byName) {
-    std::string named = where + name + "' of @" + func.getName().str();
-    const NamedTensor &first = *group.front();
+  for (auto &[name, group] : byName) {
+    std::string named =
+        what.str() + " '" + name + "' of @" + func.getName().str();
     std::set<int64_t> layers;
-    for (const NamedTensor *t : group) {
-      if (t->layer < 0 || first.layer < 0) {
+    bool sameShape = true;
+    for (NamedTensor *t : group) {
+      if (t->layer < 0) {
         if (group.size() == 1)
           continue;
         error = named + " is given more than once without distinct "
@@ -211,15 +202,28 @@ static LogicalResult checkLayers(func::FuncOp func, StringRef what,
                 std::to_string(t->layer);
         return failure();
       }
-      if (t->shape != first.shape) {
-        error = named + " has layers of different shapes (" + shapeOf(first) +
-                " for layer " + std::to_string(first.layer) + ", " +
-                shapeOf(*t) + " for layer " + std::to_string(t->layer) +
-                "); rnn-run stacks the layers of a name as one array";
-        return failure();
-      }
+      sameShape &= t->shape == group.front()->shape;
+    }
+    // Layers 0..L-1 (the set is ordered) of one shape stack.
+    bool stack = !layers.empty() && sameShape &&
+                 *layers.rbegin() == static_cast<int64_t>(layers.size()) - 1;
+    for (NamedTensor *t : group) {
+      t->array = t->layer >= 0 && !stack
+                     ? name + "_l" + std::to_string(t->layer)
+                     : name;
+      t->stacked = t->layer >= 0 && stack ? layers.size() : 0;
     }
   }
+  // A per-layer array name may not be another tensor's name.
+  for (auto &[name, group] : byName)
+    for (NamedTensor *t : group)
+      if (t->array != name && byName.count(t->array)) {
+        error = what.str() + " '" + name + "' of @" + func.getName().str() +
+                " for rnn.layer " + std::to_string(t->layer) +
+                " is exchanged as array '" + t->array +
+                "', which is also the name of another " + what.str();
+        return failure();
+      }
   return success();
 }
 
@@ -245,10 +249,10 @@ LogicalResult readSignature(func::FuncOp func, Signature &signature,
                     signature.results)))
       return failure();
   for (auto [what, tensors] :
-       {std::pair<StringRef, const std::vector<NamedTensor> *>{
-            "argument", &signature.args},
+       {std::pair<StringRef, std::vector<NamedTensor> *>{"argument",
+                                                         &signature.args},
         {"result", &signature.results}})
-    if (failed(checkLayers(func, what, *tensors, error)))
+    if (failed(assignArrays(func, what, *tensors, error)))
       return failure();
   return success();
 }
@@ -323,6 +327,31 @@ LogicalResult runPipeline(PassManager &pm, ModuleOp module,
     return success();
   });
   return pm.run(module);
+}
+
+int64_t gemmFlops(func::FuncOp func, bool train) {
+  double total = 0;
+  func.walk([&](Operation *op) {
+    Value x, weightHh;
+    if (auto lstm = dyn_cast<mlir::rnn::LSTMOp>(op)) {
+      x = lstm.getX();
+      weightHh = lstm.getWeightHh();
+    } else if (auto gru = dyn_cast<mlir::rnn::GRUOp>(op)) {
+      x = gru.getX();
+      weightHh = gru.getWeightHh();
+    } else {
+      return;
+    }
+    auto xType = cast<ShapedType>(x.getType());
+    auto wType = cast<ShapedType>(weightHh.getType());
+    // [T, B, I] and [G*H, H]; in double, as a model's dimensions may be
+    // too large for its flops to fit 64 bits (it is refused later).
+    double fwd = 2.0 * xType.getDimSize(0) * xType.getDimSize(1) *
+                 wType.getDimSize(0) *
+                 (xType.getDimSize(2) + wType.getDimSize(1));
+    total += train ? 3 * fwd : fwd;
+  });
+  return total < 9.2e18 ? static_cast<int64_t>(total) : INT64_MAX;
 }
 
 std::string describeModel(func::FuncOp func, ModelShape &shape) {

@@ -49,8 +49,14 @@ mlir::LogicalResult checkShapeSizes(const ModelShape &shape,
 struct NamedTensor {
   /// Array name as PyTorch names it (`x`, `weight_ih_l0`, `h0`, ...).
   std::string name;
-  /// Layer of a per-layer state (stacked as [L, ...] in npz files), or -1.
+  /// Layer of a per-layer state, or -1.
   int64_t layer = -1;
+  /// The npz array that holds it: `name`, or `name_l<layer>` for a layer of
+  /// a name whose layers cannot be stacked (see readSignature).
+  std::string array;
+  /// Number of layers stacked as [L, ...] in `array` (this tensor is slice
+  /// `layer`), or 0 if `array` is this tensor alone.
+  int64_t stacked = 0;
   std::vector<int64_t> shape;
   /// Element type is i1 (the reset mask) rather than f32.
   bool isMask = false;
@@ -65,6 +71,11 @@ struct Signature {
 
 /// Reads the names (`rnn.name`, `rnn.layer`) and static shapes of the
 /// arguments and results of `func`; the message says what is missing.
+/// The tensors of one name are one array: a single tensor, or the layers
+/// 0..L-1 of one shape stacked as [L, ...] (as PyTorch stacks h0 and h_n).
+/// Any other set of layers of a name (different shapes, as when the layers
+/// have different hidden sizes, or not numbered from 0) is one array per
+/// layer, `name_l<k>` (as PyTorch names per-layer weights).
 mlir::LogicalResult readSignature(mlir::func::FuncOp func,
                                   Signature &signature, std::string &error);
 
@@ -96,6 +107,12 @@ mlir::LogicalResult runPipeline(mlir::PassManager &pm, mlir::ModuleOp module,
 /// The shape of a model function (T, B, I, H of its first layer and its
 /// number of layers) and its cell: "lstm", "gru" or "mixed".
 std::string describeModel(mlir::func::FuncOp func, ModelShape &shape);
+
+/// The GEMM flops of one step of `func`'s layers: per layer
+/// 2 T B G H (I + H) forward, three times that with the backward (grad_x,
+/// grad_weight_ih, grad_weight_hh and the recurrent gradient, each as large
+/// as one forward GEMM).
+int64_t gemmFlops(mlir::func::FuncOp func, bool train);
 
 } // namespace run
 } // namespace rnn

@@ -484,21 +484,21 @@ static void checkInputArrays(const npz::ArrayMap &inputs,
                              const Signature &signature, bool train) {
   llvm::StringSet<> known;
   for (const NamedTensor &arg : signature.args) {
-    known.insert(arg.name);
+    known.insert(arg.array);
     if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
       continue;
-    if (!inputs.count(arg.name) && !defaultsToZeros(arg.name))
-      fail(inputsFile + ": missing array '" + arg.name + "'");
+    if (!inputs.count(arg.array) && !defaultsToZeros(arg.name))
+      fail(inputsFile + ": missing array '" + arg.array + "'");
   }
   for (const NamedTensor &result : signature.results)
-    known.insert("grad_" + result.name);
+    known.insert("grad_" + result.array);
   for (const auto &[name, array] : inputs)
     if (!known.contains(name)) {
       std::string names;
       for (const NamedTensor &arg : signature.args)
         if (train || !llvm::StringRef(arg.name).starts_with("grad_"))
-          if (names.find("'" + arg.name + "'") == std::string::npos)
-            names += (names.empty() ? "'" : ", '") + arg.name + "'";
+          if (names.find("'" + arg.array + "'") == std::string::npos)
+            names += (names.empty() ? "'" : ", '") + arg.array + "'";
       fail(inputsFile + ": array '" + name +
            "' is not an input of the model (inputs: " + names + ")");
     }
@@ -540,21 +540,27 @@ static void generate(const NamedTensor &arg, int64_t hidden,
     values[i] = static_cast<float>((2.0 * unit(gen) - 1.0) * bound);
 }
 
+/// The shape of the npz array that holds `t` (with the stacked layers).
+static std::vector<int64_t> arrayShape(const NamedTensor &t) {
+  std::vector<int64_t> shape = t.shape;
+  if (t.stacked)
+    shape.insert(shape.begin(), t.stacked);
+  return shape;
+}
+
 /// Copies the argument's values out of the npz file (the layer's slice for
-/// per-layer states), checking dtype and shape.
+/// stacked per-layer states), checking dtype and shape.
 static void fromFile(const NamedTensor &arg, const npz::Array &array,
-                     int64_t numLayers, std::vector<char> &bytes) {
-  std::vector<int64_t> want = arg.shape;
-  if (arg.layer >= 0)
-    want.insert(want.begin(), numLayers);
+                     std::vector<char> &bytes) {
+  std::vector<int64_t> want = arrayShape(arg);
   if (array.shape != want)
-    fail(inputsFile + ": array '" + arg.name + "' has shape " +
+    fail(inputsFile + ": array '" + arg.array + "' has shape " +
          array.shapeString() + ", expected " + shapeString(want));
   int64_t n = arg.numElements();
-  int64_t offset = arg.layer >= 0 ? arg.layer * n : 0;
+  int64_t offset = arg.stacked ? arg.layer * n : 0;
   if (arg.isMask) {
     if (array.dtype != npz::DType::Bool && array.dtype != npz::DType::U8)
-      fail(inputsFile + ": array '" + arg.name + "' has dtype " +
+      fail(inputsFile + ": array '" + arg.array + "' has dtype " +
            npz::dtypeName(array.dtype).str() + ", expected bool or uint8");
     bytes.resize(n);
     for (int64_t i = 0; i < n; ++i)
@@ -562,7 +568,7 @@ static void fromFile(const NamedTensor &arg, const npz::Array &array,
     return;
   }
   if (array.dtype != npz::DType::F32)
-    fail(inputsFile + ": array '" + arg.name + "' has dtype " +
+    fail(inputsFile + ": array '" + arg.array + "' has dtype " +
          npz::dtypeName(array.dtype).str() + ", expected float32");
   bytes.assign(array.data.begin() + offset * 4,
                array.data.begin() + (offset + n) * 4);
@@ -584,18 +590,6 @@ static std::vector<int64_t> descriptor(void *data,
     strides[i] = strides[i + 1] * shape[i + 1];
   words.insert(words.end(), strides.begin(), strides.end());
   return words;
-}
-
-static int64_t gemmFlops(const ModelShape &s, bool train) {
-  int64_t g = s.cell == Cell::LSTM ? 4 : 3, total = 0;
-  for (int64_t l = 0; l < s.layers; ++l) {
-    int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
-    int64_t fwd = 2 * s.seqLen * s.batch * g * s.hiddenSize * (in + s.hiddenSize);
-    // Backward: grad_x, grad_weight_ih, grad_weight_hh and the recurrent
-    // gradient, each as large as one forward GEMM.
-    total += train ? 3 * fwd : fwd;
-  }
-  return total;
 }
 
 /// Compiles `entryName` (only: the other functions of the module are
@@ -820,6 +814,7 @@ int main(int argc, char **argv) {
   std::string cellName = preset;
   if (!modelFile.empty())
     cellName = describeModel(model, shape);
+  int64_t flops = gemmFlops(model, mode == "train");
 
   if (emit == "mlir") {
     module->print(llvm::outs());
@@ -850,10 +845,6 @@ int main(int argc, char **argv) {
   if (failed(readSignature(entry, signature, error)))
     fail(error);
 
-  int64_t numLayers = 1;
-  for (const NamedTensor &t : signature.args)
-    numLayers = std::max(numLayers, t.layer + 1);
-
   if (inputs)
     checkInputArrays(*inputs, signature, train);
 
@@ -882,8 +873,8 @@ int main(int argc, char **argv) {
       continue;
     if (!inputs)
       generate(arg, shape.hiddenSize, argData[i]);
-    else if (auto it = inputs->find(arg.name); it != inputs->end())
-      fromFile(arg, it->second, numLayers, argData[i]);
+    else if (auto it = inputs->find(arg.array); it != inputs->end())
+      fromFile(arg, it->second, argData[i]);
     else
       argData[i].assign(arg.bytes(), 0);
   }
@@ -1051,19 +1042,16 @@ int main(int argc, char **argv) {
              std::to_string(memory.ledger().badFrees()) + " bad frees",
          1);
 
-  // Outputs, per-layer states stacked as [L, ...].
+  // Outputs, per-layer states stacked as [L, ...] where they stack.
   if (!outputsFile.empty()) {
     std::map<std::string, npz::Array> byName;
     std::vector<std::string> order;
     for (auto [i, r] : llvm::enumerate(signature.results)) {
-      std::vector<int64_t> arrayShape = r.shape;
-      if (r.layer >= 0)
-        arrayShape.insert(arrayShape.begin(), numLayers);
-      auto [it, inserted] =
-          byName.try_emplace(r.name, npz::Array::f32(r.name, arrayShape));
+      auto [it, inserted] = byName.try_emplace(
+          r.array, npz::Array::f32(r.array, arrayShape(r)));
       if (inserted)
-        order.push_back(r.name);
-      int64_t offset = r.layer >= 0 ? r.layer * r.numElements() : 0;
+        order.push_back(r.array);
+      int64_t offset = r.stacked ? r.layer * r.numElements() : 0;
       std::copy(resultValues[i].begin(), resultValues[i].end(),
                 it->second.as<float>() + offset);
     }
@@ -1076,7 +1064,6 @@ int main(int argc, char **argv) {
 
   int64_t held = train ? last.bytesAtBackwardStart : last.bytesAtEnd;
   int64_t savedBytes = std::max<int64_t>(0, held - resultBytes);
-  int64_t flops = gemmFlops(shape, train);
   double stepMedian = median(stepMs);
   if (json) {
     llvm::json::Object out{
