@@ -1,9 +1,11 @@
 //===- CheckPipelineInput.cpp - rnn-check-pipeline-input ------------------===//
 //
-// Rejects, naming the op, a program that frees memrefs before the rnn
-// pipelines place deallocations themselves (see Passes.td). Upstream's
-// ownership-based deallocation would fail on it with a message about its
-// internals.
+// Rejects, naming the op and the rule, a program that upstream's
+// ownership-based buffer deallocation (which the rnn pipelines run on every
+// function) cannot take: one that frees memrefs itself, has an op whose
+// memory effects are unknown, or loops through unstructured control flow
+// (see Passes.td). Upstream would fail on it later with a message about its
+// own internals, after the rnn passes have rewritten the IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,9 @@
 
 #include "rnn/Analysis/MemRefEffects.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir {
 namespace rnn {
@@ -21,18 +26,57 @@ namespace rnn {
 
 using namespace mlir;
 
+/// Whether the memory effects of `op` are known to the deallocation: it
+/// declares them, takes them from its regions, or is a call (whose callee
+/// is analyzed on its own).
+static bool hasKnownMemoryEffects(Operation *op) {
+  return isa<MemoryEffectOpInterface, CallOpInterface>(op) ||
+         op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+}
+
+/// Whether a block of `region` branches back to a block that dominates it
+/// (a loop built from branches).
+static bool hasBackEdge(Region &region, DominanceInfo &dominance) {
+  for (Block &block : region)
+    for (Block *successor : block.getSuccessors())
+      if (dominance.dominates(successor, &block))
+        return true;
+  return false;
+}
+
 namespace {
 struct RNNCheckPipelineInputPass
     : public rnn::impl::RNNCheckPipelineInputPassBase<
           RNNCheckPipelineInputPass> {
   void runOnOperation() override {
-    WalkResult result = getOperation()->walk([](Operation *op) {
-      if (!rnn::hasMemRefEffect<MemoryEffects::Free>(op))
+    DominanceInfo &dominance = getAnalysis<DominanceInfo>();
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      if (rnn::hasMemRefEffect<MemoryEffects::Free>(op)) {
+        op->emitOpError("frees a buffer: the rnn pipelines place every "
+                        "deallocation themselves, so their input must not "
+                        "free memrefs");
+        return WalkResult::interrupt();
+      }
+      // Within the functions the deallocation runs on.
+      auto function = dyn_cast<FunctionOpInterface>(op);
+      if (!function)
+        function = op->getParentOfType<FunctionOpInterface>();
+      if (!function || function.isExternal())
         return WalkResult::advance();
-      op->emitOpError("frees a buffer: the rnn pipelines place every "
-                      "deallocation themselves, so their input must not "
-                      "free memrefs");
-      return WalkResult::interrupt();
+      if (op != function && !hasKnownMemoryEffects(op)) {
+        op->emitOpError("has unknown memory effects: the rnn pipelines "
+                        "place every deallocation themselves, so each op of "
+                        "their input must declare what it does to memory");
+        return WalkResult::interrupt();
+      }
+      for (Region &region : op->getRegions())
+        if (hasBackEdge(region, dominance)) {
+          op->emitOpError("has a loop of branches: the rnn pipelines place "
+                          "every deallocation themselves, for structured "
+                          "loops (scf.for, scf.while) only");
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();

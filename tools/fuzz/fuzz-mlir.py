@@ -31,8 +31,9 @@ Classification of one run:
   INTERNAL  exit 1 with an internal-looking error (the input verified, so
             the IR a pass produced is to blame): "failed to legalize",
             "failed to verify", an error from an llvm./gpu./nvvm. op,
-            "out-of-bounds", an empty `error: ` message, or
-            "memory free side-effect", or a func.call symbol-use error
+            "out-of-bounds", an empty `error: ` message,
+            "memory free side-effect" or another of upstream buffer
+            deallocation's precondition messages, or a func.call symbol-use error
             (wrong number/type of operands or results for the callee).
   anything else (exit 0, or a normal diagnostic) is fine.
 
@@ -94,6 +95,10 @@ INTERNAL_RES = [re.compile(p) for p in [
     r"out-of-bounds",
     r"error: *$",
     r"memory free side-effect",
+    # Upstream buffer deallocation's preconditions.
+    r"unknown memory side effects|Only structured control-flow loops|"
+    r"operations with attached regions need to|NoTerminator trait|"
+    r"Terminators (must implement|with more than one successor)",
     # func.call's symbol-use checks: the input verified, so a pass made it.
     r"'func\.call' op (incorrect number of (operands|results) for callee|"
     r"(operand|result) type mismatch|'\S+' does not reference a valid)",

@@ -285,14 +285,17 @@ def RNNPlaceInArenaPass : Pass<"rnn-place-in-arena", "ModuleOp"> {
 }
 
 def RNNCheckPipelineInputPass : Pass<"rnn-check-pipeline-input", "ModuleOp"> {
-  let summary = "Reject a program that frees its own buffers";
+  let summary = "Reject a program the pipelines' deallocation cannot take";
   let description = [{
     The first pass of the kernels-to-loops pipeline (and so of the train
     and infer pipelines). They place every buffer deallocation themselves,
     with upstream's ownership-based buffer deallocation, which cannot take a
     program that already frees memrefs (it fails with "memory free
-    side-effect on MemRef value not supported!"). This pass names the op
-    and the rule instead.
+    side-effect on MemRef value not supported!"), has an op whose memory
+    effects are unknown ("ops with unknown memory side effects are not
+    supported") or loops through branches ("Only structured control-flow
+    loops are supported."). It would fail only after the rnn passes have
+    rewritten the program; this pass names the op and the rule instead.
 
     ```mlir
     %a = memref.alloc() : memref<8xf32>
