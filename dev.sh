@@ -14,20 +14,26 @@
 #                                  DIR .gpu)
 #   ./dev.sh test-bundle           pack into build/gpu-bundle and check that
 #                                  the packed tools run with LLVM hidden
-#   ./dev.sh fuzz [RUNS] [SEED]    the rnn-opt fuzzer on the release build
-#                                  (default 1200 runs, about a minute; fails
-#                                  on any crash, timeout or internal error)
+#   ./dev.sh fuzz [RUNS] [SECONDS] the rnn-opt mutation fuzzer on the release
+#                                  build (default 1200 runs, about a minute),
+#                                  then the libFuzzer target rnn-fuzz
+#                                  (build-fuzz/, clang) for SECONDS (default
+#                                  60); fails on any crash, timeout or
+#                                  internal error
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(cmake ninja-build ccache g++ python3 python3-pip git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
           libgtest-dev libopenblas-dev zlib1g-dev)
+# The libFuzzer build's compiler and runtime (./dev.sh fuzz only).
+FUZZ_PACKAGES=(clang-22 libclang-rt-22-dev)
 BUILD_DIR=${RNN_BUILD_DIR:-build}
 
+# Installs PACKAGES and any packages given as arguments.
 install_missing() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
       || missing+=("$p")
   done
@@ -100,8 +106,16 @@ case "${1:-}" in
     ;;
   fuzz)
     build
-    python3 tools/fuzz/fuzz-mlir.py --runs "${2:-1200}" --seed "${3:-1}" \
+    python3 tools/fuzz/fuzz-mlir.py --runs "${2:-1200}" --seed 1 \
       --rnn-opt "$BUILD_DIR/bin/rnn-opt" --out "$BUILD_DIR/fuzz-out" --quiet
+    install_missing "${FUZZ_PACKAGES[@]}"
+    dir=${RNN_FUZZ_BUILD_DIR:-build-fuzz}
+    if [ ! -f "$dir/build.ninja" ]; then
+      CC=clang-22 CXX=clang++-22 cmake -G Ninja -S . -B "$dir" \
+        -DCMAKE_BUILD_TYPE=Release -DRNN_FUZZ=ON
+    fi
+    ninja -C "$dir" -j"$(nproc)" rnn-fuzz
+    tools/fuzz/run-libfuzzer.sh "${3:-60}" "$dir"
     ;;
   *)
     sed -n '2,20p' "$0"

@@ -64,16 +64,18 @@ struct RNNCheckPipelineInputPass
       if (!function || function.isExternal())
         return WalkResult::advance();
       if (op != function && !hasKnownMemoryEffects(op)) {
-        op->emitOpError("has unknown memory effects: the rnn pipelines "
-                        "place every deallocation themselves, so each op of "
-                        "their input must declare what it does to memory");
+        op->emitError() << "the rnn pipelines place every deallocation "
+                           "themselves, so each op of their input must "
+                           "declare what it does to memory: '"
+                        << op->getName() << "' has unknown memory effects";
         return WalkResult::interrupt();
       }
       for (Region &region : op->getRegions())
         if (hasBackEdge(region, dominance)) {
-          op->emitOpError("has a loop of branches: the rnn pipelines place "
-                          "every deallocation themselves, for structured "
-                          "loops (scf.for, scf.while) only");
+          op->emitError() << "the rnn pipelines place every deallocation "
+                             "themselves, for structured loops (scf.for, "
+                             "scf.while) only: '"
+                          << op->getName() << "' has a loop of branches";
           return WalkResult::interrupt();
         }
       return WalkResult::advance();

@@ -32,7 +32,7 @@ func.func @frees(%i: index) -> f32 {
 // are not supported", which came after the rnn passes had run.
 func.func @unknown_effects(%i: index) -> f32 {
   %a = memref.alloc() : memref<8xf32>
-  // expected-error @+1 {{'gpu.barrier' op has unknown memory effects: the rnn pipelines place every deallocation themselves, so each op of their input must declare what it does to memory}}
+  // expected-error @+1 {{the rnn pipelines place every deallocation themselves, so each op of their input must declare what it does to memory: 'gpu.barrier' has unknown memory effects}}
   gpu.barrier
   %r = memref.load %a[%i] : memref<8xf32>
   return %r : f32
@@ -42,7 +42,7 @@ func.func @unknown_effects(%i: index) -> f32 {
 
 // A loop of branches (upstream: "Only structured control-flow loops are
 // supported.").
-// expected-error @+1 {{'func.func' op has a loop of branches: the rnn pipelines place every deallocation themselves, for structured loops (scf.for, scf.while) only}}
+// expected-error @+1 {{the rnn pipelines place every deallocation themselves, for structured loops (scf.for, scf.while) only: 'func.func' has a loop of branches}}
 func.func @branch_loop(%n: index) -> f32 {
   %a = memref.alloc() : memref<4xf32>
   %c0 = arith.constant 0 : index

@@ -4,6 +4,7 @@
 Usage:
     tools/fuzz/fuzz-mlir.py [--seed N] [--runs N] [--rnn-opt PATH]
                             [--out DIR] [--timeout S] [--minimize]
+    tools/fuzz/fuzz-mlir.py --write-seeds DIR
 
 Seeds: every test/**/*.mlir (test/Integration/Inputs/*.mlir included), split
 at `// -----` lines into separate inputs. Each mutant is a seed input with
@@ -337,7 +338,18 @@ def main():
     ap.add_argument("--minimize", action="store_true",
                     help="reduce each finding by greedy line deletion")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--write-seeds", metavar="DIR",
+                    help="write the seed inputs to DIR, one file each, and "
+                         "exit (the libFuzzer target's seed corpus)")
     args = ap.parse_args()
+
+    if args.write_seeds:
+        os.makedirs(args.write_seeds, exist_ok=True)
+        for i, (_, text) in enumerate(load_seeds()):
+            with open(os.path.join(args.write_seeds, "seed-%04d.mlir" % i),
+                      "w") as fh:
+                fh.write(text)
+        return 0
 
     rng = random.Random(args.seed)
     seeds = load_seeds()
