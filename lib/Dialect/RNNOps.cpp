@@ -104,8 +104,11 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
   assert(x && weightHh && "every rnn op has x and weight_hh");
 
   Type elementType = cast<ShapedType>(x->type).getElementType();
-  if (!isa<FloatType>(elementType))
-    return op->emitOpError() << "x must have a float element type, got "
+  // The lowering computes in f32 only: another type would verify and then
+  // fail in the lowering with a message about its internals.
+  if (!elementType.isF32())
+    return op->emitOpError() << "x must have element type f32 (the only one "
+                                "the lowering computes in), got "
                              << elementType;
   for (const ValueSpec &spec : specs) {
     Type type = cast<ShapedType>(spec.type).getElementType();
