@@ -17,4 +17,5 @@ void RNNDialect::initialize() {
 #define GET_OP_LIST
 #include "rnn/Dialect/RNNOps.cpp.inc"
       >();
+  registerAttributes();
 }

@@ -309,14 +309,14 @@ LogicalResult LSTMOp::verify() {
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("h_n", getHN(), {Dim::B, Dim::H})
       .add("c_n", getCN(), {Dim::B, Dim::H});
-  return verifyRecurrence(*this, 4, l.specs);
+  return verifyRecurrence(*this, getCell().getNumGates(), l.specs);
 }
 
 LogicalResult GRUOp::verify() {
   SpecList l = cellInputs(*this);
   l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
       .add("h_n", getHN(), {Dim::B, Dim::H});
-  return verifyRecurrence(*this, 3, l.specs);
+  return verifyRecurrence(*this, getCell().getNumGates(), l.specs);
 }
 
 //===----------------------------------------------------------------------===//

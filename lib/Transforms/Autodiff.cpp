@@ -139,7 +139,7 @@ LogicalResult Differentiator::run() {
   if (!primal.getBody().hasOneBlock())
     return primal.emitOpError("rnn-autodiff expects a single-block body");
   for (Operation &op : primal.getBody().front())
-    if (!isa<LSTMOp, GRUOp, func::ReturnOp>(op))
+    if (!isa<LayerOpInterface, func::ReturnOp>(op))
       return op.emitOpError("cannot be differentiated by rnn-autodiff (only "
                             "rnn.lstm and rnn.gru are supported)");
 
@@ -216,7 +216,8 @@ struct RNNAutodiffPass
     SmallVector<func::FuncOp> models;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       bool hasModelOps = false;
-      func.walk([&](Operation *op) { hasModelOps |= isa<LSTMOp, GRUOp>(op); });
+      func.walk(
+          [&](Operation *op) { hasModelOps |= isa<LayerOpInterface>(op); });
       if (hasModelOps)
         models.push_back(func);
     }

@@ -79,7 +79,7 @@ static int64_t layerOf(Operation *modelOp, Value h0) {
         return layer.getInt();
   int64_t position = 0;
   for (Operation *op = modelOp->getPrevNode(); op; op = op->getPrevNode())
-    position += isa<LSTMOp, GRUOp, LSTMFwdOp, GRUFwdOp>(op);
+    position += isa<LayerOpInterface, LSTMFwdOp, GRUFwdOp>(op);
   return position;
 }
 
@@ -88,38 +88,31 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
                                           const IRMapping &mapping,
                                           int64_t gemmRows) {
   Location loc = modelOp->getLoc();
+  auto layerOp = cast<LayerOpInterface>(modelOp);
+  CellAttrInterface cell = layerOp.getCell();
   // Before the kernel is created in front of the model op.
-  Value h0 = isa<LSTMOp>(modelOp) ? cast<LSTMOp>(modelOp).getH0()
-                                  : cast<GRUOp>(modelOp).getH0();
-  IntegerAttr layer = builder.getI64IntegerAttr(layerOf(modelOp, h0));
+  IntegerAttr layer = builder.getI64IntegerAttr(
+      layerOf(modelOp, layerOp.getInitialStates().front()));
   SmallVector<Value> operands;
   for (Value operand : modelOp->getOperands())
     operands.push_back(mapping.lookupOrDefault(operand));
+  // The model's results, then one [T, B, width] sequence per saved role.
   SmallVector<Type> initTypes(modelOp->getResultTypes());
-  auto xType = cast<RankedTensorType>(modelOp->getOperand(0).getType());
-  int64_t block =
-      gemmBlockSteps(xType.getDimSize(0), xType.getDimSize(1), gemmRows);
-
-  if (auto lstm = dyn_cast<LSTMOp>(modelOp)) {
-    int64_t hidden =
-        cast<RankedTensorType>(lstm.getWeightHh().getType()).getDimSize(1);
-    initTypes.push_back(sequenceType(lstm.getX(), 4 * hidden)); // gates
-    RankedTensorType cells = sequenceType(lstm.getX(), hidden);
-    initTypes.push_back(cells);
-    addDestinations(builder, loc, initTypes, operands);
-    auto fwd = LSTMFwdOp::create(builder, loc, initTypes, operands);
-    fwd.setBlock(block);
-    fwd->setAttr(kLayerAttr, layer);
-    return fwd;
-  }
-  auto gru = cast<GRUOp>(modelOp);
-  int64_t hidden =
-      cast<RankedTensorType>(gru.getWeightHh().getType()).getDimSize(1);
-  initTypes.push_back(sequenceType(gru.getX(), 3 * hidden)); // gates
-  initTypes.push_back(sequenceType(gru.getX(), hidden));     // hn_proj
+  for (StringRef role : cell.getSavedRoles())
+    initTypes.push_back(sequenceType(
+        layerOp.getInput(), cell.getRoleWidth(role, layerOp.getHiddenSize())));
   addDestinations(builder, loc, initTypes, operands);
-  auto fwd = GRUFwdOp::create(builder, loc, initTypes, operands);
-  fwd.setBlock(block);
+  int64_t block = gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(),
+                                 gemmRows);
+
+  auto create = [&](auto kernelTag) -> Operation * {
+    using KernelOp = decltype(kernelTag);
+    auto kernel = KernelOp::create(builder, loc, initTypes, operands);
+    kernel.setBlock(block);
+    return kernel;
+  };
+  Operation *fwd = isa<LSTMCellAttr>(cell) ? create(LSTMFwdOp())
+                                           : create(GRUFwdOp());
   fwd->setAttr(kLayerAttr, layer);
   return fwd;
 }

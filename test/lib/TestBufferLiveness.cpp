@@ -56,9 +56,11 @@ struct TestBufferLivenessPass
 namespace mlir {
 namespace rnn {
 void registerTestGemmCallsPass();
+void registerTestCellFactsPass();
 void registerTestPasses() {
   PassRegistration<TestBufferLivenessPass>();
   registerTestGemmCallsPass();
+  registerTestCellFactsPass();
 }
 } // namespace rnn
 } // namespace mlir

@@ -259,9 +259,7 @@ LogicalResult readSignature(func::FuncOp func, Signature &signature,
 
 bool isModelFunction(func::FuncOp func) {
   bool hasModelOps = false;
-  func.walk([&](Operation *op) {
-    hasModelOps |= isa<mlir::rnn::LSTMOp, mlir::rnn::GRUOp>(op);
-  });
+  func.walk([&](mlir::rnn::LayerOpInterface) { hasModelOps = true; });
   return hasModelOps;
 }
 
@@ -331,24 +329,12 @@ LogicalResult runPipeline(PassManager &pm, ModuleOp module,
 
 int64_t gemmFlops(func::FuncOp func, bool train) {
   double total = 0;
-  func.walk([&](Operation *op) {
-    Value x, weightHh;
-    if (auto lstm = dyn_cast<mlir::rnn::LSTMOp>(op)) {
-      x = lstm.getX();
-      weightHh = lstm.getWeightHh();
-    } else if (auto gru = dyn_cast<mlir::rnn::GRUOp>(op)) {
-      x = gru.getX();
-      weightHh = gru.getWeightHh();
-    } else {
-      return;
-    }
-    auto xType = cast<ShapedType>(x.getType());
-    auto wType = cast<ShapedType>(weightHh.getType());
-    // [T, B, I] and [G*H, H]; in double, as a model's dimensions may be
-    // too large for its flops to fit 64 bits (it is refused later).
-    double fwd = 2.0 * xType.getDimSize(0) * xType.getDimSize(1) *
-                 wType.getDimSize(0) *
-                 (xType.getDimSize(2) + wType.getDimSize(1));
+  func.walk([&](mlir::rnn::LayerOpInterface layer) {
+    // 2 T B G H (I + H), in double, as a model's dimensions may be too
+    // large for its flops to fit 64 bits (it is refused later).
+    double fwd = 2.0 * layer.getSeqLen() * layer.getBatch() *
+                 layer.getCell().getNumGates() * layer.getHiddenSize() *
+                 (layer.getInputSize() + layer.getHiddenSize());
     total += train ? 3 * fwd : fwd;
   });
   return total < 9.2e18 ? static_cast<int64_t>(total) : INT64_MAX;
@@ -356,25 +342,22 @@ int64_t gemmFlops(func::FuncOp func, bool train) {
 
 std::string describeModel(func::FuncOp func, ModelShape &shape) {
   int64_t numLayers = 0;
-  bool lstm = false, gru = false;
-  func.walk([&](Operation *op) {
-    bool isLSTM = isa<mlir::rnn::LSTMOp>(op), isGRU = isa<mlir::rnn::GRUOp>(op);
-    if (!isLSTM && !isGRU)
-      return;
-    lstm |= isLSTM;
-    gru |= isGRU;
-    if (numLayers++ != 0)
-      return;
-    auto x = cast<ShapedType>(op->getOperand(0).getType());
-    auto whh = cast<ShapedType>(op->getOperand(isLSTM ? 5 : 4).getType());
-    shape.seqLen = x.getDimSize(0);
-    shape.batch = x.getDimSize(1);
-    shape.inputSize = x.getDimSize(2);
-    shape.hiddenSize = whh.getDimSize(1);
+  std::string cellName;
+  func.walk([&](mlir::rnn::LayerOpInterface layer) {
+    StringRef name = layer.getCell().getCellName();
+    if (numLayers++ == 0) {
+      cellName = name.str();
+      shape.seqLen = layer.getSeqLen();
+      shape.batch = layer.getBatch();
+      shape.inputSize = layer.getInputSize();
+      shape.hiddenSize = layer.getHiddenSize();
+      shape.cell = name == "gru" ? Cell::GRU : Cell::LSTM;
+    } else if (name != cellName) {
+      cellName = "mixed";
+    }
   });
   shape.layers = numLayers;
-  shape.cell = lstm ? Cell::LSTM : Cell::GRU;
-  return lstm && gru ? "mixed" : lstm ? "lstm" : "gru";
+  return cellName;
 }
 
 } // namespace run

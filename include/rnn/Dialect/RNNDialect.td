@@ -24,6 +24,11 @@ def RNN_Dialect : Dialect {
     passes decide what is saved and what is recomputed.
   }];
   let cppNamespace = "::mlir::rnn";
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Registers the cell attributes (RNNAttrs.cpp).
+    void registerAttributes();
+  }];
 }
 
 #endif // RNN_DIALECT_RNNDIALECT_TD

@@ -12,6 +12,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
 
 #define GET_OP_CLASSES

@@ -13,6 +13,7 @@
 #define RNN_DIALECT_RNNOPS_TD
 
 include "rnn/Dialect/RNNDialect.td"
+include "rnn/Dialect/RNNInterfaces.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -36,7 +37,8 @@ def RNN_BlockAttr : ConfinedAttr<I64Attr, [IntMinValue<1>]>;
 // Model level
 //===----------------------------------------------------------------------===//
 
-def RNN_LSTMOp : RNN_Op<"lstm", [Pure]> {
+def RNN_LSTMOp : RNN_Op<"lstm", [Pure,
+    DeclareOpInterfaceMethods<RNN_LayerOpInterface>]> {
   let summary = "one LSTM layer over T steps with per-step state resets";
   let description = [{
     Runs one LSTM layer over a time-major sequence. The state entering step
@@ -67,7 +69,8 @@ def RNN_LSTMOp : RNN_Op<"lstm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RNN_GRUOp : RNN_Op<"gru", [Pure]> {
+def RNN_GRUOp : RNN_Op<"gru", [Pure,
+    DeclareOpInterfaceMethods<RNN_LayerOpInterface>]> {
   let summary = "one GRU layer over T steps with per-step state resets";
   let description = [{
     Runs one GRU layer over a time-major sequence with the reset rule of

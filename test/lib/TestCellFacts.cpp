@@ -1,0 +1,95 @@
+//===- TestCellFacts.cpp - -test-rnn-cell-facts ---------------------------===//
+//
+// Prints, for every model-level layer (LayerOpInterface), the facts of its
+// cell (CellAttrInterface) and its shapes as the interfaces give them:
+// gates, states, saved, replayed and checkpointed roles with their widths,
+// weight shapes, and the layer's named operands and results, so that lit
+// tests check the interfaces against the op definitions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Dialect/RNNOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+static void printList(llvm::raw_ostream &os, ArrayRef<StringRef> names,
+                      llvm::function_ref<void(StringRef)> each = nullptr) {
+  os << "[";
+  llvm::interleaveComma(names, os, [&](StringRef name) {
+    os << name;
+    if (each)
+      each(name);
+  });
+  os << "]";
+}
+
+static void printType(llvm::raw_ostream &os, Value value) {
+  os << value.getType();
+}
+
+namespace {
+struct TestCellFactsPass
+    : public PassWrapper<TestCellFactsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestCellFactsPass)
+
+  StringRef getArgument() const final { return "test-rnn-cell-facts"; }
+  StringRef getDescription() const final {
+    return "Print the cell facts and named operands of every model layer";
+  }
+
+  void runOnOperation() override {
+    llvm::raw_ostream &os = llvm::outs();
+    getOperation().walk([&](rnn::LayerOpInterface layer) {
+      rnn::CellAttrInterface cell = layer.getCell();
+      int64_t hidden = layer.getHiddenSize();
+      os << layer->getName() << ": cell " << cell << " (" << cell.getCellName()
+         << "), " << cell.getNumGates() << " gates; T=" << layer.getSeqLen()
+         << " B=" << layer.getBatch() << " I=" << layer.getInputSize()
+         << " H=" << hidden << "\n  states ";
+      printList(os, cell.getStateNames());
+      os << "\n  saved ";
+      printList(os, cell.getSavedRoles(), [&](StringRef role) {
+        os << " " << cell.getRoleWidth(role, hidden);
+      });
+      os << "\n  replayed ";
+      printList(os, cell.getReplayedRoles());
+      os << "\n  checkpoints ";
+      printList(os, cell.getCheckpointRoles());
+      os << "\n  weights";
+      for (StringRef name : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"}) {
+        os << " " << name << " [";
+        llvm::interleaveComma(
+            cell.getWeightShape(name, layer.getInputSize(), hidden), os);
+        os << "]";
+      }
+      os << "\n  x ";
+      printType(os, layer.getInput());
+      os << ", is_init ";
+      printType(os, layer.getResetMask());
+      for (auto [name, value] :
+           llvm::zip_equal(cell.getStateNames(), layer.getInitialStates())) {
+        os << ", " << name << "0 ";
+        printType(os, value);
+      }
+      os << "\n  y ";
+      printType(os, layer.getOutput());
+      for (auto [name, value] :
+           llvm::zip_equal(cell.getStateNames(), layer.getFinalStates())) {
+        os << ", " << name << "_n ";
+        printType(os, value);
+      }
+      os << "\n";
+    });
+  }
+};
+} // namespace
+
+namespace mlir {
+namespace rnn {
+void registerTestCellFactsPass() { PassRegistration<TestCellFactsPass>(); }
+} // namespace rnn
+} // namespace mlir
