@@ -21,9 +21,9 @@ using namespace mlir::bufferization;
 
 namespace {
 template <typename OpTy>
-struct KernelOpInterface
-    : public DstBufferizableOpInterfaceExternalModel<KernelOpInterface<OpTy>,
-                                                     OpTy> {
+struct KernelBufferizationModel
+    : public DstBufferizableOpInterfaceExternalModel<
+          KernelBufferizationModel<OpTy>, OpTy> {
   /// Destinations are overwritten entirely: their old contents are never
   /// read, so bufferization needs no copy into them.
   bool bufferizesToMemoryRead(Operation *op, OpOperand &opOperand,
@@ -49,8 +49,7 @@ struct KernelOpInterface
       buffers.push_back(*buffer);
     }
     rewriter.setInsertionPoint(op);
-    OpTy::create(rewriter, op->getLoc(), TypeRange{}, buffers,
-                 op->getAttrs());
+    OpTy::create(rewriter, op->getLoc(), TypeRange{}, buffers, op->getAttrs());
     auto inits = ArrayRef<Value>(buffers).take_back(kernel.kNumInits);
     replaceOpWithBufferizedValues(rewriter, op, inits);
     return success();
@@ -61,17 +60,21 @@ struct KernelOpInterface
 void mlir::rnn::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, rnn::RNNDialect *) {
-    rnn::LSTMFwdOp::attachInterface<KernelOpInterface<rnn::LSTMFwdOp>>(*ctx);
-    rnn::LSTMBwdOp::attachInterface<KernelOpInterface<rnn::LSTMBwdOp>>(*ctx);
-    rnn::GRUFwdOp::attachInterface<KernelOpInterface<rnn::GRUFwdOp>>(*ctx);
-    rnn::GRUBwdOp::attachInterface<KernelOpInterface<rnn::GRUBwdOp>>(*ctx);
+    rnn::LSTMFwdOp::attachInterface<KernelBufferizationModel<rnn::LSTMFwdOp>>(
+        *ctx);
+    rnn::LSTMBwdOp::attachInterface<KernelBufferizationModel<rnn::LSTMBwdOp>>(
+        *ctx);
+    rnn::GRUFwdOp::attachInterface<KernelBufferizationModel<rnn::GRUFwdOp>>(
+        *ctx);
+    rnn::GRUBwdOp::attachInterface<KernelBufferizationModel<rnn::GRUBwdOp>>(
+        *ctx);
     rnn::LSTMChunkedBwdOp::attachInterface<
-        KernelOpInterface<rnn::LSTMChunkedBwdOp>>(*ctx);
+        KernelBufferizationModel<rnn::LSTMChunkedBwdOp>>(*ctx);
     rnn::GRUChunkedBwdOp::attachInterface<
-        KernelOpInterface<rnn::GRUChunkedBwdOp>>(*ctx);
-    rnn::LSTMReplayOp::attachInterface<KernelOpInterface<rnn::LSTMReplayOp>>(
-        *ctx);
-    rnn::GRUReplayOp::attachInterface<KernelOpInterface<rnn::GRUReplayOp>>(
-        *ctx);
+        KernelBufferizationModel<rnn::GRUChunkedBwdOp>>(*ctx);
+    rnn::LSTMReplayOp::attachInterface<
+        KernelBufferizationModel<rnn::LSTMReplayOp>>(*ctx);
+    rnn::GRUReplayOp::attachInterface<
+        KernelBufferizationModel<rnn::GRUReplayOp>>(*ctx);
   });
 }

@@ -96,12 +96,59 @@ int64_t GRUCellAttr::getRoleWidth(StringRef role, int64_t hidden) const {
 // Model ops as layers
 //===----------------------------------------------------------------------===//
 
-CellAttrInterface LSTMOp::getCell() {
-  return LSTMCellAttr::get(getContext());
-}
+CellAttrInterface LSTMOp::getCell() { return LSTMCellAttr::get(getContext()); }
 SmallVector<Value> LSTMOp::getInitialStates() { return {getH0(), getC0()}; }
 SmallVector<Value> LSTMOp::getFinalStates() { return {getHN(), getCN()}; }
 
 CellAttrInterface GRUOp::getCell() { return GRUCellAttr::get(getContext()); }
 SmallVector<Value> GRUOp::getInitialStates() { return {getH0()}; }
 SmallVector<Value> GRUOp::getFinalStates() { return {getHN()}; }
+
+//===----------------------------------------------------------------------===//
+// Kernels' saved values by role
+//===----------------------------------------------------------------------===//
+
+OpOperand *LSTMFwdOp::getSavedOperand(StringRef role) {
+  if (role == "gates")
+    return &getGatesMutable();
+  return role == "cells" ? &getCellsMutable() : nullptr;
+}
+
+OpOperand *LSTMBwdOp::getSavedOperand(StringRef role) {
+  if (role == "gates")
+    return &getGatesMutable();
+  return role == "cells" ? &getCellsMutable() : nullptr;
+}
+
+/// Its `cells` are the checkpoints at chunk entries.
+OpOperand *LSTMChunkedBwdOp::getSavedOperand(StringRef role) {
+  return role == "cells" ? &getCellsMutable() : nullptr;
+}
+
+/// It reads the saved `cells` as states and writes the gates.
+OpOperand *LSTMReplayOp::getSavedOperand(StringRef role) {
+  if (role == "gates")
+    return &getGatesMutable();
+  return role == "cells" ? &getCellsMutable() : nullptr;
+}
+
+OpOperand *GRUFwdOp::getSavedOperand(StringRef role) {
+  if (role == "gates")
+    return &getGatesMutable();
+  return role == "hn_proj" ? &getHnProjMutable() : nullptr;
+}
+
+OpOperand *GRUBwdOp::getSavedOperand(StringRef role) {
+  if (role == "gates")
+    return &getGatesMutable();
+  return role == "hn_proj" ? &getHnProjMutable() : nullptr;
+}
+
+/// The GRU's chunked backward recomputes everything from `y`.
+OpOperand *GRUChunkedBwdOp::getSavedOperand(StringRef) { return nullptr; }
+
+OpOperand *GRUReplayOp::getSavedOperand(StringRef role) {
+  if (role == "gates")
+    return &getGatesMutable();
+  return role == "hn_proj" ? &getHnProjMutable() : nullptr;
+}

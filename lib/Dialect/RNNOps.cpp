@@ -235,12 +235,14 @@ static LogicalResult verifySteps(Operation *op, int64_t block,
 }
 
 bool mlir::rnn::isOverwrittenInput(Operation *op, unsigned operandNumber) {
-  if (auto lstm = dyn_cast<LSTMBwdOp>(op))
-    return operandNumber == lstm.getGatesMutable().getOperandNumber();
-  if (auto gru = dyn_cast<GRUBwdOp>(op))
-    return operandNumber == gru.getGatesMutable().getOperandNumber() ||
-           operandNumber == gru.getHnProjMutable().getOperandNumber();
-  return false;
+  // The backward overwrites the values a replay would recompute.
+  auto kernel = dyn_cast<KernelOpInterface>(op);
+  if (!kernel || kernel.getPhase() != "bwd")
+    return false;
+  return llvm::any_of(kernel.getCell().getReplayedRoles(), [&](StringRef role) {
+    OpOperand *saved = kernel.getSavedOperand(role);
+    return saved && saved->getOperandNumber() == operandNumber;
+  });
 }
 
 static void addKernelEffects(

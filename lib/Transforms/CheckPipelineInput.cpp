@@ -11,11 +11,11 @@
 
 #include "rnn/Transforms/Passes.h"
 
-#include "rnn/Analysis/MemRefEffects.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "rnn/Analysis/MemRefEffects.h"
 
 namespace mlir {
 namespace rnn {

@@ -79,7 +79,10 @@ static int64_t layerOf(Operation *modelOp, Value h0) {
         return layer.getInt();
   int64_t position = 0;
   for (Operation *op = modelOp->getPrevNode(); op; op = op->getPrevNode())
-    position += isa<LayerOpInterface, LSTMFwdOp, GRUFwdOp>(op);
+    if (auto kernel = dyn_cast<KernelOpInterface>(op))
+      position += kernel.getPhase() == "fwd";
+    else
+      position += isa<LayerOpInterface>(op);
   return position;
 }
 

@@ -224,25 +224,19 @@ static void checkpoint(GRUBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
   rewriter.replaceOp(bwd, replacement);
 }
 
-/// The sequence length read by a backward kernel.
-static int64_t stepsOf(Operation *bwd) {
-  return cast<ShapedType>(bwd->getOperand(0).getType()).getDimSize(0);
-}
-
-/// The GEMM block of a backward kernel.
-static int64_t blockOf(Operation *bwd) {
-  if (auto lstm = dyn_cast<LSTMBwdOp>(bwd))
-    return lstm.getBlock();
-  return cast<GRUBwdOp>(bwd).getBlock();
-}
-
 /// The chunk `bwd` runs under `plan`: K rounded up to whole GEMM blocks,
 /// and at most T.
-static int64_t chunkOf(Operation *bwd, const RematPlan &plan) {
-  int64_t block = blockOf(bwd);
+static int64_t chunkOf(KernelOpInterface bwd, const RematPlan &plan) {
+  int64_t block = bwd.getBlockSteps();
   int64_t blocks = plan.chunk / block + (plan.chunk % block != 0);
-  int64_t steps = stepsOf(bwd);
+  int64_t steps = bwd.getSeqLen();
   return blocks > steps / block ? steps : blocks * block;
+}
+
+/// Whether `op` is a kernel of phase `phase`.
+static bool isPhase(Operation *op, StringRef phase) {
+  auto kernel = dyn_cast<KernelOpInterface>(op);
+  return kernel && kernel.getPhase() == phase;
 }
 
 void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
@@ -251,14 +245,14 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
   IRRewriter rewriter(module.getContext());
   SmallVector<Operation *> kernels;
   module.walk([&](Operation *op) {
-    if (isa<LSTMBwdOp, GRUBwdOp>(op))
+    if (isPhase(op, "bwd"))
       kernels.push_back(op);
   });
   for (Operation *op : kernels) {
     auto func = op->getParentOfType<func::FuncOp>();
     RematPlan applied = plan;
     if (plan.kind == RematPlan::Kind::Chunk)
-      applied.chunk = chunkOf(op, plan);
+      applied.chunk = chunkOf(cast<KernelOpInterface>(op), plan);
     int64_t chunk = applied.chunk;
     if (plan.kind == RematPlan::Kind::Gates) {
       if (auto lstm = dyn_cast<LSTMBwdOp>(op))
@@ -283,22 +277,14 @@ namespace {
 struct LayerShape {
   double T, B, I, H, G, P;
 
-  explicit LayerShape(Operation *fwd) {
-    auto x = cast<ShapedType>(fwd->getOperand(0).getType());
-    Value weightHhValue;
-    if (auto lstm = dyn_cast<LSTMFwdOp>(fwd)) {
-      weightHhValue = lstm.getWeightHh();
-      P = lstm.getBlock();
-    } else {
-      weightHhValue = cast<GRUFwdOp>(fwd).getWeightHh();
-      P = cast<GRUFwdOp>(fwd).getBlock();
-    }
-    auto weightHh = cast<ShapedType>(weightHhValue.getType());
-    T = x.getDimSize(0);
-    B = x.getDimSize(1);
-    I = x.getDimSize(2);
-    G = weightHh.getDimSize(0);
-    H = weightHh.getDimSize(1);
+  explicit LayerShape(KernelOpInterface fwd) {
+    T = fwd.getSeqLen();
+    B = fwd.getBatch();
+    I = fwd.getInputSize();
+    H = fwd.getHiddenSize();
+    // G*H: the rows of the gates.
+    G = fwd.getCell().getNumGates() * H;
+    P = fwd.getBlockSteps();
   }
 };
 } // namespace
@@ -309,9 +295,9 @@ double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
     return 0;
   double cost = 0;
   module.walk([&](Operation *op) {
-    if (!isa<LSTMFwdOp, GRUFwdOp>(op))
+    if (!isPhase(op, "fwd"))
       return;
-    LayerShape s(op);
+    LayerShape s(cast<KernelOpInterface>(op));
     // The replay recomputes both GEMMs of every step and the gate math
     // (about 10 operations per gate element).
     cost += s.T * s.B * (2 * s.G * (s.I + s.H) + 10 * s.G);
@@ -339,10 +325,10 @@ double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
 /// of these chunks is a whole number of every kernel's blocks).
 static SmallVector<RematPlan> candidatePlans(ModuleOp module) {
   int64_t longest = 1, block = 1;
-  module.walk([&](Operation *op) {
-    if (isa<LSTMBwdOp, GRUBwdOp>(op)) {
-      longest = std::max(longest, stepsOf(op));
-      block = std::max(block, blockOf(op));
+  module.walk([&](KernelOpInterface kernel) {
+    if (kernel.getPhase() == "bwd") {
+      longest = std::max(longest, kernel.getSeqLen());
+      block = std::max(block, kernel.getBlockSteps());
     }
   });
   SmallVector<RematPlan> plans = {{RematPlan::Kind::None, 0},
@@ -423,9 +409,8 @@ struct RNNRematerializePass
     Builder b(module.getContext());
     module.walk([&](func::FuncOp func) {
       bool trains = false;
-      func.walk([&](Operation *op) {
-        trains |= isa<LSTMBwdOp, GRUBwdOp, LSTMChunkedBwdOp, GRUChunkedBwdOp>(
-            op);
+      func.walk([&](KernelOpInterface kernel) {
+        trains |= kernel.isBackward();
       });
       if (!trains)
         return;

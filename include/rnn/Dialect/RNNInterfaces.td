@@ -117,4 +117,55 @@ def RNN_LayerOpInterface : OpInterface<"LayerOpInterface"> {
   }];
 }
 
+def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
+  let cppNamespace = "::mlir::rnn";
+  let description = [{
+    A training kernel of a cell: its phase (`fwd`, `bwd`, `chunked_bwd`,
+    `replay`), its named operands, and the per-step values it saves or
+    reads by their role (the cell's saved roles).
+  }];
+  let methods = [
+    InterfaceMethod<"The kernel's cell.", "::mlir::rnn::CellAttrInterface",
+                    "getCell">,
+    InterfaceMethod<"fwd, bwd, chunked_bwd or replay.", "::llvm::StringRef",
+                    "getPhase">,
+    InterfaceMethod<"The operand of saved role `role` that the kernel "
+                    "writes (fwd, replay: a destination) or reads (bwd, "
+                    "chunked_bwd); null if it has none.",
+                    "::mlir::OpOperand *", "getSavedOperand",
+                    (ins "::llvm::StringRef":$role)>,
+    InterfaceMethod<"The input sequence x.", "::mlir::Value", "getInput",
+                    (ins), [{ return $_op.getX(); }]>,
+    InterfaceMethod<"weight_hh.", "::mlir::Value", "getRecurrentWeight",
+                    (ins), [{ return $_op.getWeightHh(); }]>,
+    InterfaceMethod<"The GEMM block P in steps.", "int64_t", "getBlockSteps",
+                    (ins), [{ return $_op.getBlock(); }]>,
+  ];
+  let extraClassDeclaration = [{
+    /// The value of saved role `role` (see getSavedOperand), or null.
+    ::mlir::Value getSaved(::llvm::StringRef role) {
+      ::mlir::OpOperand *operand = getSavedOperand(role);
+      return operand ? operand->get() : ::mlir::Value();
+    }
+    /// Whether the kernel computes gradients (bwd or chunked_bwd).
+    bool isBackward() {
+      return getPhase() == "bwd" || getPhase() == "chunked_bwd";
+    }
+    /// T, B, I of x and H of weight_hh.
+    int64_t getSeqLen() { return inputDim(0); }
+    int64_t getBatch() { return inputDim(1); }
+    int64_t getInputSize() { return inputDim(2); }
+    int64_t getHiddenSize() {
+      return ::llvm::cast<::mlir::ShapedType>(getRecurrentWeight().getType())
+          .getDimSize(1);
+    }
+
+  private:
+    int64_t inputDim(unsigned i) {
+      return ::llvm::cast<::mlir::ShapedType>(getInput().getType())
+          .getDimSize(i);
+    }
+  }];
+}
+
 #endif // RNN_DIALECT_RNNINTERFACES_TD

@@ -105,19 +105,26 @@ def RNN_GRUOp : RNN_Op<"gru", [Pure,
 // Common shape of the kernels: every operand is named, the last `numInits`
 // operands are the destinations, tensor form returns one result per
 // destination and memref form returns nothing.
-class RNN_KernelOp<string mnemonic, int numInits, list<Trait> traits = []>
+class RNN_KernelOp<string mnemonic, int numInits, string cellAttr,
+                   string phase, list<Trait> traits = []>
     : RNN_Op<mnemonic, !listconcat(traits, [
         DestinationStyleOpInterface,
-        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>])> {
+        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+        DeclareOpInterfaceMethods<RNN_KernelOpInterface>])> {
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let hasVerifier = 1;
   // Memory effects in memref form: inputs are read, destinations written.
+  // The cell and the phase come from the class parameters.
   let extraClassDefinition = [{
     void $cppClass::getEffects(
         ::llvm::SmallVectorImpl<::mlir::SideEffects::EffectInstance<
             ::mlir::MemoryEffects::Effect>> &effects) {
       addKernelEffects(*this, kNumInits, effects);
     }
+    ::mlir::rnn::CellAttrInterface $cppClass::getCell() {
+      return ::mlir::rnn::}] # cellAttr # [{::get(getContext());
+    }
+    ::llvm::StringRef $cppClass::getPhase() { return "}] # phase # [{"; }
   }];
   code kernelClassDecl = [{
     static constexpr unsigned kNumInits = }] # numInits # [{;
@@ -133,7 +140,7 @@ class RNN_KernelOp<string mnemonic, int numInits, list<Trait> traits = []>
   }];
 }
 
-def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
+def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5, "LSTMCellAttr", "fwd"> {
   let summary = "LSTM forward kernel that also writes what backward reads";
   let description = [{
     Forward pass of one LSTM layer (semantics of `rnn.lstm`) writing, besides
@@ -193,7 +200,7 @@ def RNN_LSTMFwdOp : RNN_KernelOp<"lstm_fwd", 5> {
   }];
 }
 
-def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7> {
+def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7, "LSTMCellAttr", "bwd"> {
   let summary = "LSTM backward kernel";
   let description = [{
     Backward pass of one LSTM layer: from the forward inputs, the saved
@@ -251,7 +258,7 @@ def RNN_LSTMBwdOp : RNN_KernelOp<"lstm_bwd", 7> {
   }];
 }
 
-def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
+def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4, "GRUCellAttr", "fwd"> {
   let summary = "GRU forward kernel that also writes what backward reads";
   let description = [{
     Forward pass of one GRU layer (semantics of `rnn.gru`) writing, besides
@@ -300,7 +307,7 @@ def RNN_GRUFwdOp : RNN_KernelOp<"gru_fwd", 4> {
   }];
 }
 
-def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
+def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6, "GRUCellAttr", "bwd"> {
   let summary = "GRU backward kernel";
   let description = [{
     Backward pass of one GRU layer from the saved `y`, `gates` and `hn_proj`
@@ -355,7 +362,8 @@ def RNN_GRUBwdOp : RNN_KernelOp<"gru_bwd", 6> {
   }];
 }
 
-def RNN_LSTMChunkedBwdOp : RNN_KernelOp<"lstm_chunked_bwd", 7> {
+def RNN_LSTMChunkedBwdOp
+    : RNN_KernelOp<"lstm_chunked_bwd", 7, "LSTMCellAttr", "chunked_bwd"> {
   let summary = "LSTM backward kernel that replays each chunk of K steps";
   let description = [{
     Backward pass of one LSTM layer whose forward ran with `chunk = K` and
@@ -418,7 +426,8 @@ def RNN_LSTMChunkedBwdOp : RNN_KernelOp<"lstm_chunked_bwd", 7> {
   }];
 }
 
-def RNN_GRUChunkedBwdOp : RNN_KernelOp<"gru_chunked_bwd", 6> {
+def RNN_GRUChunkedBwdOp
+    : RNN_KernelOp<"gru_chunked_bwd", 6, "GRUCellAttr", "chunked_bwd"> {
   let summary = "GRU backward kernel that replays each chunk of K steps";
   let description = [{
     Backward pass of one GRU layer from `y` alone: chunks of K steps are
@@ -475,7 +484,7 @@ def RNN_GRUChunkedBwdOp : RNN_KernelOp<"gru_chunked_bwd", 6> {
   }];
 }
 
-def RNN_LSTMReplayOp : RNN_KernelOp<"lstm_replay", 1> {
+def RNN_LSTMReplayOp : RNN_KernelOp<"lstm_replay", 1, "LSTMCellAttr", "replay"> {
   let summary = "LSTM gates recomputed from the saved states";
   let description = [{
     Recomputes the activated gates `[T, B, 4H]` of every step from the
@@ -516,7 +525,7 @@ def RNN_LSTMReplayOp : RNN_KernelOp<"lstm_replay", 1> {
   }];
 }
 
-def RNN_GRUReplayOp : RNN_KernelOp<"gru_replay", 2> {
+def RNN_GRUReplayOp : RNN_KernelOp<"gru_replay", 2, "GRUCellAttr", "replay"> {
   let summary = "GRU gates recomputed from the saved states";
   let description = [{
     Recomputes `gates` `[T, B, 3H]` and `hn_proj` `[T, B, H]` of every step
