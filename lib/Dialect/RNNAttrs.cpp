@@ -152,3 +152,101 @@ OpOperand *GRUReplayOp::getSavedOperand(StringRef role) {
     return &getGatesMutable();
   return role == "hn_proj" ? &getHnProjMutable() : nullptr;
 }
+
+//===----------------------------------------------------------------------===//
+// Kernels' named operands
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Kernels of a cell with a second state (c).
+template <typename OpTy>
+constexpr bool kHasCellState =
+    llvm::is_one_of<OpTy, LSTMFwdOp, LSTMBwdOp, LSTMChunkedBwdOp,
+                    LSTMReplayOp>::value;
+/// Kernels that read the biases.
+template <typename OpTy>
+constexpr bool kHasBiases = !llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp>::value;
+/// Kernels that compute gradients.
+template <typename OpTy>
+constexpr bool kIsBackward = llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp,
+                                             LSTMChunkedBwdOp,
+                                             GRUChunkedBwdOp>::value;
+} // namespace
+
+template <typename OpTy>
+static SmallVector<Value> initialStatesOf(OpTy op) {
+  if constexpr (kHasCellState<OpTy>)
+    return {op.getH0(), op.getC0()};
+  else
+    return {op.getH0()};
+}
+
+template <typename OpTy>
+static SmallVector<Value> biasesOf(OpTy op) {
+  if constexpr (kHasBiases<OpTy>)
+    return {op.getBiasIh(), op.getBiasHh()};
+  else
+    return {};
+}
+
+template <typename OpTy>
+static SmallVector<Value> cotangentsOf(OpTy op) {
+  if constexpr (kIsBackward<OpTy> && kHasCellState<OpTy>)
+    return {op.getGradY(), op.getGradHN(), op.getGradCN()};
+  else if constexpr (kIsBackward<OpTy>)
+    return {op.getGradY(), op.getGradHN()};
+  else
+    return {};
+}
+
+#define RNN_KERNEL_NAMED_OPERANDS(OpTy)                                        \
+  SmallVector<Value> OpTy::getInitialStates() {                                \
+    return initialStatesOf(*this);                                             \
+  }                                                                            \
+  SmallVector<Value> OpTy::getBiases() { return biasesOf(*this); }             \
+  SmallVector<Value> OpTy::getCotangents() { return cotangentsOf(*this); }
+RNN_KERNEL_NAMED_OPERANDS(LSTMFwdOp)
+RNN_KERNEL_NAMED_OPERANDS(LSTMBwdOp)
+RNN_KERNEL_NAMED_OPERANDS(LSTMChunkedBwdOp)
+RNN_KERNEL_NAMED_OPERANDS(LSTMReplayOp)
+RNN_KERNEL_NAMED_OPERANDS(GRUFwdOp)
+RNN_KERNEL_NAMED_OPERANDS(GRUBwdOp)
+RNN_KERNEL_NAMED_OPERANDS(GRUChunkedBwdOp)
+RNN_KERNEL_NAMED_OPERANDS(GRUReplayOp)
+#undef RNN_KERNEL_NAMED_OPERANDS
+
+SmallVector<OpOperand *> LSTMFwdOp::getOutputOperands() {
+  return {&getYMutable(), &getHNMutable(), &getCNMutable()};
+}
+SmallVector<OpOperand *> GRUFwdOp::getOutputOperands() {
+  return {&getYMutable(), &getHNMutable()};
+}
+#define RNN_KERNEL_NO_OUTPUTS(OpTy)                                            \
+  SmallVector<OpOperand *> OpTy::getOutputOperands() { return {}; }
+RNN_KERNEL_NO_OUTPUTS(LSTMBwdOp)
+RNN_KERNEL_NO_OUTPUTS(LSTMChunkedBwdOp)
+RNN_KERNEL_NO_OUTPUTS(LSTMReplayOp)
+RNN_KERNEL_NO_OUTPUTS(GRUBwdOp)
+RNN_KERNEL_NO_OUTPUTS(GRUChunkedBwdOp)
+RNN_KERNEL_NO_OUTPUTS(GRUReplayOp)
+#undef RNN_KERNEL_NO_OUTPUTS
+
+//===----------------------------------------------------------------------===//
+// Creating a cell's kernels
+//===----------------------------------------------------------------------===//
+
+KernelOpInterface mlir::rnn::createKernel(OpBuilder &builder, Location loc,
+                                          CellAttrInterface cell,
+                                          StringRef phase, TypeRange types,
+                                          ValueRange operands, int64_t block,
+                                          std::optional<int64_t> chunk) {
+  std::string name = ("rnn." + cell.getCellName() + "_" + phase).str();
+  OperationState state(loc, name);
+  assert(state.name.isRegistered() && "every cell has a kernel per phase");
+  state.addOperands(operands);
+  state.addTypes(types);
+  state.addAttribute("block", builder.getI64IntegerAttr(block));
+  if (chunk)
+    state.addAttribute("chunk", builder.getI64IntegerAttr(*chunk));
+  return cast<KernelOpInterface>(builder.create(state));
+}

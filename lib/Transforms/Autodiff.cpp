@@ -84,27 +84,27 @@ Value Differentiator::cotangent(Value value) {
 }
 
 void Differentiator::emitBackward(Operation *kernel) {
-  // The primals whose gradients the backward kernel writes, and its inputs:
-  // forward inputs, saved values, cotangents of the forward's results.
-  SmallVector<Value> primals, operands;
-  if (auto fwd = dyn_cast<LSTMFwdOp>(kernel)) {
-    primals = {fwd.getX(),        fwd.getH0(),       fwd.getC0(),
-               fwd.getWeightIh(), fwd.getWeightHh(), fwd.getBiasIh(),
-               fwd.getBiasHh()};
-    operands = {fwd.getX(),        fwd.getIsInit(),   fwd.getH0(),
-                fwd.getC0(),       fwd.getWeightIh(), fwd.getWeightHh(),
-                fwd.getResult(0),  fwd.getResult(3),  fwd.getResult(4),
-                cotangent(fwd.getResult(0)), cotangent(fwd.getResult(1)),
-                cotangent(fwd.getResult(2))};
-  } else {
-    auto gru = cast<GRUFwdOp>(kernel);
-    primals = {gru.getX(),        gru.getH0(),     gru.getWeightIh(),
-               gru.getWeightHh(), gru.getBiasIh(), gru.getBiasHh()};
-    operands = {gru.getX(),       gru.getIsInit(),   gru.getH0(),
-                gru.getWeightIh(), gru.getWeightHh(), gru.getResult(0),
-                gru.getResult(2), gru.getResult(3),
-                cotangent(gru.getResult(0)), cotangent(gru.getResult(1))};
-  }
+  auto fwd = cast<KernelOpInterface>(kernel);
+  auto dps = cast<DestinationStyleOpInterface>(kernel);
+  CellAttrInterface cell = fwd.getCell();
+  SmallVector<Value> states = fwd.getInitialStates();
+  // The primals whose gradients the backward kernel writes: x, the initial
+  // states and the weights.
+  SmallVector<Value> primals = {fwd.getInput()};
+  llvm::append_range(primals, states);
+  primals.append({fwd.getInputWeight(), fwd.getRecurrentWeight()});
+  llvm::append_range(primals, fwd.getBiases());
+  // Its inputs: the forward's inputs but the biases, y and the saved
+  // values, the cotangents of y and of the final states.
+  SmallVector<Value> operands = {fwd.getInput(), fwd.getResetMask()};
+  llvm::append_range(operands, states);
+  operands.append({fwd.getInputWeight(), fwd.getRecurrentWeight()});
+  SmallVector<OpOperand *> outputs = fwd.getOutputOperands();
+  operands.push_back(dps.getTiedOpResult(outputs.front()));
+  for (StringRef role : cell.getSavedRoles())
+    operands.push_back(dps.getTiedOpResult(fwd.getSavedOperand(role)));
+  for (OpOperand *output : outputs)
+    operands.push_back(cotangent(dps.getTiedOpResult(output)));
 
   Location loc = kernel->getLoc();
   SmallVector<Type> types;
@@ -115,16 +115,8 @@ void Differentiator::emitBackward(Operation *kernel) {
                                                type.getElementType()));
   }
   // The backward's GEMM blocks are the forward's.
-  Operation *bwd;
-  if (auto lstm = dyn_cast<LSTMFwdOp>(kernel)) {
-    auto op = LSTMBwdOp::create(builder, loc, types, operands);
-    op.setBlock(lstm.getBlock());
-    bwd = op;
-  } else {
-    auto op = GRUBwdOp::create(builder, loc, types, operands);
-    op.setBlock(cast<GRUFwdOp>(kernel).getBlock());
-    bwd = op;
-  }
+  Operation *bwd = createKernel(builder, loc, cell, "bwd", types, operands,
+                                fwd.getBlockSteps());
   copyLayer(kernel, bwd);
   for (auto [value, gradient] : llvm::zip(primals, bwd->getResults()))
     accumulate(value, gradient);

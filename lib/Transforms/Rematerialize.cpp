@@ -107,71 +107,78 @@ static Value emptyLike(OpBuilder &b, Location loc, Value like) {
                                  type.getElementType());
 }
 
-/// Recomputes the gates read by `bwd` from the states its forward saved.
-static void replayGates(LSTMBwdOp bwd, RewriterBase &rewriter) {
-  auto fwd = bwd.getGates().getDefiningOp<LSTMFwdOp>();
+/// The forward kernel whose saved values `bwd` reads, or null (the values
+/// come from elsewhere, as in a hand-written kernel).
+static KernelOpInterface forwardOf(KernelOpInterface bwd) {
+  Value saved = bwd.getSaved(bwd.getCell().getSavedRoles().front());
+  auto fwd = saved ? saved.getDefiningOp<KernelOpInterface>() : nullptr;
+  return fwd && fwd.getPhase() == "fwd" ? fwd : nullptr;
+}
+
+/// x, is_init, the initial states, the weights and the biases of `fwd`:
+/// the first operands of its replay and its chunked backward.
+static SmallVector<Value> forwardInputs(KernelOpInterface fwd) {
+  SmallVector<Value> operands = {fwd.getInput(), fwd.getResetMask()};
+  llvm::append_range(operands, fwd.getInitialStates());
+  operands.append({fwd.getInputWeight(), fwd.getRecurrentWeight()});
+  llvm::append_range(operands, fwd.getBiases());
+  return operands;
+}
+
+/// Recomputes the values `bwd` reads that its cell replays (the gates, and
+/// GRU's hn_proj) from the states its forward saved.
+static void replaySaved(KernelOpInterface bwd, RewriterBase &rewriter) {
+  KernelOpInterface fwd = forwardOf(bwd);
   if (!fwd)
     return;
+  CellAttrInterface cell = bwd.getCell();
+  ArrayRef<StringRef> replayed = cell.getReplayedRoles();
   rewriter.setInsertionPoint(bwd);
   Location loc = bwd.getLoc();
-  SmallVector<Value> operands = {fwd.getX(),       fwd.getIsInit(),
-                                 fwd.getH0(),      fwd.getC0(),
-                                 fwd.getWeightIh(), fwd.getWeightHh(),
-                                 fwd.getBiasIh(),  fwd.getBiasHh(),
-                                 bwd.getY(),       bwd.getCells(),
-                                 emptyLike(rewriter, loc, bwd.getGates())};
-  auto replay = LSTMReplayOp::create(
-      rewriter, loc, TypeRange{bwd.getGates().getType()}, operands);
-  replay.setBlock(bwd.getBlock());
+  SmallVector<Value> operands = forwardInputs(fwd);
+  // The states: y and the saved values the replay does not recompute.
+  operands.push_back(bwd.getOutput());
+  for (StringRef role : cell.getSavedRoles())
+    if (!llvm::is_contained(replayed, role))
+      operands.push_back(bwd.getSaved(role));
+  SmallVector<Type> types;
+  for (StringRef role : replayed) {
+    Value saved = bwd.getSaved(role);
+    types.push_back(saved.getType());
+    operands.push_back(emptyLike(rewriter, loc, saved));
+  }
+  Operation *replay = createKernel(rewriter, loc, cell, "replay", types,
+                                   operands, bwd.getBlockSteps());
   copyLayer(bwd, replay);
   rewriter.modifyOpInPlace(bwd, [&] {
-    bwd.getGatesMutable().assign(replay.getResult(0));
+    for (auto [role, value] : llvm::zip_equal(replayed, replay->getResults()))
+      bwd.getSavedOperand(role)->set(value);
     bwd->setAttr("rnn.remat", rewriter.getStringAttr("gates"));
   });
 }
 
-static void replayGates(GRUBwdOp bwd, RewriterBase &rewriter) {
-  auto fwd = bwd.getGates().getDefiningOp<GRUFwdOp>();
-  if (!fwd)
-    return;
-  rewriter.setInsertionPoint(bwd);
-  Location loc = bwd.getLoc();
-  SmallVector<Value> operands = {
-      fwd.getX(),        fwd.getIsInit(),   fwd.getH0(),
-      fwd.getWeightIh(), fwd.getWeightHh(), fwd.getBiasIh(),
-      fwd.getBiasHh(),   bwd.getY(),
-      emptyLike(rewriter, loc, bwd.getGates()),
-      emptyLike(rewriter, loc, bwd.getHnProj())};
-  auto replay = GRUReplayOp::create(
-      rewriter, loc,
-      TypeRange{bwd.getGates().getType(), bwd.getHnProj().getType()},
-      operands);
-  replay.setBlock(bwd.getBlock());
-  rewriter.modifyOpInPlace(bwd, [&] {
-    bwd.getGatesMutable().assign(replay.getResult(0));
-    bwd.getHnProjMutable().assign(replay.getResult(1));
-    bwd->setAttr("rnn.remat", rewriter.getStringAttr("gates"));
-  });
-}
-
-/// Replaces `fwd` by the same kernel saving the cell state entering each
-/// chunk of `chunk` steps instead of every step's.
-static LSTMFwdOp chunkForward(LSTMFwdOp fwd, int64_t chunk,
-                              RewriterBase &rewriter) {
+/// Replaces `fwd` by the same kernel saving the states of its cell's
+/// checkpoint roles entering each chunk of `chunk` steps instead of every
+/// step's.
+static KernelOpInterface chunkForward(KernelOpInterface fwd, int64_t chunk,
+                                      RewriterBase &rewriter) {
   rewriter.setInsertionPoint(fwd);
   SmallVector<Value> operands(fwd->getOperands());
-  auto checkpoints = checkpointsType(
-      cast<RankedTensorType>(fwd.getCells().getType()), chunk);
-  operands.back() = tensor::EmptyOp::create(rewriter, fwd.getLoc(),
-                                            checkpoints.getShape(),
-                                            checkpoints.getElementType());
+  for (StringRef role : fwd.getCell().getCheckpointRoles()) {
+    OpOperand *saved = fwd.getSavedOperand(role);
+    auto checkpoints =
+        checkpointsType(cast<RankedTensorType>(saved->get().getType()), chunk);
+    operands[saved->getOperandNumber()] = tensor::EmptyOp::create(
+        rewriter, fwd.getLoc(), checkpoints.getShape(),
+        checkpoints.getElementType());
+  }
   SmallVector<Type> types;
-  for (unsigned i = 0; i < LSTMFwdOp::kNumInits; ++i)
-    types.push_back(
-        operands[operands.size() - LSTMFwdOp::kNumInits + i].getType());
-  auto chunked = LSTMFwdOp::create(rewriter, fwd.getLoc(), types, operands);
-  chunked.setBlock(fwd.getBlock());
-  chunked.setChunk(chunk);
+  for (OpOperand &init :
+       cast<DestinationStyleOpInterface>(*fwd).getDpsInitsMutable())
+    types.push_back(operands[init.getOperandNumber()].getType());
+  KernelOpInterface chunked =
+      createKernel(rewriter, fwd.getLoc(), fwd.getCell(), "fwd", types,
+                   operands, fwd.getBlockSteps(), chunk);
   copyLayer(fwd, chunked);
   // The saved values keep no reader: the chunked backward replaces theirs.
   for (auto [oldResult, newResult] :
@@ -181,47 +188,37 @@ static LSTMFwdOp chunkForward(LSTMFwdOp fwd, int64_t chunk,
   return chunked;
 }
 
-static void checkpoint(LSTMBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
-  auto fwd = bwd.getGates().getDefiningOp<LSTMFwdOp>();
+/// Replaces `bwd` by the chunked backward that replays each chunk from the
+/// checkpoints of its cell's checkpoint roles (a cell without any, as the
+/// GRU, replays from `y` alone: its forward stays as it is, and its saved
+/// values lose their reader).
+static void checkpoint(KernelOpInterface bwd, int64_t chunk,
+                       RewriterBase &rewriter) {
+  KernelOpInterface fwd = forwardOf(bwd);
   if (!fwd)
     return;
-  LSTMFwdOp chunked = chunkForward(fwd, chunk, rewriter);
+  CellAttrInterface cell = bwd.getCell();
+  ArrayRef<StringRef> checkpointRoles = cell.getCheckpointRoles();
+  KernelOpInterface source =
+      checkpointRoles.empty() ? fwd : chunkForward(fwd, chunk, rewriter);
   rewriter.setInsertionPoint(bwd);
-  SmallVector<Value> operands = {
-      chunked.getX(),        chunked.getIsInit(),   chunked.getH0(),
-      chunked.getC0(),       chunked.getWeightIh(), chunked.getWeightHh(),
-      chunked.getBiasIh(),   chunked.getBiasHh(),   bwd.getY(),
-      chunked.getResult(4),  bwd.getGradY(),        bwd.getGradHN(),
-      bwd.getGradCN()};
-  llvm::append_range(operands, bwd.getDpsInits());
-  auto replacement = LSTMChunkedBwdOp::create(rewriter, bwd.getLoc(),
-                                              bwd->getResultTypes(), operands);
-  replacement.setBlock(bwd.getBlock());
-  replacement.setChunk(chunk);
+  SmallVector<Value> operands = forwardInputs(source);
+  operands.push_back(bwd.getOutput());
+  auto sourceDps = cast<DestinationStyleOpInterface>(*source);
+  for (StringRef role : checkpointRoles)
+    operands.push_back(
+        sourceDps.getTiedOpResult(source.getSavedOperand(role)));
+  llvm::append_range(operands, bwd.getCotangents());
+  llvm::append_range(operands,
+                     cast<DestinationStyleOpInterface>(*bwd).getDpsInits());
+  Operation *replacement =
+      createKernel(rewriter, bwd.getLoc(), cell, "chunked_bwd",
+                   bwd->getResultTypes(), operands, bwd.getBlockSteps(),
+                   chunk);
   copyLayer(bwd, replacement);
-  rewriter.replaceOp(bwd, replacement);
-  rewriter.eraseOp(fwd);
-}
-
-/// The GRU forward saves nothing for the chunked backward besides `y`: it
-/// stays as it is, and its saved values lose their reader.
-static void checkpoint(GRUBwdOp bwd, int64_t chunk, RewriterBase &rewriter) {
-  auto fwd = bwd.getGates().getDefiningOp<GRUFwdOp>();
-  if (!fwd)
-    return;
-  rewriter.setInsertionPoint(bwd);
-  SmallVector<Value> operands = {
-      fwd.getX(),      fwd.getIsInit(),   fwd.getH0(),
-      fwd.getWeightIh(), fwd.getWeightHh(), fwd.getBiasIh(),
-      fwd.getBiasHh(), bwd.getY(),        bwd.getGradY(),
-      bwd.getGradHN()};
-  llvm::append_range(operands, bwd.getDpsInits());
-  auto replacement = GRUChunkedBwdOp::create(rewriter, bwd.getLoc(),
-                                             bwd->getResultTypes(), operands);
-  replacement.setBlock(bwd.getBlock());
-  replacement.setChunk(chunk);
-  copyLayer(bwd, replacement);
-  rewriter.replaceOp(bwd, replacement);
+  rewriter.replaceOp(bwd, replacement->getResults());
+  if (source != fwd)
+    rewriter.eraseOp(fwd);
 }
 
 /// The chunk `bwd` runs under `plan`: K rounded up to whole GEMM blocks,
@@ -254,16 +251,11 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
     if (plan.kind == RematPlan::Kind::Chunk)
       applied.chunk = chunkOf(cast<KernelOpInterface>(op), plan);
     int64_t chunk = applied.chunk;
-    if (plan.kind == RematPlan::Kind::Gates) {
-      if (auto lstm = dyn_cast<LSTMBwdOp>(op))
-        replayGates(lstm, rewriter);
-      else
-        replayGates(cast<GRUBwdOp>(op), rewriter);
-    } else if (auto lstm = dyn_cast<LSTMBwdOp>(op)) {
-      checkpoint(lstm, chunk, rewriter);
-    } else {
-      checkpoint(cast<GRUBwdOp>(op), chunk, rewriter);
-    }
+    auto kernel = cast<KernelOpInterface>(op);
+    if (plan.kind == RematPlan::Kind::Gates)
+      replaySaved(kernel, rewriter);
+    else
+      checkpoint(kernel, chunk, rewriter);
     func->setAttr("rnn.remat", rewriter.getStringAttr(applied.str()));
   }
 }
