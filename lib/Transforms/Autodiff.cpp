@@ -175,8 +175,7 @@ LogicalResult Differentiator::run() {
   Operation *terminator = primal.getBody().front().getTerminator();
   for (Operation &op : primal.getBody().front().without_terminator()) {
     Operation *kernel = createForwardKernel(builder, &op, mapping, gemmRows);
-    mapping.map(op.getResults(),
-                kernel->getResults().take_front(op.getNumResults()));
+    mapping.map(op.getResults(), forwardOutputs(kernel));
     kernels.push_back(kernel);
   }
   BeginBackwardOp::create(builder, primal.getLoc());

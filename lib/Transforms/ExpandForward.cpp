@@ -24,17 +24,17 @@ using namespace mlir;
 using namespace mlir::rnn;
 
 namespace {
-template <typename OpTy>
-struct ExpandToKernel : public OpRewritePattern<OpTy> {
+/// Replaces a model layer by its forward kernel: the layer's y and final
+/// states are the kernel's outputs.
+struct ExpandToKernel : public OpInterfaceRewritePattern<LayerOpInterface> {
   ExpandToKernel(MLIRContext *ctx, int64_t gemmRows)
-      : OpRewritePattern<OpTy>(ctx), gemmRows(gemmRows) {}
+      : OpInterfaceRewritePattern<LayerOpInterface>(ctx), gemmRows(gemmRows) {}
 
-  LogicalResult matchAndRewrite(OpTy op,
+  LogicalResult matchAndRewrite(LayerOpInterface op,
                                 PatternRewriter &rewriter) const override {
     Operation *kernel =
         createForwardKernel(rewriter, op, IRMapping(), gemmRows);
-    rewriter.replaceOp(op,
-                       kernel->getResults().take_front(op->getNumResults()));
+    rewriter.replaceOp(op, forwardOutputs(kernel));
     return success();
   }
 
@@ -51,8 +51,7 @@ struct RNNExpandForwardPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandToKernel<LSTMOp>, ExpandToKernel<GRUOp>>(&getContext(),
-                                                                gemmRows);
+    patterns.add<ExpandToKernel>(&getContext(), gemmRows);
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };

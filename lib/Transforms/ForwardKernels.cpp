@@ -108,14 +108,16 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
   int64_t block = gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(),
                                  gemmRows);
 
-  auto create = [&](auto kernelTag) -> Operation * {
-    using KernelOp = decltype(kernelTag);
-    auto kernel = KernelOp::create(builder, loc, initTypes, operands);
-    kernel.setBlock(block);
-    return kernel;
-  };
-  Operation *fwd = isa<LSTMCellAttr>(cell) ? create(LSTMFwdOp())
-                                           : create(GRUFwdOp());
+  Operation *fwd =
+      createKernel(builder, loc, cell, "fwd", initTypes, operands, block);
   fwd->setAttr(kLayerAttr, layer);
   return fwd;
+}
+
+SmallVector<Value> mlir::rnn::forwardOutputs(Operation *kernel) {
+  auto dps = cast<DestinationStyleOpInterface>(kernel);
+  SmallVector<Value> outputs;
+  for (OpOperand *output : cast<KernelOpInterface>(kernel).getOutputOperands())
+    outputs.push_back(dps.getTiedOpResult(output));
+  return outputs;
 }

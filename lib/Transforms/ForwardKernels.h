@@ -25,18 +25,20 @@ inline void copyLayer(Operation *from, Operation *to) {
     to->setAttr(kLayerAttr, layer);
 }
 
-/// Creates `tensor.empty` destinations and the forward kernel
-/// (`rnn.lstm_fwd` for `rnn.lstm`, `rnn.gru_fwd` for `rnn.gru`) of
-/// `modelOp` at the builder's insertion point, with operands looked up in
-/// `mapping`. The first results of the kernel correspond to the results of
-/// `modelOp`; the rest are the saved values. The kernel's GEMM block is
-/// gemmBlockSteps of its shape.
+/// Creates `tensor.empty` destinations and the forward kernel of the
+/// layer `modelOp` (a LayerOpInterface) for its cell at the builder's
+/// insertion point, with operands looked up in `mapping`. Its destinations
+/// are the layer's results, then one sequence per saved role of the cell.
+/// The kernel's GEMM block is gemmBlockSteps of its shape.
 Operation *createForwardKernel(OpBuilder &builder, Operation *modelOp,
                                const IRMapping &mapping, int64_t gemmRows);
 
-/// The `cells` of an LSTM forward kernel under chunk(`chunk`): the cell
-/// state entering each chunk, [ceil(T / chunk), B, H] for `cells`
-/// [T, B, H].
+/// The results of forward kernel `kernel` that stand for its layer's
+/// results: y and the final states.
+SmallVector<Value> forwardOutputs(Operation *kernel);
+
+/// A checkpoint role's sequence under chunk(`chunk`) (LSTM's `cells`): the
+/// state entering each chunk, [ceil(T / chunk), B, H] for [T, B, H].
 RankedTensorType checkpointsType(RankedTensorType cells, int64_t chunk);
 
 /// A zero tensor of `type` (tensor.empty + linalg.fill).
