@@ -168,29 +168,26 @@ template <typename OpTy>
 constexpr bool kHasBiases = !llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp>::value;
 /// Kernels that compute gradients.
 template <typename OpTy>
-constexpr bool kIsBackward = llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp,
-                                             LSTMChunkedBwdOp,
-                                             GRUChunkedBwdOp>::value;
+constexpr bool kIsBackward =
+    llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp, LSTMChunkedBwdOp,
+                    GRUChunkedBwdOp>::value;
 } // namespace
 
-template <typename OpTy>
-static SmallVector<Value> initialStatesOf(OpTy op) {
+template <typename OpTy> static SmallVector<Value> initialStatesOf(OpTy op) {
   if constexpr (kHasCellState<OpTy>)
     return {op.getH0(), op.getC0()};
   else
     return {op.getH0()};
 }
 
-template <typename OpTy>
-static SmallVector<Value> biasesOf(OpTy op) {
+template <typename OpTy> static SmallVector<Value> biasesOf(OpTy op) {
   if constexpr (kHasBiases<OpTy>)
     return {op.getBiasIh(), op.getBiasHh()};
   else
     return {};
 }
 
-template <typename OpTy>
-static SmallVector<Value> cotangentsOf(OpTy op) {
+template <typename OpTy> static SmallVector<Value> cotangentsOf(OpTy op) {
   if constexpr (kIsBackward<OpTy> && kHasCellState<OpTy>)
     return {op.getGradY(), op.getGradHN(), op.getGradCN()};
   else if constexpr (kIsBackward<OpTy>)

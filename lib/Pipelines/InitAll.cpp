@@ -77,6 +77,7 @@ void rnn::registerAllDialects(DialectRegistry &registry) {
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect, vector::VectorDialect>();
   rnn::registerBufferizableOpInterfaceExternalModels(registry);
+  rnn::registerCellLoweringExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);

@@ -73,8 +73,8 @@ private:
 void Differentiator::accumulate(Value value, Value gradient) {
   auto [it, inserted] = cotangents.try_emplace(value, gradient);
   if (!inserted)
-    it->second = arith::AddFOp::create(builder, value.getLoc(), it->second,
-                                       gradient);
+    it->second =
+        arith::AddFOp::create(builder, value.getLoc(), it->second, gradient);
 }
 
 Value Differentiator::cotangent(Value value) {

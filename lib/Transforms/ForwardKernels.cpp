@@ -105,8 +105,8 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
     initTypes.push_back(sequenceType(
         layerOp.getInput(), cell.getRoleWidth(role, layerOp.getHiddenSize())));
   addDestinations(builder, loc, initTypes, operands);
-  int64_t block = gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(),
-                                 gemmRows);
+  int64_t block =
+      gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(), gemmRows);
 
   Operation *fwd =
       createKernel(builder, loc, cell, "fwd", initTypes, operands, block);

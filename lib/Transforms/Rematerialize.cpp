@@ -168,9 +168,9 @@ static KernelOpInterface chunkForward(KernelOpInterface fwd, int64_t chunk,
     OpOperand *saved = fwd.getSavedOperand(role);
     auto checkpoints =
         checkpointsType(cast<RankedTensorType>(saved->get().getType()), chunk);
-    operands[saved->getOperandNumber()] = tensor::EmptyOp::create(
-        rewriter, fwd.getLoc(), checkpoints.getShape(),
-        checkpoints.getElementType());
+    operands[saved->getOperandNumber()] =
+        tensor::EmptyOp::create(rewriter, fwd.getLoc(), checkpoints.getShape(),
+                                checkpoints.getElementType());
   }
   SmallVector<Type> types;
   for (OpOperand &init :
@@ -206,15 +206,13 @@ static void checkpoint(KernelOpInterface bwd, int64_t chunk,
   operands.push_back(bwd.getOutput());
   auto sourceDps = cast<DestinationStyleOpInterface>(*source);
   for (StringRef role : checkpointRoles)
-    operands.push_back(
-        sourceDps.getTiedOpResult(source.getSavedOperand(role)));
+    operands.push_back(sourceDps.getTiedOpResult(source.getSavedOperand(role)));
   llvm::append_range(operands, bwd.getCotangents());
   llvm::append_range(operands,
                      cast<DestinationStyleOpInterface>(*bwd).getDpsInits());
   Operation *replacement =
       createKernel(rewriter, bwd.getLoc(), cell, "chunked_bwd",
-                   bwd->getResultTypes(), operands, bwd.getBlockSteps(),
-                   chunk);
+                   bwd->getResultTypes(), operands, bwd.getBlockSteps(), chunk);
   copyLayer(bwd, replacement);
   rewriter.replaceOp(bwd, replacement->getResults());
   if (source != fwd)
@@ -401,9 +399,8 @@ struct RNNRematerializePass
     Builder b(module.getContext());
     module.walk([&](func::FuncOp func) {
       bool trains = false;
-      func.walk([&](KernelOpInterface kernel) {
-        trains |= kernel.isBackward();
-      });
+      func.walk(
+          [&](KernelOpInterface kernel) { trains |= kernel.isBackward(); });
       if (!trains)
         return;
       func->setAttr("rnn.remat", b.getStringAttr(best->first.str()));
@@ -416,8 +413,7 @@ struct RNNRematerializePass
 };
 } // namespace
 
-std::unique_ptr<Pass>
-mlir::rnn::createRNNRematerializePass(const RNNRematerializePassOptions &options,
-                                      PeakPredictor predictor) {
+std::unique_ptr<Pass> mlir::rnn::createRNNRematerializePass(
+    const RNNRematerializePassOptions &options, PeakPredictor predictor) {
   return std::make_unique<RNNRematerializePass>(options, std::move(predictor));
 }

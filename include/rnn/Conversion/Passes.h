@@ -42,6 +42,10 @@ class VectorDialect;
 } // namespace vector
 
 namespace rnn {
+/// Attaches each cell's lowering to its cell attribute (convert-rnn-to-loops
+/// registers it as a dependency too).
+void registerCellLoweringExternalModels(DialectRegistry &registry);
+
 #define GEN_PASS_DECL
 #include "rnn/Conversion/Passes.h.inc"
 

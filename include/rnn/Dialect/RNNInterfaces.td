@@ -147,6 +147,11 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
     InterfaceMethod<"The cotangents grad_y and those of the final states "
                     "(bwd, chunked_bwd); none for other phases.",
                     "::llvm::SmallVector<::mlir::Value>", "getCotangents">,
+    InterfaceMethod<"The role of each destination, in order (y, h_n, "
+                    "gates, grad_x, ...).",
+                    "::llvm::ArrayRef<::llvm::StringRef>",
+                    "getDestinationRoles", (ins),
+                    [{ return $_op.getInitRoles(); }]>,
     InterfaceMethod<"The input sequence x.", "::mlir::Value", "getInput",
                     (ins), [{ return $_op.getX(); }]>,
     InterfaceMethod<"The reset mask is_init.", "::mlir::Value",

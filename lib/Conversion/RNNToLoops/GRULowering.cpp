@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelBuilder.h"
+#include "CellLowering.h"
 
 #include "rnn/Dialect/RNNOps.h"
 
@@ -131,7 +131,7 @@ static void emitStep(KernelBuilder &k, const GRUInputs &in,
   });
 }
 
-void mlir::rnn::emitGRUFwd(Operation *operation, KernelBuilder &k) {
+static void emitGRUFwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<GRUFwdOp>(operation);
   GRUInputs in = GRUInputs::of(op);
   StepScratch s(k, in, /*replay=*/false);
@@ -169,7 +169,7 @@ static void emitReplay(KernelBuilder &k, const GRUInputs &in,
   });
 }
 
-void mlir::rnn::emitGRUReplay(Operation *operation, KernelBuilder &k) {
+static void emitGRUReplay(Operation *operation, KernelBuilder &k) {
   auto op = cast<GRUReplayOp>(operation);
   GRUInputs in = GRUInputs::of(op);
   StepScratch s(k, in, /*replay=*/true);
@@ -301,7 +301,7 @@ static void emitBackward(
   k.copy(biasIhRz, biasHhRz);
 }
 
-void mlir::rnn::emitGRUBwd(Operation *operation, KernelBuilder &k) {
+static void emitGRUBwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<GRUBwdOp>(operation);
   GRUInputs in = GRUInputs::of(op);
   GradScratch g(k, in);
@@ -310,7 +310,7 @@ void mlir::rnn::emitGRUBwd(Operation *operation, KernelBuilder &k) {
   });
 }
 
-void mlir::rnn::emitGRUChunkedBwd(Operation *operation, KernelBuilder &k) {
+static void emitGRUChunkedBwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<GRUChunkedBwdOp>(operation);
   GRUInputs in = GRUInputs::of(op);
   int64_t chunk = op.getChunk();
@@ -325,4 +325,29 @@ void mlir::rnn::emitGRUChunkedBwd(Operation *operation, KernelBuilder &k) {
     // ... and differentiate it.
     emitGradSteps(k, in, op, g, first, len, gates, hnProj);
   });
+}
+
+namespace {
+/// The GRU's kernels by phase.
+struct GRULowering
+    : public CellLoweringAttrInterface::ExternalModel<GRULowering,
+                                                      GRUCellAttr> {
+  void emitKernel(Attribute, KernelOpInterface kernel,
+                  KernelBuilder &k) const {
+    StringRef phase = kernel.getPhase();
+    Operation *op = kernel;
+    if (phase == "fwd")
+      emitGRUFwd(op, k);
+    else if (phase == "bwd")
+      emitGRUBwd(op, k);
+    else if (phase == "chunked_bwd")
+      emitGRUChunkedBwd(op, k);
+    else
+      emitGRUReplay(op, k);
+  }
+};
+} // namespace
+
+void mlir::rnn::attachGRULowering(MLIRContext &context) {
+  GRUCellAttr::attachInterface<GRULowering>(context);
 }

@@ -135,17 +135,6 @@ private:
   int64_t width = 1;
 };
 
-/// Emit the loops of one kernel at the builder's insertion point (its
-/// scratch is freed and the kernel erased by the caller). Defined per cell.
-void emitLSTMFwd(Operation *op, KernelBuilder &k);
-void emitLSTMBwd(Operation *op, KernelBuilder &k);
-void emitLSTMChunkedBwd(Operation *op, KernelBuilder &k);
-void emitLSTMReplay(Operation *op, KernelBuilder &k);
-void emitGRUFwd(Operation *op, KernelBuilder &k);
-void emitGRUBwd(Operation *op, KernelBuilder &k);
-void emitGRUChunkedBwd(Operation *op, KernelBuilder &k);
-void emitGRUReplay(Operation *op, KernelBuilder &k);
-
 } // namespace rnn
 } // namespace mlir
 

@@ -41,7 +41,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelBuilder.h"
+#include "CellLowering.h"
 
 #include "rnn/Dialect/RNNOps.h"
 
@@ -142,7 +142,7 @@ static void emitStep(KernelBuilder &k, const LSTMInputs &in,
   });
 }
 
-void mlir::rnn::emitLSTMFwd(Operation *operation, KernelBuilder &k) {
+static void emitLSTMFwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMFwdOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
   int64_t chunk = op.getChunk().value_or(in.T);
@@ -198,7 +198,7 @@ static void emitReplay(KernelBuilder &k, const LSTMInputs &in,
   });
 }
 
-void mlir::rnn::emitLSTMReplay(Operation *operation, KernelBuilder &k) {
+static void emitLSTMReplay(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMReplayOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
   StepScratch s(k, in, /*replay=*/true);
@@ -331,7 +331,7 @@ static BackwardIO backwardIO(OpTy op) {
           op.getGradWeightIh(), op.getGradWeightHh(), op.getGradBiasIh()};
 }
 
-void mlir::rnn::emitLSTMBwd(Operation *operation, KernelBuilder &k) {
+static void emitLSTMBwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMBwdOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
   BackwardIO io = backwardIO(op);
@@ -342,7 +342,7 @@ void mlir::rnn::emitLSTMBwd(Operation *operation, KernelBuilder &k) {
   });
 }
 
-void mlir::rnn::emitLSTMChunkedBwd(Operation *operation, KernelBuilder &k) {
+static void emitLSTMChunkedBwd(Operation *operation, KernelBuilder &k) {
   auto op = cast<LSTMChunkedBwdOp>(operation);
   LSTMInputs in = LSTMInputs::of(op);
   int64_t chunk = op.getChunk();
@@ -363,4 +363,29 @@ void mlir::rnn::emitLSTMChunkedBwd(Operation *operation, KernelBuilder &k) {
     // ... and differentiate it.
     emitGradSteps(k, in, io, g, first, len, gates, cells, cPrev);
   });
+}
+
+namespace {
+/// The LSTM's kernels by phase.
+struct LSTMLowering
+    : public CellLoweringAttrInterface::ExternalModel<LSTMLowering,
+                                                      LSTMCellAttr> {
+  void emitKernel(Attribute, KernelOpInterface kernel,
+                  KernelBuilder &k) const {
+    StringRef phase = kernel.getPhase();
+    Operation *op = kernel;
+    if (phase == "fwd")
+      emitLSTMFwd(op, k);
+    else if (phase == "bwd")
+      emitLSTMBwd(op, k);
+    else if (phase == "chunked_bwd")
+      emitLSTMChunkedBwd(op, k);
+    else
+      emitLSTMReplay(op, k);
+  }
+};
+} // namespace
+
+void mlir::rnn::attachLSTMLowering(MLIRContext &context) {
+  LSTMCellAttr::attachInterface<LSTMLowering>(context);
 }

@@ -1,12 +1,13 @@
 //===- RNNToLoops.cpp - convert-rnn-to-loops ------------------------------===//
 //
-// Drives the lowering of bufferized rnn kernels (KernelBuilder.h and the
-// per-cell files) and turns `rnn.begin_backward` into the runtime call that
-// marks the phase boundary.
+// Drives the lowering of bufferized rnn kernels, each through the lowering
+// interface of its cell (CellLowering.td, implemented by the per-cell
+// files on KernelBuilder.h), and turns `rnn.begin_backward` into the
+// runtime call that marks the phase boundary.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelBuilder.h"
+#include "CellLowering.h"
 
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Conversion/Passes.h"
@@ -31,21 +32,35 @@ namespace rnn {
 using namespace mlir;
 using namespace mlir::rnn;
 
+#include "RNNToLoops/CellLowering.cpp.inc"
+
+void mlir::rnn::registerCellLoweringExternalModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, RNNDialect *) {
+    attachLSTMLowering(*context);
+    attachGRULowering(*context);
+  });
+}
+
 /// Name of the runtime entry point that marks a phase boundary.
 static constexpr StringLiteral kBeginPhase = "rnnrt_begin_phase";
 
 namespace {
-/// Lowers one memref-form kernel: `emitFn` writes its loops in its place.
-template <typename OpTy> struct KernelLowering : public OpRewritePattern<OpTy> {
-  using EmitFn = void (*)(Operation *, KernelBuilder &);
-  KernelLowering(MLIRContext *ctx, EmitFn emitFn, int64_t vectorWidth)
-      : OpRewritePattern<OpTy>(ctx), emitFn(emitFn), vectorWidth(vectorWidth) {}
+/// Lowers one memref-form kernel: its cell's lowering writes its loops in
+/// its place.
+struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
+  KernelLowering(MLIRContext *ctx, int64_t vectorWidth)
+      : OpInterfaceRewritePattern<KernelOpInterface>(ctx),
+        vectorWidth(vectorWidth) {}
 
-  LogicalResult matchAndRewrite(OpTy op,
+  LogicalResult matchAndRewrite(KernelOpInterface op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.hasPureBufferSemantics())
+    auto dps = cast<DestinationStyleOpInterface>(*op);
+    auto lowering = dyn_cast<CellLoweringAttrInterface>(op.getCell());
+    if (!lowering)
+      return rewriter.notifyMatchFailure(op, "the cell has no lowering");
+    if (!dps.hasPureBufferSemantics())
       return rewriter.notifyMatchFailure(op, "not bufferized");
-    if (!cast<MemRefType>(op.getX().getType()).getElementType().isF32())
+    if (!cast<MemRefType>(op.getInput().getType()).getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "only f32 is lowered");
     // The loops index whole sequences and collapse [T, B, X] into
     // [T*B, X]: every buffer must be contiguous and row-major.
@@ -53,8 +68,8 @@ template <typename OpTy> struct KernelLowering : public OpRewritePattern<OpTy> {
       if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity())
         return rewriter.notifyMatchFailure(op, "non-identity layout");
     for (auto [init, role] :
-         llvm::zip(op.getDpsInits(), OpTy::getInitRoles())) {
-      auto alloc = init.template getDefiningOp<memref::AllocOp>();
+         llvm::zip(dps.getDpsInits(), op.getDestinationRoles())) {
+      auto alloc = init.getDefiningOp<memref::AllocOp>();
       if (alloc && !alloc->hasAttr(kRoleAttr))
         rewriter.modifyOpInPlace(alloc, [&, role = role] {
           alloc->setAttr(kRoleAttr, rewriter.getStringAttr(role));
@@ -63,7 +78,7 @@ template <typename OpTy> struct KernelLowering : public OpRewritePattern<OpTy> {
     rewriter.setInsertionPoint(op);
     Operation *before = op->getPrevNode();
     KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
-    emitFn(op, k);
+    lowering.emitKernel(op, k);
     k.freeScratch();
     // The kernel's allocations, loops and calls name the kernel and its
     // layer, so that the memory report can say where in the model a
@@ -81,19 +96,18 @@ template <typename OpTy> struct KernelLowering : public OpRewritePattern<OpTy> {
       if (layer)
         created->setAttr(kLayerAttr, layer);
     };
-    for (Value init : op.getDpsInits())
-      if (auto alloc = init.template getDefiningOp<memref::AllocOp>())
+    for (Value init : dps.getDpsInits())
+      if (auto alloc = init.getDefiningOp<memref::AllocOp>())
         if (!alloc->hasAttr(kKernelAttr))
           rewriter.modifyOpInPlace(alloc, [&] { tag(alloc); });
     for (Operation *created = before ? before->getNextNode()
                                      : &op->getBlock()->front();
-         created != op.getOperation(); created = created->getNextNode())
+         created != op; created = created->getNextNode())
       tag(created);
     rewriter.eraseOp(op);
     return success();
   }
 
-  EmitFn emitFn;
   int64_t vectorWidth;
 };
 
@@ -115,6 +129,11 @@ struct ConvertRNNToLoopsPass
     : public rnn::impl::ConvertRNNToLoopsPassBase<ConvertRNNToLoopsPass> {
   using ConvertRNNToLoopsPassBase::ConvertRNNToLoopsPassBase;
 
+  void getDependentDialects(DialectRegistry &registry) const override {
+    ConvertRNNToLoopsPassBase::getDependentDialects(registry);
+    registerCellLoweringExternalModels(registry);
+  }
+
   void runOnOperation() override {
     if (vectorWidth < 1) {
       getOperation().emitError("convert-rnn-to-loops: vector-width must be "
@@ -135,17 +154,7 @@ struct ConvertRNNToLoopsPass
     }
 
     RewritePatternSet patterns(ctx);
-    patterns.add<KernelLowering<LSTMFwdOp>>(ctx, emitLSTMFwd, vectorWidth);
-    patterns.add<KernelLowering<LSTMBwdOp>>(ctx, emitLSTMBwd, vectorWidth);
-    patterns.add<KernelLowering<GRUFwdOp>>(ctx, emitGRUFwd, vectorWidth);
-    patterns.add<KernelLowering<GRUBwdOp>>(ctx, emitGRUBwd, vectorWidth);
-    patterns.add<KernelLowering<LSTMChunkedBwdOp>>(ctx, emitLSTMChunkedBwd,
-                                                   vectorWidth);
-    patterns.add<KernelLowering<GRUChunkedBwdOp>>(ctx, emitGRUChunkedBwd,
-                                                  vectorWidth);
-    patterns.add<KernelLowering<LSTMReplayOp>>(ctx, emitLSTMReplay,
-                                               vectorWidth);
-    patterns.add<KernelLowering<GRUReplayOp>>(ctx, emitGRUReplay, vectorWidth);
+    patterns.add<KernelLowering>(ctx, vectorWidth);
     patterns.add<BeginBackwardLowering>(ctx);
     walkAndApplyPatterns(module, std::move(patterns));
 
