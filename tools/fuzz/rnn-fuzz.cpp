@@ -7,13 +7,14 @@
 // each on a fresh copy: kPerInput of them chosen by a hash of the input (so
 // that an input always takes the same ones, and a minute of fuzzing is not
 // spent compiling each seed for every target), or all of them with
-// RNN_FUZZ_ALL_PIPELINES=1. An input may be rejected with an error that names a
-// rule of the user's IR. A finding is a crash, a sanitizer report (the
-// fuzzing build has ASan and UBSan), a timeout, or an error that speaks of
-// the compiler's internals (isInternal: the IR a pass produced failed to
-// verify or to legalize, an LLVM/GPU op's error, an upstream precondition
-// message, an empty message, a pipeline that fails without a message): the
-// target prints it and aborts, so that libFuzzer keeps the input.
+// RNN_FUZZ_ALL_PIPELINES=1. An input may be rejected with an error that
+// names a rule of the user's IR. A finding is a crash, a sanitizer report
+// (the fuzzing build has UBSan), an out-of-memory, a timeout, or an error
+// that speaks of the compiler's internals (isInternal: the IR a pass
+// produced failed to verify or to legalize, an LLVM/GPU op's error, an
+// upstream precondition message, an empty message, a pipeline that fails
+// without a message): the target prints it and aborts, so that libFuzzer
+// keeps the input.
 //
 // tools/fuzz/fuzz-mlir.py is the same oracle around rnn-opt with fixed
 // text mutations; this target lets libFuzzer's coverage feedback steer the

@@ -3,8 +3,8 @@
 # inputs (the lit tests' MLIR, split at `// -----`, written by
 # fuzz-mlir.py --write-seeds) and the corpus of earlier runs, with the
 # rnn dialect's tokens as a dictionary. Exits 1 on any finding (a crash, a
-# sanitizer report, a timeout, an internal-error message: see rnn-fuzz.cpp),
-# whose input libFuzzer writes to BUILD/fuzz-artifacts/.
+# UBSan report, an out-of-memory, a timeout, an internal-error message: see
+# rnn-fuzz.cpp), whose input libFuzzer writes to BUILD/fuzz-artifacts/.
 #
 #   tools/fuzz/run-libfuzzer.sh [SECONDS] [BUILD]   (BUILD: build-fuzz)
 set -euo pipefail
@@ -21,8 +21,7 @@ rm -rf "$seeds"
 python3 tools/fuzz/fuzz-mlir.py --write-seeds "$seeds"
 mkdir -p "$corpus" "$artifacts"
 
-# Leaks count as findings; a report stops the run.
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:allocator_may_return_null=1"
+# Undefined behaviour (UBSan) counts as a finding; a report stops the run.
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 log="$build/fuzz-libfuzzer.log"
 set +e
