@@ -108,49 +108,53 @@ SmallVector<Value> GRUOp::getFinalStates() { return {getHN()}; }
 // Kernels' saved values by role
 //===----------------------------------------------------------------------===//
 
+/// The operand of `role` among `operands`, or null.
+static OpOperand *
+byRole(StringRef role,
+       std::initializer_list<std::pair<StringRef, OpOperand *>> operands) {
+  for (auto [name, operand] : operands)
+    if (name == role)
+      return operand;
+  return nullptr;
+}
+
 OpOperand *LSTMFwdOp::getSavedOperand(StringRef role) {
-  if (role == "gates")
-    return &getGatesMutable();
-  return role == "cells" ? &getCellsMutable() : nullptr;
+  return byRole(role, {{"gates", &getGatesMutable()},
+                       {"cells", &getCellsMutable()}});
 }
 
 OpOperand *LSTMBwdOp::getSavedOperand(StringRef role) {
-  if (role == "gates")
-    return &getGatesMutable();
-  return role == "cells" ? &getCellsMutable() : nullptr;
+  return byRole(role, {{"gates", &getGatesMutable()},
+                       {"cells", &getCellsMutable()}});
 }
 
 /// Its `cells` are the checkpoints at chunk entries.
 OpOperand *LSTMChunkedBwdOp::getSavedOperand(StringRef role) {
-  return role == "cells" ? &getCellsMutable() : nullptr;
+  return byRole(role, {{"cells", &getCellsMutable()}});
 }
 
 /// It reads the saved `cells` as states and writes the gates.
 OpOperand *LSTMReplayOp::getSavedOperand(StringRef role) {
-  if (role == "gates")
-    return &getGatesMutable();
-  return role == "cells" ? &getCellsMutable() : nullptr;
+  return byRole(role, {{"gates", &getGatesMutable()},
+                       {"cells", &getCellsMutable()}});
 }
 
 OpOperand *GRUFwdOp::getSavedOperand(StringRef role) {
-  if (role == "gates")
-    return &getGatesMutable();
-  return role == "hn_proj" ? &getHnProjMutable() : nullptr;
+  return byRole(role, {{"gates", &getGatesMutable()},
+                       {"hn_proj", &getHnProjMutable()}});
 }
 
 OpOperand *GRUBwdOp::getSavedOperand(StringRef role) {
-  if (role == "gates")
-    return &getGatesMutable();
-  return role == "hn_proj" ? &getHnProjMutable() : nullptr;
+  return byRole(role, {{"gates", &getGatesMutable()},
+                       {"hn_proj", &getHnProjMutable()}});
 }
 
 /// The GRU's chunked backward recomputes everything from `y`.
 OpOperand *GRUChunkedBwdOp::getSavedOperand(StringRef) { return nullptr; }
 
 OpOperand *GRUReplayOp::getSavedOperand(StringRef role) {
-  if (role == "gates")
-    return &getGatesMutable();
-  return role == "hn_proj" ? &getHnProjMutable() : nullptr;
+  return byRole(role, {{"gates", &getGatesMutable()},
+                       {"hn_proj", &getHnProjMutable()}});
 }
 
 //===----------------------------------------------------------------------===//

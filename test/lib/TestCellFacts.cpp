@@ -27,8 +27,11 @@ static void printList(llvm::raw_ostream &os, ArrayRef<StringRef> names,
   os << "]";
 }
 
-static void printType(llvm::raw_ostream &os, Value value) {
-  os << value.getType();
+/// ", <name><suffix> <type>" for each state.
+static void printStates(llvm::raw_ostream &os, ArrayRef<StringRef> names,
+                        ArrayRef<Value> values, StringRef suffix) {
+  for (auto [name, value] : llvm::zip_equal(names, values))
+    os << ", " << name << suffix << " " << value.getType();
 }
 
 namespace {
@@ -66,22 +69,11 @@ struct TestCellFactsPass
             cell.getWeightShape(name, layer.getInputSize(), hidden), os);
         os << "]";
       }
-      os << "\n  x ";
-      printType(os, layer.getInput());
-      os << ", is_init ";
-      printType(os, layer.getResetMask());
-      for (auto [name, value] :
-           llvm::zip_equal(cell.getStateNames(), layer.getInitialStates())) {
-        os << ", " << name << "0 ";
-        printType(os, value);
-      }
-      os << "\n  y ";
-      printType(os, layer.getOutput());
-      for (auto [name, value] :
-           llvm::zip_equal(cell.getStateNames(), layer.getFinalStates())) {
-        os << ", " << name << "_n ";
-        printType(os, value);
-      }
+      os << "\n  x " << layer.getInput().getType() << ", is_init "
+         << layer.getResetMask().getType();
+      printStates(os, cell.getStateNames(), layer.getInitialStates(), "0");
+      os << "\n  y " << layer.getOutput().getType();
+      printStates(os, cell.getStateNames(), layer.getFinalStates(), "_n");
       os << "\n";
     });
   }

@@ -327,27 +327,8 @@ static void emitGRUChunkedBwd(Operation *operation, KernelBuilder &k) {
   });
 }
 
-namespace {
-/// The GRU's kernels by phase.
-struct GRULowering
-    : public CellLoweringAttrInterface::ExternalModel<GRULowering,
-                                                      GRUCellAttr> {
-  void emitKernel(Attribute, KernelOpInterface kernel,
-                  KernelBuilder &k) const {
-    StringRef phase = kernel.getPhase();
-    Operation *op = kernel;
-    if (phase == "fwd")
-      emitGRUFwd(op, k);
-    else if (phase == "bwd")
-      emitGRUBwd(op, k);
-    else if (phase == "chunked_bwd")
-      emitGRUChunkedBwd(op, k);
-    else
-      emitGRUReplay(op, k);
-  }
-};
-} // namespace
-
 void mlir::rnn::attachGRULowering(MLIRContext &context) {
-  GRUCellAttr::attachInterface<GRULowering>(context);
+  GRUCellAttr::attachInterface<
+      PhaseLowering<GRUCellAttr, emitGRUFwd, emitGRUBwd,
+                    emitGRUChunkedBwd, emitGRUReplay>>(context);
 }

@@ -365,27 +365,8 @@ static void emitLSTMChunkedBwd(Operation *operation, KernelBuilder &k) {
   });
 }
 
-namespace {
-/// The LSTM's kernels by phase.
-struct LSTMLowering
-    : public CellLoweringAttrInterface::ExternalModel<LSTMLowering,
-                                                      LSTMCellAttr> {
-  void emitKernel(Attribute, KernelOpInterface kernel,
-                  KernelBuilder &k) const {
-    StringRef phase = kernel.getPhase();
-    Operation *op = kernel;
-    if (phase == "fwd")
-      emitLSTMFwd(op, k);
-    else if (phase == "bwd")
-      emitLSTMBwd(op, k);
-    else if (phase == "chunked_bwd")
-      emitLSTMChunkedBwd(op, k);
-    else
-      emitLSTMReplay(op, k);
-  }
-};
-} // namespace
-
 void mlir::rnn::attachLSTMLowering(MLIRContext &context) {
-  LSTMCellAttr::attachInterface<LSTMLowering>(context);
+  LSTMCellAttr::attachInterface<
+      PhaseLowering<LSTMCellAttr, emitLSTMFwd, emitLSTMBwd,
+                    emitLSTMChunkedBwd, emitLSTMReplay>>(context);
 }
