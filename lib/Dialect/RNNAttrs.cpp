@@ -119,13 +119,13 @@ byRole(StringRef role,
 }
 
 OpOperand *LSTMFwdOp::getSavedOperand(StringRef role) {
-  return byRole(role, {{"gates", &getGatesMutable()},
-                       {"cells", &getCellsMutable()}});
+  return byRole(role,
+                {{"gates", &getGatesMutable()}, {"cells", &getCellsMutable()}});
 }
 
 OpOperand *LSTMBwdOp::getSavedOperand(StringRef role) {
-  return byRole(role, {{"gates", &getGatesMutable()},
-                       {"cells", &getCellsMutable()}});
+  return byRole(role,
+                {{"gates", &getGatesMutable()}, {"cells", &getCellsMutable()}});
 }
 
 /// Its `cells` are the checkpoints at chunk entries.
@@ -135,26 +135,26 @@ OpOperand *LSTMChunkedBwdOp::getSavedOperand(StringRef role) {
 
 /// It reads the saved `cells` as states and writes the gates.
 OpOperand *LSTMReplayOp::getSavedOperand(StringRef role) {
-  return byRole(role, {{"gates", &getGatesMutable()},
-                       {"cells", &getCellsMutable()}});
+  return byRole(role,
+                {{"gates", &getGatesMutable()}, {"cells", &getCellsMutable()}});
 }
 
 OpOperand *GRUFwdOp::getSavedOperand(StringRef role) {
-  return byRole(role, {{"gates", &getGatesMutable()},
-                       {"hn_proj", &getHnProjMutable()}});
+  return byRole(
+      role, {{"gates", &getGatesMutable()}, {"hn_proj", &getHnProjMutable()}});
 }
 
 OpOperand *GRUBwdOp::getSavedOperand(StringRef role) {
-  return byRole(role, {{"gates", &getGatesMutable()},
-                       {"hn_proj", &getHnProjMutable()}});
+  return byRole(
+      role, {{"gates", &getGatesMutable()}, {"hn_proj", &getHnProjMutable()}});
 }
 
 /// The GRU's chunked backward recomputes everything from `y`.
 OpOperand *GRUChunkedBwdOp::getSavedOperand(StringRef) { return nullptr; }
 
 OpOperand *GRUReplayOp::getSavedOperand(StringRef role) {
-  return byRole(role, {{"gates", &getGatesMutable()},
-                       {"hn_proj", &getHnProjMutable()}});
+  return byRole(
+      role, {{"gates", &getGatesMutable()}, {"hn_proj", &getHnProjMutable()}});
 }
 
 //===----------------------------------------------------------------------===//

@@ -26,8 +26,7 @@ template <typename CellAttr, KernelEmitter Fwd, KernelEmitter Bwd,
 struct PhaseLowering
     : public CellLoweringAttrInterface::ExternalModel<
           PhaseLowering<CellAttr, Fwd, Bwd, ChunkedBwd, Replay>, CellAttr> {
-  void emitKernel(Attribute, KernelOpInterface kernel,
-                  KernelBuilder &k) const {
+  void emitKernel(Attribute, KernelOpInterface kernel, KernelBuilder &k) const {
     StringRef phase = kernel.getPhase();
     KernelEmitter emit = phase == "fwd"           ? Fwd
                          : phase == "bwd"         ? Bwd

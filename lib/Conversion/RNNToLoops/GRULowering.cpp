@@ -53,8 +53,7 @@ struct GRUInputs {
   Value x, isInit, h0, weightIh, weightHh, biasIh, biasHh;
   int64_t T = 0, B = 0, H = 0, P = 0;
 
-  template <typename OpTy>
-  static GRUInputs of(OpTy op) {
+  template <typename OpTy> static GRUInputs of(OpTy op) {
     GRUInputs in{op.getX(), op.getIsInit(), op.getH0(), op.getWeightIh(),
                  op.getWeightHh()};
     // The backward of saved values needs no bias.
@@ -78,19 +77,18 @@ struct StepScratch {
   Value h, pre, xproj;
 
   StepScratch(KernelBuilder &k, const GRUInputs &in, bool replay)
-      : h(k.alloc({in.B, in.H}, "h")),
-        pre(k.alloc({in.B, 3 * in.H}, "preact")),
+      : h(k.alloc({in.B, in.H}, "h")), pre(k.alloc({in.B, 3 * in.H}, "preact")),
         xproj(replay ? Value() : k.alloc({in.P, in.B, 3 * in.H}, "xproj")) {}
 };
 
 /// Where one forward step reads its state and writes its results; `y` is
 /// null when the step only recomputes the saved values.
 struct StepIO {
-  Value hPrev;          // [B, H] state entering the step, before the mask
-  Value xproj;          // [B, 3H]
-  Value gates;          // [B, 3H]
-  Value hnProj;         // [B, H]
-  Value y;              // [B, H]
+  Value hPrev;  // [B, H] state entering the step, before the mask
+  Value xproj;  // [B, 3H]
+  Value gates;  // [B, 3H]
+  Value hnProj; // [B, H]
+  Value y;      // [B, H]
 };
 } // namespace
 
@@ -138,15 +136,15 @@ static void emitGRUFwd(Operation *operation, KernelBuilder &k) {
   k.copy(in.h0, s.h);
   k.forBlocks(k.index(0), in.T, in.P, /*reverse=*/false,
               [&](Value start, Value, int64_t len) {
-    Value xproj = k.leading(s.xproj, len);
-    k.project(k.steps(in.x, start, len), in.weightIh, xproj);
-    k.forTime(len, /*reverse=*/false, [&](Value i) {
-      Value t = arith::AddIOp::create(k.builder(), start, i);
-      emitStep(k, in, s, t,
-               {s.h, k.step(xproj, i), k.step(op.getGates(), t),
-                k.step(op.getHnProj(), t), k.step(op.getY(), t)});
-    });
-  });
+                Value xproj = k.leading(s.xproj, len);
+                k.project(k.steps(in.x, start, len), in.weightIh, xproj);
+                k.forTime(len, /*reverse=*/false, [&](Value i) {
+                  Value t = arith::AddIOp::create(k.builder(), start, i);
+                  emitStep(k, in, s, t,
+                           {s.h, k.step(xproj, i), k.step(op.getGates(), t),
+                            k.step(op.getHnProj(), t), k.step(op.getY(), t)});
+                });
+              });
   k.copy(s.h, op.getHN());
 }
 
@@ -154,19 +152,21 @@ static void emitGRUFwd(Operation *operation, KernelBuilder &k) {
 /// and `hnProj` ([len, B, X] views), block by block: the projection of a
 /// block into its gates, then the steps.
 static void emitReplay(KernelBuilder &k, const GRUInputs &in,
-                       const StepScratch &s, Value y, Value first,
-                       int64_t len, Value gates, Value hnProj) {
+                       const StepScratch &s, Value y, Value first, int64_t len,
+                       Value gates, Value hnProj) {
   k.forBlocks(first, len, in.P, /*reverse=*/false,
               [&](Value start, Value offset, int64_t blockLen) {
-    Value blockGates = k.steps(gates, offset, blockLen);
-    k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
-    k.forBlockSteps(start, offset, blockLen, /*reverse=*/false,
+                Value blockGates = k.steps(gates, offset, blockLen);
+                k.project(k.steps(in.x, start, blockLen), in.weightIh,
+                          blockGates);
+                k.forBlockSteps(
+                    start, offset, blockLen, /*reverse=*/false,
                     [&](Value t, Value j, Value i) {
-      emitStep(k, in, s, t,
-               {k.previous(y, in.h0, t), k.step(blockGates, i),
-                k.step(gates, j), k.step(hnProj, j)});
-    });
-  });
+                      emitStep(k, in, s, t,
+                               {k.previous(y, in.h0, t), k.step(blockGates, i),
+                                k.step(gates, j), k.step(hnProj, j)});
+                    });
+              });
 }
 
 static void emitGRUReplay(Operation *operation, KernelBuilder &k) {
@@ -271,23 +271,25 @@ static void emitGradSteps(KernelBuilder &k, const GRUInputs &in, OpTy op,
                           Value gates, Value hnProj) {
   k.forBlocks(first, len, in.P, /*reverse=*/true,
               [&](Value start, Value offset, int64_t blockLen) {
-    k.forBlockSteps(start, offset, blockLen, /*reverse=*/true,
-                    [&](Value t, Value j, Value i) {
-      emitGradStep(k, in, op, g, t, k.step(gates, j), k.step(hnProj, j),
-                   k.step(g.hIn, i));
-    });
-    emitBlockGradients(k, in, op, g, start, blockLen,
-                       k.steps(gates, offset, blockLen),
-                       k.steps(hnProj, offset, blockLen));
-  });
+                k.forBlockSteps(start, offset, blockLen, /*reverse=*/true,
+                                [&](Value t, Value j, Value i) {
+                                  emitGradStep(
+                                      k, in, op, g, t, k.step(gates, j),
+                                      k.step(hnProj, j), k.step(g.hIn, i));
+                                });
+                emitBlockGradients(k, in, op, g, start, blockLen,
+                                   k.steps(gates, offset, blockLen),
+                                   k.steps(hnProj, offset, blockLen));
+              });
 }
 
 /// Emits the backward of either kernel around `emitChunk(first, len)`,
 /// which emits the backward of one chunk, last chunk first.
 template <typename OpTy>
-static void emitBackward(
-    KernelBuilder &k, const GRUInputs &in, OpTy op, const GradScratch &g,
-    int64_t chunk, function_ref<void(Value first, int64_t len)> emitChunk) {
+static void
+emitBackward(KernelBuilder &k, const GRUInputs &in, OpTy op,
+             const GradScratch &g, int64_t chunk,
+             function_ref<void(Value first, int64_t len)> emitChunk) {
   k.copy(op.getGradHN(), g.dh);
   k.zero(op.getGradWeightIh());
   k.zero(op.getGradWeightHh());
@@ -328,7 +330,7 @@ static void emitGRUChunkedBwd(Operation *operation, KernelBuilder &k) {
 }
 
 void mlir::rnn::attachGRULowering(MLIRContext &context) {
-  GRUCellAttr::attachInterface<
-      PhaseLowering<GRUCellAttr, emitGRUFwd, emitGRUBwd,
-                    emitGRUChunkedBwd, emitGRUReplay>>(context);
+  GRUCellAttr::attachInterface<PhaseLowering<
+      GRUCellAttr, emitGRUFwd, emitGRUBwd, emitGRUChunkedBwd, emitGRUReplay>>(
+      context);
 }

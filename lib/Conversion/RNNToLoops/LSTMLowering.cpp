@@ -60,10 +60,9 @@ struct LSTMInputs {
   Value x, isInit, h0, c0, weightIh, weightHh, biasIh, biasHh;
   int64_t T = 0, B = 0, H = 0, P = 0;
 
-  template <typename OpTy>
-  static LSTMInputs of(OpTy op) {
-    LSTMInputs in{op.getX(),        op.getIsInit(),   op.getH0(),
-                  op.getC0(),       op.getWeightIh(), op.getWeightHh()};
+  template <typename OpTy> static LSTMInputs of(OpTy op) {
+    LSTMInputs in{op.getX(),  op.getIsInit(),   op.getH0(),
+                  op.getC0(), op.getWeightIh(), op.getWeightHh()};
     // The backward of saved values needs no bias.
     if constexpr (!std::is_same_v<OpTy, LSTMBwdOp>) {
       in.biasIh = op.getBiasIh();
@@ -94,10 +93,10 @@ struct StepScratch {
 /// Where one forward step reads its state and writes its results. Null
 /// outputs are not written.
 struct StepIO {
-  Value hPrev, cPrev;   // [B, H] state entering the step, before the mask
-  Value xproj;          // [B, 4H] input projection of the step
-  Value gates;          // [B, 4H] activated gates
-  Value cells, y;       // [B, H] new c and h
+  Value hPrev, cPrev;       // [B, H] state entering the step, before the mask
+  Value xproj;              // [B, 4H] input projection of the step
+  Value gates;              // [B, 4H] activated gates
+  Value cells, y;           // [B, H] new c and h
   bool updateState = false; // carry h, c in the scratch to the next step
 };
 } // namespace
@@ -157,20 +156,20 @@ static void emitLSTMFwd(Operation *operation, KernelBuilder &k) {
     }
     k.forBlocks(first, len, in.P, /*reverse=*/false,
                 [&](Value start, Value, int64_t blockLen) {
-      Value xproj = k.leading(s.xproj, blockLen);
-      k.project(k.steps(in.x, start, blockLen), in.weightIh, xproj);
-      k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
-        Value t = arith::AddIOp::create(k.builder(), start, i);
-        StepIO io{s.h,
-                  s.c,
-                  k.step(xproj, i),
-                  k.step(op.getGates(), t),
-                  checkpointed ? Value() : k.step(op.getCells(), t),
-                  k.step(op.getY(), t),
-                  /*updateState=*/true};
-        emitStep(k, in, s, t, io);
-      });
-    });
+                  Value xproj = k.leading(s.xproj, blockLen);
+                  k.project(k.steps(in.x, start, blockLen), in.weightIh, xproj);
+                  k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
+                    Value t = arith::AddIOp::create(k.builder(), start, i);
+                    StepIO io{s.h,
+                              s.c,
+                              k.step(xproj, i),
+                              k.step(op.getGates(), t),
+                              checkpointed ? Value() : k.step(op.getCells(), t),
+                              k.step(op.getY(), t),
+                              /*updateState=*/true};
+                    emitStep(k, in, s, t, io);
+                  });
+                });
   });
   k.copy(s.h, op.getHN());
   k.copy(s.c, op.getCN());
@@ -185,17 +184,19 @@ static void emitReplay(KernelBuilder &k, const LSTMInputs &in,
                        Value gates, Value cells,
                        function_ref<Value(Value t)> hPrev,
                        function_ref<Value(Value i)> cPrev) {
-  k.forBlocks(first, len, in.P, /*reverse=*/false,
-              [&](Value start, Value offset, int64_t blockLen) {
-    Value blockGates = k.steps(gates, offset, blockLen);
-    k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
-    k.forBlockSteps(start, offset, blockLen, /*reverse=*/false,
-                    [&](Value t, Value j, Value i) {
-      StepIO io{hPrev(t), cPrev(j), k.step(blockGates, i), k.step(gates, j),
-                cells ? k.step(cells, j) : Value()};
-      emitStep(k, in, s, t, io);
-    });
-  });
+  k.forBlocks(
+      first, len, in.P, /*reverse=*/false,
+      [&](Value start, Value offset, int64_t blockLen) {
+        Value blockGates = k.steps(gates, offset, blockLen);
+        k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
+        k.forBlockSteps(start, offset, blockLen, /*reverse=*/false,
+                        [&](Value t, Value j, Value i) {
+                          StepIO io{hPrev(t), cPrev(j), k.step(blockGates, i),
+                                    k.step(gates, j),
+                                    cells ? k.step(cells, j) : Value()};
+                          emitStep(k, in, s, t, io);
+                        });
+      });
 }
 
 static void emitLSTMReplay(Operation *operation, KernelBuilder &k) {
@@ -223,8 +224,7 @@ struct GradScratch {
   GradScratch(KernelBuilder &k, const LSTMInputs &in)
       : dh(k.alloc({in.B, in.H}, "dh")), dc(k.alloc({in.B, in.H}, "dc")),
         dhIn(k.alloc({in.B, in.H}, "dh_in")),
-        hIn(k.alloc({in.P, in.B, in.H}, "h_in")),
-        ones(k.ones(in.P * in.B)) {}
+        hIn(k.alloc({in.P, in.B, in.H}, "h_in")), ones(k.ones(in.P * in.B)) {}
 };
 } // namespace
 
@@ -297,22 +297,25 @@ static void emitGradSteps(KernelBuilder &k, const LSTMInputs &in,
                           function_ref<Value(Value j)> cPrev) {
   k.forBlocks(first, len, in.P, /*reverse=*/true,
               [&](Value start, Value offset, int64_t blockLen) {
-    k.forBlockSteps(start, offset, blockLen, /*reverse=*/true,
-                    [&](Value t, Value j, Value i) {
-      emitGradStep(k, in, io, g, t, k.step(gates, j), k.step(cells, j),
-                   cPrev(j), k.step(g.hIn, i));
-    });
-    emitBlockGradients(k, in, io, g, start, blockLen,
-                       k.steps(gates, offset, blockLen));
-  });
+                k.forBlockSteps(start, offset, blockLen, /*reverse=*/true,
+                                [&](Value t, Value j, Value i) {
+                                  emitGradStep(k, in, io, g, t,
+                                               k.step(gates, j),
+                                               k.step(cells, j), cPrev(j),
+                                               k.step(g.hIn, i));
+                                });
+                emitBlockGradients(k, in, io, g, start, blockLen,
+                                   k.steps(gates, offset, blockLen));
+              });
 }
 
 /// Emits the backward of either kernel around `emitChunk(first, len)`,
 /// which emits the backward of one chunk, last chunk first.
 template <typename OpTy>
-static void emitBackward(
-    KernelBuilder &k, const LSTMInputs &in, OpTy op, const GradScratch &g,
-    int64_t chunk, function_ref<void(Value first, int64_t len)> emitChunk) {
+static void
+emitBackward(KernelBuilder &k, const LSTMInputs &in, OpTy op,
+             const GradScratch &g, int64_t chunk,
+             function_ref<void(Value first, int64_t len)> emitChunk) {
   k.copy(op.getGradHN(), g.dh);
   k.copy(op.getGradCN(), g.dc);
   k.zero(op.getGradWeightIh());
@@ -325,10 +328,13 @@ static void emitBackward(
   k.copy(op.getGradBiasIh(), op.getGradBiasHh());
 }
 
-template <typename OpTy>
-static BackwardIO backwardIO(OpTy op) {
-  return {op.getY(),          op.getGradY(),        op.getGradX(),
-          op.getGradWeightIh(), op.getGradWeightHh(), op.getGradBiasIh()};
+template <typename OpTy> static BackwardIO backwardIO(OpTy op) {
+  return {op.getY(),
+          op.getGradY(),
+          op.getGradX(),
+          op.getGradWeightIh(),
+          op.getGradWeightHh(),
+          op.getGradBiasIh()};
 }
 
 static void emitLSTMBwd(Operation *operation, KernelBuilder &k) {
@@ -367,6 +373,6 @@ static void emitLSTMChunkedBwd(Operation *operation, KernelBuilder &k) {
 
 void mlir::rnn::attachLSTMLowering(MLIRContext &context) {
   LSTMCellAttr::attachInterface<
-      PhaseLowering<LSTMCellAttr, emitLSTMFwd, emitLSTMBwd,
-                    emitLSTMChunkedBwd, emitLSTMReplay>>(context);
+      PhaseLowering<LSTMCellAttr, emitLSTMFwd, emitLSTMBwd, emitLSTMChunkedBwd,
+                    emitLSTMReplay>>(context);
 }
