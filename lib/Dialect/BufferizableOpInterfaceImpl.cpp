@@ -40,7 +40,7 @@ struct KernelBufferizationModel
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
-    auto kernel = cast<OpTy>(op);
+    unsigned numInits = cast<DestinationStyleOpInterface>(op).getNumDpsInits();
     SmallVector<Value> buffers;
     for (Value operand : op->getOperands()) {
       FailureOr<Value> buffer = getBuffer(rewriter, operand, options, state);
@@ -50,7 +50,7 @@ struct KernelBufferizationModel
     }
     rewriter.setInsertionPoint(op);
     OpTy::create(rewriter, op->getLoc(), TypeRange{}, buffers, op->getAttrs());
-    auto inits = ArrayRef<Value>(buffers).take_back(kernel.kNumInits);
+    auto inits = ArrayRef<Value>(buffers).take_back(numInits);
     replaceOpWithBufferizedValues(rewriter, op, inits);
     return success();
   }
@@ -60,21 +60,11 @@ struct KernelBufferizationModel
 void mlir::rnn::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, rnn::RNNDialect *) {
-    rnn::LSTMFwdOp::attachInterface<KernelBufferizationModel<rnn::LSTMFwdOp>>(
+    rnn::CellFwdOp::attachInterface<KernelBufferizationModel<rnn::CellFwdOp>>(
         *ctx);
-    rnn::LSTMBwdOp::attachInterface<KernelBufferizationModel<rnn::LSTMBwdOp>>(
+    rnn::CellBwdOp::attachInterface<KernelBufferizationModel<rnn::CellBwdOp>>(
         *ctx);
-    rnn::GRUFwdOp::attachInterface<KernelBufferizationModel<rnn::GRUFwdOp>>(
-        *ctx);
-    rnn::GRUBwdOp::attachInterface<KernelBufferizationModel<rnn::GRUBwdOp>>(
-        *ctx);
-    rnn::LSTMChunkedBwdOp::attachInterface<
-        KernelBufferizationModel<rnn::LSTMChunkedBwdOp>>(*ctx);
-    rnn::GRUChunkedBwdOp::attachInterface<
-        KernelBufferizationModel<rnn::GRUChunkedBwdOp>>(*ctx);
-    rnn::LSTMReplayOp::attachInterface<
-        KernelBufferizationModel<rnn::LSTMReplayOp>>(*ctx);
-    rnn::GRUReplayOp::attachInterface<
-        KernelBufferizationModel<rnn::GRUReplayOp>>(*ctx);
+    rnn::CellReplayOp::attachInterface<
+        KernelBufferizationModel<rnn::CellReplayOp>>(*ctx);
   });
 }

@@ -1,7 +1,10 @@
 //===- RNNAttrs.cpp - rnn cell attributes ---------------------------------===//
 //
-// The facts of the cells #rnn.lstm and #rnn.gru (CellAttrInterface), and
-// the layer interface of the model ops.
+// The facts of the cells #rnn.lstm and #rnn.gru (CellAttrInterface), the
+// layer interface of the model ops, and the kernels' operands by role: the
+// operand groups a cell gives each kernel phase (kernelOperandGroups), from
+// which the kernel interface finds every operand and createKernel builds
+// the generic kernel ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -105,132 +109,128 @@ SmallVector<Value> GRUOp::getInitialStates() { return {getH0()}; }
 SmallVector<Value> GRUOp::getFinalStates() { return {getHN()}; }
 
 //===----------------------------------------------------------------------===//
-// Kernels' saved values by role
+// Kernels' operands by role
 //===----------------------------------------------------------------------===//
 
-/// The operand of `role` among `operands`, or null.
-static OpOperand *
-byRole(StringRef role,
-       std::initializer_list<std::pair<StringRef, OpOperand *>> operands) {
-  for (auto [name, operand] : operands)
+StringRef mlir::rnn::kernelPhase(KernelKind kind, bool chunked) {
+  switch (kind) {
+  case KernelKind::Fwd:
+    return "fwd";
+  case KernelKind::Bwd:
+    return chunked ? "chunked_bwd" : "bwd";
+  case KernelKind::Replay:
+    return "replay";
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
+/// `prefix` + each state name + `suffix`.
+static SmallVector<std::string> stateRoles(CellAttrInterface cell,
+                                           StringRef prefix, StringRef suffix) {
+  SmallVector<std::string> roles;
+  for (StringRef state : cell.getStateNames())
+    roles.push_back((prefix + state + suffix).str());
+  return roles;
+}
+
+static SmallVector<std::string> roleStrings(ArrayRef<StringRef> roles) {
+  return llvm::map_to_vector(roles, [](StringRef r) { return r.str(); });
+}
+
+SmallVector<SmallVector<std::string>>
+mlir::rnn::kernelOperandGroups(CellAttrInterface cell, StringRef phase) {
+  SmallVector<std::string> weights = {"weight_ih", "weight_hh"};
+  if (phase != "bwd")
+    weights.append({"bias_ih", "bias_hh"});
+  SmallVector<SmallVector<std::string>> groups = {
+      {"x"}, {"is_init"}, stateRoles(cell, "", "0"), weights};
+  SmallVector<std::string> y = {"y"};
+  if (phase == "fwd") {
+    llvm::append_range(y, stateRoles(cell, "", "_n"));
+    groups.append({y, roleStrings(cell.getSavedRoles())});
+    return groups;
+  }
+  if (phase == "replay") {
+    ArrayRef<StringRef> replayed = cell.getReplayedRoles();
+    for (StringRef role : cell.getSavedRoles())
+      if (!llvm::is_contained(replayed, role))
+        y.push_back(role.str());
+    groups.append({y, roleStrings(replayed)});
+    return groups;
+  }
+  llvm::append_range(y,
+                     roleStrings(phase == "bwd" ? cell.getSavedRoles()
+                                                : cell.getCheckpointRoles()));
+  SmallVector<std::string> cotangents = {"grad_y"};
+  llvm::append_range(cotangents, stateRoles(cell, "grad_", "_n"));
+  SmallVector<std::string> gradients = {"grad_x"};
+  llvm::append_range(gradients, stateRoles(cell, "grad_", "0"));
+  gradients.append(
+      {"grad_weight_ih", "grad_weight_hh", "grad_bias_ih", "grad_bias_hh"});
+  groups.append({y, cotangents, gradients});
+  return groups;
+}
+
+SmallVector<std::string> mlir::rnn::kernelOperandRoles(CellAttrInterface cell,
+                                                       StringRef phase) {
+  SmallVector<std::string> roles;
+  for (SmallVector<std::string> &group : kernelOperandGroups(cell, phase))
+    llvm::append_range(roles, group);
+  return roles;
+}
+
+OpOperand *KernelOpInterface::getOperandOf(StringRef role) {
+  for (auto [operand, name] :
+       llvm::zip(getOperation()->getOpOperands(), getOperandRoles()))
     if (name == role)
-      return operand;
+      return &operand;
   return nullptr;
 }
 
-OpOperand *LSTMFwdOp::getSavedOperand(StringRef role) {
-  return byRole(role,
-                {{"gates", &getGatesMutable()}, {"cells", &getCellsMutable()}});
+/// The values of the roles `prefix` + state + `suffix` that the kernel has.
+static SmallVector<Value> stateValues(KernelOpInterface kernel,
+                                      StringRef prefix, StringRef suffix) {
+  SmallVector<Value> values;
+  for (const std::string &role : stateRoles(kernel.getCell(), prefix, suffix))
+    if (Value value = kernel.get(role))
+      values.push_back(value);
+  return values;
 }
 
-OpOperand *LSTMBwdOp::getSavedOperand(StringRef role) {
-  return byRole(role,
-                {{"gates", &getGatesMutable()}, {"cells", &getCellsMutable()}});
+SmallVector<Value> KernelOpInterface::getInitialStates() {
+  return stateValues(*this, "", "0");
 }
 
-/// Its `cells` are the checkpoints at chunk entries.
-OpOperand *LSTMChunkedBwdOp::getSavedOperand(StringRef role) {
-  return byRole(role, {{"cells", &getCellsMutable()}});
-}
-
-/// It reads the saved `cells` as states and writes the gates.
-OpOperand *LSTMReplayOp::getSavedOperand(StringRef role) {
-  return byRole(role,
-                {{"gates", &getGatesMutable()}, {"cells", &getCellsMutable()}});
-}
-
-OpOperand *GRUFwdOp::getSavedOperand(StringRef role) {
-  return byRole(
-      role, {{"gates", &getGatesMutable()}, {"hn_proj", &getHnProjMutable()}});
-}
-
-OpOperand *GRUBwdOp::getSavedOperand(StringRef role) {
-  return byRole(
-      role, {{"gates", &getGatesMutable()}, {"hn_proj", &getHnProjMutable()}});
-}
-
-/// The GRU's chunked backward recomputes everything from `y`.
-OpOperand *GRUChunkedBwdOp::getSavedOperand(StringRef) { return nullptr; }
-
-OpOperand *GRUReplayOp::getSavedOperand(StringRef role) {
-  return byRole(
-      role, {{"gates", &getGatesMutable()}, {"hn_proj", &getHnProjMutable()}});
-}
-
-//===----------------------------------------------------------------------===//
-// Kernels' named operands
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// Kernels of a cell with a second state (c).
-template <typename OpTy>
-constexpr bool kHasCellState =
-    llvm::is_one_of<OpTy, LSTMFwdOp, LSTMBwdOp, LSTMChunkedBwdOp,
-                    LSTMReplayOp>::value;
-/// Kernels that read the biases.
-template <typename OpTy>
-constexpr bool kHasBiases = !llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp>::value;
-/// Kernels that compute gradients.
-template <typename OpTy>
-constexpr bool kIsBackward =
-    llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp, LSTMChunkedBwdOp,
-                    GRUChunkedBwdOp>::value;
-} // namespace
-
-template <typename OpTy> static SmallVector<Value> initialStatesOf(OpTy op) {
-  if constexpr (kHasCellState<OpTy>)
-    return {op.getH0(), op.getC0()};
-  else
-    return {op.getH0()};
-}
-
-template <typename OpTy> static SmallVector<Value> biasesOf(OpTy op) {
-  if constexpr (kHasBiases<OpTy>)
-    return {op.getBiasIh(), op.getBiasHh()};
-  else
+SmallVector<Value> KernelOpInterface::getBiases() {
+  Value ih = get("bias_ih"), hh = get("bias_hh");
+  if (!ih || !hh)
     return {};
+  return {ih, hh};
 }
 
-template <typename OpTy> static SmallVector<Value> cotangentsOf(OpTy op) {
-  if constexpr (kIsBackward<OpTy> && kHasCellState<OpTy>)
-    return {op.getGradY(), op.getGradHN(), op.getGradCN()};
-  else if constexpr (kIsBackward<OpTy>)
-    return {op.getGradY(), op.getGradHN()};
-  else
+SmallVector<OpOperand *> KernelOpInterface::getOutputOperands() {
+  if (getPhase() != "fwd")
     return {};
+  SmallVector<OpOperand *> outputs = {getOperandOf("y")};
+  for (const std::string &role : stateRoles(getCell(), "", "_n"))
+    outputs.push_back(getOperandOf(role));
+  return outputs;
 }
 
-#define RNN_KERNEL_NAMED_OPERANDS(OpTy)                                        \
-  SmallVector<Value> OpTy::getInitialStates() {                                \
-    return initialStatesOf(*this);                                             \
-  }                                                                            \
-  SmallVector<Value> OpTy::getBiases() { return biasesOf(*this); }             \
-  SmallVector<Value> OpTy::getCotangents() { return cotangentsOf(*this); }
-RNN_KERNEL_NAMED_OPERANDS(LSTMFwdOp)
-RNN_KERNEL_NAMED_OPERANDS(LSTMBwdOp)
-RNN_KERNEL_NAMED_OPERANDS(LSTMChunkedBwdOp)
-RNN_KERNEL_NAMED_OPERANDS(LSTMReplayOp)
-RNN_KERNEL_NAMED_OPERANDS(GRUFwdOp)
-RNN_KERNEL_NAMED_OPERANDS(GRUBwdOp)
-RNN_KERNEL_NAMED_OPERANDS(GRUChunkedBwdOp)
-RNN_KERNEL_NAMED_OPERANDS(GRUReplayOp)
-#undef RNN_KERNEL_NAMED_OPERANDS
+SmallVector<Value> KernelOpInterface::getCotangents() {
+  if (!isBackward())
+    return {};
+  SmallVector<Value> cotangents = {get("grad_y")};
+  llvm::append_range(cotangents, stateValues(*this, "grad_", "_n"));
+  return cotangents;
+}
 
-SmallVector<OpOperand *> LSTMFwdOp::getOutputOperands() {
-  return {&getYMutable(), &getHNMutable(), &getCNMutable()};
+SmallVector<std::string> KernelOpInterface::getDestinationRoles() {
+  auto dps = cast<DestinationStyleOpInterface>(getOperation());
+  SmallVector<std::string> roles = getOperandRoles();
+  return SmallVector<std::string>(
+      ArrayRef(roles).take_back(dps.getNumDpsInits()));
 }
-SmallVector<OpOperand *> GRUFwdOp::getOutputOperands() {
-  return {&getYMutable(), &getHNMutable()};
-}
-#define RNN_KERNEL_NO_OUTPUTS(OpTy)                                            \
-  SmallVector<OpOperand *> OpTy::getOutputOperands() { return {}; }
-RNN_KERNEL_NO_OUTPUTS(LSTMBwdOp)
-RNN_KERNEL_NO_OUTPUTS(LSTMChunkedBwdOp)
-RNN_KERNEL_NO_OUTPUTS(LSTMReplayOp)
-RNN_KERNEL_NO_OUTPUTS(GRUBwdOp)
-RNN_KERNEL_NO_OUTPUTS(GRUChunkedBwdOp)
-RNN_KERNEL_NO_OUTPUTS(GRUReplayOp)
-#undef RNN_KERNEL_NO_OUTPUTS
 
 //===----------------------------------------------------------------------===//
 // Creating a cell's kernels
@@ -241,11 +241,20 @@ KernelOpInterface mlir::rnn::createKernel(OpBuilder &builder, Location loc,
                                           StringRef phase, TypeRange types,
                                           ValueRange operands, int64_t block,
                                           std::optional<int64_t> chunk) {
-  std::string name = ("rnn." + cell.getCellName() + "_" + phase).str();
+  StringRef name = phase == "fwd"      ? CellFwdOp::getOperationName()
+                   : phase == "replay" ? CellReplayOp::getOperationName()
+                                       : CellBwdOp::getOperationName();
   OperationState state(loc, name);
-  assert(state.name.isRegistered() && "every cell has a kernel per phase");
   state.addOperands(operands);
   state.addTypes(types);
+  SmallVector<int32_t> sizes;
+  for (SmallVector<std::string> &group : kernelOperandGroups(cell, phase))
+    sizes.push_back(group.size());
+  assert(llvm::sum_of(sizes) == static_cast<int32_t>(operands.size()) &&
+         "one operand per role");
+  state.addAttribute("operandSegmentSizes",
+                     builder.getDenseI32ArrayAttr(sizes));
+  state.addAttribute("cell", cell);
   state.addAttribute("block", builder.getI64IntegerAttr(block));
   if (chunk)
     state.addAttribute("chunk", builder.getI64IntegerAttr(*chunk));

@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -20,7 +21,7 @@ using namespace mlir::rnn;
 
 namespace {
 /// A symbolic dimension of the recurrence.
-enum class Dim { T, B, I, H, GH, Chunks };
+enum class Dim { T, B, I, H, GH, Chunks, Width };
 
 /// What one operand or result must look like.
 struct ValueSpec {
@@ -58,6 +59,8 @@ static StringRef dimName(Dim dim) {
     return "gate rows";
   case Dim::Chunks:
     return "chunk count";
+  case Dim::Width:
+    return "width";
   }
   llvm_unreachable("unknown dim");
 }
@@ -72,17 +75,19 @@ static std::string dimsString(ArrayRef<Dim> dims) {
          : d == Dim::I      ? "I"
          : d == Dim::H      ? "H"
          : d == Dim::Chunks ? "ceil(T/K)"
-                            : "G*H";
+         : d == Dim::GH     ? "G*H"
+                            : "W";
   }
   return s + "]";
 }
 
-/// Checks every spec: static shape, rank, element type, and each dimension
-/// against the one it must equal. `numGates` is 4 (LSTM) or 3 (GRU);
-/// `chunk` is the chunk length K of checkpointed kernels.
-static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
+/// Checks every spec of an op of `cell`: static shape, rank, element type,
+/// and each dimension against the one it must equal; `chunk` is the chunk
+/// length K of checkpointed kernels.
+static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
                                       ArrayRef<ValueSpec> specs,
                                       std::optional<int64_t> chunk = {}) {
+  int64_t numGates = cell.getNumGates();
   const ValueSpec *x = nullptr, *weightHh = nullptr;
   for (const ValueSpec &spec : specs) {
     auto shaped = dyn_cast<ShapedType>(spec.type);
@@ -114,14 +119,13 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
     Type type = cast<ShapedType>(spec.type).getElementType();
     if (spec.isMask) {
       if (!type.isInteger(1))
-        return op->emitOpError() << spec.name
-                                 << " must have element type i1, got " << type;
+        return op->emitOpError()
+               << spec.name << " must have element type i1, got " << type;
       continue;
     }
     if (type != elementType)
-      return op->emitOpError() << "element type " << type << " of "
-                               << spec.name << " != " << elementType
-                               << " of x";
+      return op->emitOpError() << "element type " << type << " of " << spec.name
+                               << " != " << elementType << " of x";
   }
 
   ArrayRef<int64_t> xShape = cast<ShapedType>(x->type).getShape();
@@ -139,9 +143,9 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
   // Every byte count the passes and the runtime derive from these shapes
   // must fit in 64 bits (8-byte elements at most).
   int64_t gateRows = 0;
-  if (llvm::MulOverflow(static_cast<int64_t>(numGates), hidden, gateRows))
-    return op->emitOpError() << "hidden size " << hidden
-                             << " of weight_hh is too large";
+  if (llvm::MulOverflow(numGates, hidden, gateRows))
+    return op->emitOpError()
+           << "hidden size " << hidden << " of weight_hh is too large";
   for (const ValueSpec &spec : specs) {
     int64_t bytes = 8;
     for (int64_t size : cast<ShapedType>(spec.type).getShape())
@@ -151,10 +155,11 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
                << " is too large: its size in bytes overflows 64 bits";
   }
   if (chunk && *chunk > xShape[0])
-    return op->emitOpError() << "chunk " << *chunk
-                             << " exceeds the sequence length " << xShape[0]
-                             << " of x";
-  auto expected = [&](Dim dim) -> std::pair<int64_t, StringRef> {
+    return op->emitOpError()
+           << "chunk " << *chunk << " exceeds the sequence length " << xShape[0]
+           << " of x";
+  auto expected = [&](Dim dim,
+                      const ValueSpec &spec) -> std::pair<int64_t, StringRef> {
     switch (dim) {
     case Dim::T:
       return {xShape[0], "x"};
@@ -168,6 +173,8 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
       return {numGates * hidden, "weight_hh"};
     case Dim::Chunks:
       return {llvm::divideCeil(xShape[0], *chunk), "x"};
+    case Dim::Width:
+      return {cell.getRoleWidth(spec.name, hidden), "weight_hh"};
     }
     llvm_unreachable("unknown dim");
   };
@@ -175,7 +182,7 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
   for (const ValueSpec &spec : specs) {
     ArrayRef<int64_t> shape = cast<ShapedType>(spec.type).getShape();
     for (auto [axis, dim] : llvm::enumerate(spec.dims)) {
-      auto [want, source] = expected(dim);
+      auto [want, source] = expected(dim, spec);
       if (shape[axis] == want)
         continue;
       if (dim == Dim::Chunks)
@@ -186,11 +193,16 @@ static LogicalResult verifyRecurrence(Operation *op, unsigned numGates,
       if (dim == Dim::GH)
         return op->emitOpError()
                << "gate rows " << shape[axis] << " of " << spec.name
-               << " != " << want << " (" << numGates
-               << " gates x hidden size " << hidden << " of weight_hh)";
-      return op->emitOpError() << dimName(dim) << " " << shape[axis] << " of "
-                               << spec.name << " != " << want << " of "
-                               << source;
+               << " != " << want << " (" << numGates << " gates x hidden size "
+               << hidden << " of weight_hh)";
+      if (dim == Dim::Width)
+        return op->emitOpError()
+               << "width " << shape[axis] << " of " << spec.name
+               << " != " << want << " (its width in " << cell
+               << " for hidden size " << hidden << " of weight_hh)";
+      return op->emitOpError()
+             << dimName(dim) << " " << shape[axis] << " of " << spec.name
+             << " != " << want << " of " << source;
     }
   }
   return success();
@@ -206,14 +218,14 @@ static LogicalResult verifyKernelForm(Operation *op, unsigned numInits) {
   unsigned wantResults = tensors ? numInits : 0;
   if (op->getNumResults() != wantResults)
     return op->emitOpError() << "expected " << wantResults << " results in "
-                             << (tensors ? "tensor" : "memref")
-                             << " form, got " << op->getNumResults();
+                             << (tensors ? "tensor" : "memref") << " form, got "
+                             << op->getNumResults();
   auto inits = op->getOperands().take_back(numInits);
   for (auto [i, result] : llvm::enumerate(op->getResults()))
     if (result.getType() != inits[i].getType())
-      return op->emitOpError() << "result #" << i << " type "
-                               << result.getType() << " != "
-                               << inits[i].getType() << " of its destination";
+      return op->emitOpError()
+             << "result #" << i << " type " << result.getType()
+             << " != " << inits[i].getType() << " of its destination";
   return success();
 }
 
@@ -224,13 +236,13 @@ static LogicalResult verifySteps(Operation *op, int64_t block,
                                  std::optional<int64_t> chunk) {
   int64_t steps = cast<ShapedType>(op->getOperand(0).getType()).getDimSize(0);
   if (block > steps)
-    return op->emitOpError() << "block " << block
-                             << " exceeds the sequence length " << steps
-                             << " of x";
+    return op->emitOpError()
+           << "block " << block << " exceeds the sequence length " << steps
+           << " of x";
   if (chunk && *chunk != steps && *chunk % block != 0)
-    return op->emitOpError() << "chunk " << *chunk
-                             << " is not a multiple of block " << block
-                             << " (nor the sequence length " << steps << ")";
+    return op->emitOpError()
+           << "chunk " << *chunk << " is not a multiple of block " << block
+           << " (nor the sequence length " << steps << ")";
   return success();
 }
 
@@ -245,185 +257,190 @@ bool mlir::rnn::isOverwrittenInput(Operation *op, unsigned operandNumber) {
   });
 }
 
+template <typename OpTy> static MutableOperandRange kernelInits(OpTy op) {
+  // The destinations are the last operand group, and for a forward the
+  // two last (outputs and saved values).
+  constexpr unsigned numGroups = OpTy::kKind == KernelKind::Bwd ? 7 : 6;
+  constexpr unsigned numInitGroups = OpTy::kKind == KernelKind::Fwd ? 2 : 1;
+  unsigned first =
+      op.getODSOperandIndexAndLength(numGroups - numInitGroups).first;
+  return MutableOperandRange(op, first, op->getNumOperands() - first);
+}
+
 static void addKernelEffects(
-    Operation *op, unsigned numInits,
+    Operation *op,
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
-  unsigned firstInit = op->getNumOperands() - numInits;
+  auto dps = cast<DestinationStyleOpInterface>(op);
   for (OpOperand &operand : op->getOpOperands()) {
     if (!isa<MemRefType>(operand.get().getType()))
       continue;
-    unsigned number = operand.getOperandNumber();
-    if (number < firstInit)
+    bool init = dps.isDpsInit(&operand);
+    if (!init)
       effects.emplace_back(MemoryEffects::Read::get(), &operand,
                            SideEffects::DefaultResource::get());
-    if (number >= firstInit || isOverwrittenInput(op, number))
+    if (init || isOverwrittenInput(op, operand.getOperandNumber()))
       effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
   }
 }
 
-/// The operands every op of a cell starts with: x, is_init, the initial
-/// state(s) and the weights (biases only where the op takes them).
-template <typename OpTy>
-static SpecList cellInputs(OpTy op) {
-  SpecList l;
-  l.add("x", op.getX(), {Dim::T, Dim::B, Dim::I})
-      .addMask("is_init", op.getIsInit())
-      .add("h0", op.getH0(), {Dim::B, Dim::H});
-  if constexpr (llvm::is_one_of<OpTy, LSTMOp, LSTMFwdOp, LSTMBwdOp,
-                                LSTMChunkedBwdOp, LSTMReplayOp>::value)
-    l.add("c0", op.getC0(), {Dim::B, Dim::H});
-  l.add("weight_ih", op.getWeightIh(), {Dim::GH, Dim::I})
-      .add("weight_hh", op.getWeightHh(), {Dim::GH, Dim::H});
-  if constexpr (!llvm::is_one_of<OpTy, LSTMBwdOp, GRUBwdOp>::value)
-    l.add("bias_ih", op.getBiasIh(), {Dim::GH})
-        .add("bias_hh", op.getBiasHh(), {Dim::GH});
-  return l;
+/// The dimensions of the operand or result of role `role` of an op of
+/// `cell` (kernelOperandRoles); `chunked` for checkpointed kernels, whose
+/// checkpoint roles hold one entry per chunk.
+static SmallVector<Dim, 3> dimsOfRole(CellAttrInterface cell, StringRef role,
+                                      bool chunked) {
+  if (llvm::is_contained(cell.getSavedRoles(), role)) {
+    bool perChunk =
+        chunked && llvm::is_contained(cell.getCheckpointRoles(), role);
+    // As wide as the gates or the state, or some other width.
+    int64_t gates = cell.getNumGates();
+    auto widthIs = [&](int64_t perHidden) {
+      return cell.getRoleWidth(role, 1) == perHidden &&
+             cell.getRoleWidth(role, 2) == 2 * perHidden;
+    };
+    Dim width = widthIs(gates) ? Dim::GH : widthIs(1) ? Dim::H : Dim::Width;
+    return {perChunk ? Dim::Chunks : Dim::T, Dim::B, width};
+  }
+  role.consume_front("grad_");
+  if (role == "x")
+    return {Dim::T, Dim::B, Dim::I};
+  if (role == "y")
+    return {Dim::T, Dim::B, Dim::H};
+  if (role == "weight_ih")
+    return {Dim::GH, Dim::I};
+  if (role == "weight_hh")
+    return {Dim::GH, Dim::H};
+  if (role == "bias_ih" || role == "bias_hh")
+    return {Dim::GH};
+  // An initial or final state.
+  return {Dim::B, Dim::H};
 }
 
-/// The cotangents and gradients of a backward kernel, after its saved
-/// values.
-template <typename OpTy>
-static void addGradients(SpecList &l, OpTy op) {
-  constexpr bool lstm =
-      llvm::is_one_of<OpTy, LSTMBwdOp, LSTMChunkedBwdOp>::value;
-  l.add("grad_y", op.getGradY(), {Dim::T, Dim::B, Dim::H})
-      .add("grad_h_n", op.getGradHN(), {Dim::B, Dim::H});
-  if constexpr (lstm)
-    l.add("grad_c_n", op.getGradCN(), {Dim::B, Dim::H});
-  l.add("grad_x", op.getGradX(), {Dim::T, Dim::B, Dim::I})
-      .add("grad_h0", op.getGradH0(), {Dim::B, Dim::H});
-  if constexpr (lstm)
-    l.add("grad_c0", op.getGradC0(), {Dim::B, Dim::H});
-  l.add("grad_weight_ih", op.getGradWeightIh(), {Dim::GH, Dim::I})
-      .add("grad_weight_hh", op.getGradWeightHh(), {Dim::GH, Dim::H})
-      .add("grad_bias_ih", op.getGradBiasIh(), {Dim::GH})
-      .add("grad_bias_hh", op.getGradBiasHh(), {Dim::GH});
+/// Checks `values` against `roles`, with the dimensions of their roles.
+static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
+                                  ArrayRef<std::string> roles,
+                                  ArrayRef<Value> values,
+                                  std::optional<int64_t> chunk) {
+  SpecList l;
+  for (auto [role, value] : llvm::zip_equal(roles, values)) {
+    if (role == "is_init")
+      l.addMask(role, value);
+    else
+      l.add(role, value, dimsOfRole(cell, role, chunk.has_value()));
+  }
+  return verifyRecurrence(op, cell, l.specs, chunk);
 }
 
 //===----------------------------------------------------------------------===//
 // Model level
 //===----------------------------------------------------------------------===//
 
-LogicalResult LSTMOp::verify() {
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("h_n", getHN(), {Dim::B, Dim::H})
-      .add("c_n", getCN(), {Dim::B, Dim::H});
-  return verifyRecurrence(*this, getCell().getNumGates(), l.specs);
+/// A model op has the operands of its cell's forward kernel but the
+/// destinations, and the outputs as results.
+static LogicalResult verifyLayer(LayerOpInterface layer) {
+  CellAttrInterface cell = layer.getCell();
+  auto groups = kernelOperandGroups(cell, "fwd");
+  SmallVector<std::string> roles;
+  for (auto &group : ArrayRef(groups).drop_back(2))
+    llvm::append_range(roles, group);
+  llvm::append_range(roles, groups[groups.size() - 2]);
+  Operation *op = layer;
+  SmallVector<Value> values(op->getOperands());
+  llvm::append_range(values, op->getResults());
+  return verifyByRole(op, cell, roles, values, std::nullopt);
 }
 
-LogicalResult GRUOp::verify() {
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("h_n", getHN(), {Dim::B, Dim::H});
-  return verifyRecurrence(*this, getCell().getNumGates(), l.specs);
-}
+LogicalResult LSTMOp::verify() { return verifyLayer(*this); }
+LogicalResult GRUOp::verify() { return verifyLayer(*this); }
 
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
 
-LogicalResult LSTMFwdOp::verify() {
-  if (failed(verifyKernelForm(*this, kNumInits)))
-    return failure();
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("h_n", getHN(), {Dim::B, Dim::H})
-      .add("c_n", getCN(), {Dim::B, Dim::H})
-      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
-      .add("cells", getCells(),
-           {getChunk() ? Dim::Chunks : Dim::T, Dim::B, Dim::H});
-  if (failed(verifyRecurrence(*this, 4, l.specs, getChunk())))
-    return failure();
-  return verifySteps(*this, getBlock(), getChunk());
+/// The keyword of each operand group of a kernel of `kind`, for messages.
+static ArrayRef<StringRef> groupNames(KernelKind kind) {
+  static const StringRef fwd[] = {"x",       "is_init", "states",
+                                  "weights", "outs",    "saved"};
+  static const StringRef bwd[] = {"x",     "is_init",    "states", "weights",
+                                  "saved", "cotangents", "outs"};
+  static const StringRef replay[] = {"x",       "is_init", "states",
+                                     "weights", "saved",   "outs"};
+  switch (kind) {
+  case KernelKind::Fwd:
+    return fwd;
+  case KernelKind::Bwd:
+    return bwd;
+  case KernelKind::Replay:
+    return replay;
+  }
+  llvm_unreachable("unknown kernel kind");
 }
 
-LogicalResult LSTMBwdOp::verify() {
-  if (failed(verifyKernelForm(*this, kNumInits)))
+template <typename OpTy> static LogicalResult verifyKernel(OpTy op) {
+  auto kernel = cast<KernelOpInterface>(op.getOperation());
+  CellAttrInterface cell = kernel.getCell();
+  std::optional<int64_t> chunk = kernel.getChunkSteps();
+  auto groups = kernelOperandGroups(cell, kernel.getPhase());
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    unsigned size = op.getODSOperandIndexAndLength(i).second;
+    if (size != group.size())
+      return op.emitOpError()
+             << "expected " << group.size() << " operands in "
+             << groupNames(OpTy::kKind)[i] << " for " << cell << " ("
+             << llvm::join(group, ", ") << "), got " << size;
+  }
+  auto dps = cast<DestinationStyleOpInterface>(op.getOperation());
+  if (failed(verifyKernelForm(op, dps.getNumDpsInits())))
     return failure();
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
-      .add("cells", getCells(), {Dim::T, Dim::B, Dim::H});
-  addGradients(l, *this);
-  if (failed(verifyRecurrence(*this, 4, l.specs)))
+  SmallVector<Value> operands(op->getOperands());
+  if (failed(verifyByRole(op, cell, kernel.getOperandRoles(), operands, chunk)))
     return failure();
-  return verifySteps(*this, getBlock(), std::nullopt);
+  return verifySteps(op, kernel.getBlockSteps(), chunk);
 }
 
-LogicalResult GRUFwdOp::verify() {
-  if (failed(verifyKernelForm(*this, kNumInits)))
-    return failure();
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("h_n", getHN(), {Dim::B, Dim::H})
-      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
-      .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
-  if (failed(verifyRecurrence(*this, 3, l.specs)))
-    return failure();
-  return verifySteps(*this, getBlock(), std::nullopt);
+/// The operands of group `group` of a kernel, each after its role:
+/// `gates %g, cells %c`. The roles must be those of the cell.
+static ParseResult
+parseRoleOperands(OpAsmParser &parser, CellAttrInterface cell,
+                  IntegerAttr chunk, KernelKind kind, unsigned group,
+                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands) {
+  auto groups = kernelOperandGroups(cell, kernelPhase(kind, chunk != nullptr));
+  ArrayRef<std::string> roles = groups[group];
+  auto expected = [&](SMLoc loc) {
+    return parser.emitError(loc) << "expected " << roles.size() << " operands ("
+                                 << llvm::join(roles, ", ") << ") in "
+                                 << groupNames(kind)[group] << " for " << cell;
+  };
+  for (auto [i, role] : llvm::enumerate(roles)) {
+    SMLoc loc = parser.getCurrentLocation();
+    if (i && failed(parser.parseOptionalComma()))
+      return expected(loc);
+    loc = parser.getCurrentLocation();
+    StringRef keyword;
+    if (parser.parseOptionalKeyword(&keyword))
+      return expected(loc);
+    if (keyword != role)
+      return parser.emitError(loc) << "expected role '" << role << "' of "
+                                   << cell << ", got '" << keyword << "'";
+    if (parser.parseOperand(operands.emplace_back()))
+      return failure();
+  }
+  SMLoc loc = parser.getCurrentLocation();
+  if (succeeded(parser.parseOptionalComma()))
+    return expected(loc);
+  return success();
 }
 
-LogicalResult GRUBwdOp::verify() {
-  if (failed(verifyKernelForm(*this, kNumInits)))
-    return failure();
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
-      .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
-  addGradients(l, *this);
-  if (failed(verifyRecurrence(*this, 3, l.specs)))
-    return failure();
-  return verifySteps(*this, getBlock(), std::nullopt);
-}
-
-LogicalResult LSTMChunkedBwdOp::verify() {
-  if (failed(verifyKernelForm(*this, kNumInits)))
-    return failure();
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("cells", getCells(), {Dim::Chunks, Dim::B, Dim::H});
-  addGradients(l, *this);
-  if (failed(verifyRecurrence(*this, 4, l.specs, getChunk())))
-    return failure();
-  return verifySteps(*this, getBlock(), getChunk());
-}
-
-LogicalResult GRUChunkedBwdOp::verify() {
-  if (failed(verifyKernelForm(*this, kNumInits)))
-    return failure();
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H});
-  addGradients(l, *this);
-  if (failed(verifyRecurrence(*this, 3, l.specs, getChunk())))
-    return failure();
-  return verifySteps(*this, getBlock(), getChunk());
-}
-
-LogicalResult LSTMReplayOp::verify() {
-  if (failed(verifyKernelForm(*this, kNumInits)))
-    return failure();
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("cells", getCells(), {Dim::T, Dim::B, Dim::H})
-      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH});
-  if (failed(verifyRecurrence(*this, 4, l.specs)))
-    return failure();
-  return verifySteps(*this, getBlock(), std::nullopt);
-}
-
-LogicalResult GRUReplayOp::verify() {
-  if (failed(verifyKernelForm(*this, kNumInits)))
-    return failure();
-  SpecList l = cellInputs(*this);
-  l.add("y", getY(), {Dim::T, Dim::B, Dim::H})
-      .add("gates", getGates(), {Dim::T, Dim::B, Dim::GH})
-      .add("hn_proj", getHnProj(), {Dim::T, Dim::B, Dim::H});
-  if (failed(verifyRecurrence(*this, 3, l.specs)))
-    return failure();
-  return verifySteps(*this, getBlock(), std::nullopt);
+static void printRoleOperands(OpAsmPrinter &printer, Operation *,
+                              CellAttrInterface cell, IntegerAttr chunk,
+                              KernelKind kind, unsigned group,
+                              OperandRange operands) {
+  auto roles = kernelOperandGroups(cell, kernelPhase(kind, chunk != nullptr));
+  llvm::interleaveComma(
+      llvm::zip(roles[group], operands), printer, [&](auto pair) {
+        printer << std::get<0>(pair) << ' ' << std::get<1>(pair);
+      });
 }
 
 #define GET_OP_CLASSES

@@ -13,9 +13,9 @@ func.func @tensor_kernel(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %w_ih: tensor<15x4xf32>, %w_hh: tensor<15x5xf32>,
     %b: tensor<15xf32>, %y0: tensor<2x3x5xf32>, %g0: tensor<2x3x15xf32>)
     -> tensor<2x3x5xf32> {
-  // expected-error @+1 {{'rnn.gru_fwd' op was not lowered: convert-rnn-to-loops needs bufferized f32 kernels on identity-layout buffers (run rnn-expand-forward and one-shot-bufferize with identity layouts first)}}
-  %y, %h_n, %gates, %hn = rnn.gru_fwd block(1)
-      ins(%x, %is_init, %h0, %w_ih, %w_hh, %b, %b)
+  // expected-error @+1 {{'rnn.cell_fwd' op was not lowered: convert-rnn-to-loops needs bufferized f32 kernels on identity-layout buffers (run rnn-expand-forward and one-shot-bufferize with identity layouts first)}}
+  %y, %h_n, %gates, %hn = rnn.cell_fwd #rnn.gru block(1)
+      ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b, %b)
       outs(%y0, %h0) saved(gates %g0, hn_proj %y0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
@@ -51,8 +51,8 @@ func.func @model_op(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 func.func @f16_kernel(%x: memref<2x3x4xf16>, %is_init: memref<2x3xi1>,
     %h0: memref<3x5xf16>, %w_ih: memref<15x4xf16>, %w_hh: memref<15x5xf16>,
     %b: memref<15xf16>, %y: memref<2x3x5xf16>, %g: memref<2x3x15xf16>) {
-  // expected-error @+1 {{'rnn.gru_fwd' op x must have element type f32 (the only one the lowering computes in), got 'f16'}}
-  rnn.gru_fwd block(1) ins(%x, %is_init, %h0, %w_ih, %w_hh, %b, %b)
+  // expected-error @+1 {{'rnn.cell_fwd' op x must have element type f32 (the only one the lowering computes in), got 'f16'}}
+  rnn.cell_fwd #rnn.gru block(1) ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b, %b)
       outs(%y, %h0) saved(gates %g, hn_proj %y)
       : memref<2x3x4xf16>, memref<2x3xi1>, memref<3x5xf16>,
         memref<15x4xf16>, memref<15x5xf16>, memref<15xf16>, memref<15xf16>,

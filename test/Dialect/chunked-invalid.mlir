@@ -13,8 +13,8 @@ func.func @fwd_cells_count(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y0: tensor<8x4x5xf32>, %hn0: tensor<4x5xf32>, %cn0: tensor<4x5xf32>,
     %g0: tensor<8x4x20xf32>, %ck0: tensor<8x4x5xf32>) {
-  // expected-error @+1 {{'rnn.lstm_fwd' op chunk count 8 of cells != 3 (sequence length 8 of x in chunks of 3)}}
-  %0:5 = rnn.lstm_fwd block(1) chunk(3) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op chunk count 8 of cells != 3 (sequence length 8 of x in chunks of 3)}}
+  %0:5 = rnn.cell_fwd #rnn.lstm block(1) chunk(3) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       outs(%y0, %hn0, %cn0) saved(gates %g0, cells %ck0)
       : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
         tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -34,8 +34,8 @@ func.func @fwd_cells_unchunked(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y0: tensor<8x4x5xf32>, %hn0: tensor<4x5xf32>, %cn0: tensor<4x5xf32>,
     %g0: tensor<8x4x20xf32>, %ck0: tensor<3x4x5xf32>) {
-  // expected-error @+1 {{'rnn.lstm_fwd' op sequence length 3 of cells != 8 of x}}
-  %0:5 = rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op sequence length 3 of cells != 8 of x}}
+  %0:5 = rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       outs(%y0, %hn0, %cn0) saved(gates %g0, cells %ck0)
       : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
         tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -56,8 +56,8 @@ func.func @chunk_too_long(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_chunked_bwd' op chunk 9 exceeds the sequence length 8 of x}}
-  rnn.gru_chunked_bwd block(1) chunk(9) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_bwd' op chunk 9 exceeds the sequence length 8 of x}}
+  rnn.cell_bwd #rnn.gru block(1) chunk(9) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -78,8 +78,8 @@ func.func @chunk_not_whole_blocks(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_chunked_bwd' op chunk 6 is not a multiple of block 4 (nor the sequence length 8)}}
-  rnn.gru_chunked_bwd block(4) chunk(6) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_bwd' op chunk 6 is not a multiple of block 4 (nor the sequence length 8)}}
+  rnn.cell_bwd #rnn.gru block(4) chunk(6) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -99,7 +99,7 @@ func.func @chunk_is_sequence(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
-  rnn.gru_chunked_bwd block(3) chunk(8) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  rnn.cell_bwd #rnn.gru block(3) chunk(8) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -119,8 +119,8 @@ func.func @block_too_long(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_chunked_bwd' op block 16 exceeds the sequence length 8 of x}}
-  rnn.gru_chunked_bwd block(16) chunk(8) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_bwd' op block 16 exceeds the sequence length 8 of x}}
+  rnn.cell_bwd #rnn.gru block(16) chunk(8) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -140,8 +140,8 @@ func.func @block_zero(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_chunked_bwd' op attribute 'block' failed to satisfy constraint}}
-  rnn.gru_chunked_bwd block(0) chunk(8) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_bwd' op attribute 'block' failed to satisfy constraint}}
+  rnn.cell_bwd #rnn.gru block(0) chunk(8) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -161,8 +161,8 @@ func.func @chunk_zero(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_chunked_bwd' op attribute 'chunk' failed to satisfy constraint}}
-  rnn.gru_chunked_bwd block(1) chunk(0) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_bwd' op attribute 'chunk' failed to satisfy constraint}}
+  rnn.cell_bwd #rnn.gru block(1) chunk(0) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -183,9 +183,9 @@ func.func @bwd_cells_count(%x: tensor<8x4x3xf32>, %r: tensor<8x4xi1>,
     %dhn: tensor<4x5xf32>, %dcn: tensor<4x5xf32>, %o0: tensor<8x4x3xf32>,
     %o1: tensor<4x5xf32>, %o2: tensor<4x5xf32>, %o3: tensor<20x3xf32>,
     %o4: tensor<20x5xf32>, %o5: tensor<20xf32>, %o6: tensor<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_chunked_bwd' op chunk count 3 of cells != 2 (sequence length 8 of x in chunks of 4)}}
-  %0:7 = rnn.lstm_chunked_bwd block(1) chunk(4)
-      ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_bwd' op chunk count 3 of cells != 2 (sequence length 8 of x in chunks of 4)}}
+  %0:7 = rnn.cell_bwd #rnn.lstm block(1) chunk(4)
+      ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       saved(y %y, cells %ck) cotangents(%dy, %dhn, %dcn)
       outs(%o0, %o1, %o2, %o3, %o4, %o5, %o6)
       : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
@@ -210,8 +210,8 @@ func.func @bwd_bias(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
     %dy: memref<8x4x5xf32>, %dhn: memref<4x5xf32>, %o0: memref<8x4x3xf32>,
     %o1: memref<4x5xf32>, %o2: memref<15x3xf32>, %o3: memref<15x5xf32>,
     %o4: memref<15xf32>, %o5: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_chunked_bwd' op gate rows 20 of bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
-  rnn.gru_chunked_bwd block(1) chunk(2) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_bwd' op gate rows 20 of bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
+  rnn.cell_bwd #rnn.gru block(1) chunk(2) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       saved(y %y) cotangents(%dy, %dhn) outs(%o0, %o1, %o2, %o3, %o4, %o5)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<20xf32>,

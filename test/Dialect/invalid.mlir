@@ -525,8 +525,8 @@ func.func @lstm_fwd_30(%x: memref<2x3x4xf32>, %r: tensor<2x3xi1>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
     %gates: tensor<2x3x20xf32>, %cells: tensor<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.lstm_fwd' op operands must be all tensors or all memrefs}}
-  %res:5 = rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op operands must be all tensors or all memrefs}}
+  %res:5 = rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : memref<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -547,8 +547,8 @@ func.func @gru_bwd_31(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %hnp: tensor<2x3x5xf32>, %dy: tensor<2x3x5xf32>, %dhn: tensor<3x5xf32>,
     %gx: tensor<2x3x4xf32>, %gh0: tensor<3x5xf32>, %gwi: tensor<15x4xf32>,
     %gwh: tensor<15x5xf32>, %gbi: tensor<15xf32>, %gbh: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_bwd' op operands must be all tensors or all memrefs}}
-  %res:6 = rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op operands must be all tensors or all memrefs}}
+  %res:6 = rnn.cell_bwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
@@ -563,15 +563,15 @@ func.func @gru_bwd_31(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Tensor form: one result per destination (5 for rnn.lstm_fwd block(1)).
+// Tensor form: one result per destination (5 for rnn.cell_fwd #rnn.lstm block(1)).
 
 func.func @lstm_fwd_32(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
     %gates: tensor<2x3x20xf32>, %cells: tensor<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.lstm_fwd' op expected 5 results in tensor form, got 3}}
-  %res:3 = rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op expected 5 results in tensor form, got 3}}
+  %res:3 = rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -583,7 +583,7 @@ func.func @lstm_fwd_32(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Tensor form of rnn.gru_bwd block(1): 6 results.
+// Tensor form of rnn.cell_bwd #rnn.gru block(1): 6 results.
 
 func.func @gru_bwd_33(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
@@ -591,8 +591,8 @@ func.func @gru_bwd_33(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %hnp: tensor<2x3x5xf32>, %dy: tensor<2x3x5xf32>, %dhn: tensor<3x5xf32>,
     %gx: tensor<2x3x4xf32>, %gh0: tensor<3x5xf32>, %gwi: tensor<15x4xf32>,
     %gwh: tensor<15x5xf32>, %gbi: tensor<15xf32>, %gbh: tensor<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_bwd' op expected 6 results in tensor form, got 7}}
-  %res:7 = rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op expected 6 results in tensor form, got 7}}
+  %res:7 = rnn.cell_bwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
@@ -613,8 +613,8 @@ func.func @gru_fwd_34(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>, %hnp: memref<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_fwd' op expected 0 results in memref form, got 1}}
-  %res = rnn.gru_fwd block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op expected 0 results in memref form, got 1}}
+  %res = rnn.cell_fwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -634,8 +634,8 @@ func.func @lstm_bwd_35(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %dcn: tensor<3x5xf32>, %gx: tensor<2x3x4xf32>, %gh0: tensor<3x5xf32>,
     %gc0: tensor<3x5xf32>, %gwi: tensor<20x4xf32>, %gwh: tensor<20x5xf32>,
     %gbi: tensor<20xf32>, %gbh: tensor<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_bwd' op result #3 type 'tensor<20x5xf32>' != 'tensor<20x4xf32>' of its destination}}
-  %res:7 = rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op result #3 type 'tensor<20x5xf32>' != 'tensor<20x4xf32>' of its destination}}
+  %res:7 = rnn.cell_bwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
@@ -657,8 +657,8 @@ func.func @gru_fwd_36(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
     %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y: tensor<2x3x5xf32>,
     %hn: tensor<3x5xf32>, %gates: tensor<2x3x15xf32>, %hnp: tensor<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_fwd' op result #2 type 'tensor<2x3x5xf32>' != 'tensor<2x3x15xf32>' of its destination}}
-  %res:4 = rnn.gru_fwd block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op result #2 type 'tensor<2x3x5xf32>' != 'tensor<2x3x15xf32>' of its destination}}
+  %res:4 = rnn.cell_fwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<2x3x5xf32>,
@@ -670,15 +670,15 @@ func.func @gru_fwd_36(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Saved gates of rnn.lstm_fwd block(1) are [T, B, 4H].
+// Saved gates of rnn.cell_fwd #rnn.lstm block(1) are [T, B, 4H].
 
 func.func @lstm_fwd_37(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y: tensor<2x3x5xf32>, %hn: tensor<3x5xf32>, %cn: tensor<3x5xf32>,
     %gates: tensor<2x3x15xf32>, %cells: tensor<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.lstm_fwd' op gate rows 15 of gates != 20 (4 gates x hidden size 5 of weight_hh)}}
-  %res:5 = rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op gate rows 15 of gates != 20 (4 gates x hidden size 5 of weight_hh)}}
+  %res:5 = rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -691,15 +691,15 @@ func.func @lstm_fwd_37(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Saved cells of rnn.lstm_fwd block(1) are [T, B, H] (memref form).
+// Saved cells of rnn.cell_fwd #rnn.lstm block(1) are [T, B, H] (memref form).
 
 func.func @lstm_fwd_38(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
     %wh: memref<20x5xf32>, %bi: memref<20xf32>, %bh: memref<20xf32>,
     %y: memref<2x3x5xf32>, %hn: memref<3x5xf32>, %cn: memref<3x5xf32>,
     %gates: memref<2x3x20xf32>, %cells: memref<1x3x5xf32>) {
-  // expected-error @+1 {{'rnn.lstm_fwd' op sequence length 1 of cells != 2 of x}}
-  rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op sequence length 1 of cells != 2 of x}}
+  rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -710,15 +710,15 @@ func.func @lstm_fwd_38(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// Saved hn_proj of rnn.gru_fwd block(1) is [T, B, H].
+// Saved hn_proj of rnn.cell_fwd #rnn.gru block(1) is [T, B, H].
 
 func.func @gru_fwd_39(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>,
     %hnp: memref<2x3x15xf32>) {
-  // expected-error @+1 {{'rnn.gru_fwd' op hidden size 15 of hn_proj != 5 of weight_hh}}
-  rnn.gru_fwd block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op hidden size 15 of hn_proj != 5 of weight_hh}}
+  rnn.cell_fwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -737,8 +737,8 @@ func.func @lstm_bwd_40(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %dcn: memref<5x5xf32>, %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>,
     %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_bwd' op batch size 5 of grad_c_n != 3 of x}}
-  rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op batch size 5 of grad_c_n != 3 of x}}
+  rnn.cell_bwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
@@ -761,8 +761,8 @@ func.func @lstm_bwd_41(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %dcn: memref<3x5xf32>, %gx: memref<2x3x5xf32>, %gh0: memref<3x5xf32>,
     %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_bwd' op input size 5 of grad_x != 4 of x}}
-  rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op input size 5 of grad_x != 4 of x}}
+  rnn.cell_bwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
@@ -776,7 +776,7 @@ func.func @lstm_bwd_41(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// The saved y read by rnn.lstm_bwd block(1) is [T, B, H].
+// The saved y read by rnn.cell_bwd #rnn.lstm block(1) is [T, B, H].
 
 func.func @lstm_bwd_42(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
@@ -785,8 +785,8 @@ func.func @lstm_bwd_42(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %dcn: memref<3x5xf32>, %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>,
     %gc0: memref<3x5xf32>, %gwi: memref<20x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_bwd' op hidden size 4 of y != 5 of weight_hh}}
-  rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op hidden size 4 of y != 5 of weight_hh}}
+  rnn.cell_bwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
@@ -800,7 +800,7 @@ func.func @lstm_bwd_42(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// grad_bias_hh of rnn.gru_bwd block(1) has 3 * H entries.
+// grad_bias_hh of rnn.cell_bwd #rnn.gru block(1) has 3 * H entries.
 
 func.func @gru_bwd_43(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
@@ -808,8 +808,8 @@ func.func @gru_bwd_43(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %hnp: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
     %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
     %gwh: memref<15x5xf32>, %gbi: memref<15xf32>, %gbh: memref<20xf32>) {
-  // expected-error @+1 {{'rnn.gru_bwd' op gate rows 20 of grad_bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
-  rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op gate rows 20 of grad_bias_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
+  rnn.cell_bwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
@@ -822,7 +822,7 @@ func.func @gru_bwd_43(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// Saved gates of rnn.gru_bwd block(1) are [T, B, 3H].
+// Saved gates of rnn.cell_bwd #rnn.gru block(1) are [T, B, 3H].
 
 func.func @gru_bwd_44(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
@@ -830,8 +830,8 @@ func.func @gru_bwd_44(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %hnp: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
     %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
     %gwh: memref<15x5xf32>, %gbi: memref<15xf32>, %gbh: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_bwd' op gate rows 20 of gates != 15 (3 gates x hidden size 5 of weight_hh)}}
-  rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op gate rows 20 of gates != 15 (3 gates x hidden size 5 of weight_hh)}}
+  rnn.cell_bwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
@@ -852,8 +852,8 @@ func.func @gru_bwd_45(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %hnp: memref<2x3x5xf32>, %dy: memref<2x3x5xf32>, %dhn: memref<3x5xf32>,
     %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>, %gwi: memref<15x4xf32>,
     %gwh: memref<15x5xf64>, %gbi: memref<15xf32>, %gbh: memref<15xf32>) {
-  // expected-error @+1 {{'rnn.gru_bwd' op element type 'f64' of grad_weight_hh != 'f32' of x}}
-  rnn.gru_bwd block(1) ins(%x, %r, %h0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op element type 'f64' of grad_weight_hh != 'f32' of x}}
+  rnn.cell_bwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh)
       saved(y %y, gates %gates, hn_proj %hnp) cotangents(%dy, %dhn)
       outs(%gx, %gh0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
@@ -873,8 +873,8 @@ func.func @lstm_fwd_46(%x: memref<2x3x4xf32>, %r: memref<2x3xf32>,
     %wh: memref<20x5xf32>, %bi: memref<20xf32>, %bh: memref<20xf32>,
     %y: memref<2x3x5xf32>, %hn: memref<3x5xf32>, %cn: memref<3x5xf32>,
     %gates: memref<2x3x20xf32>, %cells: memref<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.lstm_fwd' op is_init must have element type i1, got 'f32'}}
-  rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op is_init must have element type i1, got 'f32'}}
+  rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : memref<2x3x4xf32>, memref<2x3xf32>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -891,8 +891,8 @@ func.func @gru_fwd_47(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<*xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %hn: memref<3x5xf32>, %gates: memref<2x3x15xf32>, %hnp: memref<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_fwd' op operand #2 must be ranked tensor of any type values or memref of any type values, but got 'memref<*xf32>'}}
-  rnn.gru_fwd block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
+  // expected-error @+1 {{'rnn.cell_fwd' op operand #2 must be variadic of ranked tensor of any type values or memref of any type values, but got 'memref<*xf32>'}}
+  rnn.cell_fwd #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn) saved(gates %gates, hn_proj %hnp)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<*xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
@@ -911,8 +911,8 @@ func.func @lstm_bwd_48(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %dcn: memref<3x5xf32>, %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>,
     %gc0: memref<3x5xf32>, %gwi: memref<?x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_bwd' op grad_weight_ih must have a static shape, got 'memref<?x4xf32>'}}
-  rnn.lstm_bwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh)
+  // expected-error @+1 {{'rnn.cell_bwd' op grad_weight_ih must have a static shape, got 'memref<?x4xf32>'}}
+  rnn.cell_bwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
@@ -949,8 +949,8 @@ func.func @gru_fwd_empty_batch(%x: memref<8x0x3xf32>, %is_init: memref<8x0xi1>,
     %h0: memref<0x5xf32>, %w_ih: memref<15x3xf32>, %w_hh: memref<15x5xf32>,
     %b_ih: memref<15xf32>, %b_hh: memref<15xf32>, %y: memref<8x0x5xf32>,
     %hn: memref<0x5xf32>, %g: memref<8x0x15xf32>, %p: memref<8x0x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_fwd' op batch size B of x must be positive, got 0}}
-  rnn.gru_fwd block(1) ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+  // expected-error @+1 {{'rnn.cell_fwd' op batch size B of x must be positive, got 0}}
+  rnn.cell_fwd #rnn.gru block(1) ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y, %hn) saved(gates %g, hn_proj %p)
       : memref<8x0x3xf32>, memref<8x0xi1>, memref<0x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -965,8 +965,8 @@ func.func @gru_fwd_empty_sequence(%x: memref<0x4x3xf32>, %is_init: memref<0x4xi1
     %h0: memref<4x5xf32>, %w_ih: memref<15x3xf32>, %w_hh: memref<15x5xf32>,
     %b_ih: memref<15xf32>, %b_hh: memref<15xf32>, %y: memref<0x4x5xf32>,
     %hn: memref<4x5xf32>, %g: memref<0x4x15xf32>, %p: memref<0x4x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_fwd' op sequence length T of x must be positive, got 0}}
-  rnn.gru_fwd block(1) ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+  // expected-error @+1 {{'rnn.cell_fwd' op sequence length T of x must be positive, got 0}}
+  rnn.cell_fwd #rnn.gru block(1) ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y, %hn) saved(gates %g, hn_proj %p)
       : memref<0x4x3xf32>, memref<0x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,

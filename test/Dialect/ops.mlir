@@ -54,7 +54,7 @@ func.func @gru(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 }
 
 // -----
-// rnn.lstm_fwd block(1) on tensors: one result per destination (y, h_n, c_n, gates,
+// rnn.cell_fwd #rnn.lstm block(1) on tensors: one result per destination (y, h_n, c_n, gates,
 // cells).
 
 // CHECK-LABEL: func.func @lstm_fwd_tensor(
@@ -64,7 +64,7 @@ func.func @gru(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 // CHECK-SAME: [[BI:%[[:alnum:]_]+]]: tensor<20xf32>, [[BH:%[[:alnum:]_]+]]: tensor<20xf32>,
 // CHECK-SAME: [[Y0:%[[:alnum:]_]+]]: tensor<8x4x5xf32>, [[HN0:%[[:alnum:]_]+]]: tensor<4x5xf32>, [[CN0:%[[:alnum:]_]+]]: tensor<4x5xf32>,
 // CHECK-SAME: [[G0:%[[:alnum:]_]+]]: tensor<8x4x20xf32>, [[CS0:%[[:alnum:]_]+]]: tensor<8x4x5xf32>)
-// CHECK: [[RES:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(1) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK: [[RES:%[[:alnum:]_]+]]:5 = rnn.cell_fwd #rnn.lstm block(1) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: outs([[Y0]], [[HN0]], [[CN0]]) saved(gates [[G0]], cells [[CS0]])
 // CHECK-SAME: : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>, tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<8x4x20xf32>, tensor<8x4x5xf32>
 // CHECK-SAME: -> tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<8x4x20xf32>, tensor<8x4x5xf32>
@@ -77,8 +77,8 @@ func.func @lstm_fwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
     %g0: tensor<8x4x20xf32>, %c0s: tensor<8x4x5xf32>)
     -> (tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
         tensor<8x4x20xf32>, tensor<8x4x5xf32>) {
-  %y, %h_n, %c_n, %gates, %cells = rnn.lstm_fwd block(1)
-      ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
+  %y, %h_n, %c_n, %gates, %cells = rnn.cell_fwd #rnn.lstm block(1)
+      ins(%x, %is_init) states(%h0, %c0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y0, %hn0, %cn0) saved(gates %g0, cells %c0s)
       : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
         tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
@@ -92,7 +92,7 @@ func.func @lstm_fwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 }
 
 // -----
-// rnn.lstm_fwd block(1) on memrefs: writes its destinations, returns nothing.
+// rnn.cell_fwd #rnn.lstm block(1) on memrefs: writes its destinations, returns nothing.
 
 // CHECK-LABEL: func.func @lstm_fwd_memref(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<8x4x3xf32>, [[R:%[[:alnum:]_]+]]: memref<8x4xi1>,
@@ -101,7 +101,7 @@ func.func @lstm_fwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 // CHECK-SAME: [[BI:%[[:alnum:]_]+]]: memref<20xf32>, [[BH:%[[:alnum:]_]+]]: memref<20xf32>,
 // CHECK-SAME: [[Y0:%[[:alnum:]_]+]]: memref<8x4x5xf32>, [[HN0:%[[:alnum:]_]+]]: memref<4x5xf32>, [[CN0:%[[:alnum:]_]+]]: memref<4x5xf32>,
 // CHECK-SAME: [[G0:%[[:alnum:]_]+]]: memref<8x4x20xf32>, [[CS0:%[[:alnum:]_]+]]: memref<8x4x5xf32>)
-// CHECK-NEXT: rnn.lstm_fwd block(1) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK-NEXT: rnn.cell_fwd #rnn.lstm block(1) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: outs([[Y0]], [[HN0]], [[CN0]]) saved(gates [[G0]], cells [[CS0]])
 // CHECK-SAME: : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>, memref<4x5xf32>, memref<20x3xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>, memref<8x4x5xf32>, memref<4x5xf32>, memref<4x5xf32>, memref<8x4x20xf32>, memref<8x4x5xf32>{{$}}
 // CHECK-NEXT: return
@@ -111,8 +111,8 @@ func.func @lstm_fwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
     %b_ih: memref<20xf32>, %b_hh: memref<20xf32>,
     %y0: memref<8x4x5xf32>, %hn0: memref<4x5xf32>, %cn0: memref<4x5xf32>,
     %g0: memref<8x4x20xf32>, %c0s: memref<8x4x5xf32>) {
-  rnn.lstm_fwd block(1)
-      ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh, %b_ih, %b_hh)
+  rnn.cell_fwd #rnn.lstm block(1)
+      ins(%x, %is_init) states(%h0, %c0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y0, %hn0, %cn0) saved(gates %g0, cells %c0s)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>, memref<4x5xf32>,
         memref<20x3xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
@@ -122,7 +122,7 @@ func.func @lstm_fwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
 }
 
 // -----
-// rnn.lstm_bwd block(1) on tensors: seven gradients.
+// rnn.cell_bwd #rnn.lstm block(1) on tensors: seven gradients.
 
 // CHECK-LABEL: func.func @lstm_bwd_tensor(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<8x4x3xf32>, [[R:%[[:alnum:]_]+]]: tensor<8x4xi1>,
@@ -132,7 +132,7 @@ func.func @lstm_fwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
 // CHECK-SAME: [[DY:%[[:alnum:]_]+]]: tensor<8x4x5xf32>, [[DH:%[[:alnum:]_]+]]: tensor<4x5xf32>, [[DC:%[[:alnum:]_]+]]: tensor<4x5xf32>,
 // CHECK-SAME: [[O0:%[[:alnum:]_]+]]: tensor<8x4x3xf32>, [[O1:%[[:alnum:]_]+]]: tensor<4x5xf32>, [[O2:%[[:alnum:]_]+]]: tensor<4x5xf32>,
 // CHECK-SAME: [[O3:%[[:alnum:]_]+]]: tensor<20x3xf32>, [[O4:%[[:alnum:]_]+]]: tensor<20x5xf32>, [[O5:%[[:alnum:]_]+]]: tensor<20xf32>, [[O6:%[[:alnum:]_]+]]: tensor<20xf32>)
-// CHECK: [[RES:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(1) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]])
+// CHECK: [[RES:%[[:alnum:]_]+]]:7 = rnn.cell_bwd #rnn.lstm block(1) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]])
 // CHECK-SAME: saved(y [[Y]], gates [[G]], cells [[CS]]) cotangents([[DY]], [[DH]], [[DC]])
 // CHECK-SAME: outs([[O0]], [[O1]], [[O2]], [[O3]], [[O4]], [[O5]], [[O6]])
 // CHECK-SAME: : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<20x3xf32>, tensor<20x5xf32>, tensor<8x4x5xf32>, tensor<8x4x20xf32>, tensor<8x4x5xf32>, tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
@@ -149,8 +149,8 @@ func.func @lstm_bwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
     %o6: tensor<20xf32>)
     -> (tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<4x5xf32>,
         tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>) {
-  %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_bwd block(1)
-      ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh)
+  %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.cell_bwd #rnn.lstm block(1)
+      ins(%x, %is_init) states(%h0, %c0) weights(%w_ih, %w_hh)
       saved(y %y, gates %gates, cells %cells)
       cotangents(%dy, %dhn, %dcn)
       outs(%o0, %o1, %o2, %o3, %o4, %o5, %o6)
@@ -168,7 +168,7 @@ func.func @lstm_bwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 }
 
 // -----
-// rnn.lstm_bwd block(1) on memrefs.
+// rnn.cell_bwd #rnn.lstm block(1) on memrefs.
 
 // CHECK-LABEL: func.func @lstm_bwd_memref(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<8x4x3xf32>, [[R:%[[:alnum:]_]+]]: memref<8x4xi1>,
@@ -178,7 +178,7 @@ func.func @lstm_bwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 // CHECK-SAME: [[DY:%[[:alnum:]_]+]]: memref<8x4x5xf32>, [[DH:%[[:alnum:]_]+]]: memref<4x5xf32>, [[DC:%[[:alnum:]_]+]]: memref<4x5xf32>,
 // CHECK-SAME: [[O0:%[[:alnum:]_]+]]: memref<8x4x3xf32>, [[O1:%[[:alnum:]_]+]]: memref<4x5xf32>, [[O2:%[[:alnum:]_]+]]: memref<4x5xf32>,
 // CHECK-SAME: [[O3:%[[:alnum:]_]+]]: memref<20x3xf32>, [[O4:%[[:alnum:]_]+]]: memref<20x5xf32>, [[O5:%[[:alnum:]_]+]]: memref<20xf32>, [[O6:%[[:alnum:]_]+]]: memref<20xf32>)
-// CHECK-NEXT: rnn.lstm_bwd block(1) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]])
+// CHECK-NEXT: rnn.cell_bwd #rnn.lstm block(1) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]])
 // CHECK-SAME: saved(y [[Y]], gates [[G]], cells [[CS]]) cotangents([[DY]], [[DH]], [[DC]])
 // CHECK-SAME: outs([[O0]], [[O1]], [[O2]], [[O3]], [[O4]], [[O5]], [[O6]])
 // CHECK-SAME: : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>, memref<4x5xf32>, memref<20x3xf32>, memref<20x5xf32>, memref<8x4x5xf32>, memref<8x4x20xf32>, memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>, memref<4x5xf32>, memref<8x4x3xf32>, memref<4x5xf32>, memref<4x5xf32>, memref<20x3xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>{{$}}
@@ -192,8 +192,8 @@ func.func @lstm_bwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
     %o0: memref<8x4x3xf32>, %o1: memref<4x5xf32>, %o2: memref<4x5xf32>,
     %o3: memref<20x3xf32>, %o4: memref<20x5xf32>, %o5: memref<20xf32>,
     %o6: memref<20xf32>) {
-  rnn.lstm_bwd block(1)
-      ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh)
+  rnn.cell_bwd #rnn.lstm block(1)
+      ins(%x, %is_init) states(%h0, %c0) weights(%w_ih, %w_hh)
       saved(y %y, gates %gates, cells %cells)
       cotangents(%dy, %dhn, %dcn)
       outs(%o0, %o1, %o2, %o3, %o4, %o5, %o6)
@@ -207,7 +207,7 @@ func.func @lstm_bwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
 }
 
 // -----
-// rnn.gru_fwd block(1) on tensors: y, h_n, gates, hn_proj.
+// rnn.cell_fwd #rnn.gru block(1) on tensors: y, h_n, gates, hn_proj.
 
 // CHECK-LABEL: func.func @gru_fwd_tensor(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<8x4x3xf32>, [[R:%[[:alnum:]_]+]]: tensor<8x4xi1>,
@@ -216,7 +216,7 @@ func.func @lstm_bwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
 // CHECK-SAME: [[BI:%[[:alnum:]_]+]]: tensor<15xf32>, [[BH:%[[:alnum:]_]+]]: tensor<15xf32>,
 // CHECK-SAME: [[Y0:%[[:alnum:]_]+]]: tensor<8x4x5xf32>, [[HN0:%[[:alnum:]_]+]]: tensor<4x5xf32>,
 // CHECK-SAME: [[G0:%[[:alnum:]_]+]]: tensor<8x4x15xf32>, [[P0:%[[:alnum:]_]+]]: tensor<8x4x5xf32>)
-// CHECK: [[RES:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(1) ins([[X]], [[R]], [[H0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK: [[RES:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(1) ins([[X]], [[R]]) states([[H0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: outs([[Y0]], [[HN0]]) saved(gates [[G0]], hn_proj [[P0]])
 // CHECK-SAME: : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<8x4x15xf32>, tensor<8x4x5xf32>
 // CHECK-SAME: -> tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<8x4x15xf32>, tensor<8x4x5xf32>
@@ -229,8 +229,8 @@ func.func @gru_fwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
     %g0: tensor<8x4x15xf32>, %p0: tensor<8x4x5xf32>)
     -> (tensor<8x4x5xf32>, tensor<4x5xf32>,
         tensor<8x4x15xf32>, tensor<8x4x5xf32>) {
-  %y, %h_n, %gates, %hn = rnn.gru_fwd block(1)
-      ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+  %y, %h_n, %gates, %hn = rnn.cell_fwd #rnn.gru block(1)
+      ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y0, %hn0) saved(gates %g0, hn_proj %p0)
       : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
         tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
@@ -244,7 +244,7 @@ func.func @gru_fwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 }
 
 // -----
-// rnn.gru_fwd block(1) on memrefs.
+// rnn.cell_fwd #rnn.gru block(1) on memrefs.
 
 // CHECK-LABEL: func.func @gru_fwd_memref(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<8x4x3xf32>, [[R:%[[:alnum:]_]+]]: memref<8x4xi1>,
@@ -253,7 +253,7 @@ func.func @gru_fwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 // CHECK-SAME: [[BI:%[[:alnum:]_]+]]: memref<15xf32>, [[BH:%[[:alnum:]_]+]]: memref<15xf32>,
 // CHECK-SAME: [[Y0:%[[:alnum:]_]+]]: memref<8x4x5xf32>, [[HN0:%[[:alnum:]_]+]]: memref<4x5xf32>,
 // CHECK-SAME: [[G0:%[[:alnum:]_]+]]: memref<8x4x15xf32>, [[P0:%[[:alnum:]_]+]]: memref<8x4x5xf32>)
-// CHECK-NEXT: rnn.gru_fwd block(1) ins([[X]], [[R]], [[H0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK-NEXT: rnn.cell_fwd #rnn.gru block(1) ins([[X]], [[R]]) states([[H0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: outs([[Y0]], [[HN0]]) saved(gates [[G0]], hn_proj [[P0]])
 // CHECK-SAME: : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>, memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<8x4x5xf32>, memref<4x5xf32>, memref<8x4x15xf32>, memref<8x4x5xf32>{{$}}
 // CHECK-NEXT: return
@@ -263,8 +263,8 @@ func.func @gru_fwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
     %b_ih: memref<15xf32>, %b_hh: memref<15xf32>,
     %y0: memref<8x4x5xf32>, %hn0: memref<4x5xf32>,
     %g0: memref<8x4x15xf32>, %p0: memref<8x4x5xf32>) {
-  rnn.gru_fwd block(1)
-      ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+  rnn.cell_fwd #rnn.gru block(1)
+      ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y0, %hn0) saved(gates %g0, hn_proj %p0)
       : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>,
         memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
@@ -274,7 +274,7 @@ func.func @gru_fwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
 }
 
 // -----
-// rnn.gru_bwd block(1) on tensors: six gradients.
+// rnn.cell_bwd #rnn.gru block(1) on tensors: six gradients.
 
 // CHECK-LABEL: func.func @gru_bwd_tensor(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<8x4x3xf32>, [[R:%[[:alnum:]_]+]]: tensor<8x4xi1>,
@@ -284,7 +284,7 @@ func.func @gru_fwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
 // CHECK-SAME: [[DY:%[[:alnum:]_]+]]: tensor<8x4x5xf32>, [[DH:%[[:alnum:]_]+]]: tensor<4x5xf32>,
 // CHECK-SAME: [[O0:%[[:alnum:]_]+]]: tensor<8x4x3xf32>, [[O1:%[[:alnum:]_]+]]: tensor<4x5xf32>,
 // CHECK-SAME: [[O2:%[[:alnum:]_]+]]: tensor<15x3xf32>, [[O3:%[[:alnum:]_]+]]: tensor<15x5xf32>, [[O4:%[[:alnum:]_]+]]: tensor<15xf32>, [[O5:%[[:alnum:]_]+]]: tensor<15xf32>)
-// CHECK: [[RES:%[[:alnum:]_]+]]:6 = rnn.gru_bwd block(1) ins([[X]], [[R]], [[H0]], [[WI]], [[WH]])
+// CHECK: [[RES:%[[:alnum:]_]+]]:6 = rnn.cell_bwd #rnn.gru block(1) ins([[X]], [[R]]) states([[H0]]) weights([[WI]], [[WH]])
 // CHECK-SAME: saved(y [[Y]], gates [[G]], hn_proj [[P]]) cotangents([[DY]], [[DH]])
 // CHECK-SAME: outs([[O0]], [[O1]], [[O2]], [[O3]], [[O4]], [[O5]])
 // CHECK-SAME: : tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<15x3xf32>, tensor<15x5xf32>, tensor<8x4x5xf32>, tensor<8x4x15xf32>, tensor<8x4x5xf32>, tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<8x4x3xf32>, tensor<4x5xf32>, tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>
@@ -301,8 +301,8 @@ func.func @gru_bwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
     %o5: tensor<15xf32>)
     -> (tensor<8x4x3xf32>, tensor<4x5xf32>,
         tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>) {
-  %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.gru_bwd block(1)
-      ins(%x, %is_init, %h0, %w_ih, %w_hh)
+  %gx, %gh0, %gwi, %gwh, %gbi, %gbh = rnn.cell_bwd #rnn.gru block(1)
+      ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh)
       saved(y %y, gates %gates, hn_proj %hn)
       cotangents(%dy, %dhn)
       outs(%o0, %o1, %o2, %o3, %o4, %o5)
@@ -320,7 +320,7 @@ func.func @gru_bwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 }
 
 // -----
-// rnn.gru_bwd block(1) on memrefs.
+// rnn.cell_bwd #rnn.gru block(1) on memrefs.
 
 // CHECK-LABEL: func.func @gru_bwd_memref(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<8x4x3xf32>, [[R:%[[:alnum:]_]+]]: memref<8x4xi1>,
@@ -330,7 +330,7 @@ func.func @gru_bwd_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 // CHECK-SAME: [[DY:%[[:alnum:]_]+]]: memref<8x4x5xf32>, [[DH:%[[:alnum:]_]+]]: memref<4x5xf32>,
 // CHECK-SAME: [[O0:%[[:alnum:]_]+]]: memref<8x4x3xf32>, [[O1:%[[:alnum:]_]+]]: memref<4x5xf32>,
 // CHECK-SAME: [[O2:%[[:alnum:]_]+]]: memref<15x3xf32>, [[O3:%[[:alnum:]_]+]]: memref<15x5xf32>, [[O4:%[[:alnum:]_]+]]: memref<15xf32>, [[O5:%[[:alnum:]_]+]]: memref<15xf32>)
-// CHECK-NEXT: rnn.gru_bwd block(1) ins([[X]], [[R]], [[H0]], [[WI]], [[WH]])
+// CHECK-NEXT: rnn.cell_bwd #rnn.gru block(1) ins([[X]], [[R]]) states([[H0]]) weights([[WI]], [[WH]])
 // CHECK-SAME: saved(y [[Y]], gates [[G]], hn_proj [[P]]) cotangents([[DY]], [[DH]])
 // CHECK-SAME: outs([[O0]], [[O1]], [[O2]], [[O3]], [[O4]], [[O5]])
 // CHECK-SAME: : memref<8x4x3xf32>, memref<8x4xi1>, memref<4x5xf32>, memref<15x3xf32>, memref<15x5xf32>, memref<8x4x5xf32>, memref<8x4x15xf32>, memref<8x4x5xf32>, memref<8x4x5xf32>, memref<4x5xf32>, memref<8x4x3xf32>, memref<4x5xf32>, memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>{{$}}
@@ -344,8 +344,8 @@ func.func @gru_bwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
     %o0: memref<8x4x3xf32>, %o1: memref<4x5xf32>,
     %o2: memref<15x3xf32>, %o3: memref<15x5xf32>, %o4: memref<15xf32>,
     %o5: memref<15xf32>) {
-  rnn.gru_bwd block(1)
-      ins(%x, %is_init, %h0, %w_ih, %w_hh)
+  rnn.cell_bwd #rnn.gru block(1)
+      ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh)
       saved(y %y, gates %gates, hn_proj %hn)
       cotangents(%dy, %dhn)
       outs(%o0, %o1, %o2, %o3, %o4, %o5)

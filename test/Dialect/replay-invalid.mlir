@@ -1,6 +1,6 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics
 
-// Verifier cases of the replay kernels (rnn.lstm_replay block(1), rnn.gru_replay block(1)):
+// Verifier cases of the replay kernels (rnn.cell_replay #rnn.lstm block(1), rnn.cell_replay #rnn.gru block(1)):
 // the kernel form (tensors or memrefs, one result per destination in
 // tensor form, none in memref form, result types equal to the
 // destinations') and the shapes of the states and the recomputed outputs.
@@ -14,9 +14,9 @@ func.func @lstm_replay_gates_rows(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y: tensor<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x15xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op gate rows 15 of gates != 20 (4 gates x hidden size 5 of weight_hh)}}
-  %g = rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op gate rows 15 of gates != 20 (4 gates x hidden size 5 of weight_hh)}}
+  %g = rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
         tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x15xf32>
@@ -33,9 +33,9 @@ func.func @lstm_replay_gates_rank(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %wh: memref<20x5xf32>, %bi: memref<20xf32>, %bh: memref<20xf32>,
     %y: memref<2x3x5xf32>, %cells: memref<2x3x5xf32>,
     %g0: memref<3x20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op gates must have rank 3 [T, B, G*H], got 'memref<3x20xf32>'}}
-  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op gates must have rank 3 [T, B, G*H], got 'memref<3x20xf32>'}}
+  rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
         memref<2x3x5xf32>, memref<2x3x5xf32>, memref<3x20xf32>
@@ -51,9 +51,9 @@ func.func @lstm_replay_gates_steps(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %wh: memref<20x5xf32>, %bi: memref<20xf32>, %bh: memref<20xf32>,
     %y: memref<2x3x5xf32>, %cells: memref<2x3x5xf32>,
     %g0: memref<1x3x20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op sequence length 1 of gates != 2 of x}}
-  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op sequence length 1 of gates != 2 of x}}
+  rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
         memref<2x3x5xf32>, memref<2x3x5xf32>, memref<1x3x20xf32>
@@ -69,9 +69,9 @@ func.func @lstm_replay_y_hidden(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %wh: memref<20x5xf32>, %bi: memref<20xf32>, %bh: memref<20xf32>,
     %y: memref<2x3x4xf32>, %cells: memref<2x3x5xf32>,
     %g0: memref<2x3x20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op hidden size 4 of y != 5 of weight_hh}}
-  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op hidden size 4 of y != 5 of weight_hh}}
+  rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
         memref<2x3x4xf32>, memref<2x3x5xf32>, memref<2x3x20xf32>
@@ -87,9 +87,9 @@ func.func @lstm_replay_cells_batch(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %wh: memref<20x5xf32>, %bi: memref<20xf32>, %bh: memref<20xf32>,
     %y: memref<2x3x5xf32>, %cells: memref<2x6x5xf32>,
     %g0: memref<2x3x20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op batch size 6 of cells != 3 of x}}
-  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op batch size 6 of cells != 3 of x}}
+  rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
         memref<2x3x5xf32>, memref<2x6x5xf32>, memref<2x3x20xf32>
@@ -106,9 +106,9 @@ func.func @lstm_replay_no_result(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y: tensor<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op expected 1 results in tensor form, got 0}}
-  rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op expected 1 results in tensor form, got 0}}
+  rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
         tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x20xf32>
@@ -124,9 +124,9 @@ func.func @lstm_replay_two_results(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y: tensor<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op expected 1 results in tensor form, got 2}}
-  %g, %c = rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op expected 1 results in tensor form, got 2}}
+  %g, %c = rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
         tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x20xf32>
@@ -143,9 +143,9 @@ func.func @lstm_replay_result_type(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y: tensor<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op result #0 type 'tensor<2x3x20xf64>' != 'tensor<2x3x20xf32>' of its destination}}
-  %g = rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op result #0 type 'tensor<2x3x20xf64>' != 'tensor<2x3x20xf32>' of its destination}}
+  %g = rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
         tensor<2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x20xf32>
@@ -163,9 +163,9 @@ func.func @lstm_replay_mixed(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>,
     %y: memref<2x3x5xf32>, %cells: tensor<2x3x5xf32>,
     %g0: tensor<2x3x20xf32>) {
-  // expected-error @+1 {{'rnn.lstm_replay' op operands must be all tensors or all memrefs}}
-  %g = rnn.lstm_replay block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
-      states(%y, %cells) outs(%g0)
+  // expected-error @+1 {{'rnn.cell_replay' op operands must be all tensors or all memrefs}}
+  %g = rnn.cell_replay #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y, cells %cells) outs(gates %g0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
         tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
         memref<2x3x5xf32>, tensor<2x3x5xf32>, tensor<2x3x20xf32>
@@ -181,9 +181,9 @@ func.func @gru_replay_gates_rows(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x20xf32>, %p0: memref<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_replay' op gate rows 20 of gates != 15 (3 gates x hidden size 5 of weight_hh)}}
-  rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
-      states(%y) outs(%g0, %p0)
+  // expected-error @+1 {{'rnn.cell_replay' op gate rows 20 of gates != 15 (3 gates x hidden size 5 of weight_hh)}}
+  rnn.cell_replay #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y) outs(gates %g0, hn_proj %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
         memref<2x3x20xf32>, memref<2x3x5xf32>
@@ -198,9 +198,9 @@ func.func @gru_replay_hn_proj(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x15xf32>, %p0: memref<2x3x15xf32>) {
-  // expected-error @+1 {{'rnn.gru_replay' op hidden size 15 of hn_proj != 5 of weight_hh}}
-  rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
-      states(%y) outs(%g0, %p0)
+  // expected-error @+1 {{'rnn.cell_replay' op hidden size 15 of hn_proj != 5 of weight_hh}}
+  rnn.cell_replay #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y) outs(gates %g0, hn_proj %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
         memref<2x3x15xf32>, memref<2x3x15xf32>
@@ -215,9 +215,9 @@ func.func @gru_replay_y_steps(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<3x3x5xf32>,
     %g0: memref<2x3x15xf32>, %p0: memref<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_replay' op sequence length 3 of y != 2 of x}}
-  rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
-      states(%y) outs(%g0, %p0)
+  // expected-error @+1 {{'rnn.cell_replay' op sequence length 3 of y != 2 of x}}
+  rnn.cell_replay #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y) outs(gates %g0, hn_proj %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<3x3x5xf32>,
         memref<2x3x15xf32>, memref<2x3x5xf32>
@@ -232,9 +232,9 @@ func.func @gru_replay_element_type(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x15xf16>, %p0: memref<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_replay' op element type 'f16' of gates != 'f32' of x}}
-  rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
-      states(%y) outs(%g0, %p0)
+  // expected-error @+1 {{'rnn.cell_replay' op element type 'f16' of gates != 'f32' of x}}
+  rnn.cell_replay #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y) outs(gates %g0, hn_proj %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
         memref<2x3x15xf16>, memref<2x3x5xf32>
@@ -250,9 +250,9 @@ func.func @gru_replay_one_result(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
     %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y: tensor<2x3x5xf32>,
     %g0: tensor<2x3x15xf32>, %p0: tensor<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_replay' op expected 2 results in tensor form, got 1}}
-  %g = rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
-      states(%y) outs(%g0, %p0)
+  // expected-error @+1 {{'rnn.cell_replay' op expected 2 results in tensor form, got 1}}
+  %g = rnn.cell_replay #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y) outs(gates %g0, hn_proj %p0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<2x3x5xf32>,
         tensor<2x3x15xf32>, tensor<2x3x5xf32>
@@ -268,9 +268,9 @@ func.func @gru_replay_result_order(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
     %bi: tensor<15xf32>, %bh: tensor<15xf32>, %y: tensor<2x3x5xf32>,
     %g0: tensor<2x3x15xf32>, %p0: tensor<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_replay' op result #0 type 'tensor<2x3x5xf32>' != 'tensor<2x3x15xf32>' of its destination}}
-  %p, %g = rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
-      states(%y) outs(%g0, %p0)
+  // expected-error @+1 {{'rnn.cell_replay' op result #0 type 'tensor<2x3x5xf32>' != 'tensor<2x3x15xf32>' of its destination}}
+  %p, %g = rnn.cell_replay #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y) outs(gates %g0, hn_proj %p0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<15x4xf32>,
         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>, tensor<2x3x5xf32>,
         tensor<2x3x15xf32>, tensor<2x3x5xf32>
@@ -286,9 +286,9 @@ func.func @gru_replay_memref_result(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x15xf32>, %p0: memref<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.gru_replay' op expected 0 results in memref form, got 2}}
-  %g, %p = rnn.gru_replay block(1) ins(%x, %r, %h0, %wi, %wh, %bi, %bh)
-      states(%y) outs(%g0, %p0)
+  // expected-error @+1 {{'rnn.cell_replay' op expected 0 results in memref form, got 2}}
+  %g, %p = rnn.cell_replay #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
+      saved(y %y) outs(gates %g0, hn_proj %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>, memref<2x3x5xf32>,
         memref<2x3x15xf32>, memref<2x3x5xf32>

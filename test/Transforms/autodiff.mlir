@@ -39,11 +39,11 @@
 // CHECK-SAME: tensor<20xf32> {rnn.name = "grad_bias_hh_l0"}) {
 // CHECK-DAG: [[EY:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x5xf32>
 // CHECK-DAG: [[EG:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x20xf32>
-// CHECK: [[FWD:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(2) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK: [[FWD:%[[:alnum:]_]+]]:5 = rnn.cell_fwd #rnn.lstm block(2) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: outs([[EY]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}) saved(gates [[EG]], cells {{%[[:alnum:]_]+}})
 // CHECK-NEXT: rnn.begin_backward
-// CHECK-NOT: rnn.lstm_fwd block(2)
-// CHECK: [[BWD:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(2) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]])
+// CHECK-NOT: rnn.cell_fwd #rnn.lstm block(2)
+// CHECK: [[BWD:%[[:alnum:]_]+]]:7 = rnn.cell_bwd #rnn.lstm block(2) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]])
 // CHECK-SAME: saved(y [[FWD]]#0, gates [[FWD]]#3, cells [[FWD]]#4)
 // CHECK-SAME: cotangents([[DY]], [[DH]], [[DC]])
 // CHECK-NOT: arith.addf
@@ -81,17 +81,17 @@ func.func @lstm(%x: tensor<2x3x4xf32> {rnn.name = "x"},
 // CHECK-SAME: [[H01:%[[:alnum:]_]+]]: tensor<3x5xf32>, [[WI1:%[[:alnum:]_]+]]: tensor<15x5xf32>, [[WH1:%[[:alnum:]_]+]]: tensor<15x5xf32>,
 // CHECK-SAME: {{%[[:alnum:]_]+}}: tensor<15xf32>, {{%[[:alnum:]_]+}}: tensor<15xf32>,
 // CHECK-SAME: [[DY1:%[[:alnum:]_]+]]: tensor<2x3x5xf32>, [[DY0:%[[:alnum:]_]+]]: tensor<2x3x5xf32>, [[DHN1:%[[:alnum:]_]+]]: tensor<3x5xf32>)
-// CHECK: [[F0:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[X]], [[R]], [[H00]], [[WI0]], [[WH0]],
-// CHECK: [[F1:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[F0]]#0, [[R]], [[H01]], [[WI1]], [[WH1]],
+// CHECK: [[F0:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[X]], [[R]]) states([[H00]]) weights([[WI0]], [[WH0]],
+// CHECK: [[F1:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[F0]]#0, [[R]]) states([[H01]]) weights([[WI1]], [[WH1]],
 // CHECK-NEXT: rnn.begin_backward
-// CHECK: [[B1:%[[:alnum:]_]+]]:6 = rnn.gru_bwd block(2) ins([[F0]]#0, [[R]], [[H01]], [[WI1]], [[WH1]])
+// CHECK: [[B1:%[[:alnum:]_]+]]:6 = rnn.cell_bwd #rnn.gru block(2) ins([[F0]]#0, [[R]]) states([[H01]]) weights([[WI1]], [[WH1]])
 // CHECK-SAME: saved(y [[F1]]#0, gates [[F1]]#2, hn_proj [[F1]]#3) cotangents([[DY1]], [[DHN1]])
 // CHECK: [[DY0SUM:%[[:alnum:]_]+]] = arith.addf [[DY0]], [[B1]]#0 : tensor<2x3x5xf32>
 // CHECK: [[ZERO:%[[:alnum:]_]+]] = arith.constant 0.000000e+00 : f32
 // CHECK: [[ZEROS:%[[:alnum:]_]+]] = linalg.fill ins([[ZERO]] : f32) outs({{%[[:alnum:]_]+}} : tensor<3x5xf32>)
-// CHECK: [[B0:%[[:alnum:]_]+]]:6 = rnn.gru_bwd block(2) ins([[X]], [[R]], [[H00]], [[WI0]], [[WH0]])
+// CHECK: [[B0:%[[:alnum:]_]+]]:6 = rnn.cell_bwd #rnn.gru block(2) ins([[X]], [[R]]) states([[H00]]) weights([[WI0]], [[WH0]])
 // CHECK-SAME: saved(y [[F0]]#0, gates [[F0]]#2, hn_proj [[F0]]#3) cotangents([[DY0SUM]], [[ZEROS]])
-// CHECK-NOT: rnn.gru_bwd block(2)
+// CHECK-NOT: rnn.cell_bwd #rnn.gru block(2)
 // CHECK: return [[F1]]#0, [[F0]]#0, [[F1]]#1, [[B0]]#0, [[B0]]#1, [[B0]]#2, [[B0]]#3, [[B0]]#4, [[B0]]#5, [[B1]]#1, [[B1]]#2, [[B1]]#3, [[B1]]#4, [[B1]]#5 :
 func.func @gru2(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
     %h0_0: tensor<3x5xf32>, %w_ih0: tensor<15x4xf32>, %w_hh0: tensor<15x5xf32>,
@@ -120,13 +120,13 @@ func.func @gru2(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 
 // CHECK-LABEL: func.func @shared_grad(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x4xf32>
-// CHECK: [[FA:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[X]],
-// CHECK: [[FB:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[X]],
+// CHECK: [[FA:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[X]],
+// CHECK: [[FB:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[X]],
 // CHECK: rnn.begin_backward
-// CHECK: [[BB:%[[:alnum:]_]+]]:6 = rnn.gru_bwd block(2)
+// CHECK: [[BB:%[[:alnum:]_]+]]:6 = rnn.cell_bwd #rnn.gru block(2)
 // CHECK-SAME: saved(y [[FB]]#0,
 // CHECK: [[DBIAS:%[[:alnum:]_]+]] = arith.addf [[BB]]#4, [[BB]]#5 : tensor<15xf32>
-// CHECK: [[BA:%[[:alnum:]_]+]]:6 = rnn.gru_bwd block(2)
+// CHECK: [[BA:%[[:alnum:]_]+]]:6 = rnn.cell_bwd #rnn.gru block(2)
 // CHECK-SAME: saved(y [[FA]]#0,
 // CHECK: [[DX:%[[:alnum:]_]+]] = arith.addf [[BB]]#0, [[BA]]#0 : tensor<2x3x4xf32>
 // CHECK: return [[FA]]#0, [[FB]]#0, [[DX]], [[BA]]#1, [[BA]]#2, [[BA]]#3, [[BA]]#4, [[BA]]#5, [[BB]]#1, [[BB]]#2, [[BB]]#3, [[DBIAS]] :
@@ -160,7 +160,7 @@ func.func @shared(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // CHECK: rnn.begin_backward
 // CHECK: [[Z1:%[[:alnum:]_]+]] = linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs({{%[[:alnum:]_]+}} : tensor<3x5xf32>)
 // CHECK: [[Z2:%[[:alnum:]_]+]] = linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs({{%[[:alnum:]_]+}} : tensor<3x5xf32>)
-// CHECK: [[BWD:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(2)
+// CHECK: [[BWD:%[[:alnum:]_]+]]:7 = rnn.cell_bwd #rnn.lstm block(2)
 // CHECK-SAME: cotangents([[DY]], [[Z1]], [[Z2]])
 // CHECK: [[ZU:%[[:alnum:]_]+]] = linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs({{%[[:alnum:]_]+}} : tensor<7xf32>)
 // CHECK: return {{%[[:alnum:]_]+}}#0, [[BWD]]#0, [[BWD]]#1, [[BWD]]#2, [[BWD]]#3, [[BWD]]#4, [[BWD]]#5, [[BWD]]#6, [[ZU]] :
@@ -245,14 +245,14 @@ func.func @taken_grad() {
 // 256 rows ask for more than T (P = 8); 12 rows give P = 4; 1 row P = 1.
 
 // CHECK-LABEL: func.func @blocks_grad(
-// CHECK: rnn.gru_fwd block(8)
-// CHECK: rnn.gru_bwd block(8)
+// CHECK: rnn.cell_fwd #rnn.gru block(8)
+// CHECK: rnn.cell_bwd #rnn.gru block(8)
 // ROWS12-LABEL: func.func @blocks_grad(
-// ROWS12: rnn.gru_fwd block(4)
-// ROWS12: rnn.gru_bwd block(4)
+// ROWS12: rnn.cell_fwd #rnn.gru block(4)
+// ROWS12: rnn.cell_bwd #rnn.gru block(4)
 // ROWS1-LABEL: func.func @blocks_grad(
-// ROWS1: rnn.gru_fwd block(1)
-// ROWS1: rnn.gru_bwd block(1)
+// ROWS1: rnn.cell_fwd #rnn.gru block(1)
+// ROWS1: rnn.cell_bwd #rnn.gru block(1)
 func.func @blocks(%x: tensor<8x3x4xf32>, %r: tensor<8x3xi1>,
     %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
     %bi: tensor<15xf32>, %bh: tensor<15xf32>)

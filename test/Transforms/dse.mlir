@@ -229,7 +229,7 @@ func.func @chain(%i: index, %v: f32, %vec: vector<4xf32>) {
 // CHECK: [[Y:%[[:alnum:]_]+]] = memref.alloc() : memref<2x3x5xf32>
 // CHECK: [[G:%[[:alnum:]_]+]] = memref.alloc() : memref<2x3x20xf32>
 // CHECK: [[CS:%[[:alnum:]_]+]] = memref.alloc() : memref<2x3x5xf32>
-// CHECK: rnn.lstm_fwd block(1)
+// CHECK: rnn.cell_fwd #rnn.lstm block(1)
 // CHECK-SAME: outs([[Y]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}) saved(gates [[G]], cells [[CS]])
 // CHECK: memref.dealloc [[G]]
 // CHECK: memref.dealloc [[CS]]
@@ -241,7 +241,7 @@ func.func @shared_writer(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
   %y = memref.alloc() : memref<2x3x5xf32>
   %gates = memref.alloc() : memref<2x3x20xf32>
   %cells = memref.alloc() : memref<2x3x5xf32>
-  rnn.lstm_fwd block(1) ins(%x, %r, %h0, %c0, %wi, %wh, %bi, %bh)
+  rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh, %bi, %bh)
       outs(%y, %hn, %cn) saved(gates %gates, cells %cells)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
         memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,

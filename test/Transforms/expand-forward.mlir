@@ -10,11 +10,11 @@
 
 // CHECK-NOT: chunk(
 // ROWS3-NOT: chunk(
-// ROWS3: rnn.lstm_fwd block(1) ins(
-// ROWS3: rnn.gru_fwd block(1) ins(
-// ROWS3: rnn.gru_fwd block(1) ins(
+// ROWS3: rnn.cell_fwd #rnn.lstm block(1) ins(
+// ROWS3: rnn.cell_fwd #rnn.gru block(1) ins(
+// ROWS3: rnn.cell_fwd #rnn.gru block(1) ins(
 
-// An LSTM layer becomes rnn.lstm_fwd: destinations y [T, B, H], h_n and c_n
+// An LSTM layer becomes rnn.cell_fwd #rnn.lstm: destinations y [T, B, H], h_n and c_n
 // [B, H], saved gates [T, B, 4H] and cells [T, B, H]; the op's results are
 // the kernel's first three.
 
@@ -29,7 +29,7 @@
 // CHECK-DAG: [[CN:%[[:alnum:]_]+]] = tensor.empty() : tensor<3x5xf32>
 // CHECK-DAG: [[G:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x20xf32>
 // CHECK-DAG: [[CS:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x5xf32>
-// CHECK: [[K:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(2) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK: [[K:%[[:alnum:]_]+]]:5 = rnn.cell_fwd #rnn.lstm block(2) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: outs([[Y]], [[HN]], [[CN]]) saved(gates [[G]], cells [[CS]])
 // CHECK-SAME: -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<2x3x20xf32>, tensor<2x3x5xf32>
 // CHECK-NEXT: return [[K]]#0, [[K]]#1, [[K]]#2 :
@@ -57,10 +57,10 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x4xf32>, [[R:%[[:alnum:]_]+]]: tensor<2x3xi1>,
 // CHECK-NOT: rnn.gru {{%}}
 // CHECK-DAG: [[G0:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x15xf32>
-// CHECK: [[K0:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[X]], [[R]],
+// CHECK: [[K0:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[X]], [[R]])
 // CHECK-SAME: saved(gates [[G0]], hn_proj {{%[[:alnum:]_]+}})
 // CHECK-SAME: -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<2x3x15xf32>, tensor<2x3x5xf32>
-// CHECK: [[K1:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[K0]]#0, [[R]],
+// CHECK: [[K1:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[K0]]#0, [[R]])
 // CHECK-SAME: : tensor<2x3x5xf32>, tensor<2x3xi1>, tensor<3x6xf32>, tensor<18x5xf32>, tensor<18x6xf32>, tensor<18xf32>, tensor<18xf32>, tensor<2x3x6xf32>, tensor<3x6xf32>, tensor<2x3x18xf32>, tensor<2x3x6xf32>
 // CHECK-NEXT: return [[K1]]#0, [[K0]]#1, [[K1]]#1 :
 // CHECK-NOT: rnn.gru {{%}}
@@ -90,15 +90,15 @@ func.func @gru2(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 
 // CHECK-LABEL: func.func @kernel(
 // CHECK-NOT: tensor.empty
-// CHECK: rnn.gru_fwd block(1)
-// CHECK-NOT: rnn.gru_fwd block(1)
+// CHECK: rnn.cell_fwd #rnn.gru block(1)
+// CHECK-NOT: rnn.cell_fwd #rnn.gru block(1)
 // CHECK: return
 func.func @kernel(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %w_ih: tensor<15x4xf32>, %w_hh: tensor<15x5xf32>,
     %b_ih: tensor<15xf32>, %b_hh: tensor<15xf32>, %y0: tensor<2x3x5xf32>,
     %g0: tensor<2x3x15xf32>) -> tensor<2x3x5xf32> {
-  %y, %h_n, %gates, %hn = rnn.gru_fwd block(1)
-      ins(%x, %is_init, %h0, %w_ih, %w_hh, %b_ih, %b_hh)
+  %y, %h_n, %gates, %hn = rnn.cell_fwd #rnn.gru block(1)
+      ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y0, %h0) saved(gates %g0, hn_proj %y0)
       : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,

@@ -17,13 +17,13 @@
 
 // CHECK-LABEL: func.func @lstm_grad(
 // CHECK-SAME: attributes {rnn.remat = "chunk:1", rnn.remat_budget = 3300 : i64}
-// CHECK: rnn.lstm_fwd block(1) chunk(1)
-// CHECK: rnn.lstm_chunked_bwd block(1) chunk(1)
+// CHECK: rnn.cell_fwd #rnn.lstm block(1) chunk(1)
+// CHECK: rnn.cell_bwd #rnn.lstm block(1) chunk(1)
 
 // LARGE-LABEL: func.func @lstm_grad(
 // LARGE-SAME: attributes {rnn.remat = "none", rnn.remat_budget = 100000 : i64}
 // LARGE-NOT: chunk
-// LARGE: rnn.lstm_bwd block(1)
+// LARGE: rnn.cell_bwd #rnn.lstm block(1)
 
 // SMALL: error: rnn-rematerialize: no plan fits budget:2800; the smallest feasible budget is 2872 bytes (chunk:1)
 

@@ -21,29 +21,29 @@
 // CHECK-LABEL: func.func @lstm_grad(
 // CHECK-SAME: attributes {rnn.remat = "chunk:2"}
 // CHECK: [[CK:%[[:alnum:]_]+]] = tensor.empty() : tensor<3x3x5xf32>
-// CHECK-NEXT: [[FWD:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(1) chunk(2) ins(
+// CHECK-NEXT: [[FWD:%[[:alnum:]_]+]]:5 = rnn.cell_fwd #rnn.lstm block(1) chunk(2) ins(
 // CHECK-SAME: saved(gates {{%[[:alnum:]_]+}}, cells [[CK]])
 // CHECK-SAME: -> tensor<5x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>, tensor<5x3x20xf32>, tensor<3x3x5xf32>
 // CHECK: rnn.begin_backward
-// CHECK-NOT: rnn.lstm_bwd block(1)
-// CHECK: rnn.lstm_chunked_bwd block(1) chunk(2)
+// CHECK-NOT: rnn.cell_bwd #rnn.lstm block(1)
+// CHECK: rnn.cell_bwd #rnn.lstm block(1) chunk(2)
 // CHECK-SAME: saved(y [[FWD]]#0, cells [[FWD]]#4)
-// CHECK-NOT: rnn.lstm_bwd block(1)
+// CHECK-NOT: rnn.cell_bwd #rnn.lstm block(1)
 
 // LONG-LABEL: func.func @lstm_grad(
 // LONG-SAME: attributes {rnn.remat = "chunk:5"}
-// LONG: rnn.lstm_fwd block(1) chunk(5)
+// LONG: rnn.cell_fwd #rnn.lstm block(1) chunk(5)
 // LONG-SAME: tensor<1x3x5xf32>
-// LONG: rnn.lstm_chunked_bwd block(1) chunk(5)
+// LONG: rnn.cell_bwd #rnn.lstm block(1) chunk(5)
 
 // ROUND-LABEL: func.func @lstm_grad(
 // ROUND-SAME: attributes {rnn.remat = "chunk:4"}
-// ROUND: rnn.lstm_fwd block(2) chunk(4)
+// ROUND: rnn.cell_fwd #rnn.lstm block(2) chunk(4)
 // ROUND-SAME: tensor<2x3x5xf32>
-// ROUND: rnn.lstm_chunked_bwd block(2) chunk(4)
+// ROUND: rnn.cell_bwd #rnn.lstm block(2) chunk(4)
 // ROUND-LABEL: func.func @gru_grad(
 // ROUND-SAME: attributes {rnn.remat = "chunk:4"}
-// ROUND: rnn.gru_chunked_bwd block(2) chunk(4)
+// ROUND: rnn.cell_bwd #rnn.gru block(2) chunk(4)
 
 // LOOPS-LABEL: func.func @lstm_grad(
 // LOOPS-NOT: rnn.role = "gates"
@@ -77,13 +77,13 @@ func.func @lstm(%x: tensor<5x3x4xf32>, %is_init: tensor<5x3xi1>,
 
 // CHECK-LABEL: func.func @gru_grad(
 // CHECK-SAME: attributes {rnn.remat = "chunk:2"}
-// CHECK: [[FWD:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(1) ins(
+// CHECK: [[FWD:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(1) ins(
 // CHECK-SAME: -> tensor<5x3x5xf32>, tensor<3x5xf32>, tensor<5x3x15xf32>, tensor<5x3x5xf32>
 // CHECK: rnn.begin_backward
-// CHECK-NOT: rnn.gru_bwd block(1)
-// CHECK: rnn.gru_chunked_bwd block(1) chunk(2)
+// CHECK-NOT: rnn.cell_bwd #rnn.gru block(1)
+// CHECK: rnn.cell_bwd #rnn.gru block(1) chunk(2)
 // CHECK-SAME: saved(y [[FWD]]#0)
-// CHECK-NOT: rnn.gru_bwd block(1)
+// CHECK-NOT: rnn.cell_bwd #rnn.gru block(1)
 
 // LOOPS-LABEL: func.func @gru_grad(
 // LOOPS-NOT: rnn.role = "{{gates|hn_proj}}"

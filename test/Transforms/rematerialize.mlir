@@ -13,7 +13,7 @@
 // rnn-rematerialize runs on the output of rnn-autodiff. Under policy=none
 // (the default) it changes nothing: the output is identical to
 // rnn-autodiff's (the diff lines) and no replay kernel appears. Under
-// policy=gates, an rnn.lstm_replay block(2) / rnn.gru_replay block(2) placed right before each
+// policy=gates, an rnn.cell_replay #rnn.lstm block(2) / rnn.cell_replay #rnn.gru block(2) placed right before each
 // backward kernel recomputes the gates (and hn_proj) from the states the
 // forward saved (y, and cells for LSTM), the backward reads them from the
 // replay and is tagged rnn.remat = "gates"; the forward kernel still writes
@@ -36,29 +36,29 @@
 // cells still come from the forward. The primal function is untouched.
 
 // NONE-LABEL: func.func @lstm_grad(
-// NONE: [[FWD:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(2)
-// NONE: rnn.lstm_bwd block(2)
+// NONE: [[FWD:%[[:alnum:]_]+]]:5 = rnn.cell_fwd #rnn.lstm block(2)
+// NONE: rnn.cell_bwd #rnn.lstm block(2)
 // NONE-SAME: saved(y [[FWD]]#0, gates [[FWD]]#3, cells [[FWD]]#4)
 // NONE-SAME: outs({{[^)]*}}) {{({rnn.layer = [0-9]+ : i64} )?}}:
 
 // CHECK-LABEL: func.func @lstm(
-// CHECK-NOT: rnn.lstm_replay block(2)
+// CHECK-NOT: rnn.cell_replay #rnn.lstm block(2)
 // CHECK-LABEL: func.func @lstm_grad(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x4xf32>, [[R:%[[:alnum:]_]+]]: tensor<2x3xi1>,
 // CHECK-SAME: [[H0:%[[:alnum:]_]+]]: tensor<3x5xf32>, [[C0:%[[:alnum:]_]+]]: tensor<3x5xf32>,
 // CHECK-SAME: [[WI:%[[:alnum:]_]+]]: tensor<20x4xf32>, [[WH:%[[:alnum:]_]+]]: tensor<20x5xf32>,
 // CHECK-SAME: [[BI:%[[:alnum:]_]+]]: tensor<20xf32>, [[BH:%[[:alnum:]_]+]]: tensor<20xf32>,
-// CHECK: [[FWD:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(2) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK: [[FWD:%[[:alnum:]_]+]]:5 = rnn.cell_fwd #rnn.lstm block(2) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: saved(gates {{%[[:alnum:]_]+}}, cells {{%[[:alnum:]_]+}})
 // CHECK-NEXT: rnn.begin_backward
 // CHECK: [[EMPTY:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x20xf32>
-// CHECK-NEXT: [[GATES:%[[:alnum:]_]+]] = rnn.lstm_replay block(2) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]], [[BI]], [[BH]])
-// CHECK-SAME: states([[FWD]]#0, [[FWD]]#4) outs([[EMPTY]])
+// CHECK-NEXT: [[GATES:%[[:alnum:]_]+]] = rnn.cell_replay #rnn.lstm block(2) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK-SAME: saved(y [[FWD]]#0, cells [[FWD]]#4) outs(gates [[EMPTY]])
 // CHECK-SAME: -> tensor<2x3x20xf32>
-// CHECK-NEXT: [[BWD:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(2) ins([[X]], [[R]], [[H0]], [[C0]], [[WI]], [[WH]])
+// CHECK-NEXT: [[BWD:%[[:alnum:]_]+]]:7 = rnn.cell_bwd #rnn.lstm block(2) ins([[X]], [[R]]) states([[H0]], [[C0]]) weights([[WI]], [[WH]])
 // CHECK-SAME: saved(y [[FWD]]#0, gates [[GATES]], cells [[FWD]]#4)
 // CHECK-SAME: {rnn.layer = 0 : i64, rnn.remat = "gates"}
-// CHECK-NOT: rnn.lstm_replay block(2)
+// CHECK-NOT: rnn.cell_replay #rnn.lstm block(2)
 // CHECK: return [[FWD]]#0, [[FWD]]#1, [[FWD]]#2, [[BWD]]#0,
 func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>,
@@ -75,12 +75,12 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 
 // -----
 
-// A 1-layer GRU: rnn.gru_replay block(2) recomputes both gates [T, B, 3H] and
+// A 1-layer GRU: rnn.cell_replay #rnn.gru block(2) recomputes both gates [T, B, 3H] and
 // hn_proj [T, B, H] from y alone, and the backward reads both from it.
 
 // NONE-LABEL: func.func @gru_grad(
-// NONE: [[FWD:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2)
-// NONE: rnn.gru_bwd block(2)
+// NONE: [[FWD:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2)
+// NONE: rnn.cell_bwd #rnn.gru block(2)
 // NONE-SAME: saved(y [[FWD]]#0, gates [[FWD]]#2, hn_proj [[FWD]]#3)
 // NONE-SAME: outs({{[^)]*}}) {{({rnn.layer = [0-9]+ : i64} )?}}:
 
@@ -89,18 +89,18 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // CHECK-SAME: [[H0:%[[:alnum:]_]+]]: tensor<3x5xf32>,
 // CHECK-SAME: [[WI:%[[:alnum:]_]+]]: tensor<15x4xf32>, [[WH:%[[:alnum:]_]+]]: tensor<15x5xf32>,
 // CHECK-SAME: [[BI:%[[:alnum:]_]+]]: tensor<15xf32>, [[BH:%[[:alnum:]_]+]]: tensor<15xf32>,
-// CHECK: [[FWD:%[[:alnum:]_]+]]:4 = rnn.gru_fwd block(2) ins([[X]], [[R]], [[H0]], [[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK: [[FWD:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[X]], [[R]]) states([[H0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
 // CHECK-SAME: saved(gates {{%[[:alnum:]_]+}}, hn_proj {{%[[:alnum:]_]+}})
 // CHECK-NEXT: rnn.begin_backward
 // CHECK: [[EG:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x15xf32>
 // CHECK-NEXT: [[EP:%[[:alnum:]_]+]] = tensor.empty() : tensor<2x3x5xf32>
-// CHECK-NEXT: [[REP:%[[:alnum:]_]+]]:2 = rnn.gru_replay block(2) ins([[X]], [[R]], [[H0]], [[WI]], [[WH]], [[BI]], [[BH]])
-// CHECK-SAME: states([[FWD]]#0) outs([[EG]], [[EP]])
+// CHECK-NEXT: [[REP:%[[:alnum:]_]+]]:2 = rnn.cell_replay #rnn.gru block(2) ins([[X]], [[R]]) states([[H0]]) weights([[WI]], [[WH]], [[BI]], [[BH]])
+// CHECK-SAME: saved(y [[FWD]]#0) outs(gates [[EG]], hn_proj [[EP]])
 // CHECK-SAME: -> tensor<2x3x15xf32>, tensor<2x3x5xf32>
-// CHECK-NEXT: [[BWD:%[[:alnum:]_]+]]:6 = rnn.gru_bwd block(2) ins([[X]], [[R]], [[H0]], [[WI]], [[WH]])
+// CHECK-NEXT: [[BWD:%[[:alnum:]_]+]]:6 = rnn.cell_bwd #rnn.gru block(2) ins([[X]], [[R]]) states([[H0]]) weights([[WI]], [[WH]])
 // CHECK-SAME: saved(y [[FWD]]#0, gates [[REP]]#0, hn_proj [[REP]]#1)
 // CHECK-SAME: {rnn.layer = 0 : i64, rnn.remat = "gates"}
-// CHECK-NOT: rnn.gru_replay block(2)
+// CHECK-NOT: rnn.cell_replay #rnn.gru block(2)
 // CHECK: return [[FWD]]#0, [[BWD]]#0,
 func.func @gru(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %w_ih: tensor<15x4xf32>, %w_hh: tensor<15x5xf32>,
@@ -125,20 +125,20 @@ func.func @gru(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 // CHECK-SAME: [[WI0:%[[:alnum:]_]+]]: tensor<20x4xf32>,
 // CHECK-SAME: [[H01:%[[:alnum:]_]+]]: tensor<3x5xf32>, [[C01:%[[:alnum:]_]+]]: tensor<3x5xf32>,
 // CHECK-SAME: [[WI1:%[[:alnum:]_]+]]: tensor<20x5xf32>,
-// CHECK: [[F0:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(2) ins([[X]], [[R]], [[H00]], [[C00]], [[WI0]],
-// CHECK: [[F1:%[[:alnum:]_]+]]:5 = rnn.lstm_fwd block(2) ins([[F0]]#0, [[R]], [[H01]], [[C01]], [[WI1]],
+// CHECK: [[F0:%[[:alnum:]_]+]]:5 = rnn.cell_fwd #rnn.lstm block(2) ins([[X]], [[R]]) states([[H00]], [[C00]]) weights([[WI0]],
+// CHECK: [[F1:%[[:alnum:]_]+]]:5 = rnn.cell_fwd #rnn.lstm block(2) ins([[F0]]#0, [[R]]) states([[H01]], [[C01]]) weights([[WI1]],
 // CHECK-NEXT: rnn.begin_backward
-// CHECK: [[G1:%[[:alnum:]_]+]] = rnn.lstm_replay block(2) ins([[F0]]#0, [[R]], [[H01]], [[C01]], [[WI1]],
-// CHECK-SAME: states([[F1]]#0, [[F1]]#4)
-// CHECK-NEXT: [[B1:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(2) ins([[F0]]#0, [[R]], [[H01]], [[C01]], [[WI1]],
+// CHECK: [[G1:%[[:alnum:]_]+]] = rnn.cell_replay #rnn.lstm block(2) ins([[F0]]#0, [[R]]) states([[H01]], [[C01]]) weights([[WI1]],
+// CHECK-SAME: saved(y [[F1]]#0, cells [[F1]]#4)
+// CHECK-NEXT: [[B1:%[[:alnum:]_]+]]:7 = rnn.cell_bwd #rnn.lstm block(2) ins([[F0]]#0, [[R]]) states([[H01]], [[C01]]) weights([[WI1]],
 // CHECK-SAME: saved(y [[F1]]#0, gates [[G1]], cells [[F1]]#4)
 // CHECK-SAME: {rnn.layer = 1 : i64, rnn.remat = "gates"}
-// CHECK: [[G0:%[[:alnum:]_]+]] = rnn.lstm_replay block(2) ins([[X]], [[R]], [[H00]], [[C00]], [[WI0]],
-// CHECK-SAME: states([[F0]]#0, [[F0]]#4)
-// CHECK-NEXT: [[B0:%[[:alnum:]_]+]]:7 = rnn.lstm_bwd block(2) ins([[X]], [[R]], [[H00]], [[C00]], [[WI0]],
+// CHECK: [[G0:%[[:alnum:]_]+]] = rnn.cell_replay #rnn.lstm block(2) ins([[X]], [[R]]) states([[H00]], [[C00]]) weights([[WI0]],
+// CHECK-SAME: saved(y [[F0]]#0, cells [[F0]]#4)
+// CHECK-NEXT: [[B0:%[[:alnum:]_]+]]:7 = rnn.cell_bwd #rnn.lstm block(2) ins([[X]], [[R]]) states([[H00]], [[C00]]) weights([[WI0]],
 // CHECK-SAME: saved(y [[F0]]#0, gates [[G0]], cells [[F0]]#4)
 // CHECK-SAME: {rnn.layer = 0 : i64, rnn.remat = "gates"}
-// CHECK-NOT: rnn.lstm_replay block(2)
+// CHECK-NOT: rnn.cell_replay #rnn.lstm block(2)
 // CHECK: return
 func.func @lstm2(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
     %h0_0: tensor<3x5xf32>, %c0_0: tensor<3x5xf32>,
@@ -168,8 +168,8 @@ func.func @lstm2(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 
 // CHECK-LABEL: func.func @bwd_only(
 // CHECK-SAME: [[Y:%[[:alnum:]_]+]]: tensor<2x3x5xf32>, [[G:%[[:alnum:]_]+]]: tensor<2x3x20xf32>, [[CS:%[[:alnum:]_]+]]: tensor<2x3x5xf32>,
-// CHECK-NOT: rnn.lstm_replay block(2)
-// CHECK: rnn.lstm_bwd block(2)
+// CHECK-NOT: rnn.cell_replay #rnn.lstm block(2)
+// CHECK: rnn.cell_bwd #rnn.lstm block(2)
 // CHECK-SAME: saved(y [[Y]], gates [[G]], cells [[CS]])
 // CHECK-NOT: rnn.remat
 // CHECK: return
@@ -182,8 +182,8 @@ func.func @bwd_only(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
     %o0: tensor<2x3x4xf32>, %o1: tensor<3x5xf32>, %o2: tensor<3x5xf32>,
     %o3: tensor<20x4xf32>, %o4: tensor<20x5xf32>, %o5: tensor<20xf32>,
     %o6: tensor<20xf32>) -> tensor<2x3x4xf32> {
-  %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_bwd block(2)
-      ins(%x, %is_init, %h0, %c0, %w_ih, %w_hh)
+  %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.cell_bwd #rnn.lstm block(2)
+      ins(%x, %is_init) states(%h0, %c0) weights(%w_ih, %w_hh)
       saved(y %y, gates %gates, cells %cells)
       cotangents(%dy, %dhn, %dcn)
       outs(%o0, %o1, %o2, %o3, %o4, %o5, %o6)

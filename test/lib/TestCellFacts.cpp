@@ -3,8 +3,10 @@
 // Prints, for every model-level layer (LayerOpInterface), the facts of its
 // cell (CellAttrInterface) and its shapes as the interfaces give them:
 // gates, states, saved, replayed and checkpointed roles with their widths,
-// weight shapes, and the layer's named operands and results, so that lit
-// tests check the interfaces against the op definitions.
+// weight shapes, the layer's named operands and results, and the roles of
+// the operands of the cell's kernel in each phase; then, for every kernel
+// (KernelOpInterface), the operand it finds for each role, so that lit tests
+// check the interfaces against the op definitions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +76,32 @@ struct TestCellFactsPass
       printStates(os, cell.getStateNames(), layer.getInitialStates(), "0");
       os << "\n  y " << layer.getOutput().getType();
       printStates(os, cell.getStateNames(), layer.getFinalStates(), "_n");
+      for (StringRef phase : {"fwd", "bwd", "chunked_bwd", "replay"}) {
+        os << "\n  " << phase << " kernel";
+        for (const auto &group : rnn::kernelOperandGroups(cell, phase)) {
+          os << " (";
+          llvm::interleaveComma(group, os);
+          os << ")";
+        }
+      }
+      os << "\n";
+    });
+    // Each kernel's operands as the kernel interface finds them by role.
+    getOperation().walk([&](rnn::KernelOpInterface kernel) {
+      os << kernel->getName() << " " << kernel.getCell() << " "
+         << kernel.getPhase() << ":";
+      for (const std::string &role : kernel.getOperandRoles())
+        os << " " << role << "=#"
+           << kernel.getOperandOf(role)->getOperandNumber();
+      os << "\n  saved";
+      for (StringRef role : kernel.getCell().getSavedRoles())
+        if (OpOperand *saved = kernel.getSavedOperand(role))
+          os << " " << role << "=#" << saved->getOperandNumber();
+      os << "\n  initial states " << kernel.getInitialStates().size()
+         << ", biases " << kernel.getBiases().size() << ", outputs "
+         << kernel.getOutputOperands().size() << ", cotangents "
+         << kernel.getCotangents().size() << ", destinations ";
+      llvm::interleaveComma(kernel.getDestinationRoles(), os);
       os << "\n";
     });
   }

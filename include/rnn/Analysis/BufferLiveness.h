@@ -36,7 +36,7 @@ inline constexpr llvm::StringLiteral kRoleAttr = "rnn.role";
 /// The model layer a kernel, its buffers and the ops it was lowered to
 /// belong to (discardable; for the memory report).
 inline constexpr llvm::StringLiteral kLayerAttr = "rnn.layer";
-/// The kernel (`lstm_fwd`, ...) an allocation, loop or call was lowered
+/// The kernel (`lstm_fwd`, `gru_chunked_bwd`: cell and phase) an allocation, loop or call was lowered
 /// from (discardable; for the memory report).
 inline constexpr llvm::StringLiteral kKernelAttr = "rnn.kernel";
 

@@ -32,7 +32,7 @@ def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
     `rnnrt_begin_phase`.
 
     ```mlir
-    rnn.lstm_fwd block(4) ins(%x, ...) outs(%y, ...)
+    rnn.cell_fwd #rnn.lstm block(4) ins(%x, %r) ... outs(%y, ...)
         saved(gates %g, cells %c) : memref<8x4x3xf32>, ...
     // becomes
     %xp = memref.alloc() : memref<4x4x20xf32>

@@ -18,17 +18,46 @@
 #define GET_ATTRDEF_CLASSES
 #include "rnn/Dialect/RNNAttrs.h.inc"
 
-#include "rnn/Dialect/RNNOpInterfaces.h.inc"
-
 #include <optional>
+#include <string>
 
 namespace mlir {
 class OpBuilder;
 namespace rnn {
+/// The generic kernel ops: rnn.cell_fwd, rnn.cell_bwd, rnn.cell_replay.
+enum class KernelKind { Fwd, Bwd, Replay };
+
+/// The phase of a kernel of `kind`: fwd, bwd (chunked_bwd if `chunked`),
+/// replay.
+StringRef kernelPhase(KernelKind kind, bool chunked);
+
+/// The roles of the operands of a kernel of `cell` in `phase`, per operand
+/// group of its op in order: x, is_init, the initial states (`h0`, ...),
+/// the weights (`weight_ih`, `weight_hh`, and `bias_ih`, `bias_hh` but for
+/// bwd), then by phase
+///   fwd:         y and the final states (`h_n`, ...); the saved roles
+///   bwd:         y and the saved roles; the cotangents (`grad_y`,
+///                `grad_h_n`, ...); the gradients (`grad_x`, `grad_h0`,
+///                ..., `grad_bias_hh`)
+///   chunked_bwd: as bwd, with y and the checkpoint roles as saved values
+///   replay:      y and the saved roles the cell does not replay; the
+///                replayed roles.
+SmallVector<SmallVector<std::string>>
+kernelOperandGroups(CellAttrInterface cell, StringRef phase);
+
+/// kernelOperandGroups, flattened.
+SmallVector<std::string> kernelOperandRoles(CellAttrInterface cell,
+                                            StringRef phase);
+} // namespace rnn
+} // namespace mlir
+
+#include "rnn/Dialect/RNNOpInterfaces.h.inc"
+
+namespace mlir {
+namespace rnn {
 /// Creates the kernel of `cell` for `phase` (fwd, bwd, chunked_bwd,
-/// replay) with the operands in the kernel's order: x, is_init, the
-/// initial states, weight_ih, weight_hh, the biases (not for bwd), then
-/// by phase y, the saved values, the cotangents, and the destinations.
+/// replay) with the operands in the order of their roles
+/// (kernelOperandRoles).
 KernelOpInterface createKernel(OpBuilder &builder, Location loc,
                                CellAttrInterface cell, StringRef phase,
                                TypeRange types, ValueRange operands,

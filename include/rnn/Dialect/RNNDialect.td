@@ -19,7 +19,8 @@ def RNN_Dialect : Dialect {
     model level: value semantics, PyTorch weight layout and gate order, and
     the reset mask `is_init` (state entering step t is zero where
     `is_init[t, b]`). `rnn-autodiff` turns them into destination-style
-    kernels (`rnn.lstm_fwd`, `rnn.lstm_bwd`, ...) whose extra outputs are
+    kernels generic over the cell (`rnn.cell_fwd #rnn.lstm`, `rnn.cell_bwd`,
+    `rnn.cell_replay`) whose extra outputs are
     the values the backward reads, each with a named role, so that later
     passes decide what is saved and what is recomputed.
   }];

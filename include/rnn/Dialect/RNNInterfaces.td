@@ -120,59 +120,70 @@ def RNN_LayerOpInterface : OpInterface<"LayerOpInterface"> {
 def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   let cppNamespace = "::mlir::rnn";
   let description = [{
-    A training kernel of a cell: its phase (`fwd`, `bwd`, `chunked_bwd`,
-    `replay`), its named operands, and the per-step values it saves or
-    reads by their role (the cell's saved roles).
+    A training kernel of a cell (rnn.cell_fwd, rnn.cell_bwd,
+    rnn.cell_replay): its phase (`fwd`, `bwd`, `chunked_bwd`, `replay`),
+    and its operands by role. The roles of a kernel's operands follow from
+    its cell and phase (kernelOperandRoles): `x`, `is_init`, `<state>0`,
+    `weight_ih`, ..., `y`, the cell's saved roles, `grad_y`, ..., so that
+    passes ask for an operand by what it is, never by its position.
   }];
   let methods = [
     InterfaceMethod<"The kernel's cell.", "::mlir::rnn::CellAttrInterface",
-                    "getCell">,
+                    "getCell", (ins), [{ return $_op.getCell(); }]>,
     InterfaceMethod<"fwd, bwd, chunked_bwd or replay.", "::llvm::StringRef",
-                    "getPhase">,
-    InterfaceMethod<"The operand of saved role `role` that the kernel "
-                    "writes (fwd, replay: a destination) or reads (bwd, "
-                    "chunked_bwd); null if it has none.",
-                    "::mlir::OpOperand *", "getSavedOperand",
-                    (ins "::llvm::StringRef":$role)>,
-    InterfaceMethod<"The initial states, in the cell's state order.",
-                    "::llvm::SmallVector<::mlir::Value>",
-                    "getInitialStates">,
-    InterfaceMethod<"bias_ih and bias_hh, or none (a backward without a "
-                    "chunk does not read them).",
-                    "::llvm::SmallVector<::mlir::Value>", "getBiases">,
-    InterfaceMethod<"The destinations of y and the final states (fwd), in "
-                    "the cell's state order; none for other phases.",
-                    "::llvm::SmallVector<::mlir::OpOperand *>",
-                    "getOutputOperands">,
-    InterfaceMethod<"The cotangents grad_y and those of the final states "
-                    "(bwd, chunked_bwd); none for other phases.",
-                    "::llvm::SmallVector<::mlir::Value>", "getCotangents">,
-    InterfaceMethod<"The role of each destination, in order (y, h_n, "
-                    "gates, grad_x, ...).",
-                    "::llvm::ArrayRef<::llvm::StringRef>",
-                    "getDestinationRoles", (ins),
-                    [{ return $_op.getInitRoles(); }]>,
-    InterfaceMethod<"The input sequence x.", "::mlir::Value", "getInput",
-                    (ins), [{ return $_op.getX(); }]>,
-    InterfaceMethod<"The reset mask is_init.", "::mlir::Value",
-                    "getResetMask", (ins), [{ return $_op.getIsInit(); }]>,
-    InterfaceMethod<"The output sequence y (the destination of a fwd, the "
-                    "saved y that other phases read).",
-                    "::mlir::Value", "getOutput", (ins),
-                    [{ return $_op.getY(); }]>,
-    InterfaceMethod<"weight_ih.", "::mlir::Value", "getInputWeight",
-                    (ins), [{ return $_op.getWeightIh(); }]>,
-    InterfaceMethod<"weight_hh.", "::mlir::Value", "getRecurrentWeight",
-                    (ins), [{ return $_op.getWeightHh(); }]>,
+                    "getPhase", (ins), [{
+      return ::mlir::rnn::kernelPhase($_op.kKind,
+                                      $_op.getChunk().has_value());
+    }]>,
     InterfaceMethod<"The GEMM block P in steps.", "int64_t", "getBlockSteps",
                     (ins), [{ return $_op.getBlock(); }]>,
+    InterfaceMethod<"The chunk K in steps of a checkpointed kernel.",
+                    "::std::optional<int64_t>", "getChunkSteps", (ins), [{
+      if (auto chunk = $_op.getChunk())
+        return static_cast<int64_t>(*chunk);
+      return ::std::nullopt;
+    }]>,
   ];
   let extraClassDeclaration = [{
-    /// The value of saved role `role` (see getSavedOperand), or null.
-    ::mlir::Value getSaved(::llvm::StringRef role) {
-      ::mlir::OpOperand *operand = getSavedOperand(role);
+    /// The role of each operand, in operand order.
+    ::llvm::SmallVector<::std::string> getOperandRoles() {
+      return ::mlir::rnn::kernelOperandRoles(getCell(), getPhase());
+    }
+    /// The operand of role `role`, or null if the kernel has none.
+    ::mlir::OpOperand *getOperandOf(::llvm::StringRef role);
+    /// The value of role `role`, or null.
+    ::mlir::Value get(::llvm::StringRef role) {
+      ::mlir::OpOperand *operand = getOperandOf(role);
       return operand ? operand->get() : ::mlir::Value();
     }
+    /// The operand of saved role `role` (one of the cell's saved roles)
+    /// that the kernel writes (fwd, replay: a destination) or reads (bwd,
+    /// chunked_bwd); null if it has none.
+    ::mlir::OpOperand *getSavedOperand(::llvm::StringRef role) {
+      return getOperandOf(role);
+    }
+    ::mlir::Value getSaved(::llvm::StringRef role) { return get(role); }
+    /// The initial states, in the cell's state order.
+    ::llvm::SmallVector<::mlir::Value> getInitialStates();
+    /// bias_ih and bias_hh, or none (a backward without a chunk does not
+    /// read them).
+    ::llvm::SmallVector<::mlir::Value> getBiases();
+    /// The destinations of y and the final states (fwd), in the cell's
+    /// state order; none for other phases.
+    ::llvm::SmallVector<::mlir::OpOperand *> getOutputOperands();
+    /// The cotangents grad_y and those of the final states (bwd,
+    /// chunked_bwd); none for other phases.
+    ::llvm::SmallVector<::mlir::Value> getCotangents();
+    /// The role of each destination, in order (y, h_n, gates, grad_x, ...).
+    ::llvm::SmallVector<::std::string> getDestinationRoles();
+    /// The input sequence x, the reset mask is_init, the weights.
+    ::mlir::Value getInput() { return get("x"); }
+    ::mlir::Value getResetMask() { return get("is_init"); }
+    ::mlir::Value getInputWeight() { return get("weight_ih"); }
+    ::mlir::Value getRecurrentWeight() { return get("weight_hh"); }
+    /// The output sequence y (the destination of a fwd, the saved y that
+    /// other phases read).
+    ::mlir::Value getOutput() { return get("y"); }
     /// Whether the kernel computes gradients (bwd or chunked_bwd).
     bool isBackward() {
       return getPhase() == "bwd" || getPhase() == "chunked_bwd";

@@ -19,8 +19,9 @@ def RNNAutodiffPass : Pass<"rnn-autodiff", "ModuleOp"> {
     gradient of every float argument. Arguments and results carry their
     names (`rnn.name`, `rnn.layer`); the new ones are named `grad_<name>`.
 
-    The forward runs `rnn.lstm_fwd`/`rnn.gru_fwd` kernels whose saved outputs
-    (`gates`, `cells`, `hn_proj`) are read by the matching backward kernels,
+    The forward runs `rnn.cell_fwd` kernels whose saved outputs (the cell's
+    saved roles: `gates`, `cells`, `hn_proj`) are read by the matching
+    `rnn.cell_bwd` kernels,
     walked in reverse order; gradients of values used twice are summed.
     `rnn.begin_backward` separates the two phases. Every kernel of a layer
     gets the same GEMM block P (`block(P)`): the smallest power of two with
@@ -37,10 +38,11 @@ def RNNAutodiffPass : Pass<"rnn-autodiff", "ModuleOp"> {
     After (`@f` is kept):
     ```mlir
     func.func @f_grad(%x: ..., ..., %dy: ..., %dh: ..., %dc: ...) -> (...) {
-      %y, %h, %c, %gates, %cells = rnn.lstm_fwd block(4) ins(...) outs(...)
-          saved(gates %e0, cells %e1) : ...
+      %y, %h, %c, %gates, %cells = rnn.cell_fwd #rnn.lstm block(4) ins(...)
+          states(...) weights(...) outs(...) saved(gates %e0, cells %e1) : ...
       rnn.begin_backward
-      %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.lstm_bwd block(4) ins(...)
+      %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh = rnn.cell_bwd #rnn.lstm
+          block(4) ins(...) states(...) weights(...)
           saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dh, %dc)
           outs(...) : ...
       return %y, %h, %c, %gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh : ...
@@ -61,8 +63,8 @@ def RNNExpandForwardPass : Pass<"rnn-expand-forward", "ModuleOp"> {
   let summary = "Replace rnn.lstm/rnn.gru with their forward kernels";
   let description = [{
     Rewrites each model-level op into the destination-style forward kernel
-    that the lowering implements (`rnn.lstm` -> `rnn.lstm_fwd`,
-    `rnn.gru` -> `rnn.gru_fwd`). Nothing reads the saved outputs of these
+    of its cell that the lowering implements (`rnn.lstm` ->
+    `rnn.cell_fwd #rnn.lstm`). Nothing reads the saved outputs of these
     kernels: inference leaves them to `rnn-dse`. The kernels get the GEMM
     block of `rnn-autodiff` (same option, same rule), so that inference
     computes the input projection with the calls of the training forward,
@@ -72,8 +74,8 @@ def RNNExpandForwardPass : Pass<"rnn-expand-forward", "ModuleOp"> {
     %y, %h, %c = rnn.lstm %x reset %r state(%h0, %c0) weights(...)
         : (tensor<8x4x3xf32>, ...) -> ...
     // becomes
-    %y, %h, %c, %gates, %cells = rnn.lstm_fwd block(2) ins(...) outs(...)
-        saved(gates %e0, cells %e1) : ...
+    %y, %h, %c, %gates, %cells = rnn.cell_fwd #rnn.lstm block(2) ins(...)
+        states(...) weights(...) outs(...) saved(gates %e0, cells %e1) : ...
     ```
   }];
   let options = [
@@ -88,33 +90,34 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
   let description = [{
     Runs after `rnn-autodiff`, on tensors. Under `policy=none` the backward
     reads every value the forward saved. Under `policy=gates` it reads only
-    the states (`y`, and `cells` for LSTM): an `rnn.lstm_replay` /
-    `rnn.gru_replay` placed before each backward kernel recomputes the gates
-    (and `hn_proj`) from them, with the forward's operations in the
+    the states (`y`, and `cells` for LSTM): an `rnn.cell_replay` placed
+    before each backward kernel recomputes the cell's replayed roles (the
+    gates, and GRU's `hn_proj`) from them, with the forward's operations in the
     forward's order, so gradients are bitwise those of `none`. The saved
     outputs that nothing reads any more are left to `rnn-dse`, which deletes
     their stores and buffers after lowering.
 
     ```mlir
-    %bwd = rnn.lstm_bwd ... saved(y %y, gates %fwd#3, cells %fwd#4) ...
+    %bwd = rnn.cell_bwd #rnn.lstm ... saved(y %y, gates %fwd#3, cells %fwd#4)
     // becomes, under policy=gates
-    %g = rnn.lstm_replay ins(...) states(%y, %fwd#4) outs(%empty) : ...
-    %bwd = rnn.lstm_bwd ... saved(y %y, gates %g, cells %fwd#4) ...
+    %g = rnn.cell_replay #rnn.lstm ... saved(y %y, cells %fwd#4)
+        outs(gates %empty) : ...
+    %bwd = rnn.cell_bwd #rnn.lstm ... saved(y %y, gates %g, cells %fwd#4)
     ```
 
     Under `policy=chunk:K` the forward runs with `chunk = K` and saves,
-    besides `y`, only the LSTM cell state entering each chunk of K steps;
-    the backward becomes `rnn.lstm_chunked_bwd` / `rnn.gru_chunked_bwd`,
-    which replays each chunk into K-step scratch before differentiating it.
+    besides `y`, only the cell's checkpoint roles (LSTM: the cell state)
+    entering each chunk of K steps; the backward becomes `rnn.cell_bwd` with
+    the same chunk, which replays each chunk into K-step scratch before differentiating it.
     A replayed chunk issues the GEMMs of the forward only if it is made of
     whole GEMM blocks: K is rounded up to a multiple of the kernels' block
     P, and K beyond T is taken as T. The plan recorded is the one applied
     (`chunk:3` with P = 4 becomes `chunk:4`).
 
     ```mlir
-    %y, %h, %c, %g, %ck = rnn.lstm_fwd block(4) chunk(8) ins(...) outs(...)
+    %y, %h, %c, %g, %ck = rnn.cell_fwd #rnn.lstm block(4) chunk(8) ...
         saved(gates %e0, cells %e1) : ..., tensor<4x64x256xf32>
-    %bwd = rnn.lstm_chunked_bwd block(4) chunk(8) ins(...)
+    %bwd = rnn.cell_bwd #rnn.lstm block(4) chunk(8) ...
         saved(y %y, cells %ck) cotangents(...) outs(...) : ...
     ```
 

@@ -16,26 +16,6 @@
 
 namespace mlir {
 namespace rnn {
-/// Emits the loops of one kernel at the builder's insertion point.
-using KernelEmitter = void (*)(Operation *, KernelBuilder &);
-
-/// The lowering of cell attribute `CellAttr` whose kernels of phases fwd,
-/// bwd, chunked_bwd and replay the given emitters write.
-template <typename CellAttr, KernelEmitter Fwd, KernelEmitter Bwd,
-          KernelEmitter ChunkedBwd, KernelEmitter Replay>
-struct PhaseLowering
-    : public CellLoweringAttrInterface::ExternalModel<
-          PhaseLowering<CellAttr, Fwd, Bwd, ChunkedBwd, Replay>, CellAttr> {
-  void emitKernel(Attribute, KernelOpInterface kernel, KernelBuilder &k) const {
-    StringRef phase = kernel.getPhase();
-    KernelEmitter emit = phase == "fwd"           ? Fwd
-                         : phase == "bwd"         ? Bwd
-                         : phase == "chunked_bwd" ? ChunkedBwd
-                                                  : Replay;
-    emit(kernel, k);
-  }
-};
-
 /// Attach each cell's lowering to its attribute (defined in the cell's
 /// lowering file).
 void attachLSTMLowering(MLIRContext &context);

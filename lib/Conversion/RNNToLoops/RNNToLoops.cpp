@@ -67,8 +67,8 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
     for (Value operand : op->getOperands())
       if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity())
         return rewriter.notifyMatchFailure(op, "non-identity layout");
-    for (auto [init, role] :
-         llvm::zip(dps.getDpsInits(), op.getDestinationRoles())) {
+    SmallVector<std::string> roles = op.getDestinationRoles();
+    for (auto [init, role] : llvm::zip(dps.getDpsInits(), roles)) {
       auto alloc = init.getDefiningOp<memref::AllocOp>();
       if (alloc && !alloc->hasAttr(kRoleAttr))
         rewriter.modifyOpInPlace(alloc, [&, role = role] {
@@ -85,9 +85,8 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
     // position is. (Its linalg ops become loops and GEMM calls later, which
     // the report names after the allocations and loops around them.)
     Attribute layer = op->getAttr(kLayerAttr);
-    StringAttr kernel =
-        rewriter.getStringAttr(op->getName().getStringRef().drop_front(
-            op->getName().getDialectNamespace().size() + 1));
+    StringAttr kernel = rewriter.getStringAttr(op.getCell().getCellName() +
+                                               "_" + op.getPhase());
     auto tag = [&](Operation *created) {
       if (!isa<scf::ForOp, scf::ParallelOp, func::CallOp, memref::AllocOp,
                memref::CopyOp>(created))

@@ -1,0 +1,294 @@
+//===- CellLoops.h - the loop skeleton every cell's kernels share -*- C++
+//-*-===//
+//
+// The loops of the training kernels on buffers, written once for every
+// cell: the chunks, the GEMM blocks of P steps (the kernel's `block`, the
+// same whatever the remat policy, so that forward, replays and backward
+// issue the same GEMM calls), the input projection of each block, and the
+// steps, forward and backward. A cell supplies only what happens in one
+// step and one block (a `Cell` type, see LSTMLowering.cpp):
+//
+//   Cell::StepScratch(k, in, replay)   scratch of the forward steps; its
+//                                      `states` hold the state in order
+//   Cell::emitStep(k, in, s, t, io)    one forward step (StepIO)
+//   Cell::GradScratch(k, in)           scratch of the backward steps
+//   Cell::emitGradStep(k, in, io, g, t, saved, prev, hIn)
+//                                      one backward step: reads the saved
+//                                      values of the step, overwrites the
+//                                      replayed ones with the gradients of
+//                                      their pre-activations
+//   Cell::emitBlockGradients(k, in, io, g, start, len, saved, offset)
+//                                      the block's share of the gradients
+//   Cell::beginBackward / endBackward  set up and finish the gradients
+//   Cell::kStateRoles                  the saved role holding each state
+//                                      after `h` (whose steps are `y`)
+//
+// Forward (chunks only when checkpointed):
+//
+//   for each chunk [s, s + K):   checkpoints[s / K] = the checkpointed states
+//     for each block [p, p + P) in it:
+//       xproj = x[p : p+P] W_ih^T                          (one GEMM)
+//       for t in the block: step t (state in scratch, saved values written)
+//
+// Backward, per chunk last first (one chunk of T steps without a chunk):
+// replay the chunk into K-step scratch when chunked, then per block, last
+// first, the steps downwards and the block's gradients.
+//
+// The recurrent state lives in scratch buffers, not in the saved outputs,
+// so that a store of a saved value is only ever read by the backward.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_LIB_CONVERSION_RNNTOLOOPS_CELLLOOPS_H
+#define RNN_LIB_CONVERSION_RNNTOLOOPS_CELLLOOPS_H
+
+#include "CellLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir {
+namespace rnn {
+
+/// The inputs of a layer, shared by every kernel of a cell: x, is_init, the
+/// initial states in the cell's order, the weights (null biases for a
+/// backward that reads none), and T, B, H, P.
+struct LayerInputs {
+  Value x, isInit, weightIh, weightHh, biasIh, biasHh;
+  SmallVector<Value> states;
+  int64_t T = 0, B = 0, H = 0, P = 0;
+
+  explicit LayerInputs(KernelOpInterface op);
+};
+
+/// Where one forward step reads its state and writes its results. Null
+/// outputs are not written; without `y` the step only recomputes saved
+/// values and leaves the state in the scratch alone.
+struct StepIO {
+  SmallVector<Value> prev;  // [B, H] per state, entering the step, unmasked
+  Value xproj;              // [B, G*H] input projection of the step
+  SmallVector<Value> saved; // [B, width] per saved role of the cell
+  Value y;                  // [B, H]
+};
+
+/// What the backward steps read and write besides the layer inputs.
+struct BackwardIO {
+  Value y, gradY, gradX;
+  Value gradWeightIh, gradWeightHh, gradBiasIh, gradBiasHh;
+
+  explicit BackwardIO(KernelOpInterface op);
+};
+
+template <typename Cell> struct CellLoops {
+  /// The index of `role` in the cell's saved roles.
+  static int64_t roleIndex(CellAttrInterface cell, StringRef role) {
+    ArrayRef<StringRef> roles = cell.getSavedRoles();
+    return llvm::find(roles, role) - roles.begin();
+  }
+
+  static void emitFwd(KernelOpInterface op, KernelBuilder &k) {
+    LayerInputs in(op);
+    CellAttrInterface cell = op.getCell();
+    std::optional<int64_t> chunk = op.getChunkSteps();
+    typename Cell::StepScratch s(k, in, /*replay=*/false);
+    for (auto [initial, state] : llvm::zip(in.states, s.states))
+      k.copy(initial, state);
+    k.forChunks(
+        in.T, chunk.value_or(in.T), /*reverse=*/false,
+        [&](Value first, int64_t len) {
+          if (chunk) {
+            Value w =
+                arith::DivUIOp::create(k.builder(), first, k.index(*chunk));
+            for (auto [i, role] : llvm::enumerate(Cell::kStateRoles))
+              k.copy(s.states[i + 1], k.step(op.get(role), w));
+          }
+          k.forBlocks(
+              first, len, in.P, /*reverse=*/false,
+              [&](Value start, Value, int64_t blockLen) {
+                Value xproj = k.leading(s.xproj, blockLen);
+                k.project(k.steps(in.x, start, blockLen), in.weightIh, xproj);
+                k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
+                  Value t = arith::AddIOp::create(k.builder(), start, i);
+                  StepIO io;
+                  io.prev = s.states;
+                  io.xproj = k.step(xproj, i);
+                  for (StringRef role : cell.getSavedRoles()) {
+                    bool checkpoint =
+                        chunk &&
+                        llvm::is_contained(cell.getCheckpointRoles(), role);
+                    io.saved.push_back(checkpoint ? Value()
+                                                  : k.step(op.get(role), t));
+                  }
+                  io.y = k.step(op.getOutput(), t);
+                  Cell::emitStep(k, in, s, t, io);
+                });
+              });
+        });
+    // The outputs are y, then the final states.
+    SmallVector<OpOperand *> outputs = op.getOutputOperands();
+    for (auto [state, final] :
+         llvm::zip(s.states, ArrayRef(outputs).drop_front()))
+      k.copy(state, final->get());
+  }
+
+  /// Replays steps [first, first + len) into `saved` ([len, B, width] views
+  /// per saved role, null for those not recomputed), block by block: the
+  /// projection of a block into its gates (the first saved role, computed
+  /// in place of the projection they are made from), then the steps. The
+  /// state i > 0 entering step t is `statePrev(i, j)` (j = t - first).
+  static void
+  emitReplay(KernelBuilder &k, const LayerInputs &in,
+             const typename Cell::StepScratch &s, Value y, Value first,
+             int64_t len, ArrayRef<Value> saved,
+             function_ref<Value(unsigned state, Value j)> statePrev) {
+    k.forBlocks(
+        first, len, in.P, /*reverse=*/false,
+        [&](Value start, Value offset, int64_t blockLen) {
+          Value blockGates = k.steps(saved.front(), offset, blockLen);
+          k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
+          k.forBlockSteps(
+              start, offset, blockLen, /*reverse=*/false,
+              [&](Value t, Value j, Value i) {
+                StepIO io;
+                io.prev.push_back(k.previous(y, in.states[0], t));
+                for (unsigned state = 1; state < in.states.size(); ++state)
+                  io.prev.push_back(statePrev(state, j));
+                io.xproj = k.step(blockGates, i);
+                for (Value value : saved)
+                  io.saved.push_back(value ? k.step(value, j) : Value());
+                Cell::emitStep(k, in, s, t, io);
+              });
+        });
+  }
+
+  static void emitReplayKernel(KernelOpInterface op, KernelBuilder &k) {
+    LayerInputs in(op);
+    CellAttrInterface cell = op.getCell();
+    typename Cell::StepScratch s(k, in, /*replay=*/true);
+    // The replayed roles are written; the states it reads are not.
+    SmallVector<Value> saved;
+    for (StringRef role : cell.getSavedRoles())
+      saved.push_back(llvm::is_contained(cell.getReplayedRoles(), role)
+                          ? op.get(role)
+                          : Value());
+    emitReplay(k, in, s, op.getOutput(), k.index(0), in.T, saved,
+               [&](unsigned state, Value t) {
+                 return k.previous(op.get(Cell::kStateRoles[state - 1]),
+                                   in.states[state], t);
+               });
+  }
+
+  /// Differentiates steps [first, first + len), block by block, last first.
+  /// `saved` holds those steps ([len, B, width] per saved role: the saved
+  /// values, or the replay scratch of a chunk); the state i > 0 entering
+  /// step first + j is `statePrev(i, j)`.
+  static void
+  emitGradSteps(KernelBuilder &k, const LayerInputs &in, const BackwardIO &io,
+                const typename Cell::GradScratch &g, Value first, int64_t len,
+                ArrayRef<Value> saved,
+                function_ref<Value(unsigned state, Value j)> statePrev) {
+    k.forBlocks(first, len, in.P, /*reverse=*/true,
+                [&](Value start, Value offset, int64_t blockLen) {
+                  k.forBlockSteps(
+                      start, offset, blockLen, /*reverse=*/true,
+                      [&](Value t, Value j, Value i) {
+                        // The views, last first: h_in, the states
+                        // entering the step, the saved values.
+                        Value hIn = k.step(g.hIn, i);
+                        size_t numStates = in.states.size();
+                        SmallVector<Value> prev(numStates - 1),
+                            steps(saved.size());
+                        for (size_t state = numStates - 1; state > 0; --state)
+                          prev[state - 1] = statePrev(state, j);
+                        for (size_t r = saved.size(); r > 0; --r)
+                          steps[r - 1] = k.step(saved[r - 1], j);
+                        Cell::emitGradStep(k, in, io, g, t, steps, prev, hIn);
+                      });
+                  Cell::emitBlockGradients(k, in, io, g, start, blockLen, saved,
+                                           offset);
+                });
+  }
+
+  /// The backward around `emitChunk(first, len)`, which emits the backward
+  /// of one chunk, last chunk first.
+  static void
+  emitBackward(KernelOpInterface op, KernelBuilder &k, const LayerInputs &in,
+               const typename Cell::GradScratch &g, int64_t chunk,
+               function_ref<void(Value first, int64_t len)> emitChunk) {
+    Cell::beginBackward(k, in, op, g);
+    k.forChunks(in.T, chunk, /*reverse=*/true, emitChunk);
+    Cell::endBackward(k, in, op, g);
+  }
+
+  static void emitBwd(KernelOpInterface op, KernelBuilder &k) {
+    LayerInputs in(op);
+    BackwardIO io(op);
+    typename Cell::GradScratch g(k, in);
+    SmallVector<Value> saved;
+    for (StringRef role : op.getCell().getSavedRoles())
+      saved.push_back(op.get(role));
+    emitBackward(op, k, in, g, in.T, [&](Value first, int64_t len) {
+      emitGradSteps(k, in, io, g, first, len, saved,
+                    [&](unsigned state, Value t) {
+                      return k.previous(op.get(Cell::kStateRoles[state - 1]),
+                                        in.states[state], t);
+                    });
+    });
+  }
+
+  static void emitChunkedBwd(KernelOpInterface op, KernelBuilder &k) {
+    LayerInputs in(op);
+    CellAttrInterface cell = op.getCell();
+    int64_t chunk = *op.getChunkSteps();
+    BackwardIO io(op);
+    // K steps of replay scratch per saved role, reused chunk after chunk.
+    SmallVector<Value> saved;
+    for (StringRef role : cell.getSavedRoles())
+      saved.push_back(
+          k.alloc({chunk, in.B, cell.getRoleWidth(role, in.H)}, role));
+    typename Cell::StepScratch s(k, in, /*replay=*/true);
+    typename Cell::GradScratch g(k, in);
+    emitBackward(op, k, in, g, chunk, [&](Value first, int64_t len) {
+      // Replay the chunk from the states that entered it ...
+      SmallVector<Value> entries;
+      if (!Cell::kStateRoles.empty()) {
+        Value w = arith::DivUIOp::create(k.builder(), first, k.index(chunk));
+        for (StringRef role : Cell::kStateRoles)
+          entries.push_back(k.step(op.get(role), w));
+      }
+      auto statePrev = [&](unsigned state, Value j) {
+        Value steps = saved[roleIndex(cell, Cell::kStateRoles[state - 1])];
+        return k.previous(steps, entries[state - 1], j);
+      };
+      emitReplay(k, in, s, op.getOutput(), first, len, saved, statePrev);
+      // ... and differentiate it.
+      emitGradSteps(k, in, io, g, first, len, saved, statePrev);
+    });
+  }
+
+  static void emitKernel(KernelOpInterface op, KernelBuilder &k) {
+    StringRef phase = op.getPhase();
+    if (phase == "fwd")
+      return emitFwd(op, k);
+    if (phase == "bwd")
+      return emitBwd(op, k);
+    if (phase == "chunked_bwd")
+      return emitChunkedBwd(op, k);
+    return emitReplayKernel(op, k);
+  }
+};
+
+/// The lowering of cell attribute `CellAttr` through the loops of
+/// CellLoops<Cell>.
+template <typename CellAttr, typename Cell>
+struct LoopLowering : public CellLoweringAttrInterface::ExternalModel<
+                          LoopLowering<CellAttr, Cell>, CellAttr> {
+  void emitKernel(Attribute, KernelOpInterface kernel, KernelBuilder &k) const {
+    CellLoops<Cell>::emitKernel(kernel, k);
+  }
+};
+
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_LIB_CONVERSION_RNNTOLOOPS_CELLLOOPS_H
