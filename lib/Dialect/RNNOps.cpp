@@ -337,14 +337,14 @@ static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
 //===----------------------------------------------------------------------===//
 
 /// A model op has the operands of its cell's forward kernel but the
-/// destinations, and the outputs as results.
+/// destinations, and the outputs as results: the forward's roles without
+/// the saved values (its last group).
 static LogicalResult verifyLayer(LayerOpInterface layer) {
   CellAttrInterface cell = layer.getCell();
   auto groups = kernelOperandGroups(cell, "fwd");
   SmallVector<std::string> roles;
-  for (auto &group : ArrayRef(groups).drop_back(2))
+  for (auto &group : ArrayRef(groups).drop_back())
     llvm::append_range(roles, group);
-  llvm::append_range(roles, groups[groups.size() - 2]);
   Operation *op = layer;
   SmallVector<Value> values(op->getOperands());
   llvm::append_range(values, op->getResults());

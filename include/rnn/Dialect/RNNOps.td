@@ -108,7 +108,8 @@ def RNN_GRUOp : RNN_Op<"gru", [Pure,
 // RNNAttrs.h), and the destinations last. Tensor form returns one result
 // per destination and memref form returns nothing. The saved values are
 // printed with their roles, which the parser checks against the cell.
-class RNN_KernelOp<string mnemonic, string kind, list<Trait> traits = []>
+class RNN_KernelOp<string mnemonic, string kind, code extraDecl = [{}],
+                   list<Trait> traits = []>
     : RNN_Op<mnemonic, !listconcat(traits, [AttrSizedOperandSegments,
         DestinationStyleOpInterface,
         DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
@@ -136,7 +137,7 @@ class RNN_KernelOp<string mnemonic, string kind, list<Trait> traits = []>
     bool hasPureBufferSemantics() {
       return ::llvm::isa<::mlir::MemRefType>(getX().getType());
     }
-  }];
+  }] # extraDecl;
 }
 
 def RNN_CellFwdOp : RNN_KernelOp<"cell_fwd", "Fwd"> {
@@ -242,7 +243,10 @@ def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd"> {
   }];
 }
 
-def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay"> {
+def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay", [{
+    /// A replay covers the whole sequence: no chunk.
+    ::std::optional<uint64_t> getChunk() { return ::std::nullopt; }
+  }]> {
   let summary = "a cell's replayed values recomputed from the saved states";
   let description = [{
     Recomputes the replayed roles of cell `cell` (LSTM: `gates`; GRU:
@@ -278,15 +282,6 @@ def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay"> {
     `outs` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind", "5",
                                     $outputs) `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
-  }];
-  let extraClassDeclaration = [{
-    static constexpr ::mlir::rnn::KernelKind kKind =
-        ::mlir::rnn::KernelKind::Replay;
-    ::mlir::MutableOperandRange getDpsInitsMutable();
-    bool hasPureBufferSemantics() {
-      return ::llvm::isa<::mlir::MemRefType>(getX().getType());
-    }
-    ::std::optional<uint64_t> getChunk() { return ::std::nullopt; }
   }];
 }
 

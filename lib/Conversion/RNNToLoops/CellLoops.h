@@ -86,10 +86,34 @@ template <typename Cell> struct CellLoops {
     return llvm::find(roles, role) - roles.begin();
   }
 
+  /// The kernel's operand of each saved role of its cell (null where it
+  /// has none).
+  static SmallVector<Value> savedOperands(KernelOpInterface op) {
+    return llvm::map_to_vector(op.getCell().getSavedRoles(),
+                               [&](StringRef role) { return op.get(role); });
+  }
+
+  /// The state `state` > 0 entering step t, from `saved` (every step's
+  /// saved values, per saved role): step t - 1 of its role, or the initial
+  /// state at t = 0.
+  static Value savedStatePrev(KernelBuilder &k, const LayerInputs &in,
+                              CellAttrInterface cell, ArrayRef<Value> saved,
+                              unsigned state, Value t) {
+    Value steps = saved[roleIndex(cell, Cell::kStateRoles[state - 1])];
+    return k.previous(steps, in.states[state], t);
+  }
+
   static void emitFwd(KernelOpInterface op, KernelBuilder &k) {
     LayerInputs in(op);
     CellAttrInterface cell = op.getCell();
     std::optional<int64_t> chunk = op.getChunkSteps();
+    // The sequences written every step: each saved role but, when
+    // checkpointed, the checkpoint roles (written once per chunk).
+    SmallVector<Value> saved = savedOperands(op);
+    SmallVector<Value> perStep(saved);
+    for (auto [role, value] : llvm::zip(cell.getSavedRoles(), perStep))
+      if (chunk && llvm::is_contained(cell.getCheckpointRoles(), role))
+        value = Value();
     typename Cell::StepScratch s(k, in, /*replay=*/false);
     for (auto [initial, state] : llvm::zip(in.states, s.states))
       k.copy(initial, state);
@@ -100,7 +124,7 @@ template <typename Cell> struct CellLoops {
             Value w =
                 arith::DivUIOp::create(k.builder(), first, k.index(*chunk));
             for (auto [i, role] : llvm::enumerate(Cell::kStateRoles))
-              k.copy(s.states[i + 1], k.step(op.get(role), w));
+              k.copy(s.states[i + 1], k.step(saved[roleIndex(cell, role)], w));
           }
           k.forBlocks(
               first, len, in.P, /*reverse=*/false,
@@ -112,13 +136,8 @@ template <typename Cell> struct CellLoops {
                   StepIO io;
                   io.prev = s.states;
                   io.xproj = k.step(xproj, i);
-                  for (StringRef role : cell.getSavedRoles()) {
-                    bool checkpoint =
-                        chunk &&
-                        llvm::is_contained(cell.getCheckpointRoles(), role);
-                    io.saved.push_back(checkpoint ? Value()
-                                                  : k.step(op.get(role), t));
-                  }
+                  for (Value value : perStep)
+                    io.saved.push_back(value ? k.step(value, t) : Value());
                   io.y = k.step(op.getOutput(), t);
                   Cell::emitStep(k, in, s, t, io);
                 });
@@ -166,15 +185,14 @@ template <typename Cell> struct CellLoops {
     CellAttrInterface cell = op.getCell();
     typename Cell::StepScratch s(k, in, /*replay=*/true);
     // The replayed roles are written; the states it reads are not.
-    SmallVector<Value> saved;
-    for (StringRef role : cell.getSavedRoles())
-      saved.push_back(llvm::is_contained(cell.getReplayedRoles(), role)
-                          ? op.get(role)
-                          : Value());
-    emitReplay(k, in, s, op.getOutput(), k.index(0), in.T, saved,
+    SmallVector<Value> saved = savedOperands(op);
+    SmallVector<Value> written(saved);
+    for (auto [role, value] : llvm::zip(cell.getSavedRoles(), written))
+      if (!llvm::is_contained(cell.getReplayedRoles(), role))
+        value = Value();
+    emitReplay(k, in, s, op.getOutput(), k.index(0), in.T, written,
                [&](unsigned state, Value t) {
-                 return k.previous(op.get(Cell::kStateRoles[state - 1]),
-                                   in.states[state], t);
+                 return savedStatePrev(k, in, cell, saved, state, t);
                });
   }
 
@@ -224,15 +242,12 @@ template <typename Cell> struct CellLoops {
     LayerInputs in(op);
     BackwardIO io(op);
     typename Cell::GradScratch g(k, in);
-    SmallVector<Value> saved;
-    for (StringRef role : op.getCell().getSavedRoles())
-      saved.push_back(op.get(role));
+    SmallVector<Value> saved = savedOperands(op);
     emitBackward(op, k, in, g, in.T, [&](Value first, int64_t len) {
-      emitGradSteps(k, in, io, g, first, len, saved,
-                    [&](unsigned state, Value t) {
-                      return k.previous(op.get(Cell::kStateRoles[state - 1]),
-                                        in.states[state], t);
-                    });
+      emitGradSteps(
+          k, in, io, g, first, len, saved, [&](unsigned state, Value t) {
+            return savedStatePrev(k, in, op.getCell(), saved, state, t);
+          });
     });
   }
 
