@@ -73,11 +73,16 @@ def test_resets_match_episodes(cell):
     is_init[0, 1] = is_init[3, 0] = is_init[3, 2] = is_init[4, 2] = True
     is_init[:, 3] = True
     with torch.no_grad():
-        y, _ = ours(x.to(CUDA), (h0.to(CUDA), c0.to(CUDA)) if cell == "lstm"
-                    else h0.to(CUDA), is_init=is_init.to(CUDA))
-        y_ref = episodes_reference(cell, ref.double(), x.double(), is_init,
-                                   h0.double(), c0.double())
+        y, state = ours(x.to(CUDA), (h0.to(CUDA), c0.to(CUDA))
+                        if cell == "lstm" else h0.to(CUDA),
+                        is_init=is_init.to(CUDA))
+        y_ref, h_ref, c_ref = episodes_reference(
+            cell, ref.double(), x.double(), is_init, h0.double(), c0.double())
+    h_n = state[0] if cell == "lstm" else state
     assert rel_err(y.cpu().double(), y_ref) < 1e-5
+    assert rel_err(h_n.cpu().double(), h_ref) < 1e-5
+    if cell == "lstm":
+        assert rel_err(state[1].cpu().double(), c_ref) < 1e-5
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])

@@ -210,11 +210,16 @@ TEST_F(CudaDevice, PtxKernelLoadsAndRuns) {
   EXPECT_NE(again, nullptr);
   mgpuModuleUnload(again);
 
+  // A module is loaded into the driver on its first function lookup, so a
+  // broken image is reported there, under the loader's name.
   char broken[] = ".version 7.0\n.target sm_75\n.address_size 64\nnonsense;\n";
-  EXPECT_EQ(mgpuModuleLoadJIT(broken, 2), nullptr);
+  CUmod_st *bad = mgpuModuleLoadJIT(broken, 2);
+  ASSERT_NE(bad, nullptr);
+  EXPECT_EQ(mgpuModuleGetFunction(bad, "k"), nullptr);
   std::string error = cuda::takeError();
   EXPECT_EQ(error.rfind("mgpuModuleLoadJIT", 0), 0u) << error;
   EXPECT_FALSE(contains(error, "\n")) << error;
+  mgpuModuleUnload(bad);
 }
 
 /// A dense row-major matrix on the host and its copy on the device.

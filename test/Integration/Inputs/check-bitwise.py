@@ -8,9 +8,12 @@ of one step, of a few steps and of the default size, which changes the
 calls. Chunked runs on reference inputs are also checked against the
 PyTorch reference.
 
-Usage: check-bitwise.py DATA_DIR TMP_DIR [RNN_RUN_FLAG...]
-(e.g. --target=cuda). Exits non-zero listing every mismatch."""
+Usage: check-bitwise.py DATA_DIR TMP_DIR [--jobs=N] [RNN_RUN_FLAG...]
+(e.g. --target=cuda). --jobs runs N cases at a time (default 1: on the CPU
+each run already uses every core). Exits non-zero listing every
+mismatch."""
 
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -51,6 +54,10 @@ def policies(steps):
 
 
 def main(data, tmp, extra):
+    jobs = 1
+    for flag in [f for f in extra if f.startswith("--jobs=")]:
+        jobs = int(flag[len("--jobs="):])
+        extra.remove(flag)
     failures = []
 
     def check(*args):
@@ -67,7 +74,7 @@ def main(data, tmp, extra):
         cases.append((f"gen{i}_{cell}", cell, steps,
                       flags + ["--seed=5", "--iters=1", "--warmup=0"], None))
 
-    for name, cell, steps, inputs, ref in cases:
+    def check_case(name, cell, steps, inputs, ref):
         for rows in GEMM_ROWS:
             tag = f"{name}.rows{rows}"
             run = ["rnn-run", f"--preset={cell}", f"--gemm-rows={rows}",
@@ -83,8 +90,12 @@ def main(data, tmp, extra):
                 check("rnn-npz-compare", out, none, "--rtol=0")
                 if policy == "chunk:3" and ref:
                     check("rnn-npz-compare", out, ref, "--rtol=1e-4")
-        print(name, "checked against", ", ".join(policies(steps)),
-              "and infer, with gemm-rows", ", ".join(GEMM_ROWS))
+        return (f"{name} checked against {', '.join(policies(steps))} and "
+                f"infer, with gemm-rows {', '.join(GEMM_ROWS)}")
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for line in pool.map(lambda c: check_case(*c), cases):
+            print(line, flush=True)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
