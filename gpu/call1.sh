@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU session, call 1 (about 8 minutes): probe, unit tests, smoke runs
-# against the reference data, the RUN lines of test/GPU/run-cuda.test,
-# per-step counts, the cuda library through rnnc.torch (pytest), and
-# compute-sanitizer memcheck on three small shapes. From the
+# against the reference data, per-step counts, the cuda library through
+# rnnc.torch (pytest), the RUN lines of test/GPU/run-cuda.test (the bitwise
+# check alone is ~260 runs of rnn-run), and compute-sanitizer memcheck on three small shapes. From the
 # repository root with the bundle carried as .gpu:
 #
 #   OUT=$OUT bash .gpu/call1.sh
@@ -45,16 +45,16 @@ for cell in lstm gru; do for m in "" "--no-cuda-graph" "--no-arena"; do
     python3 -c 'import sys,json; j=json.load(sys.stdin); print({k: j[k] for k in ("launches","gemm_calls","syncs","allocations","cuda_graph","step_ms")})')"
 done; done
 
-stage run-cuda.test
-timeout 330 python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test
-echo "run-cuda.test rc=$?"
-
 stage cuda library and rnnc.torch on CUDA tensors
 # The package from the source tree; the libraries rnn-compile (bundle) links.
 export RNNC_CACHE_DIR=/tmp/rnnc-cache
 timeout 240 env PYTHONPATH=$PWD/python python3 -m pytest -q -x \
   python/tests/test_torch_cuda.py 2>&1 | tail -25
 echo "test_torch_cuda rc=${PIPESTATUS[0]}"
+
+stage run-cuda.test
+timeout 330 python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test
+echo "run-cuda.test rc=$?"
 
 stage compute-sanitizer
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
