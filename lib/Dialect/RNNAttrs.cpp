@@ -1,6 +1,7 @@
 //===- RNNAttrs.cpp - rnn cell attributes ---------------------------------===//
 //
-// The facts of the cells #rnn.lstm and #rnn.gru (CellAttrInterface), the
+// The facts of the cells #rnn.lstm, #rnn.gru and #rnn.mgu
+// (CellAttrInterface), the
 // layer interface of the model ops, and the kernels' operands by role: the
 // operand groups a cell gives each kernel phase (kernelOperandGroups), from
 // which the kernel interface finds every operand and createKernel builds
@@ -32,6 +33,37 @@ void RNNDialect::registerAttributes() {
 #define GET_ATTRDEF_LIST
 #include "rnn/Dialect/RNNAttrs.cpp.inc"
       >();
+}
+
+/// The cells Attrs... (every attribute of the dialect is a cell).
+template <typename... Attrs>
+static SmallVector<CellAttrInterface> getCellsOf(MLIRContext *context) {
+  return {Attrs::get(context)...};
+}
+
+SmallVector<CellAttrInterface> mlir::rnn::getCells(MLIRContext *context) {
+  return getCellsOf<
+#define GET_ATTRDEF_LIST
+#include "rnn/Dialect/RNNAttrs.cpp.inc"
+      >(context);
+}
+
+CellAttrInterface mlir::rnn::lookupCell(MLIRContext *context, StringRef name) {
+  for (CellAttrInterface cell : getCells(context))
+    if (cell.getCellName() == name)
+      return cell;
+  return nullptr;
+}
+
+std::string mlir::rnn::getLayerOpNames(MLIRContext *context, StringRef last) {
+  SmallVector<CellAttrInterface> cells = getCells(context);
+  std::string names;
+  for (auto [i, cell] : llvm::enumerate(cells)) {
+    if (i > 0)
+      names += i + 1 == cells.size() ? last.str() : ", ";
+    names += ("rnn." + cell.getCellName()).str();
+  }
+  return names;
 }
 
 //===----------------------------------------------------------------------===//
@@ -68,32 +100,56 @@ int64_t LSTMCellAttr::getRoleWidth(StringRef role, int64_t hidden) const {
 }
 
 //===----------------------------------------------------------------------===//
-// #rnn.gru
+// #rnn.gru and #rnn.mgu: state h; saved gates and hn_proj, both replayed
 //===----------------------------------------------------------------------===//
 
-StringRef GRUCellAttr::getCellName() const { return "gru"; }
-int64_t GRUCellAttr::getNumGates() const { return 3; }
-
-ArrayRef<StringRef> GRUCellAttr::getStateNames() const {
+static ArrayRef<StringRef> hiddenStateNames() {
   static const StringRef names[] = {"h"};
   return names;
 }
 
-ArrayRef<StringRef> GRUCellAttr::getSavedRoles() const {
+static ArrayRef<StringRef> gatesAndHiddenProjection() {
   static const StringRef roles[] = {"gates", "hn_proj"};
   return roles;
 }
 
+static int64_t gatesAndHiddenProjectionWidth(StringRef role, int64_t gates,
+                                             int64_t hidden) {
+  if (role == "gates")
+    return gates * hidden;
+  return role == "hn_proj" ? hidden : 0;
+}
+
+StringRef GRUCellAttr::getCellName() const { return "gru"; }
+int64_t GRUCellAttr::getNumGates() const { return 3; }
+ArrayRef<StringRef> GRUCellAttr::getStateNames() const {
+  return hiddenStateNames();
+}
+ArrayRef<StringRef> GRUCellAttr::getSavedRoles() const {
+  return gatesAndHiddenProjection();
+}
 ArrayRef<StringRef> GRUCellAttr::getReplayedRoles() const {
   return getSavedRoles();
 }
-
 ArrayRef<StringRef> GRUCellAttr::getCheckpointRoles() const { return {}; }
-
 int64_t GRUCellAttr::getRoleWidth(StringRef role, int64_t hidden) const {
-  if (role == "gates")
-    return getNumGates() * hidden;
-  return role == "hn_proj" ? hidden : 0;
+  return gatesAndHiddenProjectionWidth(role, getNumGates(), hidden);
+}
+
+StringRef MGUCellAttr::getCellName() const { return "mgu"; }
+int64_t MGUCellAttr::getNumGates() const { return 2; }
+ArrayRef<StringRef> MGUCellAttr::getStateNames() const {
+  return hiddenStateNames();
+}
+ArrayRef<StringRef> MGUCellAttr::getSavedRoles() const {
+  return gatesAndHiddenProjection();
+}
+ArrayRef<StringRef> MGUCellAttr::getReplayedRoles() const {
+  return getSavedRoles();
+}
+ArrayRef<StringRef> MGUCellAttr::getCheckpointRoles() const { return {}; }
+int64_t MGUCellAttr::getRoleWidth(StringRef role, int64_t hidden) const {
+  return gatesAndHiddenProjectionWidth(role, getNumGates(), hidden);
 }
 
 //===----------------------------------------------------------------------===//
@@ -107,6 +163,10 @@ SmallVector<Value> LSTMOp::getFinalStates() { return {getHN(), getCN()}; }
 CellAttrInterface GRUOp::getCell() { return GRUCellAttr::get(getContext()); }
 SmallVector<Value> GRUOp::getInitialStates() { return {getH0()}; }
 SmallVector<Value> GRUOp::getFinalStates() { return {getHN()}; }
+
+CellAttrInterface MGUOp::getCell() { return MGUCellAttr::get(getContext()); }
+SmallVector<Value> MGUOp::getInitialStates() { return {getH0()}; }
+SmallVector<Value> MGUOp::getFinalStates() { return {getHN()}; }
 
 //===----------------------------------------------------------------------===//
 // Kernels' operands by role

@@ -353,6 +353,7 @@ static LogicalResult verifyLayer(LayerOpInterface layer) {
 
 LogicalResult LSTMOp::verify() { return verifyLayer(*this); }
 LogicalResult GRUOp::verify() { return verifyLayer(*this); }
+LogicalResult MGUOp::verify() { return verifyLayer(*this); }
 
 //===----------------------------------------------------------------------===//
 // Kernels

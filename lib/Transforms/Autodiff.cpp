@@ -132,8 +132,9 @@ LogicalResult Differentiator::run() {
     return primal.emitOpError("rnn-autodiff expects a single-block body");
   for (Operation &op : primal.getBody().front())
     if (!isa<LayerOpInterface, func::ReturnOp>(op))
-      return op.emitOpError("cannot be differentiated by rnn-autodiff (only "
-                            "rnn.lstm and rnn.gru are supported)");
+      return op.emitOpError()
+             << "cannot be differentiated by rnn-autodiff (only "
+             << getLayerOpNames(op.getContext(), " and ") << " are supported)";
 
   FunctionType primalType = primal.getFunctionType();
   SmallVector<Type> inputs(primalType.getInputs());

@@ -1,6 +1,6 @@
 // RUN: rnn-opt %s --test-rnn-cell-facts -o /dev/null | FileCheck %s
 
-// The cell interface (#rnn.lstm, #rnn.gru) and the layer interface of the
+// The cell interface (#rnn.lstm, #rnn.gru, #rnn.mgu) and the layer interface of the
 // model ops against the ops' definitions: LSTM has gates i, f, g, o and
 // states h, c, saves its gates [T, B, 4H] and cell states [T, B, H], replays
 // the gates and checkpoints the cell states; GRU has gates r, z, n and state
@@ -55,6 +55,31 @@ func.func @gru(%x: tensor<6x2x7xf32>, %r: tensor<6x2xi1>,
          tensor<9x7xf32>, tensor<9x3xf32>, tensor<9xf32>, tensor<9xf32>)
       -> (tensor<6x2x3xf32>, tensor<2x3xf32>)
   return %y, %hn : tensor<6x2x3xf32>, tensor<2x3xf32>
+}
+
+// MGU (rnn.mgu): gates f, n and state h; like the GRU it saves its gates
+// [T, B, 2H] and W_hn h + b_hn [T, B, H] and replays both.
+// CHECK:      rnn.mgu: cell #rnn.mgu (mgu), 2 gates; T=4 B=3 I=2 H=5
+// CHECK-NEXT:   states [h]
+// CHECK-NEXT:   saved [gates 10, hn_proj 5]
+// CHECK-NEXT:   replayed [gates, hn_proj]
+// CHECK-NEXT:   checkpoints []
+// CHECK-NEXT:   weights weight_ih [10, 2] weight_hh [10, 5] bias_ih [10] bias_hh [10]
+// CHECK-NEXT:   x tensor<4x3x2xf32>, is_init tensor<4x3xi1>, h0 tensor<3x5xf32>
+// CHECK-NEXT:   y tensor<4x3x5xf32>, h_n tensor<3x5xf32>
+// CHECK-NEXT:   fwd kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y, h_n) (gates, hn_proj)
+// CHECK-NEXT:   bwd kernel (x) (is_init) (h0) (weight_ih, weight_hh) (y, gates, hn_proj) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   chunked_bwd kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   replay kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y) (gates, hn_proj)
+func.func @mgu(%x: tensor<4x3x2xf32>, %r: tensor<4x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<10x2xf32>, %wh: tensor<10x5xf32>,
+    %bi: tensor<10xf32>, %bh: tensor<10xf32>)
+    -> (tensor<4x3x5xf32>, tensor<3x5xf32>) {
+  %y, %hn = rnn.mgu %x reset %r state(%h0) weights(%wi, %wh, %bi, %bh)
+      : (tensor<4x3x2xf32>, tensor<4x3xi1>, tensor<3x5xf32>,
+         tensor<10x2xf32>, tensor<10x5xf32>, tensor<10xf32>, tensor<10xf32>)
+      -> (tensor<4x3x5xf32>, tensor<3x5xf32>)
+  return %y, %hn : tensor<4x3x5xf32>, tensor<3x5xf32>
 }
 
 // The kernels find each operand by its role: a chunked LSTM forward and

@@ -406,6 +406,22 @@ func.func @gru_22(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
+// A GRU-shaped weight_ih (3 * H rows) is rejected by rnn.mgu: 2 gates.
+
+func.func @mgu_rows(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<10x5xf32>,
+    %bi: tensor<10xf32>, %bh: tensor<10xf32>) {
+  // expected-error @+1 {{'rnn.mgu' op gate rows 15 of weight_ih != 10 (2 gates x hidden size 5 of weight_hh)}}
+  %y, %hn = rnn.mgu %x reset %r state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<10x5xf32>, tensor<10xf32>, tensor<10xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
 // weight_hh of rnn.gru has 3 * H rows.
 
 func.func @gru_23(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,

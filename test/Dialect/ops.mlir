@@ -54,6 +54,27 @@ func.func @gru(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 }
 
 // -----
+// rnn.mgu: one state, two gates.
+
+// CHECK-LABEL: func.func @mgu(
+// CHECK: [[Y:%[[:alnum:]_]+]], [[HN:%[[:alnum:]_]+]] = rnn.mgu {{%[[:alnum:]_]+}} reset {{%[[:alnum:]_]+}} state({{%[[:alnum:]_]+}}) weights(
+// CHECK-SAME: : (tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<10x3xf32>, tensor<10x5xf32>, tensor<10xf32>, tensor<10xf32>)
+// CHECK-SAME: -> (tensor<8x4x5xf32>, tensor<4x5xf32>)
+// CHECK: return [[Y]], [[HN]]
+func.func @mgu(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
+               %h0: tensor<4x5xf32>,
+               %w_ih: tensor<10x3xf32>, %w_hh: tensor<10x5xf32>,
+               %b_ih: tensor<10xf32>, %b_hh: tensor<10xf32>)
+    -> (tensor<8x4x5xf32>, tensor<4x5xf32>) {
+  %y, %h_n = rnn.mgu %x reset %is_init state(%h0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
+         tensor<10x3xf32>, tensor<10x5xf32>, tensor<10xf32>, tensor<10xf32>)
+      -> (tensor<8x4x5xf32>, tensor<4x5xf32>)
+  return %y, %h_n : tensor<8x4x5xf32>, tensor<4x5xf32>
+}
+
+// -----
 // rnn.cell_fwd #rnn.lstm block(1) on tensors: one result per destination (y, h_n, c_n, gates,
 // cells).
 

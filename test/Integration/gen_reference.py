@@ -4,10 +4,14 @@
 Contract (time-major):
   x [T,B,I], is_init [T,B] (bool), h0, c0 [L,B,H]; outputs y [T,B,H] (last
   layer), h_n, c_n [L,B,H].  Weights use PyTorch's layout and gate order
-  (LSTM i,f,g,o; GRU r,z,n).  The state entering step t for batch column b is
-  0 if is_init[t,b], else the state left by step t-1 (h0/c0 for t=0).  Then
-  exactly torch.nn.LSTMCell / GRUCell math.  Layer l's y feeds layer l+1 and
-  the resets apply to every layer.
+  (LSTM i,f,g,o; GRU r,z,n; MGU f,n).  The state entering step t for batch
+  column b is 0 if is_init[t,b], else the state left by step t-1 (h0/c0 for
+  t=0).  Then exactly torch.nn.LSTMCell / GRUCell math, and for the minimal
+  gated unit (rnn.mgu; MGUCell below)
+      f  = sigmoid(W_if x + b_if + W_hf h + b_hf)
+      n  = tanh(W_in x + b_in + f * (W_hn h + b_hn))
+      h' = (1 - f) * h + f * n.
+  Layer l's y feeds layer l+1 and the resets apply to every layer.
   Training loss = sum(y*grad_y) + sum(h_n*grad_h_n) [+ sum(c_n*grad_c_n)];
   we report the gradients of all float inputs.
 
@@ -16,7 +20,7 @@ Cases (each with its own shape):
   <cell>_l<L>_wide_<pattern>   T=9,  B=5, I=13, H=21, patterns random and
                                nevercol (H = 2*8+5 exercises both the 8-lane
                                vector loop and the scalar remainder; I != H)
-for cell in lstm, gru and L in 1, 2, and stacks of layers of different cells
+for cell in lstm, gru, mgu and L in 1, 2, and stacks of layers of different cells
 and hidden sizes (STACKS, e.g. a GRU of H=10 feeding an LSTM of H=12), whose
 per-layer arrays cannot stack as [L,B,H]: they are named h0_l<k>, c0_l<k>,
 h_n_l<k>, ... (rnn-run's naming), with the resets applied to every layer.
@@ -33,6 +37,10 @@ not share the stepping loop:
       its resets and every episode is run separately through nn.LSTM / nn.GRU
       (zero initial state when the episode starts with a reset, h0/c0 else),
       accumulating the same loss.
+The MGU is checked through nn.GRU (MGUAsGRU): it is the GRU with r = f and
+z = 1 - f = sigmoid(-a_f), i.e. with the z rows of the GRU's weights and
+biases the negated f rows, so (a) and (b) run nn.GRU on weights built from
+the MGU's by that map, and autograd carries the gradients back through it.
 A stack is checked the same way, with one single-layer nn.LSTM / nn.GRU per
 layer chained by hand in (a) and (b).
 Outputs and all gradients must agree to 1e-10 (relative to the array's largest
@@ -56,7 +64,8 @@ import torch
 
 Shape = namedtuple("Shape", "T B I H")
 
-CELLS = ("lstm", "gru")
+CELLS = ("lstm", "gru", "mgu")
+GATES = {"lstm": 4, "gru": 3, "mgu": 2}
 LAYERS = (1, 2)
 # (name tag, shape, reset patterns).  The tag goes between the layer count and
 # the pattern in the case name; "" keeps the original names (and so the
@@ -150,7 +159,7 @@ def make_inputs(case):
     cell, layers, pattern = case.cell, case.layers, case.pattern
     T, B, I, H = case.shape
     rng = np.random.default_rng(case_seed(case.name))
-    G = 4 if cell == "lstm" else 3
+    G = GATES[cell]
     k = 1.0 / np.sqrt(H)
     f32 = np.float32
 
@@ -198,6 +207,59 @@ def param_names(layers):
 
 
 # --------------------------------------------------------------------------
+# The minimal gated unit: its cell, and the same layers through nn.GRU
+# --------------------------------------------------------------------------
+
+class MGUCell(torch.nn.Module):
+    """The MGU step of the contract above, in float64."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        H = hidden_size
+        f64 = torch.float64
+        self.weight_ih = torch.nn.Parameter(torch.zeros(2 * H, input_size,
+                                                        dtype=f64))
+        self.weight_hh = torch.nn.Parameter(torch.zeros(2 * H, H, dtype=f64))
+        self.bias_ih = torch.nn.Parameter(torch.zeros(2 * H, dtype=f64))
+        self.bias_hh = torch.nn.Parameter(torch.zeros(2 * H, dtype=f64))
+
+    def forward(self, x, h):
+        xi = x @ self.weight_ih.T + self.bias_ih
+        hh = h @ self.weight_hh.T + self.bias_hh
+        xf, xn = xi.chunk(2, -1)
+        hf, hn = hh.chunk(2, -1)
+        f = torch.sigmoid(xf + hf)
+        n = torch.tanh(xn + f * hn)
+        return (1 - f) * h + f * n
+
+
+def gru_of_mgu(w):
+    """GRU weights or biases (rows r, z, n) of MGU ones (rows f, n)."""
+    f, n = w.chunk(2, 0)
+    return torch.cat([f, -f, n], 0)
+
+
+class MGUAsGRU(torch.nn.Module):
+    """Multi-layer MGU run by nn.GRU: parameters with nn.GRU's names and
+    the MGU's shapes, mapped by gru_of_mgu on every call."""
+
+    def __init__(self, input_size, hidden_size, num_layers):
+        super().__init__()
+        self.gru = torch.nn.GRU(input_size, hidden_size,
+                                num_layers=num_layers, dtype=torch.float64)
+        for key, l, _ in param_names(num_layers):
+            w = getattr(self.gru, key)
+            rows = w.shape[0] // 3 * 2
+            self.register_parameter(key, torch.nn.Parameter(
+                torch.zeros(rows, *w.shape[1:], dtype=torch.float64)))
+
+    def forward(self, x, h0):
+        mapped = {key: gru_of_mgu(getattr(self, key))
+                  for key, _, _ in param_names(self.gru.num_layers)}
+        return torch.func.functional_call(self.gru, mapped, (x, h0))
+
+
+# --------------------------------------------------------------------------
 # Reference: step-by-step with LSTMCell / GRUCell
 # --------------------------------------------------------------------------
 
@@ -212,8 +274,11 @@ def stepwise(cell, d, is_init):
     cells = []
     for l in range(layers):
         in_l = I if l == 0 else H
-        m = (torch.nn.LSTMCell if lstm else torch.nn.GRUCell)(
-            in_l, H, bias=True, dtype=torch.float64)
+        if cell == "mgu":
+            m = MGUCell(in_l, H)
+        else:
+            m = (torch.nn.LSTMCell if lstm else torch.nn.GRUCell)(
+                in_l, H, bias=True, dtype=torch.float64)
         with torch.no_grad():
             for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
                 getattr(m, p).copy_(t64(d[f"{p}_l{l}"]))
@@ -262,11 +327,16 @@ def stepwise(cell, d, is_init):
 # --------------------------------------------------------------------------
 
 def make_module(cell, d):
+    """Multi-layer nn.LSTM / nn.GRU (the MGU through nn.GRU) holding the
+    case's weights under nn.LSTM's names."""
     layers = d["h0"].shape[0]
     _, _, I, H = shape_of(d)
-    m = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
-        I, H, num_layers=layers, bias=True, batch_first=False,
-        dtype=torch.float64)
+    if cell == "mgu":
+        m = MGUAsGRU(I, H, layers)
+    else:
+        m = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
+            I, H, num_layers=layers, bias=True, batch_first=False,
+            dtype=torch.float64)
     with torch.no_grad():
         for key, _, _ in param_names(layers):
             getattr(m, key).copy_(t64(d[key]))

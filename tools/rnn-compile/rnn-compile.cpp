@@ -67,7 +67,7 @@ static cl::opt<std::string> outputDir("o", cl::init(""),
                                       cl::desc("Output directory (required)"),
                                       cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<std::string> preset("preset", cl::init(""),
-                                   cl::desc("Build the model: lstm | gru"),
+                                   cl::desc("Build the model: lstm | gru | mgu"),
                                    cl::cat(category));
 static cl::opt<long long> seqLen("seq-len", cl::init(32),
                                  cl::desc("T (preset; default 32)"),
@@ -317,9 +317,10 @@ int main(int argc, char **argv) {
   if (!preset.empty() && !modelFile.empty())
     fail("give either MODEL.mlir or --preset, not both");
   if (preset.empty() && modelFile.empty())
-    fail("no model: give MODEL.mlir or --preset=lstm|gru");
-  if (!preset.empty() && preset != "lstm" && preset != "gru")
-    fail("--preset must be lstm or gru, got '" + preset + "'");
+    fail("no model: give MODEL.mlir or --preset=CELL (lstm, gru, mgu)");
+  if (std::string error;
+      !preset.empty() && failed(checkCellName(preset, error)))
+    fail("--preset: " + error);
   if (target != "cpu" && target != "cuda")
     fail("--target must be cpu or cuda, got '" + target + "'");
   if (target != "cuda")
@@ -367,7 +368,7 @@ int main(int argc, char **argv) {
       fail(error);
   } else {
     ModelShape shape;
-    shape.cell = preset == "gru" ? Cell::GRU : Cell::LSTM;
+    shape.cell = preset;
     shape.seqLen = seqLen;
     shape.batch = batch;
     shape.inputSize = inputSize;
@@ -379,7 +380,7 @@ int main(int argc, char **argv) {
         fail("--seq-len, --batch, --input-size, --hidden-size and --layers "
              "must be positive");
     std::string error;
-    if (failed(checkShapeSizes(shape, error)))
+    if (failed(checkShapeSizes(context, shape, error)))
       fail(error);
     module = buildPresetModel(context, shape);
   }

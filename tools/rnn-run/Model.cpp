@@ -12,9 +12,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <map>
 #include <set>
@@ -32,8 +32,21 @@ int64_t NamedTensor::numElements() const {
   return n;
 }
 
-LogicalResult checkShapeSizes(const ModelShape &shape, std::string &error) {
-  int64_t gates = shape.cell == Cell::GRU ? 3 : 4;
+LogicalResult checkCellName(StringRef name, std::string &error) {
+  MLIRContext context;
+  context.loadDialect<mlir::rnn::RNNDialect>();
+  if (mlir::rnn::lookupCell(&context, name))
+    return success();
+  std::string names;
+  for (auto cell : mlir::rnn::getCells(&context))
+    names += (names.empty() ? "" : ", ") + cell.getCellName().str();
+  error = "unknown cell '" + name.str() + "' (the cells are " + names + ")";
+  return failure();
+}
+
+LogicalResult checkShapeSizes(MLIRContext &context, const ModelShape &shape,
+                              std::string &error) {
+  int64_t gates = mlir::rnn::lookupCell(&context, shape.cell).getNumGates();
   int64_t widest = std::max(shape.inputSize, shape.hiddenSize);
   // [T, B, G*H] saved gates, [G*H, max(I, H)] weights, [T, B, I] x.
   std::initializer_list<int64_t> largest[] = {
@@ -62,8 +75,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   OpBuilder b(&context);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  bool lstm = s.cell == Cell::LSTM;
-  int64_t gates = lstm ? 4 : 3;
+  auto cell = mlir::rnn::lookupCell(&context, s.cell);
+  int64_t gates = cell.getNumGates();
+  ArrayRef<StringRef> states = cell.getStateNames();
   Type f32 = b.getF32Type();
   auto tensor = [&](ArrayRef<int64_t> shape, Type element) {
     return RankedTensorType::get(shape, element);
@@ -93,9 +107,8 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   for (int64_t l = 0; l < s.layers; ++l) {
     std::string k = std::to_string(l);
     int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
-    addArg("h0", l, state);
-    if (lstm)
-      addArg("c0", l, state);
+    for (StringRef name : states)
+      addArg((name + "0").str(), l, state);
     addArg("weight_ih_l" + k, -1, tensor({gates * s.hiddenSize, in}, f32));
     addArg("weight_hh_l" + k, -1,
            tensor({gates * s.hiddenSize, s.hiddenSize}, f32));
@@ -105,13 +118,12 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   Type sequence = tensor({s.seqLen, s.batch, s.hiddenSize}, f32);
   addResult("y", -1, sequence);
   for (int64_t l = 0; l < s.layers; ++l) {
-    addResult("h_n", l, state);
-    if (lstm)
-      addResult("c_n", l, state);
+    for (StringRef name : states)
+      addResult((name + "_n").str(), l, state);
   }
 
   b.setInsertionPointToEnd(module->getBody());
-  auto func = func::FuncOp::create(b, loc, lstm ? "lstm" : "gru",
+  auto func = func::FuncOp::create(b, loc, s.cell,
                                    b.getFunctionType(argTypes, resultTypes));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs);
@@ -122,17 +134,15 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   unsigned next = 2;
   SmallVector<Value> results = {Value()};
   for (int64_t l = 0; l < s.layers; ++l) {
-    unsigned numOperands = lstm ? 6 : 5;
-    SmallVector<Value> operands = {x, isInit};
-    llvm::append_range(operands,
-                       entry->getArguments().slice(next, numOperands));
+    // x, is_init, the states, four weights; y and the final states.
+    unsigned numOperands = states.size() + 4;
+    OperationState layerState(loc, "rnn." + s.cell);
+    layerState.addOperands({x, isInit});
+    layerState.addOperands(entry->getArguments().slice(next, numOperands));
     next += numOperands;
-    Operation *layer;
-    if (lstm)
-      layer = mlir::rnn::LSTMOp::create(b, loc, TypeRange{sequence, state, state},
-                                  operands);
-    else
-      layer = mlir::rnn::GRUOp::create(b, loc, TypeRange{sequence, state}, operands);
+    layerState.addTypes(sequence);
+    layerState.addTypes(SmallVector<Type>(states.size(), state));
+    Operation *layer = b.create(layerState);
     x = layer->getResult(0);
     llvm::append_range(results, layer->getResults().drop_front());
   }
@@ -162,8 +172,8 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
   }
   auto shaped = dyn_cast<RankedTensorType>(type);
   if (!shaped || !shaped.hasStaticShape()) {
-    error = what + " ('" + tensor.name +
-            "') must be a tensor with a static shape";
+    error =
+        what + " ('" + tensor.name + "') must be a tensor with a static shape";
     return failure();
   }
   Type element = shaped.getElementType();
@@ -198,8 +208,8 @@ static LogicalResult assignArrays(func::FuncOp func, StringRef what,
         return failure();
       }
       if (!layers.insert(t->layer).second) {
-        error = named + " is given twice for rnn.layer " +
-                std::to_string(t->layer);
+        error =
+            named + " is given twice for rnn.layer " + std::to_string(t->layer);
         return failure();
       }
       sameShape &= t->shape == group.front()->shape;
@@ -234,7 +244,8 @@ LogicalResult readSignature(func::FuncOp func, Signature &signature,
   auto read = [&](StringRef what, unsigned i, DictionaryAttr attrs, Type t,
                   std::vector<NamedTensor> &into) {
     NamedTensor tensor;
-    std::string where = (what + " #" + Twine(i) + " of @" + func.getName()).str();
+    std::string where =
+        (what + " #" + Twine(i) + " of @" + func.getName()).str();
     if (failed(readNamed(attrs, t, tensor, error, where)))
       return failure();
     into.push_back(std::move(tensor));
@@ -248,10 +259,9 @@ LogicalResult readSignature(func::FuncOp func, Signature &signature,
     if (failed(read("result", i, func.getResultAttrDict(i), type.getResult(i),
                     signature.results)))
       return failure();
-  for (auto [what, tensors] :
-       {std::pair<StringRef, std::vector<NamedTensor> *>{"argument",
-                                                         &signature.args},
-        {"result", &signature.results}})
+  for (auto [what, tensors] : {std::pair<StringRef, std::vector<NamedTensor> *>{
+                                   "argument", &signature.args},
+                               {"result", &signature.results}})
     if (failed(assignArrays(func, what, *tensors, error)))
       return failure();
   return success();
@@ -291,26 +301,27 @@ OwningOpRef<ModuleOp> parseModelFile(MLIRContext &context,
 func::FuncOp selectModelFunction(ModuleOp module, const std::string &entry,
                                  const std::string &modelFile,
                                  std::string &error) {
+  std::string layers =
+      mlir::rnn::getLayerOpNames(module.getContext(), " or ") + " ops";
   if (!entry.empty()) {
     auto model = module.lookupSymbol<func::FuncOp>(entry);
     if (!model || !isModelFunction(model)) {
       error = "--entry=" + entry + ": " + modelFile + " has no function @" +
-              entry + " with rnn.lstm or rnn.gru ops";
+              entry + " with " + layers;
       return nullptr;
     }
     return model;
   }
   func::FuncOp model = findModelFunction(module);
   if (!model) {
-    error = "the model has no function with rnn.lstm or rnn.gru ops";
+    error = "the model has no function with " + layers;
     return nullptr;
   }
   // One model function is compiled; another one would be ignored.
   for (auto other : module.getOps<func::FuncOp>())
     if (other != model && isModelFunction(other)) {
-      error = "the model file has more than one function with rnn.lstm or "
-              "rnn.gru ops (@" +
-              model.getName().str() + ", @" + other.getName().str() +
+      error = "the model file has more than one function with " + layers +
+              " (@" + model.getName().str() + ", @" + other.getName().str() +
               "); pick one with --entry=NAME";
       return nullptr;
     }
@@ -351,7 +362,7 @@ std::string describeModel(func::FuncOp func, ModelShape &shape) {
       shape.batch = layer.getBatch();
       shape.inputSize = layer.getInputSize();
       shape.hiddenSize = layer.getHiddenSize();
-      shape.cell = name == "gru" ? Cell::GRU : Cell::LSTM;
+      shape.cell = cellName;
     } else if (name != cellName) {
       cellName = "mixed";
     }

@@ -26,26 +26,32 @@ class FuncOp;
 namespace rnn {
 namespace run {
 
-enum class Cell { LSTM, GRU };
-
 struct ModelShape {
-  Cell cell = Cell::LSTM;
+  /// A cell of the rnn dialect (`lstm`, `gru`, `mgu`; checkCellName).
+  std::string cell = "lstm";
   int64_t seqLen = 32, batch = 64, inputSize = 256, hiddenSize = 256,
           layers = 1;
 };
 
-/// Builds `func.func @lstm` (or `@gru`): L chained layers with named
-/// arguments x, is_init, h0/c0 (per layer), weight_ih_l{k}, weight_hh_l{k},
-/// bias_ih_l{k}, bias_hh_l{k} and results y, h_n/c_n (per layer).
+/// Fails, with `error` listing the dialect's cells, unless `name` is one.
+mlir::LogicalResult checkCellName(llvm::StringRef name, std::string &error);
+
+/// Builds `func.func @<cell>` (`@lstm`, ...): L chained layers (the model
+/// op `rnn.<cell>`) with named arguments x, is_init, the initial states
+/// per layer (h0, and c0 for the LSTM: each state name + `0`),
+/// weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} and results
+/// y and the final states per layer (h_n, c_n). The cell must exist
+/// (checkCellName).
 mlir::OwningOpRef<mlir::ModuleOp> buildPresetModel(mlir::MLIRContext &context,
                                                    const ModelShape &shape);
 
-/// One argument or result of a compiled function.
 /// Fails, with `error` naming the shape, if the byte size of one of the
 /// preset's tensors for `shape` overflows 64 bits.
-mlir::LogicalResult checkShapeSizes(const ModelShape &shape,
+mlir::LogicalResult checkShapeSizes(mlir::MLIRContext &context,
+                                    const ModelShape &shape,
                                     std::string &error);
 
+/// One argument or result of a compiled function.
 struct NamedTensor {
   /// Array name as PyTorch names it (`x`, `weight_ih_l0`, `h0`, ...).
   std::string name;
@@ -76,8 +82,8 @@ struct Signature {
 /// Any other set of layers of a name (different shapes, as when the layers
 /// have different hidden sizes, or not numbered from 0) is one array per
 /// layer, `name_l<k>` (as PyTorch names per-layer weights).
-mlir::LogicalResult readSignature(mlir::func::FuncOp func,
-                                  Signature &signature, std::string &error);
+mlir::LogicalResult readSignature(mlir::func::FuncOp func, Signature &signature,
+                                  std::string &error);
 
 /// Whether `func` contains rnn model ops (rnn.lstm, rnn.gru).
 bool isModelFunction(mlir::func::FuncOp func);

@@ -63,7 +63,7 @@ static cl::opt<std::string> modelFile(cl::Positional, cl::init(""),
                                       cl::desc("[MODEL.mlir]"),
                                       cl::cat(category));
 static cl::opt<std::string> preset("preset", cl::init(""),
-                                   cl::desc("Built-in model: lstm | gru (default: none, give it or "
+                                   cl::desc("Built-in model: a cell, lstm | gru | mgu (default: none, give it or "
                  "MODEL.mlir)"),
                                    cl::cat(category));
 static cl::opt<long long> seqLen("seq-len", cl::init(32),
@@ -230,12 +230,13 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
     fail("--target must be cpu or cuda, got '" + target + "'");
   if (!emit.empty() && emit != "mlir" && emit != "ptx")
     fail("--emit must be mlir or ptx, got '" + emit + "'");
-  if (!preset.empty() && preset != "lstm" && preset != "gru")
-    fail("--preset must be lstm or gru, got '" + preset + "'");
+  std::string error;
+  if (!preset.empty() && failed(::rnn::run::checkCellName(preset, error)))
+    fail("--preset: " + error);
   if (!preset.empty() && !modelFile.empty())
     fail("give either MODEL.mlir or --preset, not both");
   if (preset.empty() && modelFile.empty())
-    fail("no model: give MODEL.mlir or --preset=lstm|gru");
+    fail("no model: give MODEL.mlir or --preset=CELL (lstm, gru, mgu)");
   struct {
     const char *flag;
     long long value;
@@ -337,16 +338,16 @@ static void checkOutputsFile() {
 /// Fails unless every tensor of the preset's training step has a size in
 /// bytes that fits in 64 bits (the compiler's size arithmetic, and any
 /// allocation, would wrap otherwise).
-static void checkPresetSizes(const ModelShape &shape) {
+static void checkPresetSizes(MLIRContext &context, const ModelShape &shape) {
   std::string error;
-  if (failed(::rnn::run::checkShapeSizes(shape, error)))
+  if (failed(::rnn::run::checkShapeSizes(context, shape, error)))
     fail(error);
 }
 
 /// The preset's shape: from the flags, or from the arrays in --inputs.
 static ModelShape presetShape(const npz::ArrayMap *inputs) {
   ModelShape shape;
-  shape.cell = preset == "gru" ? Cell::GRU : Cell::LSTM;
+  shape.cell = preset;
   shape.seqLen = seqLen;
   shape.batch = batch;
   shape.inputSize = inputSize;
@@ -788,7 +789,7 @@ int main(int argc, char **argv) {
       fail(error);
   } else {
     shape = presetShape(inputs ? &*inputs : nullptr);
-    checkPresetSizes(shape);
+    checkPresetSizes(context, shape);
     module = buildPresetModel(context, shape);
   }
 

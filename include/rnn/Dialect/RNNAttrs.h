@@ -1,7 +1,7 @@
 //===- RNNAttrs.h - rnn cell attributes and interfaces ----------*- C++ -*-===//
 //
-// The cell interface (CellAttrInterface), the cells #rnn.lstm and #rnn.gru,
-// and the model-level layer interface (LayerOpInterface).
+// The cell interface (CellAttrInterface), the cells #rnn.lstm, #rnn.gru and
+// #rnn.mgu, and the model-level layer interface (LayerOpInterface).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +24,17 @@
 namespace mlir {
 class OpBuilder;
 namespace rnn {
+/// Every cell of the dialect (each attribute of RNNAttrs.td), in the
+/// order they are defined.
+SmallVector<CellAttrInterface> getCells(MLIRContext *context);
+
+/// The cell whose name (getCellName) is `name`, or null.
+CellAttrInterface lookupCell(MLIRContext *context, StringRef name);
+
+/// The model ops of the cells, for messages: "rnn.lstm, rnn.gru" followed
+/// by `last` and the last one ("or rnn.mgu").
+std::string getLayerOpNames(MLIRContext *context, StringRef last);
+
 /// The generic kernel ops: rnn.cell_fwd, rnn.cell_bwd, rnn.cell_replay.
 enum class KernelKind { Fwd, Bwd, Replay };
 

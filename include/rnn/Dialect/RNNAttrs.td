@@ -1,6 +1,6 @@
 //===- RNNAttrs.td - rnn cell attributes -------------------*- tablegen -*-===//
 //
-// The cells, #rnn.lstm and #rnn.gru: each implements CellAttrInterface
+// The cells, #rnn.lstm, #rnn.gru and #rnn.mgu: each implements CellAttrInterface
 // (RNNInterfaces.td) in RNNAttrs.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -34,6 +34,15 @@ def RNN_GRUCellAttr : RNN_CellAttr<"GRUCell", "gru"> {
     (`W_hn h + b_hn`, which the backward of `n` reads) per step; a replay
     recomputes both from the saved outputs, and nothing is checkpointed
     besides `y`.
+  }];
+}
+
+def RNN_MGUCellAttr : RNN_CellAttr<"MGUCell", "mgu"> {
+  let summary = "the minimal gated unit (gate order f, n; see rnn.mgu)";
+  let description = [{
+    Two gates, state `h`. Like the GRU's, the forward saves the gates and
+    `hn_proj` (`W_hn h + b_hn`) per step, a replay recomputes both from the
+    saved outputs, and nothing is checkpointed besides `y`.
   }];
 }
 

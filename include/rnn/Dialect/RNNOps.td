@@ -1,6 +1,6 @@
 //===- RNNOps.td - rnn dialect operations ------------------*- tablegen -*-===//
 //
-// Model-level ops (rnn.lstm, rnn.gru), the destination-style kernels that
+// Model-level ops (rnn.lstm, rnn.gru, rnn.mgu), the destination-style kernels that
 // training is built from (rnn.cell_fwd, rnn.cell_bwd, rnn.cell_replay, each
 // parameterized by a cell attribute), and the phase marker.
 //
@@ -70,8 +70,24 @@ def RNN_LSTMOp : RNN_Op<"lstm", [Pure,
   let hasVerifier = 1;
 }
 
-def RNN_GRUOp : RNN_Op<"gru", [Pure,
-    DeclareOpInterfaceMethods<RNN_LayerOpInterface>]> {
+// A layer of a cell whose only state is h.
+class RNN_HiddenStateLayerOp<string mnemonic>
+    : RNN_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<RNN_LayerOpInterface>]> {
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$isInit,
+      AnyRankedTensor:$h0, AnyRankedTensor:$weightIh,
+      AnyRankedTensor:$weightHh, AnyRankedTensor:$biasIh,
+      AnyRankedTensor:$biasHh);
+  let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$hN);
+  let assemblyFormat = [{
+    $x `reset` $isInit `state` `(` $h0 `)`
+    `weights` `(` $weightIh `,` $weightHh `,` $biasIh `,` $biasHh `)`
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def RNN_GRUOp : RNN_HiddenStateLayerOp<"gru"> {
   let summary = "one GRU layer over T steps with per-step state resets";
   let description = [{
     Runs one GRU layer over a time-major sequence with the reset rule of
@@ -86,17 +102,31 @@ def RNN_GRUOp : RNN_Op<"gru", [Pure,
         -> (tensor<8x4x5xf32>, tensor<4x5xf32>)
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$isInit,
-      AnyRankedTensor:$h0, AnyRankedTensor:$weightIh,
-      AnyRankedTensor:$weightHh, AnyRankedTensor:$biasIh,
-      AnyRankedTensor:$biasHh);
-  let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$hN);
-  let assemblyFormat = [{
-    $x `reset` $isInit `state` `(` $h0 `)`
-    `weights` `(` $weightIh `,` $weightHh `,` $biasIh `,` $biasHh `)`
-    attr-dict `:` functional-type(operands, results)
+}
+
+def RNN_MGUOp : RNN_HiddenStateLayerOp<"mgu"> {
+  let summary = "one minimal gated unit layer over T steps with resets";
+  let description = [{
+    Runs one layer of the minimal gated unit (Zhou et al., 2016: the GRU
+    with its reset and update gates merged into one forget gate `f`) over a
+    time-major sequence, with the reset rule of `rnn.lstm`. Gates are in the
+    order `f, n`, and the forget gate scales the hidden projection of `n`
+    as the GRU's `r` does (PyTorch's GRU placement):
+
+        f  = sigmoid(W_if x + b_if + W_hf h + b_hf)
+        n  = tanh(W_in x + b_in + f * (W_hn h + b_hn))
+        h' = (1 - f) * h + f * n
+
+    Weights are `weight_ih: [2H, I]`, `weight_hh: [2H, H]`, biases `[2H]`.
+
+    ```mlir
+    %y, %h_n = rnn.mgu %x reset %is_init state(%h0)
+        weights(%w_ih, %w_hh, %b_ih, %b_hh)
+        : (tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>,
+           tensor<10x3xf32>, tensor<10x5xf32>, tensor<10xf32>, tensor<10xf32>)
+        -> (tensor<8x4x5xf32>, tensor<4x5xf32>)
+    ```
   }];
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

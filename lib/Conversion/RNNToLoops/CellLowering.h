@@ -20,6 +20,7 @@ namespace rnn {
 /// lowering file).
 void attachLSTMLowering(MLIRContext &context);
 void attachGRULowering(MLIRContext &context);
+void attachMGULowering(MLIRContext &context);
 } // namespace rnn
 } // namespace mlir
 

@@ -19,40 +19,20 @@
 //                                      projection's, written over hn_proj[t]
 //       hIn[t - p] = reset[t] ? 0 : h[t-1]
 //       dh = reset[t] ? 0 : dh z + (da_r, da_z, da_n r) W_hh   (one GEMM)
-//   grad_x[p : p+P] = dI W_ih ; grad_W_ih += dI^T x[p : p+P]
-//   grad_W_hh[0:2H] += dI[:, 0:2H]^T hIn ; grad_W_hh[2H:3H] += dHn^T hIn
-//   grad_b_ih += ones^T dI ; grad_b_hh[2H:3H] += ones^T dHn (GEMVs)
 //
-// and at the end grad_b_hh[0:2H] = grad_b_ih[0:2H] (the r and z parts of
-// the two projections share their pre-activations). The only state is h,
-// whose steps are y: a chunked backward replays each chunk from y alone.
+// and the block gradients of HiddenProjectionCell.h with G = 3. The only
+// state is h, whose steps are y: a chunked backward replays each chunk from
+// y alone.
 //
 //===----------------------------------------------------------------------===//
 
-#include "CellLoops.h"
+#include "HiddenProjectionCell.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
 
 namespace {
-struct GRUCellSteps {
-  /// No state besides h.
-  static constexpr std::array<StringLiteral, 0> kStateRoles = {};
-
-  /// Scratch of the forward steps: reset-masked state, recurrent
-  /// pre-activations, and the input projection of one block (none for a
-  /// replay, which computes the gates in place of their projection; see the
-  /// LSTM's).
-  struct StepScratch {
-    SmallVector<Value> states; // h
-    Value pre, xproj;
-
-    StepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
-        : states{k.alloc({in.B, in.H}, "h")},
-          pre(k.alloc({in.B, 3 * in.H}, "preact")),
-          xproj(replay ? Value() : k.alloc({in.P, in.B, 3 * in.H}, "xproj")) {}
-  };
-
+struct GRUCellSteps : HiddenProjectionCell<3> {
   /// One forward step t.
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
                        const StepScratch &s, Value t, const StepIO &io) {
@@ -90,18 +70,6 @@ struct GRUCellSteps {
       k.store(hNew, io.y, iv);
     });
   }
-
-  /// Scratch of the backward steps: the recurrent gradients, the hidden
-  /// projection's gradients of one step, and the masked states entering the
-  /// steps of one block.
-  struct GradScratch {
-    Value dh, dhIn, dHidden, hIn, ones;
-
-    GradScratch(KernelBuilder &k, const LayerInputs &in)
-        : dh(k.alloc({in.B, in.H}, "dh")), dhIn(k.alloc({in.B, in.H}, "dh_in")),
-          dHidden(k.alloc({in.B, 3 * in.H}, "dhproj")),
-          hIn(k.alloc({in.P, in.B, in.H}, "h_in")), ones(k.ones(in.P * in.B)) {}
-  };
 
   /// One backward step t, reading the step's gates and hn_proj ([B, 3H],
   /// [B, H]) and overwriting them with the gradients of the input
@@ -147,51 +115,6 @@ struct GRUCellSteps {
       Value sum = k.add(k.load(g.dh, iv), k.load(g.dhIn, iv));
       k.store(k.zeroIf(reset, sum), g.dh, iv);
     });
-  }
-
-  /// The block's share of the gradients, from the gradients of its input
-  /// projection and of the n part of its hidden projection (steps
-  /// [offset, offset + len) of the saved gates and hn_proj) and the masked
-  /// states entering its steps.
-  static void emitBlockGradients(KernelBuilder &k, const LayerInputs &in,
-                                 const BackwardIO &io, const GradScratch &g,
-                                 Value start, int64_t len,
-                                 ArrayRef<Value> saved, Value offset) {
-    int64_t H = in.H;
-    Value dI = k.flatten(k.steps(saved[0], offset, len));
-    Value dN = k.flatten(k.steps(saved[1], offset, len));
-    Value hIn = k.flatten(k.leading(g.hIn, len));
-    Value gradX = k.flatten(k.steps(io.gradX, start, len));
-    Value x = k.flatten(k.steps(in.x, start, len));
-    k.matmul(dI, in.weightIh, gradX, false, false, false);
-    k.matmul(dI, x, io.gradWeightIh, true, false, true);
-    Value dIrz = k.columns(dI, 0, 2 * H);
-    Value gradWhhRz = k.rows(io.gradWeightHh, 0, 2 * H);
-    Value gradWhhN = k.rows(io.gradWeightHh, 2 * H, H);
-    k.matmul(dIrz, hIn, gradWhhRz, true, false, true);
-    k.matmul(dN, hIn, gradWhhN, true, false, true);
-    Value gradBiasIh = k.row(io.gradBiasIh);
-    Value gradBiasHhN = k.columns(k.row(io.gradBiasHh), 2 * H, H);
-    k.addColumnSums(dI, g.ones, gradBiasIh);
-    k.addColumnSums(dN, g.ones, gradBiasHhN);
-  }
-
-  static void beginBackward(KernelBuilder &k, const LayerInputs &,
-                            KernelOpInterface op, const GradScratch &g) {
-    k.copy(op.get("grad_h_n"), g.dh);
-    k.zero(op.get("grad_weight_ih"));
-    k.zero(op.get("grad_weight_hh"));
-    k.zero(op.get("grad_bias_ih"));
-    k.zero(op.get("grad_bias_hh"));
-  }
-
-  static void endBackward(KernelBuilder &k, const LayerInputs &in,
-                          KernelOpInterface op, const GradScratch &g) {
-    k.copy(g.dh, op.get("grad_h0"));
-    // The r and z parts of the two projections share their pre-activations.
-    Value biasIhRz = k.columns(k.row(op.get("grad_bias_ih")), 0, 2 * in.H);
-    Value biasHhRz = k.columns(k.row(op.get("grad_bias_hh")), 0, 2 * in.H);
-    k.copy(biasIhRz, biasHhRz);
   }
 };
 } // namespace

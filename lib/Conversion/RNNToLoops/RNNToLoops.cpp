@@ -38,6 +38,7 @@ void mlir::rnn::registerCellLoweringExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RNNDialect *) {
     attachLSTMLowering(*context);
     attachGRULowering(*context);
+    attachMGULowering(*context);
   });
 }
 

@@ -18,13 +18,14 @@ import os
 import subprocess
 import sys
 
-# Reference inputs (case, sequence length): LSTM and GRU, 1 and 2 layers,
+# Reference inputs (case, sequence length): LSTM, GRU and MGU, 1 and 2 layers,
 # random resets and a column that never resets, at both reference shapes
 # (T=11, B=6, H=7: scalar loops only; T=9, B=5, H=21: vector loops and their
 # remainder).
 DATA_CASES = [("lstm_l1_random", 11), ("lstm_l2_nevercol", 11),
               ("lstm_l2_wide_random", 9), ("gru_l1_random", 11),
-              ("gru_l2_nevercol", 11), ("gru_l2_wide_random", 9)]
+              ("gru_l2_nevercol", 11), ("gru_l2_wide_random", 9),
+              ("mgu_l1_random", 11), ("mgu_l2_wide_random", 9)]
 
 # Generated inputs: one batch column (B = 1, 2) with an input projection
 # whose reduction has K >= 32, where a BLAS picks other kernels for other

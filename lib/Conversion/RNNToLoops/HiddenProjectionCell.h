@@ -1,0 +1,108 @@
+//===- HiddenProjectionCell.h - GRU-like cells' shared steps ----*- C++ -*-===//
+//
+// What the loops of CellLoops.h need from a cell whose only state is h and
+// whose last gate n reads the hidden projection hn = W_hn h + b_hn through
+// a gate (the GRU's r, the MGU's f), besides its forward and backward steps:
+// scratch, block gradients, and the set-up and finish of the gradients.
+// With G gates, the forward saves gates [T, B, G*H] and hn_proj [T, B, H];
+// a backward step overwrites them with the gradients of the input
+// projection dI and of the n part of the hidden projection dHn, and writes
+// the masked state entering the step to h_in. Per block:
+//
+//   grad_x[p : p+P] = dI W_ih ; grad_W_ih += dI^T x[p : p+P]
+//   grad_W_hh[0:(G-1)H] += dI[:, 0:(G-1)H]^T hIn ; grad_W_hh[(G-1)H:] +=
+//   dHn^T hIn ; grad_b_ih += ones^T dI ; grad_b_hh[(G-1)H:] += ones^T dHn
+//
+// and at the end grad_b_hh[0:(G-1)H] = grad_b_ih[0:(G-1)H] (the gates
+// before n share their pre-activations between the two projections).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_LIB_CONVERSION_RNNTOLOOPS_HIDDENPROJECTIONCELL_H
+#define RNN_LIB_CONVERSION_RNNTOLOOPS_HIDDENPROJECTIONCELL_H
+
+#include "CellLoops.h"
+
+namespace mlir {
+namespace rnn {
+
+template <int64_t G> struct HiddenProjectionCell {
+  static constexpr int64_t kNumGates = G;
+
+  /// No state besides h.
+  static constexpr std::array<StringLiteral, 0> kStateRoles = {};
+
+  /// Scratch of the forward steps: reset-masked state, recurrent
+  /// pre-activations, and the input projection of one block (none for a
+  /// replay, which computes the gates in place of their projection).
+  struct StepScratch {
+    SmallVector<Value> states; // h
+    Value pre, xproj;
+
+    StepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
+        : states{k.alloc({in.B, in.H}, "h")},
+          pre(k.alloc({in.B, G * in.H}, "preact")),
+          xproj(replay ? Value() : k.alloc({in.P, in.B, G * in.H}, "xproj")) {}
+  };
+
+  /// Scratch of the backward steps: the recurrent gradients, the hidden
+  /// projection's gradients of one step, and the masked states entering the
+  /// steps of one block.
+  struct GradScratch {
+    Value dh, dhIn, dHidden, hIn, ones;
+
+    GradScratch(KernelBuilder &k, const LayerInputs &in)
+        : dh(k.alloc({in.B, in.H}, "dh")), dhIn(k.alloc({in.B, in.H}, "dh_in")),
+          dHidden(k.alloc({in.B, G * in.H}, "dhproj")),
+          hIn(k.alloc({in.P, in.B, in.H}, "h_in")), ones(k.ones(in.P * in.B)) {}
+  };
+
+  /// The block's share of the gradients, from dI and dHn of steps
+  /// [offset, offset + len) of the saved gates and hn_proj and the masked
+  /// states entering them.
+  static void emitBlockGradients(KernelBuilder &k, const LayerInputs &in,
+                                 const BackwardIO &io, const GradScratch &g,
+                                 Value start, int64_t len,
+                                 ArrayRef<Value> saved, Value offset) {
+    int64_t gated = (G - 1) * in.H;
+    Value dI = k.flatten(k.steps(saved[0], offset, len));
+    Value dN = k.flatten(k.steps(saved[1], offset, len));
+    Value hIn = k.flatten(k.leading(g.hIn, len));
+    Value gradX = k.flatten(k.steps(io.gradX, start, len));
+    Value x = k.flatten(k.steps(in.x, start, len));
+    k.matmul(dI, in.weightIh, gradX, false, false, false);
+    k.matmul(dI, x, io.gradWeightIh, true, false, true);
+    Value dIGated = k.columns(dI, 0, gated);
+    Value gradWhhGated = k.rows(io.gradWeightHh, 0, gated);
+    Value gradWhhN = k.rows(io.gradWeightHh, gated, in.H);
+    k.matmul(dIGated, hIn, gradWhhGated, true, false, true);
+    k.matmul(dN, hIn, gradWhhN, true, false, true);
+    Value gradBiasIh = k.row(io.gradBiasIh);
+    Value gradBiasHhN = k.columns(k.row(io.gradBiasHh), gated, in.H);
+    k.addColumnSums(dI, g.ones, gradBiasIh);
+    k.addColumnSums(dN, g.ones, gradBiasHhN);
+  }
+
+  static void beginBackward(KernelBuilder &k, const LayerInputs &,
+                            KernelOpInterface op, const GradScratch &g) {
+    k.copy(op.get("grad_h_n"), g.dh);
+    k.zero(op.get("grad_weight_ih"));
+    k.zero(op.get("grad_weight_hh"));
+    k.zero(op.get("grad_bias_ih"));
+    k.zero(op.get("grad_bias_hh"));
+  }
+
+  static void endBackward(KernelBuilder &k, const LayerInputs &in,
+                          KernelOpInterface op, const GradScratch &g) {
+    k.copy(g.dh, op.get("grad_h0"));
+    int64_t gated = (G - 1) * in.H;
+    Value biasIh = k.columns(k.row(op.get("grad_bias_ih")), 0, gated);
+    Value biasHh = k.columns(k.row(op.get("grad_bias_hh")), 0, gated);
+    k.copy(biasIh, biasHh);
+  }
+};
+
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_LIB_CONVERSION_RNNTOLOOPS_HIDDENPROJECTIONCELL_H

@@ -1,0 +1,118 @@
+//===- MGULowering.cpp - minimal gated unit kernels to loops --------------===//
+//
+// The steps of the MGU kernels (rnn.mgu), on the loops of CellLoops.h.
+// Forward step t (the input projection xproj of its block comes from the
+// skeleton):
+//
+//   h = reset[t] ? 0 : h                                   (state in scratch)
+//   pre[B, 2H] = h W_hh^T                                  (GEMM)
+//   f = sigmoid(xproj_f + b_if + pre_f + b_hf)
+//   hn = pre_n + b_hn ; n = tanh(xproj_n + b_in + f hn)
+//   h = (1 - f) h + f n
+//   y[t] = h ; saved: gates[t] = (f, n), hn_proj[t] = hn
+//
+// Backward, per block, last first, with dh' = dh + grad_y[t]:
+//
+//   for t in the block, downwards:
+//       da_n = dh' f (1 - n^2)
+//       da_f = (dh' (n - hIn) + da_n hn) f (1 - f)
+//       dI[t] = (da_f, da_n)           gradients of the input projection,
+//                                      written over gates[t]
+//       dHn[t] = da_n f                the n part of the hidden
+//                                      projection's, written over hn_proj[t]
+//       hIn[t - p] = reset[t] ? 0 : h[t-1]
+//       dh = reset[t] ? 0 : dh' (1 - f) + (da_f, da_n f) W_hh   (one GEMM)
+//
+// and the block gradients of HiddenProjectionCell.h with G = 2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HiddenProjectionCell.h"
+
+using namespace mlir;
+using namespace mlir::rnn;
+
+namespace {
+struct MGUCellSteps : HiddenProjectionCell<2> {
+  /// One forward step t.
+  static void emitStep(KernelBuilder &k, const LayerInputs &in,
+                       const StepScratch &s, Value t, const StepIO &io) {
+    int64_t B = in.B, H = in.H;
+    Value h = s.states[0], gates = io.saved[0], hnProj = io.saved[1];
+    k.parallel({B, H}, [&](ValueRange iv) {
+      Value reset = k.load(in.isInit, {t, iv[0]});
+      k.store(k.zeroIf(reset, k.load(io.prev[0], iv)), h, iv);
+    });
+    k.matmul(h, in.weightHh, s.pre, false, true, false);
+    k.parallel({B, H}, [&](ValueRange iv) {
+      Value b = iv[0];
+      Value cols[] = {iv[1], k.addIndex(iv[1], H)};
+      auto inputPart = [&](int gate) {
+        return k.add(k.load(io.xproj, {b, cols[gate]}),
+                     k.load(in.biasIh, cols[gate]));
+      };
+      auto hiddenPart = [&](int gate) {
+        return k.add(k.load(s.pre, {b, cols[gate]}),
+                     k.load(in.biasHh, cols[gate]));
+      };
+      Value f = k.sigmoid(k.add(inputPart(0), hiddenPart(0)));
+      Value hn = hiddenPart(1);
+      Value n = k.tanh(k.add(inputPart(1), k.mul(f, hn)));
+      k.store(hn, hnProj, iv);
+      k.store(f, gates, {b, cols[0]});
+      k.store(n, gates, {b, cols[1]});
+      if (!io.y)
+        return;
+      Value hOld = k.load(h, iv);
+      Value hNew = k.add(k.mul(k.sub(k.scalar(1.0), f), hOld), k.mul(f, n));
+      k.store(hNew, h, iv);
+      k.store(hNew, io.y, iv);
+    });
+  }
+
+  /// One backward step t, reading the step's gates and hn_proj ([B, 2H],
+  /// [B, H]) and overwriting them with dI and dHn; writes the masked state
+  /// entering the step to `hInStep` [B, H].
+  static void emitGradStep(KernelBuilder &k, const LayerInputs &in,
+                           const BackwardIO &io, const GradScratch &g, Value t,
+                           ArrayRef<Value> saved, ArrayRef<Value>,
+                           Value hInStep) {
+    int64_t B = in.B, H = in.H;
+    Value gates = saved[0], hnProj = saved[1];
+    Value hPrev = k.previous(io.y, in.states[0], t);
+    k.parallel({B, H}, [&](ValueRange iv) {
+      Value b = iv[0];
+      Value reset = k.load(in.isInit, {t, b});
+      Value cols[] = {iv[1], k.addIndex(iv[1], H)};
+      Value f = k.load(gates, {b, cols[0]});
+      Value n = k.load(gates, {b, cols[1]});
+      Value hn = k.load(hnProj, iv);
+      Value hIn = k.zeroIf(reset, k.load(hPrev, iv));
+      Value one = k.scalar(1.0);
+      Value dhT = k.add(k.load(g.dh, iv), k.load(io.gradY, {t, b, iv[1]}));
+      Value daN = k.mul(k.mul(dhT, f), k.sub(one, k.mul(n, n)));
+      Value dF = k.add(k.mul(dhT, k.sub(n, hIn)), k.mul(daN, hn));
+      Value daF = k.mul(dF, k.mul(f, k.sub(one, f)));
+      Value dHn = k.mul(daN, f);
+      k.store(daF, gates, {b, cols[0]});
+      k.store(daN, gates, {b, cols[1]});
+      k.store(dHn, hnProj, iv);
+      k.store(daF, g.dHidden, {b, cols[0]});
+      k.store(dHn, g.dHidden, {b, cols[1]});
+      k.store(k.mul(dhT, k.sub(one, f)), g.dh, iv);
+      k.store(hIn, hInStep, iv);
+    });
+    k.matmul(g.dHidden, in.weightHh, g.dhIn, false, false, false);
+    k.parallel({B, H}, [&](ValueRange iv) {
+      Value reset = k.load(in.isInit, {t, iv[0]});
+      Value sum = k.add(k.load(g.dh, iv), k.load(g.dhIn, iv));
+      k.store(k.zeroIf(reset, sum), g.dh, iv);
+    });
+  }
+};
+} // namespace
+
+void mlir::rnn::attachMGULowering(MLIRContext &context) {
+  MGUCellAttr::attachInterface<LoopLowering<MGUCellAttr, MGUCellSteps>>(
+      context);
+}
