@@ -189,8 +189,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
     `device` the GPU ordinal the loaded library runs on: a library loaded
     in this process serves one device, so each device gets its own."""
-    if cell not in ("lstm", "gru"):
-        raise RNNCError(f"unknown cell {cell!r} (expected lstm or gru)")
+    if cell not in ("lstm", "gru", "mgu"):
+        raise RNNCError(f"unknown cell {cell!r} (expected lstm, gru or mgu)")
     if target not in ("cpu", "cuda"):
         raise RNNCError(f"unknown target {target!r} (expected cpu or cuda)")
     compiler = find_compiler()

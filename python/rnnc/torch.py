@@ -1,4 +1,5 @@
-"""Drop-in `torch.nn.LSTM` / `torch.nn.GRU` with resets, compiled by rnnc.
+"""Drop-in `torch.nn.LSTM` / `torch.nn.GRU` with resets, compiled by rnnc,
+and `MGU`, the minimal gated unit (rnn.mgu) in `torch.nn.GRU`'s interface.
 
     lstm = rnnc.torch.LSTM(input_size, hidden_size, num_layers,
                            remat="chunk:4")
@@ -30,7 +31,7 @@ from torch import nn
 
 from .library import RNNCError, compile_model
 
-__all__ = ["LSTM", "GRU", "RNNCError"]
+__all__ = ["LSTM", "GRU", "MGU", "RNNCError"]
 
 _OUTPUTS = ("y", "h_n", "c_n")
 
@@ -353,3 +354,13 @@ class GRU(_RNNBase):
     def forward(self, input, hx=None, is_init=None):
         y, h_n = self._run(input, hx, None, is_init)
         return y, h_n
+
+
+class MGU(GRU):
+    """The minimal gated unit, with `torch.nn.GRU`'s interface and
+    parameter names: gates f, n (weights `[2H, I]`, `[2H, H]`, biases
+    `[2H]`), f = sigmoid(W_if x + b_if + W_hf h + b_hf),
+    n = tanh(W_in x + b_in + f * (W_hn h + b_hn)), h' = (1 - f) h + f n."""
+
+    _cell = "mgu"
+    _gates = 2

@@ -1,4 +1,5 @@
-"""rnnc.torch against torch.nn.LSTM / torch.nn.GRU (the external reference).
+"""rnnc.torch against torch.nn.LSTM / torch.nn.GRU (the external reference;
+rnnc.torch.MGU against nn.GRU on its weights mapped by MguAsGru).
 
 Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch. Compiled libraries
 go to a fresh cache directory per test session (conftest.py).
@@ -12,7 +13,38 @@ import torch
 import rnnc.torch as rt
 from rnnc.library import RNNCError, compile_model
 
-CELLS = {"lstm": (rt.LSTM, torch.nn.LSTM), "gru": (rt.GRU, torch.nn.GRU)}
+
+
+class MguAsGru(torch.nn.Module):
+    """The minimal gated unit run by torch.nn.GRU: it is the GRU with
+    r = f and z = 1 - f = sigmoid(-a_f), so the GRU's r and n rows are the
+    MGU's f and n rows and its z rows the negated f rows. Parameters have
+    the MGU's names and shapes (as rnnc.torch.MGU); autograd carries the
+    gradients back through the map."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1,
+                 batch_first=False):
+        super().__init__()
+        # Not a submodule: its own parameters are replaced on every call.
+        self._gru = [torch.nn.GRU(input_size, hidden_size, num_layers,
+                                  batch_first=batch_first)]
+        for name, p in self._gru[0].named_parameters():
+            self.register_parameter(name, torch.nn.Parameter(
+                torch.empty(p.shape[0] // 3 * 2, *p.shape[1:])))
+        bound = 1.0 / hidden_size ** 0.5
+        for p in self.parameters():
+            torch.nn.init.uniform_(p, -bound, bound)
+
+    def forward(self, x, h0=None):
+        mapped = {}
+        for name, p in self.named_parameters():
+            f, n = p.chunk(2, 0)
+            mapped[name] = torch.cat([f, -f, n], 0)
+        return torch.func.functional_call(self._gru[0], mapped, (x, h0))
+
+
+CELLS = {"lstm": (rt.LSTM, torch.nn.LSTM), "gru": (rt.GRU, torch.nn.GRU),
+         "mgu": (rt.MGU, MguAsGru)}
 POLICIES = ["none", "gates", "chunk:1", "chunk:2", "chunk:3",
             "budget:9000"]
 
@@ -36,7 +68,7 @@ def state_of(cell, h0, c0):
 
 
 def final(cell, state):
-    return state if cell == "gru" else state[0]
+    return state[0] if cell == "lstm" else state
 
 
 def loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init=None):
@@ -65,7 +97,7 @@ def inputs(T, B, I, H, L, batch_first=False, seed=1):
     return x, h0, c0, gy, ghn
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 @pytest.mark.parametrize("L", [1, 2, 3])
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_matches_torch_without_resets(cell, L, batch_first):
@@ -108,7 +140,7 @@ def episodes_reference(cell, ref, x, is_init, h0, c0):
     return torch.cat(ys, 1), torch.cat(hns, 1), torch.cat(cns, 1)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 @pytest.mark.parametrize("L", [1, 2])
 def test_resets_match_episodes(cell, L):
     T, B, I, H = 9, 4, 3, 5
@@ -134,7 +166,7 @@ def test_resets_match_episodes(cell, L):
         assert rel_err(g, g_ref) < 1e-5
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_policies_bitwise_equal(cell):
     T, B, I, H, L = 8, 3, 4, 5, 2
     x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
@@ -158,7 +190,7 @@ def poison(t):
     return t
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 @pytest.mark.parametrize("remat", ["none", "gates", "chunk:2"])
 def test_split_equals_fused_with_poisoned_buffers(cell, remat):
     """f_fwd then f_bwd give the fused training function's bits, with the
@@ -227,7 +259,7 @@ def test_split_equals_fused_with_poisoned_buffers(cell, remat):
                             if a.role in ("output", "gradient")])
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_no_grad_runs_inference(cell):
     T, B, I, H, L = 5, 2, 3, 4, 2
     ours, ref = make_pair(cell, I, H, L, remat="chunk:2")
@@ -243,7 +275,7 @@ def test_no_grad_runs_inference(cell):
     assert torch.equal(final(cell, state), final(cell, state_grad))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_training_loop_matches_torch(cell):
     T, B, I, H, L = 10, 4, 3, 8, 2
     ours, ref = make_pair(cell, I, H, L, remat="chunk:3")

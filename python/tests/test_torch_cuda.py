@@ -42,7 +42,7 @@ def to_device(tensors, device, dtype=None):
     return out
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 @pytest.mark.parametrize("L", [1, 2])
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_matches_float64_reference(cell, L, batch_first):
@@ -63,7 +63,7 @@ def test_matches_float64_reference(cell, L, batch_first):
         assert rel_err(g.cpu().double(), g_ref) < 1e-5
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_resets_match_episodes(cell):
     T, B, I, H, L = 8, 4, 5, 6, 2
     ours, ref = make_pair(cell, I, H, L)
@@ -85,7 +85,7 @@ def test_resets_match_episodes(cell):
         assert rel_err(state[1].cpu().double(), c_ref) < 1e-5
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_policies_bitwise_equal(cell):
     T, B, I, H, L = 7, 3, 5, 6, 2
     x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
@@ -102,7 +102,7 @@ def test_policies_bitwise_equal(cell):
             assert torch.equal(a, b), remat
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_runs_on_the_current_stream(cell):
     """A call on a side stream gives the same bits as on the default one,
     and its results are ready once that stream is."""
@@ -144,7 +144,7 @@ def test_captured_graph_replays_the_call():
     assert torch.equal(y_graph.cpu(), y_eager.cpu())
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_training_loop_matches_cpu(cell):
     """20 Adam steps on the GPU give the CPU library's losses."""
     T, B, I, H, L = 10, 6, 5, 8, 2
