@@ -4,16 +4,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What: `_mlir_ciface_rnnrt_sgemm`, the single-precision GEMM that compiled
-// programs call on memref descriptors, plus the OpenBLAS thread control and
-// a one-line description of the backend.
+// What: `_mlir_ciface_rnnrt_sgemm` and `_mlir_ciface_rnnrt_dgemm`, the
+// single- and double-precision GEMMs that compiled programs call on memref
+// descriptors, plus the OpenBLAS thread control and a one-line description
+// of the backend.
 //
 // Why: the matrix products dominate LSTM/GRU training time, and a tuned BLAS
 // beats anything the compiler would generate on its own. The entry point
 // takes arbitrary strided descriptors: row- and column-major views become
-// one cblas_sgemm call (GemmPlan.h), and anything else (broadcast, negative
-// or otherwise irregular strides, sizes beyond BLAS int range, K = 0) falls
-// back to a plain loop, so the result is always correct.
+// one cblas_sgemm (cblas_dgemm) call (GemmPlan.h), and anything else
+// (broadcast, negative or otherwise irregular strides, sizes beyond BLAS int
+// range, K = 0) falls back to a plain loop, so the result is always correct.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,29 +30,30 @@ using namespace rnn::runtime;
 
 namespace {
 
-using gemm::Memref2D;
+using gemm::Memref2DOf;
 
 /// Element (r, c) of the stored matrix `m`.
-float &at(const Memref2D &m, int64_t r, int64_t c) {
+template <typename T> T &at(const Memref2DOf<T> &m, int64_t r, int64_t c) {
   return m.data[m.offset + r * m.strides[0] + c * m.strides[1]];
 }
 
-/// Reference implementation for layouts cblas cannot take. As with BLAS,
-/// beta == 0 means C is not read.
-void gemmLoop(bool transA, bool transB, float alpha, float beta,
-              const Memref2D &A, const Memref2D &B, const Memref2D &C,
+/// Reference implementation for layouts cblas cannot take, accumulating in
+/// double. As with BLAS, beta == 0 means C is not read.
+template <typename T>
+void gemmLoop(bool transA, bool transB, T alpha, T beta, const Memref2DOf<T> &A,
+              const Memref2DOf<T> &B, const Memref2DOf<T> &C,
               gemm::Sizes sizes) {
   for (int64_t i = 0; i < sizes.M; ++i) {
     for (int64_t j = 0; j < sizes.N; ++j) {
       double acc = 0.0;
       for (int64_t k = 0; k < sizes.K; ++k) {
-        float a = transA ? at(A, k, i) : at(A, i, k);
-        float b = transB ? at(B, j, k) : at(B, k, j);
+        T a = transA ? at(A, k, i) : at(A, i, k);
+        T b = transB ? at(B, j, k) : at(B, k, j);
         acc += static_cast<double>(a) * static_cast<double>(b);
       }
-      float &c = at(C, i, j);
-      float prior = beta == 0.0f ? 0.0f : beta * c;
-      c = static_cast<float>(alpha * acc) + prior;
+      T &c = at(C, i, j);
+      T prior = beta == T(0) ? T(0) : beta * c;
+      c = static_cast<T>(alpha * acc) + prior;
     }
   }
 }
@@ -70,24 +72,43 @@ std::string trimmed(const char *s) {
 
 } // namespace
 
+/// The entry points' common body: checks, plans one cblas call (`blas`, a
+/// lambda around cblas_sgemm or cblas_dgemm) or runs the loop.
+template <typename T, typename Blas>
+static void runGemm(const char *entry, int64_t transA, int64_t transB, T alpha,
+                    T beta, Memref2DOf<T> *A, Memref2DOf<T> *B,
+                    Memref2DOf<T> *C, Blas blas) {
+  countGemmCall();
+  bool ta = transA != 0, tb = transB != 0;
+  gemm::Sizes sizes = gemm::checkShapes(entry, ta, tb, A, B, C);
+  if (sizes.M == 0 || sizes.N == 0)
+    return;
+  gemm::RowMajorCallOf<T> call;
+  if (sizes.K == 0 || !gemm::planRowMajor(ta, tb, *A, *B, *C, sizes, call)) {
+    gemmLoop(ta, tb, alpha, beta, *A, *B, *C, sizes);
+    return;
+  }
+  blas(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,
+       call.N, call.K, alpha, call.a, call.lda, call.b, call.ldb, beta, call.c,
+       call.ldc);
+}
+
 extern "C" void _mlir_ciface_rnnrt_sgemm(int64_t transA, int64_t transB,
                                          float alpha, float beta,
                                          StridedMemRefType<float, 2> *A,
                                          StridedMemRefType<float, 2> *B,
                                          StridedMemRefType<float, 2> *C) {
-  countGemmCall();
-  bool ta = transA != 0, tb = transB != 0;
-  gemm::Sizes sizes = gemm::checkShapes("rnnrt_sgemm", ta, tb, A, B, C);
-  if (sizes.M == 0 || sizes.N == 0)
-    return;
-  gemm::RowMajorCall call;
-  if (sizes.K == 0 || !gemm::planRowMajor(ta, tb, *A, *B, *C, sizes, call)) {
-    gemmLoop(ta, tb, alpha, beta, *A, *B, *C, sizes);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,
-              call.N, call.K, alpha, call.a, call.lda, call.b, call.ldb, beta,
-              call.c, call.ldc);
+  runGemm("rnnrt_sgemm", transA, transB, alpha, beta, A, B, C,
+          [](auto... args) { cblas_sgemm(args...); });
+}
+
+extern "C" void _mlir_ciface_rnnrt_dgemm(int64_t transA, int64_t transB,
+                                         double alpha, double beta,
+                                         StridedMemRefType<double, 2> *A,
+                                         StridedMemRefType<double, 2> *B,
+                                         StridedMemRefType<double, 2> *C) {
+  runGemm("rnnrt_dgemm", transA, transB, alpha, beta, A, B, C,
+          [](auto... args) { cblas_dgemm(args...); });
 }
 
 namespace rnn {
@@ -95,10 +116,11 @@ namespace runtime {
 
 void setBlasThreads(int n) { openblas_set_num_threads(std::max(1, n)); }
 
-std::string gemmBackend() {
+std::string gemmBackend(bool f64) {
   int threads = openblas_get_num_threads();
-  std::string desc = "openblas cblas_sgemm, " + std::to_string(threads) +
-                     (threads == 1 ? " thread" : " threads");
+  std::string desc =
+      std::string("openblas ") + (f64 ? "cblas_dgemm, " : "cblas_sgemm, ") +
+      std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   std::string config = trimmed(openblas_get_config());
   std::string core = trimmed(openblas_get_corename());
   if (!config.empty() || !core.empty()) {

@@ -26,8 +26,8 @@ namespace {
 
 /// A stored matrix expressed as a row-major BLAS operand: the row-major
 /// matrix at `ptr` with leading dimension `ld`, transposed if `transposed`.
-struct Operand {
-  float *ptr = nullptr;
+template <typename T> struct Operand {
+  T *ptr = nullptr;
   int64_t ld = 0;
   bool transposed = false;
 };
@@ -38,7 +38,8 @@ bool fitsBlasInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 /// transpose iff `trans` after accounting for the layout. Returns false if
 /// the layout is neither row- nor column-major compatible (or too large for
 /// BLAS ints).
-bool asOperand(const Memref2D &m, bool trans, Operand &out) {
+template <typename T>
+bool asOperand(const Memref2DOf<T> &m, bool trans, Operand<T> &out) {
   int64_t rows = m.sizes[0], cols = m.sizes[1];
   int64_t s0 = m.strides[0], s1 = m.strides[1];
   out.ptr = m.data + m.offset;
@@ -62,9 +63,11 @@ bool asOperand(const Memref2D &m, bool trans, Operand &out) {
   return false;
 }
 
+template <typename T>
 [[noreturn]] void shapeMismatch(const char *entry, const char *what,
-                                bool transA, bool transB, const Memref2D *A,
-                                const Memref2D *B, const Memref2D *C) {
+                                bool transA, bool transB,
+                                const Memref2DOf<T> *A, const Memref2DOf<T> *B,
+                                const Memref2DOf<T> *C) {
   if (!A || !B || !C) {
     std::fprintf(stderr, "%s: shape mismatch: %s\n", entry, what);
   } else {
@@ -85,9 +88,11 @@ bool asOperand(const Memref2D &m, bool trans, Operand &out) {
 
 } // namespace
 
+template <typename T>
 Sizes rnn::runtime::gemm::checkShapes(const char *entry, bool transA,
-                                      bool transB, const Memref2D *A,
-                                      const Memref2D *B, const Memref2D *C) {
+                                      bool transB, const Memref2DOf<T> *A,
+                                      const Memref2DOf<T> *B,
+                                      const Memref2DOf<T> *C) {
   if (!A || !B || !C)
     shapeMismatch(entry, "null descriptor", transA, transB, A, B, C);
   Sizes s;
@@ -104,11 +109,13 @@ Sizes rnn::runtime::gemm::checkShapes(const char *entry, bool transA,
   return s;
 }
 
+template <typename T>
 bool rnn::runtime::gemm::planRowMajor(bool transA, bool transB,
-                                      const Memref2D &A, const Memref2D &B,
-                                      const Memref2D &C, Sizes sizes,
-                                      RowMajorCall &call) {
-  Operand a, b, c;
+                                      const Memref2DOf<T> &A,
+                                      const Memref2DOf<T> &B,
+                                      const Memref2DOf<T> &C, Sizes sizes,
+                                      RowMajorCallOf<T> &call) {
+  Operand<T> a, b, c;
   if (!fitsBlasInt(sizes.M) || !fitsBlasInt(sizes.N) || !fitsBlasInt(sizes.K) ||
       !asOperand(A, transA, a) || !asOperand(B, transB, b) ||
       !asOperand(C, /*trans=*/false, c))
@@ -139,6 +146,19 @@ bool rnn::runtime::gemm::planRowMajor(bool transA, bool transB,
   call.ldb = static_cast<int>(a.ld);
   return true;
 }
+
+// The element types of the GEMM entry points: rnnrt_sgemm (and the cuda
+// one) and rnnrt_dgemm.
+#define RNN_GEMM_PLAN_INSTANCES(T)                                             \
+  template Sizes rnn::runtime::gemm::checkShapes<T>(                           \
+      const char *, bool, bool, const Memref2DOf<T> *, const Memref2DOf<T> *,  \
+      const Memref2DOf<T> *);                                                  \
+  template bool rnn::runtime::gemm::planRowMajor<T>(                           \
+      bool, bool, const Memref2DOf<T> &, const Memref2DOf<T> &,                \
+      const Memref2DOf<T> &, Sizes, RowMajorCallOf<T> &);
+RNN_GEMM_PLAN_INSTANCES(float)
+RNN_GEMM_PLAN_INSTANCES(double)
+#undef RNN_GEMM_PLAN_INSTANCES
 
 ColumnMajorCall rnn::runtime::gemm::toColumnMajor(const RowMajorCall &call) {
   ColumnMajorCall cm;

@@ -26,7 +26,9 @@ namespace rnn {
 namespace runtime {
 namespace gemm {
 
-using Memref2D = StridedMemRefType<float, 2>;
+/// A matrix of T (float, or double for the f64 GEMM) in a descriptor.
+template <typename T> using Memref2DOf = StridedMemRefType<T, 2>;
+using Memref2D = Memref2DOf<float>;
 
 /// The logical sizes of a GEMM: op(A) is [M,K], op(B) [K,N], C [M,N].
 struct Sizes {
@@ -37,31 +39,35 @@ struct Sizes {
 /// returns the GEMM's sizes. On a mismatch, prints one line starting with
 /// `entry` (the entry point's name) to stderr and aborts: the compiler
 /// emitted an inconsistent call.
+template <typename T>
 Sizes checkShapes(const char *entry, bool transA, bool transB,
-                  const Memref2D *A, const Memref2D *B, const Memref2D *C);
+                  const Memref2DOf<T> *A, const Memref2DOf<T> *B,
+                  const Memref2DOf<T> *C);
 
 /// One row-major BLAS call: c = alpha * op(a) * op(b) + beta * c with
 /// op(a) [M,K], op(b) [K,N], c [M,N], each a row-major matrix with its
 /// leading dimension (cblas_sgemm with CblasRowMajor).
-struct RowMajorCall {
+template <typename T> struct RowMajorCallOf {
   bool transA = false, transB = false;
   int M = 0, N = 0, K = 0;
-  const float *a = nullptr;
+  const T *a = nullptr;
   int lda = 0;
-  const float *b = nullptr;
+  const T *b = nullptr;
   int ldb = 0;
-  float *c = nullptr;
+  T *c = nullptr;
   int ldc = 0;
 };
+using RowMajorCall = RowMajorCallOf<float>;
 
 /// Expresses the memref GEMM as one row-major call. Each operand may be a
 /// row-major or a column-major view (a column-major C is computed as C^T).
 /// Returns false if an operand is neither (broadcast or otherwise irregular
 /// strides) or a size does not fit a BLAS int. Pointers are only offset,
 /// never read, so they may be device pointers.
-bool planRowMajor(bool transA, bool transB, const Memref2D &A,
-                  const Memref2D &B, const Memref2D &C, Sizes sizes,
-                  RowMajorCall &call);
+template <typename T>
+bool planRowMajor(bool transA, bool transB, const Memref2DOf<T> &A,
+                  const Memref2DOf<T> &B, const Memref2DOf<T> &C, Sizes sizes,
+                  RowMajorCallOf<T> &call);
 
 /// One column-major BLAS call (cublasSgemm): c = alpha * op(a) * op(b) +
 /// beta * c with op(a) [m,k], op(b) [k,n], c [m,n], column-major.

@@ -25,5 +25,7 @@ std::vector<std::pair<const char *, void *>> rnn::runtime::jitSymbols() {
       {"rnnrt_begin_phase", reinterpret_cast<void *>(&rnnrt_begin_phase)},
       {"_mlir_ciface_rnnrt_sgemm",
        reinterpret_cast<void *>(&_mlir_ciface_rnnrt_sgemm)},
+      {"_mlir_ciface_rnnrt_dgemm",
+       reinterpret_cast<void *>(&_mlir_ciface_rnnrt_dgemm)},
   };
 }

@@ -109,11 +109,11 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
   assert(x && weightHh && "every rnn op has x and weight_hh");
 
   Type elementType = cast<ShapedType>(x->type).getElementType();
-  // The lowering computes in f32 only: another type would verify and then
-  // fail in the lowering with a message about its internals.
-  if (!elementType.isF32())
-    return op->emitOpError() << "x must have element type f32 (the only one "
-                                "the lowering computes in), got "
+  // The lowering computes in f32 and f64 only: another type would verify
+  // and then fail in the lowering with a message about its internals.
+  if (!elementType.isF32() && !elementType.isF64())
+    return op->emitOpError() << "x must have element type f32 or f64 (the "
+                                "types the lowering computes in), got "
                              << elementType;
   for (const ValueSpec &spec : specs) {
     Type type = cast<ShapedType>(spec.type).getElementType();

@@ -31,8 +31,8 @@
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
-#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -153,8 +153,11 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
     loops.vectorWidth = 1;
   pm.addPass(rnn::createConvertRNNToLoopsPass(loops));
   MatmulToBLASPassOptions blas;
-  if (cuda)
+  if (cuda) {
+    // cuBLAS's GEMMs are called in f32 only.
     blas.callee = "rnnrt_cuda_sgemm";
+    blas.calleeF64 = "";
+  }
   pm.addPass(rnn::createMatmulToBLASPass(blas));
   if (cuda)
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -272,9 +275,9 @@ void rnn::buildInferPipeline(OpPassManager &pm,
 }
 
 /// Registers a pipeline whose options are checked before it is built.
-static void registerChecked(
-    StringRef arg, StringRef description,
-    void (*build)(OpPassManager &, const rnn::PipelineOptions &)) {
+static void registerChecked(StringRef arg, StringRef description,
+                            void (*build)(OpPassManager &,
+                                          const rnn::PipelineOptions &)) {
   registerPassPipeline(
       arg, description,
       [build](OpPassManager &pm, StringRef optionsStr,

@@ -32,7 +32,7 @@ import threading
 
 ABI_VERSION = 1
 
-_DTYPE_BYTES = {"float32": 4, "bool": 1, "uint8": 1}
+_DTYPE_BYTES = {"float32": 4, "float64": 8, "bool": 1, "uint8": 1}
 
 
 class RNNCError(RuntimeError):

@@ -51,7 +51,7 @@ func.func @model_op(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 func.func @f16_kernel(%x: memref<2x3x4xf16>, %is_init: memref<2x3xi1>,
     %h0: memref<3x5xf16>, %w_ih: memref<15x4xf16>, %w_hh: memref<15x5xf16>,
     %b: memref<15xf16>, %y: memref<2x3x5xf16>, %g: memref<2x3x15xf16>) {
-  // expected-error @+1 {{'rnn.cell_fwd' op x must have element type f32 (the only one the lowering computes in), got 'f16'}}
+  // expected-error @+1 {{'rnn.cell_fwd' op x must have element type f32 or f64 (the types the lowering computes in), got 'f16'}}
   rnn.cell_fwd #rnn.gru block(1) ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b, %b)
       outs(%y, %h0) saved(gates %g, hn_proj %y)
       : memref<2x3x4xf16>, memref<2x3xi1>, memref<3x5xf16>,

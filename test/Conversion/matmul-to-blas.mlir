@@ -1,6 +1,7 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-matmul-to-blas | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=rnnrt_cuda_sgemm" | FileCheck %s --check-prefix=CUDA
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=" 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee-f64=" 2>&1 | FileCheck %s --check-prefix=NOF64
 
 // rnn-matmul-to-blas turns each f32 linalg.matmul on memrefs into
 // call @rnnrt_sgemm(transA, transB, alpha = 1, beta, A, B, C) with the
@@ -189,27 +190,41 @@ func.func @fill_then_store(%a: memref<4x3xf32>, %b: memref<3x5xf32>,
 
 // -----
 
-// Left alone: an f64 product, a product on tensors, and a matmul whose A is
-// broadcast (not a matrix access); with no call, no declaration is added.
+// An f64 product calls callee-f64 (rnnrt_dgemm, f64 alpha and beta), with
+// its own declaration; with an empty callee-f64 (the cuda pipeline, whose
+// cuBLAS is called in f32 only) it is an error.
+
+// CHECK: func.func private @rnnrt_dgemm(i64, i64, f64, f64, memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>, memref<?x?xf64, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
+// CHECK-NOT: rnnrt_sgemm
+// CHECK-LABEL: func.func @f64(
+// CHECK: [[ONE:%[[:alnum:]_]+]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT: [[ZERO:%[[:alnum:]_]+]] = arith.constant 0.000000e+00 : f64
+// CHECK: call @rnnrt_dgemm({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, [[ONE]], [[ZERO]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}) : (i64, i64, f64, f64, memref<?x?xf64
+// CHECK-NOT: linalg.matmul
+// NOF64: error: rnn-matmul-to-blas: the target has no f64 GEMM (no callee-f64)
+func.func @f64(%a: memref<4x3xf64>, %b: memref<3x5xf64>, %c: memref<4x5xf64>) {
+  %zero = arith.constant 0.0 : f64
+  linalg.fill ins(%zero : f64) outs(%c : memref<4x5xf64>)
+  linalg.matmul ins(%a, %b : memref<4x3xf64>, memref<3x5xf64>)
+      outs(%c : memref<4x5xf64>)
+  return
+}
+
+// -----
+
+// Left alone: a product on tensors, and a matmul whose A is broadcast (not
+// a matrix access); with no call, no declaration is added.
 
 #k = affine_map<(m, n, k) -> (k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
 // CHECK-NOT: rnnrt_sgemm
-// CHECK-LABEL: func.func @f64(
-// CHECK: linalg.matmul ins({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<4x3xf64>, memref<3x5xf64>)
 // CHECK-LABEL: func.func @tensors(
 // CHECK: linalg.matmul ins({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : tensor<4x3xf32>, tensor<3x5xf32>)
 // CHECK-LABEL: func.func @broadcast(
 // CHECK: linalg.matmul indexing_maps =
 // CHECK-NOT: rnnrt_sgemm
-func.func @f64(%a: memref<4x3xf64>, %b: memref<3x5xf64>, %c: memref<4x5xf64>) {
-  linalg.matmul ins(%a, %b : memref<4x3xf64>, memref<3x5xf64>)
-      outs(%c : memref<4x5xf64>)
-  return
-}
-
 func.func @tensors(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>,
                    %c: tensor<4x5xf32>) -> tensor<4x5xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>)

@@ -118,12 +118,12 @@ func.func @lstm_6(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// x must hold f32, the only element type the lowering computes in.
+// x must hold f32 or f64, the element types the lowering computes in.
 
 func.func @lstm_7(%x: tensor<2x3x4xi32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm' op x must have element type f32 (the only one the lowering computes in), got 'i32'}}
+  // expected-error @+1 {{'rnn.lstm' op x must have element type f32 or f64 (the types the lowering computes in), got 'i32'}}
   %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
       weights(%wi, %wh, %bi, %bh)
       : (tensor<2x3x4xi32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
@@ -139,7 +139,7 @@ func.func @lstm_7(%x: tensor<2x3x4xi32>, %r: tensor<2x3xi1>,
 func.func @gru_bf16(%x: tensor<2x3x4xbf16>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xbf16>, %wi: tensor<15x4xbf16>, %wh: tensor<15x5xbf16>,
     %bi: tensor<15xbf16>, %bh: tensor<15xbf16>) {
-  // expected-error @+1 {{'rnn.gru' op x must have element type f32 (the only one the lowering computes in), got 'bf16'}}
+  // expected-error @+1 {{'rnn.gru' op x must have element type f32 or f64 (the types the lowering computes in), got 'bf16'}}
   %y, %hn = rnn.gru %x reset %r state(%h0) weights(%wi, %wh, %bi, %bh)
       : (tensor<2x3x4xbf16>, tensor<2x3xi1>, tensor<3x5xbf16>,
          tensor<15x4xbf16>, tensor<15x5xbf16>, tensor<15xbf16>,
@@ -150,16 +150,32 @@ func.func @gru_bf16(%x: tensor<2x3x4xbf16>, %r: tensor<2x3xi1>,
 
 // -----
 
-// f64 throughout, likewise.
+// f16 throughout, likewise.
 
-func.func @lstm_f64(%x: tensor<2x3x4xf64>, %r: tensor<2x3xi1>,
-    %h0: tensor<3x5xf64>, %c0: tensor<3x5xf64>, %wi: tensor<20x4xf64>,
+func.func @lstm_f16(%x: tensor<2x3x4xf16>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf16>, %c0: tensor<3x5xf16>, %wi: tensor<20x4xf16>,
+    %wh: tensor<20x5xf16>, %bi: tensor<20xf16>, %bh: tensor<20xf16>) {
+  // expected-error @+1 {{'rnn.lstm' op x must have element type f32 or f64 (the types the lowering computes in), got 'f16'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf16>, tensor<2x3xi1>, tensor<3x5xf16>, tensor<3x5xf16>,
+         tensor<20x4xf16>, tensor<20x5xf16>, tensor<20xf16>, tensor<20xf16>)
+      -> (tensor<2x3x5xf16>, tensor<3x5xf16>, tensor<3x5xf16>)
+  return
+}
+
+// -----
+
+// An f64 x with f32 weights: every float operand has x's element type.
+
+func.func @lstm_mixed(%x: tensor<2x3x4xf64>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf64>, %c0: tensor<3x5xf64>, %wi: tensor<20x4xf32>,
     %wh: tensor<20x5xf64>, %bi: tensor<20xf64>, %bh: tensor<20xf64>) {
-  // expected-error @+1 {{'rnn.lstm' op x must have element type f32 (the only one the lowering computes in), got 'f64'}}
+  // expected-error @+1 {{'rnn.lstm' op element type 'f32' of weight_ih != 'f64' of x}}
   %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
       weights(%wi, %wh, %bi, %bh)
       : (tensor<2x3x4xf64>, tensor<2x3xi1>, tensor<3x5xf64>, tensor<3x5xf64>,
-         tensor<20x4xf64>, tensor<20x5xf64>, tensor<20xf64>, tensor<20xf64>)
+         tensor<20x4xf32>, tensor<20x5xf64>, tensor<20xf64>, tensor<20xf64>)
       -> (tensor<2x3x5xf64>, tensor<3x5xf64>, tensor<3x5xf64>)
   return
 }

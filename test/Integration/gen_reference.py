@@ -27,6 +27,8 @@ h_n_l<k>, ... (rnn-run's naming), with the resets applied to every layer.
 For every case this writes
   data/<name>.in.npz   float32 inputs (+ bool is_init)
   data/<name>.ref.npz  float64 outputs and gradients
+and for the cases in F64_CASES data/<name>.f64.in.npz, the same inputs
+widened to float64 (inputs of the f64 runs, whose reference is the same)
 and the malformed inputs used by errors.test (data/bad_*.npz).
 
 The reference is a step-by-step implementation of the reset rule with
@@ -79,6 +81,12 @@ TOL = 1e-10
 
 # Stacks of layers of different cells and hidden sizes: (name, T, B, I,
 # [(cell, H) per layer], reset pattern).
+# Cases whose inputs are also written in float64 (<name>.f64.in.npz, the
+# float32 values widened, so the .ref.npz is theirs too) for the f64 runs.
+F64_CASES = ("lstm_l2_random", "gru_l2_random", "mgu_l2_random",
+             "lstm_l2_wide_random", "gru_l2_wide_random",
+             "mgu_l2_wide_random")
+
 STACKS = (
     ("stack_gru10_lstm12_random", 7, 3, 5, (("gru", 10), ("lstm", 12)),
      "random"),
@@ -720,6 +728,10 @@ def main():
               f"{'ok' if ok else 'FAIL'}")
         files[name + ".in.npz"] = npz_bytes(d)
         files[name + ".ref.npz"] = npz_bytes(ref)
+        if name in F64_CASES:
+            files[name + ".f64.in.npz"] = npz_bytes(
+                {k: v.astype(np.float64) if v.dtype == np.float32 else v
+                 for k, v in d.items()})
     failed |= not check_stacks(files)
     for fname, arrays in bad_files().items():
         files[fname] = npz_bytes(arrays)

@@ -66,9 +66,9 @@ static cl::opt<std::string> modelFile(cl::Positional, cl::init(""),
 static cl::opt<std::string> outputDir("o", cl::init(""),
                                       cl::desc("Output directory (required)"),
                                       cl::value_desc("DIR"), cl::cat(category));
-static cl::opt<std::string> preset("preset", cl::init(""),
-                                   cl::desc("Build the model: lstm | gru | mgu"),
-                                   cl::cat(category));
+static cl::opt<std::string>
+    preset("preset", cl::init(""),
+           cl::desc("Build the model: lstm | gru | mgu"), cl::cat(category));
 static cl::opt<long long> seqLen("seq-len", cl::init(32),
                                  cl::desc("T (preset; default 32)"),
                                  cl::cat(category));
@@ -170,6 +170,7 @@ static llvm::json::Object describeEntry(func::FuncOp func) {
     arg["dtype"] = element.isInteger(1)   ? "bool"
                    : element.isInteger(8) ? "uint8"
                    : element.isF32()      ? "float32"
+                   : element.isF64()      ? "float64"
                                           : "unknown";
     args.push_back(std::move(arg));
   }
@@ -398,6 +399,9 @@ int main(int argc, char **argv) {
       other.erase();
   ModelShape shape;
   std::string cellName = describeModel(model, shape);
+  // cuBLAS is called in f32 only.
+  if (target == "cuda" && shape.f64)
+    fail("--target=cuda computes in f32 only; the model is f64");
   {
     Signature signature;
     std::string error;

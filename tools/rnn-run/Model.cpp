@@ -48,12 +48,13 @@ LogicalResult checkShapeSizes(MLIRContext &context, const ModelShape &shape,
                               std::string &error) {
   int64_t gates = mlir::rnn::lookupCell(&context, shape.cell).getNumGates();
   int64_t widest = std::max(shape.inputSize, shape.hiddenSize);
+  int64_t elementBytes = shape.f64 ? 8 : 4;
   // [T, B, G*H] saved gates, [G*H, max(I, H)] weights, [T, B, I] x.
   std::initializer_list<int64_t> largest[] = {
-      {shape.seqLen, shape.batch, gates, shape.hiddenSize, 4},
-      {gates, shape.hiddenSize, widest, 4},
-      {shape.seqLen, shape.batch, shape.inputSize, 4},
-      {shape.layers, shape.batch, shape.hiddenSize, 4}};
+      {shape.seqLen, shape.batch, gates, shape.hiddenSize, elementBytes},
+      {gates, shape.hiddenSize, widest, elementBytes},
+      {shape.seqLen, shape.batch, shape.inputSize, elementBytes},
+      {shape.layers, shape.batch, shape.hiddenSize, elementBytes}};
   for (auto dims : largest) {
     int64_t bytes = 1;
     for (int64_t d : dims)
@@ -78,7 +79,7 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   auto cell = mlir::rnn::lookupCell(&context, s.cell);
   int64_t gates = cell.getNumGates();
   ArrayRef<StringRef> states = cell.getStateNames();
-  Type f32 = b.getF32Type();
+  Type real = s.f64 ? Type(b.getF64Type()) : Type(b.getF32Type());
   auto tensor = [&](ArrayRef<int64_t> shape, Type element) {
     return RankedTensorType::get(shape, element);
   };
@@ -101,21 +102,21 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
     resultAttrs.push_back(named(name, layer));
   };
 
-  Type state = tensor({s.batch, s.hiddenSize}, f32);
-  addArg("x", -1, tensor({s.seqLen, s.batch, s.inputSize}, f32));
+  Type state = tensor({s.batch, s.hiddenSize}, real);
+  addArg("x", -1, tensor({s.seqLen, s.batch, s.inputSize}, real));
   addArg("is_init", -1, tensor({s.seqLen, s.batch}, b.getI1Type()));
   for (int64_t l = 0; l < s.layers; ++l) {
     std::string k = std::to_string(l);
     int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
     for (StringRef name : states)
       addArg((name + "0").str(), l, state);
-    addArg("weight_ih_l" + k, -1, tensor({gates * s.hiddenSize, in}, f32));
+    addArg("weight_ih_l" + k, -1, tensor({gates * s.hiddenSize, in}, real));
     addArg("weight_hh_l" + k, -1,
-           tensor({gates * s.hiddenSize, s.hiddenSize}, f32));
-    addArg("bias_ih_l" + k, -1, tensor({gates * s.hiddenSize}, f32));
-    addArg("bias_hh_l" + k, -1, tensor({gates * s.hiddenSize}, f32));
+           tensor({gates * s.hiddenSize, s.hiddenSize}, real));
+    addArg("bias_ih_l" + k, -1, tensor({gates * s.hiddenSize}, real));
+    addArg("bias_hh_l" + k, -1, tensor({gates * s.hiddenSize}, real));
   }
-  Type sequence = tensor({s.seqLen, s.batch, s.hiddenSize}, f32);
+  Type sequence = tensor({s.seqLen, s.batch, s.hiddenSize}, real);
   addResult("y", -1, sequence);
   for (int64_t l = 0; l < s.layers; ++l) {
     for (StringRef name : states)
@@ -178,8 +179,9 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
   }
   Type element = shaped.getElementType();
   tensor.isMask = element.isInteger(1);
-  if (!tensor.isMask && !element.isF32()) {
-    error = what + " ('" + tensor.name + "') must be f32 or i1";
+  tensor.isF64 = element.isF64();
+  if (!tensor.isMask && !tensor.isF64 && !element.isF32()) {
+    error = what + " ('" + tensor.name + "') must be f32, f64 or i1";
     return failure();
   }
   tensor.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
@@ -363,6 +365,7 @@ std::string describeModel(func::FuncOp func, ModelShape &shape) {
       shape.inputSize = layer.getInputSize();
       shape.hiddenSize = layer.getHiddenSize();
       shape.cell = cellName;
+      shape.f64 = getElementTypeOrSelf(layer.getInput().getType()).isF64();
     } else if (name != cellName) {
       cellName = "mixed";
     }

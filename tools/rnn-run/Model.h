@@ -29,6 +29,8 @@ namespace run {
 struct ModelShape {
   /// A cell of the rnn dialect (`lstm`, `gru`, `mgu`; checkCellName).
   std::string cell = "lstm";
+  /// The element type of every float tensor: f64 rather than f32.
+  bool f64 = false;
   int64_t seqLen = 32, batch = 64, inputSize = 256, hiddenSize = 256,
           layers = 1;
 };
@@ -64,11 +66,14 @@ struct NamedTensor {
   /// `layer`), or 0 if `array` is this tensor alone.
   int64_t stacked = 0;
   std::vector<int64_t> shape;
-  /// Element type is i1 (the reset mask) rather than f32.
+  /// Element type is i1 (the reset mask) rather than a float.
   bool isMask = false;
+  /// Element type is f64 rather than f32.
+  bool isF64 = false;
 
   int64_t numElements() const;
-  int64_t bytes() const { return numElements() * (isMask ? 1 : 4); }
+  int64_t elementBytes() const { return isMask ? 1 : isF64 ? 8 : 4; }
+  int64_t bytes() const { return numElements() * elementBytes(); }
 };
 
 struct Signature {

@@ -62,15 +62,18 @@ static cl::OptionCategory category("rnn-run options");
 static cl::opt<std::string> modelFile(cl::Positional, cl::init(""),
                                       cl::desc("[MODEL.mlir]"),
                                       cl::cat(category));
-static cl::opt<std::string> preset("preset", cl::init(""),
-                                   cl::desc("Built-in model: a cell, lstm | gru | mgu (default: none, give it or "
-                 "MODEL.mlir)"),
-                                   cl::cat(category));
+static cl::opt<std::string> preset(
+    "preset", cl::init(""),
+    cl::desc(
+        "Built-in model: a cell, lstm | gru | mgu (default: none, give it or "
+        "MODEL.mlir)"),
+    cl::cat(category));
 static cl::opt<long long> seqLen("seq-len", cl::init(32),
                                  cl::desc("Sequence length T (default 32)"),
                                  cl::cat(category));
 static cl::opt<long long> batch("batch", cl::init(64),
-                                cl::desc("Batch size B (default 64)"), cl::cat(category));
+                                cl::desc("Batch size B (default 64)"),
+                                cl::cat(category));
 static cl::opt<long long> inputSize("input-size", cl::init(256),
                                     cl::desc("Input size I (default 256)"),
                                     cl::cat(category));
@@ -85,15 +88,22 @@ static cl::opt<double>
               cl::desc("Probability of is_init[t, b] for generated masks "
                        "(default 0)"),
               cl::cat(category));
+static cl::opt<std::string>
+    dtype("dtype", cl::init("f32"),
+          cl::desc("Element type of a preset's float tensors: f32 | f64 "
+                   "(default f32; f64 on the cpu target)"),
+          cl::cat(category));
 static cl::opt<std::string> mode("mode", cl::init("train"),
-                                 cl::desc("train | infer (default train)"), cl::cat(category));
+                                 cl::desc("train | infer (default train)"),
+                                 cl::cat(category));
 static cl::opt<std::string>
     remat("remat", cl::init("none"),
           cl::desc("Remat policy: none | gates | chunk:K | budget:BYTES "
                    "(default none)"),
           cl::cat(category));
 static cl::opt<std::string> target("target", cl::init("cpu"),
-                                   cl::desc("cpu | cuda (default cpu)"), cl::cat(category));
+                                   cl::desc("cpu | cuda (default cpu)"),
+                                   cl::cat(category));
 static cl::opt<bool> tf32("tf32", cl::init(false),
                           cl::desc("Let cuBLAS use TF32 tensor cores "
                                    "(--target=cuda)"),
@@ -133,20 +143,23 @@ static cl::opt<std::string>
                   cl::desc("The model function of MODEL.mlir to run (default: "
                            "its only one)"),
                   cl::cat(category));
-static cl::opt<std::string> inputsFile("inputs", cl::init(""),
-                                       cl::desc("Input arrays (.npz; default: generated from --seed)"),
-                                       cl::cat(category));
-static cl::opt<std::string> outputsFile("outputs", cl::init(""),
-                                        cl::desc("Output arrays (.npz; default: none written)"),
-                                        cl::cat(category));
+static cl::opt<std::string>
+    inputsFile("inputs", cl::init(""),
+               cl::desc("Input arrays (.npz; default: generated from --seed)"),
+               cl::cat(category));
+static cl::opt<std::string>
+    outputsFile("outputs", cl::init(""),
+                cl::desc("Output arrays (.npz; default: none written)"),
+                cl::cat(category));
 static cl::opt<unsigned long long>
     seed("seed", cl::init(0), cl::desc("Seed of generated arrays (default 0)"),
          cl::cat(category));
 static cl::opt<long long> iters("iters", cl::init(10),
-                                cl::desc("Measured steps (default 10)"), cl::cat(category));
-static cl::opt<long long> warmup("warmup", cl::init(2),
-                                 cl::desc("Unmeasured steps before (default 2)"),
-                                 cl::cat(category));
+                                cl::desc("Measured steps (default 10)"),
+                                cl::cat(category));
+static cl::opt<long long>
+    warmup("warmup", cl::init(2),
+           cl::desc("Unmeasured steps before (default 2)"), cl::cat(category));
 static cl::opt<bool> json("json", cl::init(false),
                           cl::desc("Print one JSON object"), cl::cat(category));
 static cl::opt<std::string> memoryReportFile(
@@ -163,9 +176,10 @@ static cl::opt<std::string> memorySVGFile(
              "the function's ops at their arena offsets, the peak marked "
              "(default: none)"),
     cl::value_desc("FILE"), cl::cat(category));
-static cl::opt<std::string> emit("emit", cl::init(""),
-                                 cl::desc("mlir | ptx: print and exit (default: run)"),
-                                 cl::cat(category));
+static cl::opt<std::string>
+    emit("emit", cl::init(""),
+         cl::desc("mlir | ptx: print and exit (default: run)"),
+         cl::cat(category));
 static cl::opt<long long>
     gemmRows("gemm-rows", cl::init(0),
              cl::desc("Rows the GEMM blocks aim for (0: the target's "
@@ -230,6 +244,10 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
     fail("--target must be cpu or cuda, got '" + target + "'");
   if (!emit.empty() && emit != "mlir" && emit != "ptx")
     fail("--emit must be mlir or ptx, got '" + emit + "'");
+  if (dtype != "f32" && dtype != "f64")
+    fail("--dtype must be f32 or f64, got '" + dtype + "'");
+  if (dtype.getNumOccurrences() && !modelFile.empty())
+    fail("--dtype applies to --preset: a model file's IR fixes its types");
   std::string error;
   if (!preset.empty() && failed(::rnn::run::checkCellName(preset, error)))
     fail("--preset: " + error);
@@ -240,9 +258,9 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
   struct {
     const char *flag;
     long long value;
-  } positive[] = {{"seq-len", seqLen},         {"batch", batch},
-                  {"input-size", inputSize},   {"hidden-size", hiddenSize},
-                  {"layers", layers},          {"iters", iters}};
+  } positive[] = {{"seq-len", seqLen},       {"batch", batch},
+                  {"input-size", inputSize}, {"hidden-size", hiddenSize},
+                  {"layers", layers},        {"iters", iters}};
   for (auto &p : positive)
     if (p.value <= 0)
       fail(std::string("--") + p.flag + " must be positive, got " +
@@ -262,11 +280,10 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
     fail("--reset-prob must be in [0, 1], got " + std::to_string(resetProb));
   if (emit == "ptx" && target != "cuda")
     fail("--emit=ptx needs --target=cuda");
-  for (auto [set, flag] :
-       {std::pair<bool, const char *>{tf32, "--tf32"},
-        {noCudaGraph, "--no-cuda-graph"},
-        {!cublasPath.empty(), "--cublas"},
-        {!cudaToolkit.empty(), "--cuda-toolkit"}})
+  for (auto [set, flag] : {std::pair<bool, const char *>{tf32, "--tf32"},
+                           {noCudaGraph, "--no-cuda-graph"},
+                           {!cublasPath.empty(), "--cublas"},
+                           {!cudaToolkit.empty(), "--cuda-toolkit"}})
     if (set && target != "cuda")
       fail(std::string(flag) + " needs --target=cuda");
   if (arena && noArena)
@@ -328,8 +345,7 @@ static void checkOutputsFile() {
   llvm::sys::path::remove_filename(parent);
   std::string directory = parent.empty() ? "." : parent.str().str();
   if (!fs::is_directory(directory))
-    fail("--outputs '" + outputsFile + "': no directory '" + directory +
-         "'");
+    fail("--outputs '" + outputsFile + "': no directory '" + directory + "'");
   if (fs::access(directory, fs::AccessMode::Write))
     fail("--outputs '" + outputsFile + "': directory '" + directory +
          "' is not writable");
@@ -348,6 +364,7 @@ static void checkPresetSizes(MLIRContext &context, const ModelShape &shape) {
 static ModelShape presetShape(const npz::ArrayMap *inputs) {
   ModelShape shape;
   shape.cell = preset;
+  shape.f64 = dtype == "f64";
   shape.seqLen = seqLen;
   shape.batch = batch;
   shape.inputSize = inputSize;
@@ -440,8 +457,8 @@ static void checkMemoryLimit(const Signature &signature, bool train,
   };
   auto refuse = [&](uint64_t bytes, const char *where, uint64_t limit,
                     const std::string &source) {
-    fail("the step needs " + std::to_string(bytes) + " bytes" + where +
-         " (" + mib(bytes) + ": inputs " + mib(inputs) + ", planned peak " +
+    fail("the step needs " + std::to_string(bytes) + " bytes" + where + " (" +
+         mib(bytes) + ": inputs " + mib(inputs) + ", planned peak " +
          (peak ? mib(*peak) : std::string("unknown")) + "), more than the " +
          std::to_string(limit) + " bytes of " + source);
   };
@@ -535,10 +552,14 @@ static void generate(const NamedTensor &arg, int64_t hidden,
     bound = 1.0 / std::sqrt(static_cast<double>(hidden));
   else if (name == "h0" || name == "c0")
     bound = 0.5;
-  bytes.resize(n * sizeof(float));
-  auto *values = reinterpret_cast<float *>(bytes.data());
-  for (int64_t i = 0; i < n; ++i)
-    values[i] = static_cast<float>((2.0 * unit(gen) - 1.0) * bound);
+  bytes.resize(n * arg.elementBytes());
+  for (int64_t i = 0; i < n; ++i) {
+    double value = (2.0 * unit(gen) - 1.0) * bound;
+    if (arg.isF64)
+      reinterpret_cast<double *>(bytes.data())[i] = value;
+    else
+      reinterpret_cast<float *>(bytes.data())[i] = static_cast<float>(value);
+  }
 }
 
 /// The shape of the npz array that holds `t` (with the stacked layers).
@@ -568,11 +589,15 @@ static void fromFile(const NamedTensor &arg, const npz::Array &array,
       bytes[i] = array.data[offset + i] != 0;
     return;
   }
-  if (array.dtype != npz::DType::F32)
+  npz::DType element = arg.isF64 ? npz::DType::F64 : npz::DType::F32;
+  if (array.dtype != element)
     fail(inputsFile + ": array '" + arg.array + "' has dtype " +
-         npz::dtypeName(array.dtype).str() + ", expected float32");
-  bytes.assign(array.data.begin() + offset * 4,
-               array.data.begin() + (offset + n) * 4);
+         npz::dtypeName(array.dtype).str() + ", expected " +
+         npz::dtypeName(element).str() + " (the model's element type" +
+         (preset.empty() ? "" : "; --dtype=f32|f64 sets a preset's") + ")");
+  int64_t size = arg.elementBytes();
+  bytes.assign(array.data.begin() + offset * size,
+               array.data.begin() + (offset + n) * size);
 }
 
 //===----------------------------------------------------------------------===//
@@ -643,8 +668,8 @@ struct ProgramMemory {
     if (!device)
       return data.data();
 #ifdef RNN_HAVE_CUDA_RUNTIME
-    void *buffer = ::rnn::runtime::cuda::copyToDevice(
-        data.data(), data.size(), /*accounted=*/false);
+    void *buffer = ::rnn::runtime::cuda::copyToDevice(data.data(), data.size(),
+                                                      /*accounted=*/false);
     if (!buffer && !data.empty())
       fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
     inputs.push_back(buffer);
@@ -665,11 +690,11 @@ struct ProgramMemory {
 #endif
   }
 
-  void read(float *dst, const float *src, size_t count) {
+  void read(char *dst, const char *src, size_t bytes) {
     if (!device)
-      return (void)std::copy(src, src + count, dst);
+      return (void)std::copy(src, src + bytes, dst);
 #ifdef RNN_HAVE_CUDA_RUNTIME
-    if (!::rnn::runtime::cuda::copyToHost(dst, src, count * sizeof(float)))
+    if (!::rnn::runtime::cuda::copyToHost(dst, src, bytes))
       fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
 #endif
   }
@@ -711,12 +736,12 @@ struct ProgramMemory {
                   : ::rnn::runtime::hostMemory();
   }
 
-  std::string gemm() {
+  std::string gemm(bool f64) {
 #ifdef RNN_HAVE_CUDA_RUNTIME
     if (device)
       return ::rnn::runtime::cuda::gemmBackend();
 #endif
-    return ::rnn::runtime::gemmBackend();
+    return ::rnn::runtime::gemmBackend(f64);
   }
 
   std::vector<std::pair<const char *, void *>> symbols() {
@@ -753,8 +778,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   std::string parseErrors;
   llvm::raw_string_ostream parseStream(parseErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv, "rnnc runner\n",
-                                   &parseStream)) {
+  if (!cl::ParseCommandLineOptions(argc, argv, "rnnc runner\n", &parseStream)) {
     // A bad option value is reported by the option itself, on stderr.
     llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
     first.consume_front("rnn-run: ");
@@ -816,6 +840,10 @@ int main(int argc, char **argv) {
   if (!modelFile.empty())
     cellName = describeModel(model, shape);
   int64_t flops = gemmFlops(model, mode == "train");
+  // cuBLAS is called in f32 only (the pipeline would stop at the first f64
+  // GEMM with a message about its internals).
+  if (target == "cuda" && shape.f64)
+    fail("--target=cuda computes in f32 only; the model is f64");
 
   if (emit == "mlir") {
     module->print(llvm::outs());
@@ -884,8 +912,8 @@ int main(int argc, char **argv) {
   std::string rematPlan = train ? remat.getValue() : std::string("none");
   if (auto attr = entry->getAttrOfType<StringAttr>("rnn.remat"))
     rematPlan = attr.getValue().str();
-  int64_t gemmBlock = mlir::rnn::gemmBlockSteps(
-      shape.seqLen, shape.batch, pipelineOptions.getGemmRows());
+  int64_t gemmBlock = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch,
+                                                pipelineOptions.getGemmRows());
   PassManager toLLVM(&context);
   mlir::rnn::buildLoopsToTargetPipeline(toLLVM, pipelineOptions);
   runPipeline(toLLVM, *module);
@@ -893,8 +921,8 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   ProgramMemory memory;
   memory.device = target == "cuda";
-  auto function = JitFunction::compile(*module, entryName, memory.symbols(),
-                                       jitListeners);
+  auto function =
+      JitFunction::compile(*module, entryName, memory.symbols(), jitListeners);
   if (!function)
     fail("JIT compilation failed: " + llvm::toString(function.takeError()), 1);
 
@@ -929,7 +957,7 @@ int main(int argc, char **argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::vector<double> stepMs, fwdMs, bwdMs;
   ::rnn::runtime::MemoryFigures last;
-  std::vector<std::vector<float>> resultValues(signature.results.size());
+  std::vector<std::vector<char>> resultValues(signature.results.size());
   int64_t resultBytes = 0;
   for (const NamedTensor &r : signature.results)
     if (!llvm::StringRef(r.name).starts_with("grad_"))
@@ -941,10 +969,9 @@ int main(int argc, char **argv) {
     size_t launches = 0, gemms = 0, syncs = 0, allocations = 0;
   };
   auto countsNow = [&] {
-    return StepCounts{::rnn::runtime::kernelLaunches(),
-                      ::rnn::runtime::gemmCalls(),
-                      ::rnn::runtime::synchronizations(),
-                      memory.ledger().totalAllocations()};
+    return StepCounts{
+        ::rnn::runtime::kernelLaunches(), ::rnn::runtime::gemmCalls(),
+        ::rnn::runtime::synchronizations(), memory.ledger().totalAllocations()};
   };
   std::optional<StepCounts> perStep;
   bool graphMode = useCudaGraph();
@@ -982,10 +1009,9 @@ int main(int argc, char **argv) {
       (*function)->invoke(packed);
     if (!perStep) {
       StepCounts after = countsNow();
-      perStep = StepCounts{after.launches - before.launches,
-                           after.gemms - before.gemms,
-                           after.syncs - before.syncs,
-                           after.allocations - before.allocations};
+      perStep = StepCounts{
+          after.launches - before.launches, after.gemms - before.gemms,
+          after.syncs - before.syncs, after.allocations - before.allocations};
     }
 #ifdef RNN_HAVE_CUDA_RUNTIME
     if (memory.device && !cuda::stopStepTimer(replay, deviceTimes))
@@ -1008,12 +1034,12 @@ int main(int argc, char **argv) {
     std::vector<void *> freed;
     for (auto [i, r] : llvm::enumerate(signature.results)) {
       auto *allocated = reinterpret_cast<void *>(resultStorage[word]);
-      auto *aligned = reinterpret_cast<float *>(resultStorage[word + 1]);
+      auto *aligned = reinterpret_cast<char *>(resultStorage[word + 1]);
       int64_t offset = resultStorage[word + 2];
       if (iter + 1 == warmup + iters) {
-        resultValues[i].resize(r.numElements());
-        memory.read(resultValues[i].data(), aligned + offset,
-                    r.numElements());
+        resultValues[i].resize(r.bytes());
+        memory.read(resultValues[i].data(), aligned + offset * r.elementBytes(),
+                    r.bytes());
       }
       // Results in the arena belong to it.
       if (!arenaBytes && llvm::find(freed, allocated) == freed.end()) {
@@ -1035,8 +1061,7 @@ int main(int argc, char **argv) {
 #endif
   if (arenaBuffer)
     memory.freeArena(arenaBuffer);
-  if (memory.ledger().liveAllocations() != 0 ||
-      memory.ledger().badFrees() != 0)
+  if (memory.ledger().liveAllocations() != 0 || memory.ledger().badFrees() != 0)
     fail("runtime accounting: " +
              std::to_string(memory.ledger().liveAllocations()) +
              " allocations leaked, " +
@@ -1049,12 +1074,13 @@ int main(int argc, char **argv) {
     std::vector<std::string> order;
     for (auto [i, r] : llvm::enumerate(signature.results)) {
       auto [it, inserted] = byName.try_emplace(
-          r.array, npz::Array::f32(r.array, arrayShape(r)));
+          r.array, r.isF64 ? npz::Array::f64(r.array, arrayShape(r))
+                           : npz::Array::f32(r.array, arrayShape(r)));
       if (inserted)
         order.push_back(r.array);
-      int64_t offset = r.stacked ? r.layer * r.numElements() : 0;
+      int64_t offset = r.stacked ? r.layer * r.bytes() : 0;
       std::copy(resultValues[i].begin(), resultValues[i].end(),
-                it->second.as<float>() + offset);
+                it->second.data.begin() + offset);
     }
     std::vector<const npz::Array *> arrays;
     for (const std::string &name : order)
@@ -1079,20 +1105,19 @@ int main(int argc, char **argv) {
                                      {"H", shape.hiddenSize},
                                      {"L", shape.layers}}},
         {"step_ms",
-         llvm::json::Object{{"median", stepMedian},
-                            {"min", *std::min_element(stepMs.begin(),
-                                                      stepMs.end())},
-                            {"max", *std::max_element(stepMs.begin(),
-                                                      stepMs.end())}}},
+         llvm::json::Object{
+             {"median", stepMedian},
+             {"min", *std::min_element(stepMs.begin(), stepMs.end())},
+             {"max", *std::max_element(stepMs.begin(), stepMs.end())}}},
         {"fwd_ms", median(fwdMs)},
         {"bwd_ms", median(bwdMs)},
         {"peak_bytes",
-         llvm::json::Object{{"measured", static_cast<int64_t>(last.peakBytes)},
-                            {"predicted", predictedPeak
-                                              ? llvm::json::Value(*predictedPeak)
-                                              : llvm::json::Value(nullptr)},
-                            {"fwd", static_cast<int64_t>(last.fwdPeakBytes)},
-                            {"bwd", static_cast<int64_t>(last.bwdPeakBytes)}}},
+         llvm::json::Object{
+             {"measured", static_cast<int64_t>(last.peakBytes)},
+             {"predicted", predictedPeak ? llvm::json::Value(*predictedPeak)
+                                         : llvm::json::Value(nullptr)},
+             {"fwd", static_cast<int64_t>(last.fwdPeakBytes)},
+             {"bwd", static_cast<int64_t>(last.bwdPeakBytes)}}},
         // Under --arena nothing is allocated in a step: no saved bytes to
         // measure.
         {"saved_bytes", arenaBytes ? llvm::json::Value(nullptr)
@@ -1100,7 +1125,7 @@ int main(int argc, char **argv) {
         {"arena_bytes", arenaBytes ? llvm::json::Value(*arenaBytes)
                                    : llvm::json::Value(nullptr)},
         {"flops", flops},
-        {"gemm", memory.gemm()},
+        {"gemm", memory.gemm(shape.f64)},
         {"gemm_block", gemmBlock},
         {"gemm_calls", static_cast<int64_t>(perStep->gemms)},
         {"launches", static_cast<int64_t>(perStep->launches)},
@@ -1118,10 +1143,10 @@ int main(int argc, char **argv) {
   auto mib = [](int64_t bytes) {
     return llvm::formatv("{0:f2} MiB", bytes / (1024.0 * 1024.0)).str();
   };
-  llvm::outs() << llvm::formatv(
-      "{0} {1} on {2}: T={3} B={4} I={5} H={6} L={7}", cellName, mode,
-      target, shape.seqLen, shape.batch, shape.inputSize, shape.hiddenSize,
-      shape.layers);
+  llvm::outs() << llvm::formatv("{0} {1} on {2}: T={3} B={4} I={5} H={6} L={7}",
+                                cellName, mode, target, shape.seqLen,
+                                shape.batch, shape.inputSize, shape.hiddenSize,
+                                shape.layers);
   if (train)
     llvm::outs() << ", remat " << rematPlan;
   llvm::outs() << "\n";
@@ -1133,15 +1158,16 @@ int main(int argc, char **argv) {
       median(fwdMs), median(bwdMs), flops / (stepMedian * 1e6));
   llvm::outs() << "  memory peak " << mib(last.peakBytes) << " measured, "
                << (predictedPeak ? mib(*predictedPeak) : std::string("none"))
-               << " predicted (fwd "
-               << mib(last.fwdPeakBytes) << ", bwd " << mib(last.bwdPeakBytes)
-               << "), saved for backward " << mib(savedBytes) << "\n";
-  llvm::outs() << "  gemm   " << memory.gemm() << "; " << perStep->gemms
-               << " calls per step, blocks of " << gemmBlock << " steps\n";
+               << " predicted (fwd " << mib(last.fwdPeakBytes) << ", bwd "
+               << mib(last.bwdPeakBytes) << "), saved for backward "
+               << mib(savedBytes) << "\n";
+  llvm::outs() << "  gemm   " << memory.gemm(shape.f64) << "; "
+               << perStep->gemms << " calls per step, blocks of " << gemmBlock
+               << " steps\n";
   llvm::outs() << "  host   per step: " << perStep->launches
                << " kernel launches, " << perStep->syncs
                << " synchronizations, " << perStep->allocations
-               << " allocations" << (graphMode ? "; replayed as a CUDA graph" : "")
-               << "\n";
+               << " allocations"
+               << (graphMode ? "; replayed as a CUDA graph" : "") << "\n";
   return 0;
 }

@@ -701,6 +701,62 @@ TEST(RuntimeGemm, BackendDescription) {
   std::string desc = gemmBackend();
   EXPECT_EQ(desc.rfind("openblas cblas_sgemm, 1 thread", 0), 0u) << desc;
   EXPECT_EQ(desc.find("threads"), std::string::npos) << desc;
+  std::string f64 = gemmBackend(/*f64=*/true);
+  EXPECT_EQ(f64.rfind("openblas cblas_dgemm, 1 thread", 0), 0u) << f64;
+}
+
+/// rnnrt_dgemm, the f64 entry point: every transposition of row-major
+/// operands, a column-major C (computed as C^T) and a broadcast A (the loop
+/// fallback), against a long double reference to 1e-13 relative.
+TEST(RuntimeGemm, DoublePrecisionEntryPoint) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  struct Matrix {
+    std::vector<double> buffer;
+    StridedMemRefType<double, 2> desc;
+    double at(int64_t r, int64_t c) const {
+      return desc.data[desc.offset + r * desc.strides[0] + c * desc.strides[1]];
+    }
+  };
+  auto make = [&](int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
+    Matrix m;
+    int64_t extent = 1 + (rows - 1) * s0 + (cols - 1) * s1;
+    m.buffer.resize(extent);
+    for (double &v : m.buffer)
+      v = dist(rng);
+    m.desc.basePtr = m.desc.data = m.buffer.data();
+    m.desc.offset = 0;
+    m.desc.sizes[0] = rows;
+    m.desc.sizes[1] = cols;
+    m.desc.strides[0] = s0;
+    m.desc.strides[1] = s1;
+    return m;
+  };
+  const int64_t M = 13, N = 9, K = 17;
+  for (int layout = 0; layout < 6; ++layout) {
+    // Layouts 0-3: the transpositions; 4: column-major C; 5: broadcast A.
+    bool ta = layout < 4 && (layout & 1), tb = layout < 4 && (layout & 2);
+    bool colC = layout == 4, broadcastA = layout == 5;
+    Matrix A = broadcastA ? make(M, K, 0, 1)
+               : ta       ? make(K, M, M, 1)
+                          : make(M, K, K, 1);
+    Matrix B = tb ? make(N, K, K, 1) : make(K, N, N, 1);
+    Matrix C = colC ? make(M, N, 1, M) : make(M, N, N, 1);
+    std::vector<long double> want(M * N);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        long double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += static_cast<long double>(ta ? A.at(k, i) : A.at(i, k)) *
+                 (tb ? B.at(j, k) : B.at(k, j));
+        want[i * N + j] = 1.5L * acc + 0.5L * C.at(i, j);
+      }
+    _mlir_ciface_rnnrt_dgemm(ta, tb, 1.5, 0.5, &A.desc, &B.desc, &C.desc);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        ASSERT_NEAR(C.at(i, j), static_cast<double>(want[i * N + j]), 1e-13)
+            << "layout " << layout << " at (" << i << "," << j << ")";
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -715,7 +771,7 @@ TEST(RuntimeJit, SymbolTableListsEntryPoints) {
         return entry.second;
     return nullptr;
   };
-  EXPECT_EQ(symbols.size(), 5u);
+  EXPECT_EQ(symbols.size(), 6u);
   EXPECT_EQ(lookup("_mlir_memref_to_llvm_alloc"),
             reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
   EXPECT_EQ(lookup("_mlir_memref_to_llvm_aligned_alloc"),
@@ -726,6 +782,8 @@ TEST(RuntimeJit, SymbolTableListsEntryPoints) {
             reinterpret_cast<void *>(&rnnrt_begin_phase));
   EXPECT_EQ(lookup("_mlir_ciface_rnnrt_sgemm"),
             reinterpret_cast<void *>(&_mlir_ciface_rnnrt_sgemm));
+  EXPECT_EQ(lookup("_mlir_ciface_rnnrt_dgemm"),
+            reinterpret_cast<void *>(&_mlir_ciface_rnnrt_dgemm));
 
   // Calling through the table reaches the accounting allocator.
   using AllocFn = void *(*)(size_t);

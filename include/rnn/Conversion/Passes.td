@@ -81,11 +81,18 @@ def MatmulToBLASPass : Pass<"rnn-matmul-to-blas", "ModuleOp"> {
     ```
     With `callee=rnnrt_cuda_sgemm` (the cuda pipeline) the same call goes to
     the runtime's GPU GEMM, which takes device pointers in the descriptors.
+    f64 products call `callee-f64` (`rnnrt_dgemm`, OpenBLAS's dgemm); with
+    an empty `callee-f64` they are an error.
   }];
   let options = [
     Option<"callee", "callee", "std::string", /*default=*/"\"rnnrt_sgemm\"",
-           "Runtime function called for each GEMM (C interface, same "
-           "signature as rnnrt_sgemm)">
+           "Runtime function called for each f32 GEMM (C interface, same "
+           "signature as rnnrt_sgemm)">,
+    Option<"calleeF64", "callee-f64", "std::string",
+           /*default=*/"\"rnnrt_dgemm\"",
+           "Runtime function called for each f64 GEMM (rnnrt_dgemm's "
+           "signature); empty: the target has none and an f64 GEMM is an "
+           "error">
   ];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "memref::MemRefDialect"];

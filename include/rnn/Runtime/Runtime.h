@@ -18,8 +18,9 @@
 //     compiled code marks the forward->backward boundary with
 //     `rnnrt_begin_phase(1)` so that time and memory, host and device, can
 //     be reported per phase.
-//   * A GEMM entry point (`rnnrt_sgemm`, called through its
-//     llvm.emit_c_interface wrapper) that forwards to OpenBLAS cblas_sgemm.
+//   * GEMM entry points (`rnnrt_sgemm`, `rnnrt_dgemm`, called through their
+//     llvm.emit_c_interface wrapper) that forward to OpenBLAS cblas_sgemm
+//     and cblas_dgemm.
 //
 // Why: memory use and time per training step are the quantities rnnc is
 // measured by, so they are measured here, at the single point every
@@ -73,6 +74,12 @@ void _mlir_ciface_rnnrt_sgemm(int64_t transA, int64_t transB, float alpha,
                               float beta, StridedMemRefType<float, 2> *A,
                               StridedMemRefType<float, 2> *B,
                               StridedMemRefType<float, 2> *C);
+
+/// The same in double precision (f64 models on the CPU).
+void _mlir_ciface_rnnrt_dgemm(int64_t transA, int64_t transB, double alpha,
+                              double beta, StridedMemRefType<double, 2> *A,
+                              StridedMemRefType<double, 2> *B,
+                              StridedMemRefType<double, 2> *C);
 } // extern "C"
 
 namespace rnn {
@@ -182,8 +189,8 @@ bool inStep();
 void setBlasThreads(int n);
 
 /// Describes the GEMM backend, e.g. "openblas cblas_sgemm, 1 thread (OpenBLAS
-/// 0.3.26 ..., core Haswell)".
-std::string gemmBackend();
+/// 0.3.26 ..., core Haswell)" (cblas_dgemm for `f64` code).
+std::string gemmBackend(bool f64 = false);
 
 //===----------------------------------------------------------------------===//
 // JIT registration.

@@ -3,7 +3,9 @@
 // Replaces f32 linalg.matmul on memrefs by a call to the runtime's
 // `rnnrt_sgemm`, which runs a tuned BLAS (OpenBLAS on the CPU), or to the
 // callee the `callee` option names (`rnnrt_cuda_sgemm` for the GPU, same
-// signature, device pointers in the descriptors). The kernels
+// signature, device pointers in the descriptors), and f64 ones by a call to
+// `callee-f64` (`rnnrt_dgemm`; none on a target without one, where an f64
+// product is an error). The kernels
 // express every GEMM as linalg.matmul with the transpositions in its
 // indexing maps, so the same IR can instead be tiled by upstream linalg
 // transforms; this pass is the fast path for a target that has a BLAS.
@@ -31,12 +33,23 @@ namespace rnn {
 
 using namespace mlir;
 
-/// The memref type every matrix is cast to before the call.
-static MemRefType dynamicMatrixType(MLIRContext *ctx) {
+/// The memref type every matrix of `element` is cast to before the call.
+static MemRefType dynamicMatrixType(Type element) {
+  MLIRContext *ctx = element.getContext();
   int64_t dyn = ShapedType::kDynamic;
   return MemRefType::get(
-      {dyn, dyn}, Float32Type::get(ctx),
+      {dyn, dyn}, element,
       StridedLayoutAttr::get(ctx, /*offset=*/dyn, /*strides=*/{dyn, dyn}));
+}
+
+/// The callee's type for matrices of `element`: (transA, transB, alpha,
+/// beta, A, B, C).
+static FunctionType calleeType(Type element) {
+  MLIRContext *ctx = element.getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  MemRefType matrix = dynamicMatrixType(element);
+  return FunctionType::get(
+      ctx, {i64, i64, element, element, matrix, matrix, matrix}, {});
 }
 
 /// Reads whether operand `which` (0 = A, 1 = B) is transposed from the
@@ -59,8 +72,9 @@ static FailureOr<bool> isTransposed(linalg::MatmulOp op, unsigned which) {
 
 namespace {
 struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
-  MatmulToCall(MLIRContext *ctx, StringRef callee)
-      : OpRewritePattern(ctx), callee(callee.str()) {}
+  /// Rewrites the products of `element` into calls to `callee`.
+  MatmulToCall(MLIRContext *ctx, Type element, StringRef callee)
+      : OpRewritePattern(ctx), element(element), callee(callee.str()) {}
 
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -69,8 +83,8 @@ struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
           c = op.getDpsInits()[0];
     for (Value v : {a, b, c})
-      if (!cast<MemRefType>(v.getType()).getElementType().isF32())
-        return rewriter.notifyMatchFailure(op, "not f32");
+      if (cast<MemRefType>(v.getType()).getElementType() != element)
+        return rewriter.notifyMatchFailure(op, "another element type");
     FailureOr<bool> transA = isTransposed(op, 0);
     FailureOr<bool> transB = isTransposed(op, 1);
     MLIRContext *ctx = op.getContext();
@@ -81,29 +95,29 @@ struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
       return rewriter.notifyMatchFailure(op, "not a matrix product");
 
     // A zero fill of C right before the product becomes beta = 0.
-    float beta = 1.0f;
+    double beta = 1.0;
     if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
       FloatAttr value;
       if (fill.getDpsInits()[0] == c &&
           matchPattern(fill.getDpsInputs()[0], m_Constant(&value)) &&
           value.getValue().isZero()) {
-        beta = 0.0f;
+        beta = 0.0;
         rewriter.eraseOp(fill);
       }
     }
 
     Location loc = op.getLoc();
-    MemRefType matrixType = dynamicMatrixType(ctx);
+    MemRefType matrixType = dynamicMatrixType(element);
     auto flag = [&](bool value) -> Value {
-      return arith::ConstantIntOp::create(rewriter, loc,
-                                          rewriter.getI64Type(), value);
+      return arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                          value);
     };
-    auto f32 = [&](float value) -> Value {
+    auto scalar = [&](double value) -> Value {
       return arith::ConstantOp::create(rewriter, loc,
-                                       rewriter.getF32FloatAttr(value));
+                                       rewriter.getFloatAttr(element, value));
     };
-    SmallVector<Value> args = {flag(*transA), flag(*transB), f32(1.0f),
-                               f32(beta)};
+    SmallVector<Value> args = {flag(*transA), flag(*transB), scalar(1.0),
+                               scalar(beta)};
     for (Value v : {a, b, c})
       args.push_back(memref::CastOp::create(rewriter, loc, matrixType, v));
     rewriter.replaceOpWithNewOp<func::CallOp>(op, callee, TypeRange{}, args);
@@ -111,6 +125,7 @@ struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
   }
 
 private:
+  Type element;
   std::string callee;
 };
 
@@ -125,38 +140,57 @@ struct MatmulToBLASPass
       module.emitError("rnn-matmul-to-blas: empty callee name");
       return signalPassFailure();
     }
+    Type f32 = Float32Type::get(ctx), f64 = Float64Type::get(ctx);
+    SmallVector<std::pair<Type, std::string>> callees = {{f32, callee}};
+    if (!calleeF64.empty())
+      callees.push_back({f64, calleeF64});
     RewritePatternSet patterns(ctx);
-    patterns.add<MatmulToCall>(ctx, callee);
+    for (auto &[element, name] : callees)
+      patterns.add<MatmulToCall>(ctx, element, name);
     walkAndApplyPatterns(module, std::move(patterns));
 
-    bool called = false;
-    module.walk(
-        [&](func::CallOp call) { called |= call.getCallee() == callee; });
+    WalkResult left = module.walk([&](linalg::MatmulOp op) {
+      if (!op.hasPureBufferSemantics())
+        return WalkResult::advance();
+      Type element =
+          cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
+      if (element == f64 && calleeF64.empty()) {
+        op.emitError("rnn-matmul-to-blas: the target has no f64 GEMM "
+                     "(no callee-f64)");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted())
+      return signalPassFailure();
+    for (auto &[element, name] : callees)
+      if (failed(declare(module, name, calleeType(element))))
+        return signalPassFailure();
+  }
+
+  /// Declares `name` of `type` if the module calls it. A symbol of that
+  /// name that is not the runtime's entry point would take the calls: the
+  /// module must not define one.
+  LogicalResult declare(ModuleOp module, StringRef name, FunctionType type) {
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-    Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
-    MemRefType matrix = dynamicMatrixType(ctx);
-    FunctionType type = builder.getFunctionType(
-        {i64, i64, f32, f32, matrix, matrix, matrix}, {});
-    // A symbol of that name that is not the runtime's entry point would
-    // take the calls: the module must not define one.
-    if (Operation *existing = module.lookupSymbol(callee)) {
+    if (Operation *existing = module.lookupSymbol(name)) {
       auto function = dyn_cast<func::FuncOp>(existing);
       if (!function || function.getFunctionType() != type ||
-          !function.isExternal()) {
-        existing->emitError("rnn-matmul-to-blas: @")
-            << callee.getValue()
-            << " is the runtime's GEMM entry point, declared as "
-            << type << "; the module defines it differently";
-        return signalPassFailure();
-      }
+          !function.isExternal())
+        return existing->emitError("rnn-matmul-to-blas: @")
+               << name << " is the runtime's GEMM entry point, declared as "
+               << type << "; the module defines it differently";
       function->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-      return;
+      return success();
     }
+    bool called = false;
+    module.walk([&](func::CallOp call) { called |= call.getCallee() == name; });
     if (!called)
-      return;
-    auto decl = func::FuncOp::create(builder, module.getLoc(), callee, type);
+      return success();
+    auto decl = func::FuncOp::create(builder, module.getLoc(), name, type);
     decl.setPrivate();
     decl->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+    return success();
   }
 };
 } // namespace

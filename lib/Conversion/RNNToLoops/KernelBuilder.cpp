@@ -19,10 +19,9 @@
 using namespace mlir;
 using namespace mlir::rnn;
 
-KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc,
+KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
                              int64_t vectorWidth)
-    : b(loc, builder), elementType(builder.getF32Type()),
-      vectorWidth(vectorWidth) {}
+    : b(loc, builder), elementType(elementType), vectorWidth(vectorWidth) {}
 
 bool KernelBuilder::isAlongLanes(Value index) {
   if (width == 1)
@@ -162,11 +161,9 @@ void KernelBuilder::freeScratch() {
 Value KernelBuilder::step(Value sequence, Value t) {
   auto type = cast<MemRefType>(sequence.getType());
   ArrayRef<int64_t> shape = type.getShape();
-  SmallVector<OpFoldResult> offsets = {t, b.getIndexAttr(0),
-                                       b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                     b.getIndexAttr(shape[1]),
-                                     b.getIndexAttr(shape[2])};
+  SmallVector<OpFoldResult> offsets = {t, b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {
+      b.getIndexAttr(1), b.getIndexAttr(shape[1]), b.getIndexAttr(shape[2])};
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
   auto resultType = memref::SubViewOp::inferRankReducedResultType(
       {shape[1], shape[2]}, type, offsets, sizes, strides);
@@ -181,12 +178,11 @@ Value KernelBuilder::flatten(Value sequence) {
 
 Value KernelBuilder::previous(Value sequence, Value initial, Value t) {
   Value zero = index(0);
-  Value before = arith::MaxSIOp::create(
-      b, arith::SubIOp::create(b, t, index(1)), zero);
+  Value before =
+      arith::MaxSIOp::create(b, arith::SubIOp::create(b, t, index(1)), zero);
   Value view = step(sequence, before);
   Value init = memref::CastOp::create(b, view.getType(), initial);
-  Value first =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, zero);
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, zero);
   return arith::SelectOp::create(b, first, init, view);
 }
 
@@ -224,8 +220,7 @@ Value KernelBuilder::ones(int64_t n) {
   return buffer;
 }
 
-void KernelBuilder::addColumnSums(Value rowsMatrix, Value onesRow,
-                                  Value acc) {
+void KernelBuilder::addColumnSums(Value rowsMatrix, Value onesRow, Value acc) {
   int64_t numRows = cast<MemRefType>(rowsMatrix.getType()).getDimSize(0);
   matmul(columns(onesRow, 0, numRows), rowsMatrix, acc, false, false, true);
 }
@@ -267,9 +262,8 @@ Value KernelBuilder::steps(Value sequence, Value start, int64_t len) {
     return sequence;
   SmallVector<OpFoldResult> offsets = {start, b.getIndexAttr(0),
                                        b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(len),
-                                     b.getIndexAttr(shape[1]),
-                                     b.getIndexAttr(shape[2])};
+  SmallVector<OpFoldResult> sizes = {
+      b.getIndexAttr(len), b.getIndexAttr(shape[1]), b.getIndexAttr(shape[2])};
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
   return memref::SubViewOp::create(b, sequence, offsets, sizes, strides);
 }
@@ -285,8 +279,9 @@ void KernelBuilder::project(Value x, Value weightIh, Value dst) {
          /*accumulate=*/false);
 }
 
-void KernelBuilder::forChunks(int64_t steps, int64_t chunk, bool reverse,
-                              function_ref<void(Value start, int64_t len)> body) {
+void KernelBuilder::forChunks(
+    int64_t steps, int64_t chunk, bool reverse,
+    function_ref<void(Value start, int64_t len)> body) {
   int64_t full = steps / chunk, rest = steps % chunk;
   auto fullChunks = [&] {
     if (full == 1)

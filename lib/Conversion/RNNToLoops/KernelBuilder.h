@@ -28,7 +28,9 @@ namespace rnn {
 
 class KernelBuilder {
 public:
-  KernelBuilder(OpBuilder &builder, Location loc, int64_t vectorWidth = 1);
+  /// Scalars, scratch and vectors of `elementType` (f32 or f64).
+  KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
+                int64_t vectorWidth = 1);
 
   ImplicitLocOpBuilder &builder() { return b; }
 
@@ -108,9 +110,9 @@ public:
   /// block's first step, `offset` = start - first. The blocks are those of
   /// the whole sequence whatever `first`, so every kernel that covers a
   /// block issues the same GEMMs for it.
-  void forBlocks(Value first, int64_t steps, int64_t block, bool reverse,
-                 function_ref<void(Value start, Value offset, int64_t len)>
-                     body);
+  void
+  forBlocks(Value first, int64_t steps, int64_t block, bool reverse,
+            function_ref<void(Value start, Value offset, int64_t len)> body);
   /// Runs `body(t, j, i)` over the steps of the block of forBlocks at
   /// (`start`, `offset`, `len`), first to last or, if `reverse`, last to
   /// first: t is the step, j = t - first its index in the kernel's range

@@ -61,8 +61,10 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
       return rewriter.notifyMatchFailure(op, "the cell has no lowering");
     if (!dps.hasPureBufferSemantics())
       return rewriter.notifyMatchFailure(op, "not bufferized");
-    if (!cast<MemRefType>(op.getInput().getType()).getElementType().isF32())
-      return rewriter.notifyMatchFailure(op, "only f32 is lowered");
+    Type elementType =
+        cast<MemRefType>(op.getInput().getType()).getElementType();
+    if (!elementType.isF32() && !elementType.isF64())
+      return rewriter.notifyMatchFailure(op, "only f32 and f64 are lowered");
     // The loops index whole sequences and collapse [T, B, X] into
     // [T*B, X]: every buffer must be contiguous and row-major.
     for (Value operand : op->getOperands())
@@ -78,7 +80,7 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
     }
     rewriter.setInsertionPoint(op);
     Operation *before = op->getPrevNode();
-    KernelBuilder k(rewriter, op.getLoc(), vectorWidth);
+    KernelBuilder k(rewriter, op.getLoc(), elementType, vectorWidth);
     lowering.emitKernel(op, k);
     k.freeScratch();
     // The kernel's allocations, loops and calls name the kernel and its
