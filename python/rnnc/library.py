@@ -184,8 +184,11 @@ def _compiler_identity(path):
 
 
 def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
-                  remat="none", target="cpu", chip=None, device=None):
+                  remat="none", target="cpu", chip=None, device=None,
+                  dtype="float32"):
     """The library of a preset model, compiled on first use and cached.
+    `dtype` is the element type of its float tensors: float32, or float64
+    (the cpu target only).
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
     `device` the GPU ordinal the loaded library runs on: a library loaded
     in this process serves one device, so each device gets its own."""
@@ -193,10 +196,13 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
         raise RNNCError(f"unknown cell {cell!r} (expected lstm, gru or mgu)")
     if target not in ("cpu", "cuda"):
         raise RNNCError(f"unknown target {target!r} (expected cpu or cuda)")
+    if dtype not in ("float32", "float64"):
+        raise RNNCError(f"unknown dtype {dtype!r} (expected float32 or "
+                        f"float64)")
     compiler = find_compiler()
     key_text = json.dumps([ABI_VERSION, _compiler_identity(compiler), cell,
                            seq_len, batch, input_size, hidden_size, layers,
-                           remat, target, chip])
+                           remat, target, chip, dtype])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
     loaded_key = (key, device)
     with _lock:
@@ -211,7 +217,9 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                 cmd = [compiler, f"--preset={cell}", f"--seq-len={seq_len}",
                        f"--batch={batch}", f"--input-size={input_size}",
                        f"--hidden-size={hidden_size}", f"--layers={layers}",
-                       f"--remat={remat}", f"--target={target}", "-o", tmp]
+                       f"--remat={remat}", f"--target={target}",
+                       f"--dtype={'f64' if dtype == 'float64' else 'f32'}",
+                       "-o", tmp]
                 if chip:
                     cmd.insert(-2, f"--chip={chip}")
                 run = subprocess.run(cmd, capture_output=True, text=True)

@@ -18,7 +18,8 @@ storage. With gradients the forward entry point fills a saved region (a
 uint8 tensor kept in the autograd context, its size known at compile time)
 and the backward entry point reads it; under `torch.no_grad()` the
 inference entry point runs and nothing is saved. Tensors are float32, on
-the CPU or on a CUDA device: CUDA tensors run the library compiled for the
+the CPU or on a CUDA device, or float64 on the CPU (`dtype=torch.float64`
+or `.double()`: for gradient checks): CUDA tensors run the library compiled for the
 cuda target, on PyTorch's current stream of their device, without a
 synchronization, and every buffer (the saved region and the scratch arena
 included) comes from PyTorch's allocator.
@@ -34,6 +35,9 @@ from .library import RNNCError, compile_model
 __all__ = ["LSTM", "GRU", "MGU", "RNNCError"]
 
 _OUTPUTS = ("y", "h_n", "c_n")
+_TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
+                 "float32": torch.float32, "float64": torch.float64}
+_FLOATS = {torch.float32: "float32", torch.float64: "float64"}
 
 
 def _pointer(tensor, arg, layer_count, device):
@@ -47,8 +51,7 @@ def _pointer(tensor, arg, layer_count, device):
         part = tensor[arg.layer]
     else:
         part = tensor
-    want = torch.bool if arg.dtype == "bool" else (
-        torch.uint8 if arg.dtype == "uint8" else torch.float32)
+    want = _TORCH_DTYPES[arg.dtype]
     if part.dtype != want:
         raise RNNCError(f"{arg.name} must be {want}, got {part.dtype}")
     if tuple(part.shape) != arg.shape:
@@ -114,6 +117,10 @@ class _Function(torch.autograd.Function):
         ctx.module = module
         ctx.library = library
         ctx.has_c = c0 is not None
+        # The backward entry point computes in place in the saved region
+        # (the gates become their gradients): a second backward through
+        # this forward (retain_graph) runs the forward again first.
+        ctx.consumed = False
         ctx.save_for_backward(x, is_init, h0,
                               c0 if c0 is not None else h0, outputs["y"],
                               saved, *params)
@@ -128,6 +135,13 @@ class _Function(torch.autograd.Function):
         x, is_init, h0, c0, y, saved, *params = ctx.saved_tensors
         if not ctx.has_c:
             c0 = None
+        if ctx.consumed:
+            saved = torch.empty_like(saved)
+            again = module._named(x, is_init, h0, c0, params)
+            again.update(module._outputs(x))
+            again["saved"] = saved
+            _call(library, "fwd", again, module.num_layers, x.device)
+        ctx.consumed = True
         tensors = module._named(x, is_init, h0, c0, params)
         tensors["y"] = y
         tensors["saved"] = saved
@@ -172,8 +186,9 @@ class _RNNBase(nn.Module):
                             "rnnc yet")
         if not bias:
             raise RNNCError("bias=False is not supported by rnnc")
-        if dtype is not None and dtype != torch.float32:
-            raise RNNCError(f"rnnc supports float32 only, got {dtype}")
+        dtype = torch.float32 if dtype is None else dtype
+        if dtype not in _FLOATS:
+            raise RNNCError(f"rnnc supports float32 and float64, got {dtype}")
         if device is not None and torch.device(device).type not in ("cpu",
                                                                    "cuda"):
             raise RNNCError(f"rnnc runs on the CPU or CUDA devices, got "
@@ -203,7 +218,7 @@ class _RNNBase(nn.Module):
                                 (f"bias_ih_l{k}", (gh,)),
                                 (f"bias_hh_l{k}", (gh,))):
                 self.register_parameter(
-                    name, nn.Parameter(torch.empty(shape, dtype=torch.float32,
+                    name, nn.Parameter(torch.empty(shape, dtype=dtype,
                                                    device=device)))
                 self._param_names.append(name)
         self.reset_parameters()
@@ -225,12 +240,29 @@ class _RNNBase(nn.Module):
             s += ", batch_first=True"
         return s + f", remat={self.remat!r}"
 
+    @property
+    def _dtype(self):
+        """The element type of the parameters (float32 or float64; a
+        module converted with .double() computes in float64)."""
+        dtype = self._flat_params[0].dtype
+        if dtype not in _FLOATS:
+            raise RNNCError(f"rnnc supports float32 and float64 parameters, "
+                            f"got {dtype}")
+        if any(p.dtype != dtype for p in self._flat_params):
+            raise RNNCError("the parameters have different dtypes")
+        return dtype
+
     def _library(self, seq_len, batch, device):
+        dtype = _FLOATS[self._dtype]
         if device.type == "cpu":
             return compile_model(self._cell, seq_len, batch, self.input_size,
-                                 self.hidden_size, self.num_layers, self.remat)
+                                 self.hidden_size, self.num_layers, self.remat,
+                                 dtype=dtype)
         if device.type != "cuda":
             raise RNNCError(f"rnnc runs CPU and CUDA tensors, got {device}")
+        if dtype != "float32":
+            raise RNNCError("float64 runs on the CPU only (the cuda target "
+                            "computes in float32)")
         ordinal = device.index if device.index is not None else \
             torch.cuda.current_device()
         major, minor = torch.cuda.get_device_capability(ordinal)
@@ -263,8 +295,9 @@ class _RNNBase(nn.Module):
             raise RNNCError(f"input must be 3-D ([T, B, I], or [B, T, I] "
                             f"with batch_first), got shape "
                             f"{list(input.shape)}")
-        if input.dtype != torch.float32:
-            raise RNNCError(f"input must be float32, got {input.dtype}")
+        if input.dtype != self._dtype:
+            raise RNNCError(f"input must be {_FLOATS[self._dtype]} (the "
+                            f"parameters' dtype), got {input.dtype}")
         if input.shape[-1] != self.input_size:
             raise RNNCError(f"input has {input.shape[-1]} features, the "
                             f"layer expects input_size={self.input_size}")
@@ -292,15 +325,16 @@ class _RNNBase(nn.Module):
     def _state(self, state, name, B, device):
         L, H = self.num_layers, self.hidden_size
         if state is None:
-            return torch.zeros((L, B, H), dtype=torch.float32, device=device)
+            return torch.zeros((L, B, H), dtype=self._dtype, device=device)
         if not isinstance(state, torch.Tensor):
             raise RNNCError(f"{name} must be a tensor")
         if tuple(state.shape) != (L, B, H):
             raise RNNCError(f"{name} must have shape [{L}, {B}, {H}] "
                             f"(num_layers, batch, hidden_size), got "
                             f"{list(state.shape)}")
-        if state.dtype != torch.float32:
-            raise RNNCError(f"{name} must be float32, got {state.dtype}")
+        if state.dtype != self._dtype:
+            raise RNNCError(f"{name} must be {_FLOATS[self._dtype]}, got "
+                            f"{state.dtype}")
         return state
 
     def _run(self, input, h0, c0, is_init):

@@ -85,6 +85,11 @@ static cl::opt<long long> layers("layers", cl::init(1),
                                  cl::desc("L (preset; default 1)"),
                                  cl::cat(category));
 static cl::opt<std::string>
+    dtype("dtype", cl::init("f32"),
+          cl::desc("Element type of the preset's float tensors: f32 | f64 "
+                   "(default f32; f64 on the cpu target)"),
+          cl::cat(category));
+static cl::opt<std::string>
     remat("remat", cl::init("none"),
           cl::desc("What the forward saves for the backward: none | gates | "
                    "chunk:K | budget:BYTES (default none)"),
@@ -324,6 +329,8 @@ int main(int argc, char **argv) {
     fail("--preset: " + error);
   if (target != "cpu" && target != "cuda")
     fail("--target must be cpu or cuda, got '" + target + "'");
+  if (dtype != "f32" && dtype != "f64")
+    fail("--dtype must be f32 or f64, got '" + dtype + "'");
   if (target != "cuda")
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
              &chip, &cudaToolkit, &cudaRuntimeLib})
@@ -332,10 +339,11 @@ int main(int argc, char **argv) {
   if (!entryFunction.empty() && modelFile.empty())
     fail("--entry needs a model file (MODEL.mlir)");
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
-           &seqLen, &batch, &inputSize, &hiddenSize, &layers}) {
+           &seqLen, &batch, &inputSize, &hiddenSize, &layers, &dtype}) {
     if (!modelFile.empty() && flag->getNumOccurrences())
       fail("--" + flag->ArgStr.str() +
-           " applies to --preset: a model file's IR fixes its shapes");
+           " applies to --preset: a model file's IR fixes its shapes and "
+           "types");
   }
 
   mlir::rnn::PipelineOptions options;
@@ -370,6 +378,7 @@ int main(int argc, char **argv) {
   } else {
     ModelShape shape;
     shape.cell = preset;
+    shape.f64 = dtype == "f64";
     shape.seqLen = seqLen;
     shape.batch = batch;
     shape.inputSize = inputSize;
