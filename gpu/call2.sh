@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# GPU session, call 2 (about 8 minutes): bench/gpu_vs_cudnn.py at B=4096 and
-# B=64 (T=32, I=H=256, L=1 and 2, resets 0 and 5%, fp32 and TF32), graph
-# replay against eager launches at B=64. From the repository root:
+# GPU session, call 2 (about 8 minutes): bench/gpu_vs_cudnn.py at B=64
+# (T=32, I=H=256, L=1 and 2, resets 0 and 5%, fp32 and TF32), graph replay
+# against eager launches at B=64, and the RUN lines of test/GPU/run-cuda.test
+# (its bitwise check is ~260 runs of rnn-run, 8 at a time). From the repository root:
 #
 #   OUT=$OUT bash .gpu/call2.sh
 #
@@ -14,12 +15,6 @@ stage() { echo; echo "##### $* ($(date +%T))"; }
 source .gpu/unpack.sh
 RR=$(command -v rnn-run)
 
-stage bench B=4096
-timeout 260 python3 bench/gpu_vs_cudnn.py --rnn-run=$RR --batch=4096 \
-  --layers=1,2 --reset-prob=0,0.05 --tf32=both --rounds=1 --iters=10 \
-  --warmup=3 | tee "$OUT/bench-b4096.txt"
-echo "bench rc=${PIPESTATUS[0]}"
-
 stage bench B=64
 timeout 120 python3 bench/gpu_vs_cudnn.py --rnn-run=$RR --batch=64 \
   --layers=1,2 --reset-prob=0,0.05 --tf32=both --rounds=1 --iters=20 \
@@ -31,4 +26,8 @@ timeout 60 python3 bench/gpu_vs_cudnn.py --rnn-run=$RR --batch=64 \
   --layers=1 --reset-prob=0 --tf32=off --rounds=1 --iters=20 --warmup=5 \
   --rnn-run-flag=--no-cuda-graph | tee "$OUT/bench-b64-eager.txt"
 echo "bench rc=${PIPESTATUS[0]}"
+stage run-cuda.test
+timeout 330 python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test
+echo "run-cuda.test rc=$?"
+
 stage done
