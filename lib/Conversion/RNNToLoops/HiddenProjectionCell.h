@@ -10,8 +10,9 @@
 // the masked state entering the step to h_in. Per block:
 //
 //   grad_x[p : p+P] = dI W_ih ; grad_W_ih += dI^T x[p : p+P]
-//   grad_W_hh[0:(G-1)H] += dI[:, 0:(G-1)H]^T hIn ; grad_W_hh[(G-1)H:] +=
-//   dHn^T hIn ; grad_b_ih += ones^T dI ; grad_b_hh[(G-1)H:] += ones^T dHn
+//   grad_W_hh[0:(G-1)H] += dI[:, 0:(G-1)H]^T hIn
+//   grad_W_hh[(G-1)H:G*H] += dHn^T hIn
+//   grad_b_ih += ones^T dI ; grad_b_hh[(G-1)H:G*H] += ones^T dHn
 //
 // and at the end grad_b_hh[0:(G-1)H] = grad_b_ih[0:(G-1)H] (the gates
 // before n share their pre-activations between the two projections).
