@@ -70,14 +70,29 @@ std::string trimmed(const char *s) {
   return r;
 }
 
+/// The row-major cblas call `call`: cblas_sgemm or cblas_dgemm.
+void cblasGemm(const gemm::RowMajorCallOf<float> &call, float alpha,
+               float beta) {
+  cblas_sgemm(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,
+              call.N, call.K, alpha, call.a, call.lda, call.b, call.ldb, beta,
+              call.c, call.ldc);
+}
+
+void cblasGemm(const gemm::RowMajorCallOf<double> &call, double alpha,
+               double beta) {
+  cblas_dgemm(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,
+              call.N, call.K, alpha, call.a, call.lda, call.b, call.ldb, beta,
+              call.c, call.ldc);
+}
+
 } // namespace
 
-/// The entry points' common body: checks, plans one cblas call (`blas`, a
-/// lambda around cblas_sgemm or cblas_dgemm) or runs the loop.
-template <typename T, typename Blas>
+/// The entry points' common body: checks, plans one cblas call or runs the
+/// loop.
+template <typename T>
 static void runGemm(const char *entry, int64_t transA, int64_t transB, T alpha,
                     T beta, Memref2DOf<T> *A, Memref2DOf<T> *B,
-                    Memref2DOf<T> *C, Blas blas) {
+                    Memref2DOf<T> *C) {
   countGemmCall();
   bool ta = transA != 0, tb = transB != 0;
   gemm::Sizes sizes = gemm::checkShapes(entry, ta, tb, A, B, C);
@@ -88,9 +103,7 @@ static void runGemm(const char *entry, int64_t transA, int64_t transB, T alpha,
     gemmLoop(ta, tb, alpha, beta, *A, *B, *C, sizes);
     return;
   }
-  blas(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,
-       call.N, call.K, alpha, call.a, call.lda, call.b, call.ldb, beta, call.c,
-       call.ldc);
+  cblasGemm(call, alpha, beta);
 }
 
 extern "C" void _mlir_ciface_rnnrt_sgemm(int64_t transA, int64_t transB,
@@ -98,8 +111,7 @@ extern "C" void _mlir_ciface_rnnrt_sgemm(int64_t transA, int64_t transB,
                                          StridedMemRefType<float, 2> *A,
                                          StridedMemRefType<float, 2> *B,
                                          StridedMemRefType<float, 2> *C) {
-  runGemm("rnnrt_sgemm", transA, transB, alpha, beta, A, B, C,
-          [](auto... args) { cblas_sgemm(args...); });
+  runGemm("rnnrt_sgemm", transA, transB, alpha, beta, A, B, C);
 }
 
 extern "C" void _mlir_ciface_rnnrt_dgemm(int64_t transA, int64_t transB,
@@ -107,8 +119,7 @@ extern "C" void _mlir_ciface_rnnrt_dgemm(int64_t transA, int64_t transB,
                                          StridedMemRefType<double, 2> *A,
                                          StridedMemRefType<double, 2> *B,
                                          StridedMemRefType<double, 2> *C) {
-  runGemm("rnnrt_dgemm", transA, transB, alpha, beta, A, B, C,
-          [](auto... args) { cblas_dgemm(args...); });
+  runGemm("rnnrt_dgemm", transA, transB, alpha, beta, A, B, C);
 }
 
 namespace rnn {

@@ -55,13 +55,14 @@ CellAttrInterface mlir::rnn::lookupCell(MLIRContext *context, StringRef name) {
   return nullptr;
 }
 
-std::string mlir::rnn::getLayerOpNames(MLIRContext *context, StringRef last) {
+std::string mlir::rnn::listCells(MLIRContext *context, StringRef prefix,
+                                 StringRef last) {
   SmallVector<CellAttrInterface> cells = getCells(context);
   std::string names;
   for (auto [i, cell] : llvm::enumerate(cells)) {
     if (i > 0)
       names += i + 1 == cells.size() ? last.str() : ", ";
-    names += ("rnn." + cell.getCellName()).str();
+    names += (prefix + cell.getCellName()).str();
   }
   return names;
 }

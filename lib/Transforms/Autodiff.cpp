@@ -134,7 +134,8 @@ LogicalResult Differentiator::run() {
     if (!isa<LayerOpInterface, func::ReturnOp>(op))
       return op.emitOpError()
              << "cannot be differentiated by rnn-autodiff (only "
-             << getLayerOpNames(op.getContext(), " and ") << " are supported)";
+             << listCells(op.getContext(), "rnn.", " and ")
+             << " are supported)";
 
   FunctionType primalType = primal.getFunctionType();
   SmallVector<Type> inputs(primalType.getInputs());

@@ -102,18 +102,24 @@ def _call(library, kind, tensors, layers, device):
     entry.call(pointers, stream)
 
 
+def _forward(module, library, x, is_init, h0, c0, params):
+    """Runs the forward entry point: the outputs and the saved region."""
+    outputs = module._outputs(x)
+    saved = torch.empty(library.saved_bytes, dtype=torch.uint8,
+                        device=x.device)
+    tensors = module._named(x, is_init, h0, c0, params)
+    tensors.update(outputs)
+    tensors["saved"] = saved
+    _call(library, "fwd", tensors, module.num_layers, x.device)
+    return outputs, saved
+
+
 class _Function(torch.autograd.Function):
     """Forward and backward entry points of one library."""
 
     @staticmethod
     def forward(ctx, module, library, x, is_init, h0, c0, *params):
-        outputs = module._outputs(x)
-        saved = torch.empty(library.saved_bytes, dtype=torch.uint8,
-                            device=x.device)
-        tensors = module._named(x, is_init, h0, c0, params)
-        tensors.update(outputs)
-        tensors["saved"] = saved
-        _call(library, "fwd", tensors, module.num_layers, x.device)
+        outputs, saved = _forward(module, library, x, is_init, h0, c0, params)
         ctx.module = module
         ctx.library = library
         ctx.has_c = c0 is not None
@@ -136,11 +142,7 @@ class _Function(torch.autograd.Function):
         if not ctx.has_c:
             c0 = None
         if ctx.consumed:
-            saved = torch.empty_like(saved)
-            again = module._named(x, is_init, h0, c0, params)
-            again.update(module._outputs(x))
-            again["saved"] = saved
-            _call(library, "fwd", again, module.num_layers, x.device)
+            _, saved = _forward(module, library, x, is_init, h0, c0, params)
         ctx.consumed = True
         tensors = module._named(x, is_init, h0, c0, params)
         tensors["y"] = y
@@ -252,8 +254,8 @@ class _RNNBase(nn.Module):
             raise RNNCError("the parameters have different dtypes")
         return dtype
 
-    def _library(self, seq_len, batch, device):
-        dtype = _FLOATS[self._dtype]
+    def _library(self, seq_len, batch, device, dtype):
+        dtype = _FLOATS[dtype]
         if device.type == "cpu":
             return compile_model(self._cell, seq_len, batch, self.input_size,
                                  self.hidden_size, self.num_layers, self.remat,
@@ -288,15 +290,15 @@ class _RNNBase(nn.Module):
         tensors.update(zip(self._param_names, params))
         return tensors
 
-    def _check_input(self, input, is_init):
+    def _check_input(self, input, is_init, dtype):
         if not isinstance(input, torch.Tensor):
             raise RNNCError(f"input must be a tensor, got {type(input)}")
         if input.dim() != 3:
             raise RNNCError(f"input must be 3-D ([T, B, I], or [B, T, I] "
                             f"with batch_first), got shape "
                             f"{list(input.shape)}")
-        if input.dtype != self._dtype:
-            raise RNNCError(f"input must be {_FLOATS[self._dtype]} (the "
+        if input.dtype != dtype:
+            raise RNNCError(f"input must be {_FLOATS[dtype]} (the "
                             f"parameters' dtype), got {input.dtype}")
         if input.shape[-1] != self.input_size:
             raise RNNCError(f"input has {input.shape[-1]} features, the "
@@ -322,28 +324,29 @@ class _RNNBase(nn.Module):
             is_init = is_init.contiguous()
         return input, is_init
 
-    def _state(self, state, name, B, device):
+    def _state(self, state, name, B, device, dtype):
         L, H = self.num_layers, self.hidden_size
         if state is None:
-            return torch.zeros((L, B, H), dtype=self._dtype, device=device)
+            return torch.zeros((L, B, H), dtype=dtype, device=device)
         if not isinstance(state, torch.Tensor):
             raise RNNCError(f"{name} must be a tensor")
         if tuple(state.shape) != (L, B, H):
             raise RNNCError(f"{name} must have shape [{L}, {B}, {H}] "
                             f"(num_layers, batch, hidden_size), got "
                             f"{list(state.shape)}")
-        if state.dtype != self._dtype:
-            raise RNNCError(f"{name} must be {_FLOATS[self._dtype]}, got "
+        if state.dtype != dtype:
+            raise RNNCError(f"{name} must be {_FLOATS[dtype]}, got "
                             f"{state.dtype}")
         return state
 
     def _run(self, input, h0, c0, is_init):
-        x, is_init = self._check_input(input, is_init)
+        dtype = self._dtype
+        x, is_init = self._check_input(input, is_init, dtype)
         T, B = x.shape[0], x.shape[1]
-        h0 = self._state(h0, "h0", B, x.device)
+        h0 = self._state(h0, "h0", B, x.device, dtype)
         if self._cell == "lstm":
-            c0 = self._state(c0, "c0", B, x.device)
-        library = self._library(T, B, x.device)
+            c0 = self._state(c0, "c0", B, x.device, dtype)
+        library = self._library(T, B, x.device, dtype)
         params = self._flat_params
         inputs = [x, h0] + ([c0] if c0 is not None else []) + params
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):

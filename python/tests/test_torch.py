@@ -140,6 +140,19 @@ def episodes_reference(cell, ref, x, is_init, h0, c0):
     return torch.cat(ys, 1), torch.cat(hns, 1), torch.cat(cns, 1)
 
 
+def episodes_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, is_init):
+    """loss_and_grads on episodes_reference: y, the loss and its gradients
+    with respect to x, h0 (c0) and every parameter of `ref`."""
+    y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0, c0)
+    loss_ref = (y_ref * gy).sum() + (h_ref * ghn).sum()
+    wrt = [x, h0]
+    if cell == "lstm":
+        loss_ref = loss_ref + (c_ref * ghn.flip(0)).sum()
+        wrt.append(c0)
+    return y_ref, loss_ref, torch.autograd.grad(
+        loss_ref, wrt + list(ref.parameters()))
+
+
 @pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 @pytest.mark.parametrize("L", [1, 2])
 def test_resets_match_episodes(cell, L):
@@ -153,13 +166,8 @@ def test_resets_match_episodes(cell, L):
     is_init[:, 3] = True              # every step
     y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init)
 
-    y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0, c0)
-    loss_ref = (y_ref * gy).sum() + (h_ref * ghn).sum()
-    wrt = [x, h0]
-    if cell == "lstm":
-        loss_ref = loss_ref + (c_ref * ghn.flip(0)).sum()
-        wrt.append(c0)
-    grads_ref = torch.autograd.grad(loss_ref, wrt + list(ref.parameters()))
+    y_ref, loss_ref, grads_ref = episodes_loss_and_grads(
+        cell, ref, x, h0, c0, gy, ghn, is_init)
     assert rel_err(y, y_ref) < 1e-5
     assert abs(loss.item() - loss_ref.item()) <= 1e-5 * abs(loss_ref.item())
     for g, g_ref in zip(grads, grads_ref):
@@ -320,13 +328,8 @@ def test_float64_matches_torch_and_finite_differences(cell, remat):
     is_init[2, 0] = is_init[0, 1] = is_init[3, 1] = True
     y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init)
     assert y.dtype == torch.float64
-    y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0, c0)
-    loss_ref = (y_ref * gy).sum() + (h_ref * ghn).sum()
-    wrt = [x, h0]
-    if cell == "lstm":
-        loss_ref = loss_ref + (c_ref * ghn.flip(0)).sum()
-        wrt.append(c0)
-    grads_ref = torch.autograd.grad(loss_ref, wrt + list(ref.parameters()))
+    y_ref, _, grads_ref = episodes_loss_and_grads(
+        cell, ref, x, h0, c0, gy, ghn, is_init)
     assert rel_err(y, y_ref) < 1e-12
     for g, g_ref in zip(grads, grads_ref):
         assert g.dtype == torch.float64

@@ -318,6 +318,13 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "rnnc: compile a model into a shared library\n");
+  DialectRegistry registry;
+  mlir::rnn::registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
   if (outputDir.empty())
     fail("no output directory: give -o DIR");
   if (!preset.empty() && !modelFile.empty())
@@ -325,7 +332,7 @@ int main(int argc, char **argv) {
   if (preset.empty() && modelFile.empty())
     fail("no model: give MODEL.mlir or --preset=CELL (lstm, gru, mgu)");
   if (std::string error;
-      !preset.empty() && failed(checkCellName(preset, error)))
+      !preset.empty() && failed(checkCellName(context, preset, error)))
     fail("--preset: " + error);
   if (target != "cpu" && target != "cuda")
     fail("--target must be cpu or cuda, got '" + target + "'");
@@ -361,13 +368,6 @@ int main(int argc, char **argv) {
     if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
       fail(message);
   }
-
-  DialectRegistry registry;
-  mlir::rnn::registerAllDialects(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
 
   OwningOpRef<ModuleOp> module;
   if (!modelFile.empty()) {
@@ -408,9 +408,8 @@ int main(int argc, char **argv) {
       other.erase();
   ModelShape shape;
   std::string cellName = describeModel(model, shape);
-  // cuBLAS is called in f32 only.
-  if (target == "cuda" && shape.f64)
-    fail("--target=cuda computes in f32 only; the model is f64");
+  if (std::string error; failed(checkTarget(shape, target, error)))
+    fail(error);
   {
     Signature signature;
     std::string error;

@@ -32,16 +32,24 @@ int64_t NamedTensor::numElements() const {
   return n;
 }
 
-LogicalResult checkCellName(StringRef name, std::string &error) {
-  MLIRContext context;
-  context.loadDialect<mlir::rnn::RNNDialect>();
+LogicalResult checkCellName(MLIRContext &context, StringRef name,
+                            std::string &error) {
   if (mlir::rnn::lookupCell(&context, name))
     return success();
-  std::string names;
-  for (auto cell : mlir::rnn::getCells(&context))
-    names += (names.empty() ? "" : ", ") + cell.getCellName().str();
-  error = "unknown cell '" + name.str() + "' (the cells are " + names + ")";
+  error = "unknown cell '" + name.str() + "' (the cells are " +
+          mlir::rnn::listCells(&context, "", ", ") + ")";
   return failure();
+}
+
+LogicalResult checkTarget(const ModelShape &shape, StringRef target,
+                          std::string &error) {
+  // cuBLAS is called in f32 only (the pipeline would stop at the first f64
+  // GEMM with a message about its internals).
+  if (target == "cuda" && shape.f64) {
+    error = "--target=cuda computes in f32 only; the model is f64";
+    return failure();
+  }
+  return success();
 }
 
 LogicalResult checkShapeSizes(MLIRContext &context, const ModelShape &shape,
@@ -304,7 +312,7 @@ func::FuncOp selectModelFunction(ModuleOp module, const std::string &entry,
                                  const std::string &modelFile,
                                  std::string &error) {
   std::string layers =
-      mlir::rnn::getLayerOpNames(module.getContext(), " or ") + " ops";
+      mlir::rnn::listCells(module.getContext(), "rnn.", " or ") + " ops";
   if (!entry.empty()) {
     auto model = module.lookupSymbol<func::FuncOp>(entry);
     if (!model || !isModelFunction(model)) {

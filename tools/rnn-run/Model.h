@@ -36,7 +36,13 @@ struct ModelShape {
 };
 
 /// Fails, with `error` listing the dialect's cells, unless `name` is one.
-mlir::LogicalResult checkCellName(llvm::StringRef name, std::string &error);
+mlir::LogicalResult checkCellName(mlir::MLIRContext &context,
+                                  llvm::StringRef name, std::string &error);
+
+/// Fails, with `error` saying why, if `target` cannot run a model of
+/// `shape`'s element type (f64 on the cuda target).
+mlir::LogicalResult checkTarget(const ModelShape &shape, llvm::StringRef target,
+                                std::string &error);
 
 /// Builds `func.func @<cell>` (`@lstm`, ...): L chained layers (the model
 /// op `rnn.<cell>`) with named arguments x, is_init, the initial states

@@ -237,7 +237,8 @@ static bool useCudaGraph() {
   return target == "cuda" && !noCudaGraph && !noArena;
 }
 
-static void checkOptions(const mlir::rnn::PipelineOptions &options) {
+static void checkOptions(MLIRContext &context,
+                         const mlir::rnn::PipelineOptions &options) {
   if (mode != "train" && mode != "infer")
     fail("--mode must be train or infer, got '" + mode + "'");
   if (target != "cpu" && target != "cuda")
@@ -249,7 +250,8 @@ static void checkOptions(const mlir::rnn::PipelineOptions &options) {
   if (dtype.getNumOccurrences() && !modelFile.empty())
     fail("--dtype applies to --preset: a model file's IR fixes its types");
   std::string error;
-  if (!preset.empty() && failed(::rnn::run::checkCellName(preset, error)))
+  if (!preset.empty() &&
+      failed(::rnn::run::checkCellName(context, preset, error)))
     fail("--preset: " + error);
   if (!preset.empty() && !modelFile.empty())
     fail("give either MODEL.mlir or --preset, not both");
@@ -786,9 +788,14 @@ int main(int argc, char **argv) {
       std::exit(2);
     fail(first.trim().str());
   }
+  DialectRegistry registry;
+  mlir::rnn::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
   mlir::rnn::PipelineOptions pipelineOptions;
   selectPipelineOptions(pipelineOptions);
-  checkOptions(pipelineOptions);
+  checkOptions(context, pipelineOptions);
   checkOutputsFile();
 
   std::optional<npz::ArrayMap> inputs;
@@ -798,11 +805,6 @@ int main(int argc, char **argv) {
       fail(llvm::toString(read.takeError()));
     inputs = std::move(*read);
   }
-
-  DialectRegistry registry;
-  mlir::rnn::registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
 
   OwningOpRef<ModuleOp> module;
   ModelShape shape;
@@ -840,10 +842,8 @@ int main(int argc, char **argv) {
   if (!modelFile.empty())
     cellName = describeModel(model, shape);
   int64_t flops = gemmFlops(model, mode == "train");
-  // cuBLAS is called in f32 only (the pipeline would stop at the first f64
-  // GEMM with a message about its internals).
-  if (target == "cuda" && shape.f64)
-    fail("--target=cuda computes in f32 only; the model is f64");
+  if (std::string error; failed(::rnn::run::checkTarget(shape, target, error)))
+    fail(error);
 
   if (emit == "mlir") {
     module->print(llvm::outs());

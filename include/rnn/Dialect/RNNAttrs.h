@@ -31,9 +31,10 @@ SmallVector<CellAttrInterface> getCells(MLIRContext *context);
 /// The cell whose name (getCellName) is `name`, or null.
 CellAttrInterface lookupCell(MLIRContext *context, StringRef name);
 
-/// The model ops of the cells, for messages: "rnn.lstm, rnn.gru" followed
-/// by `last` and the last one ("or rnn.mgu").
-std::string getLayerOpNames(MLIRContext *context, StringRef last);
+/// The cells' names for messages, each after `prefix`, separated by ", "
+/// and `last` before the last one: ("rnn.", " or ") gives the model ops,
+/// "rnn.lstm, rnn.gru or rnn.mgu".
+std::string listCells(MLIRContext *context, StringRef prefix, StringRef last);
 
 /// The generic kernel ops: rnn.cell_fwd, rnn.cell_bwd, rnn.cell_replay.
 enum class KernelKind { Fwd, Bwd, Replay };

@@ -36,28 +36,16 @@ struct GRUCellSteps : HiddenProjectionCell<3> {
   /// One forward step t.
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
                        const StepScratch &s, Value t, const StepIO &io) {
-    int64_t B = in.B, H = in.H;
     Value h = s.states[0], gates = io.saved[0], hnProj = io.saved[1];
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(io.prev[0], iv)), h, iv);
-    });
-    k.matmul(h, in.weightHh, s.pre, false, true, false);
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value b = iv[0];
-      Value cols[] = {iv[1], k.addIndex(iv[1], H), k.addIndex(iv[1], 2 * H)};
-      auto inputPart = [&](int gate) {
-        return k.add(k.load(io.xproj, {b, cols[gate]}),
-                     k.load(in.biasIh, cols[gate]));
-      };
-      auto hiddenPart = [&](int gate) {
-        return k.add(k.load(s.pre, {b, cols[gate]}),
-                     k.load(in.biasHh, cols[gate]));
-      };
-      Value r = k.sigmoid(k.add(inputPart(0), hiddenPart(0)));
-      Value z = k.sigmoid(k.add(inputPart(1), hiddenPart(1)));
-      Value hn = hiddenPart(2);
-      Value n = k.tanh(k.add(inputPart(2), k.mul(r, hn)));
+    emitRecurrentProduct(k, in, s, t, io);
+    k.parallel({in.B, in.H}, [&](ValueRange iv) {
+      PreActivations pre(k, in, s, io, iv);
+      Value b = pre.b;
+      ArrayRef<Value> cols = pre.cols;
+      Value r = k.sigmoid(k.add(pre.input(0), pre.hidden(0)));
+      Value z = k.sigmoid(k.add(pre.input(1), pre.hidden(1)));
+      Value hn = pre.hidden(2);
+      Value n = k.tanh(k.add(pre.input(2), k.mul(r, hn)));
       k.store(hn, hnProj, iv);
       Value activations[] = {r, z, n};
       for (auto [gate, value] : llvm::enumerate(activations))
@@ -85,7 +73,7 @@ struct GRUCellSteps : HiddenProjectionCell<3> {
     k.parallel({B, H}, [&](ValueRange iv) {
       Value b = iv[0];
       Value reset = k.load(in.isInit, {t, b});
-      Value cols[] = {iv[1], k.addIndex(iv[1], H), k.addIndex(iv[1], 2 * H)};
+      SmallVector<Value> cols = gateColumns(k, H, iv[1]);
       Value r = k.load(gates, {b, cols[0]});
       Value z = k.load(gates, {b, cols[1]});
       Value n = k.load(gates, {b, cols[2]});
@@ -109,12 +97,7 @@ struct GRUCellSteps : HiddenProjectionCell<3> {
       k.store(k.mul(dhT, z), g.dh, iv);
       k.store(hIn, hInStep, iv);
     });
-    k.matmul(g.dHidden, in.weightHh, g.dhIn, false, false, false);
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(in.isInit, {t, iv[0]});
-      Value sum = k.add(k.load(g.dh, iv), k.load(g.dhIn, iv));
-      k.store(k.zeroIf(reset, sum), g.dh, iv);
-    });
+    emitRecurrentGradient(k, in, g, t);
   }
 };
 } // namespace

@@ -3,7 +3,9 @@
 // What the loops of CellLoops.h need from a cell whose only state is h and
 // whose last gate n reads the hidden projection hn = W_hn h + b_hn through
 // a gate (the GRU's r, the MGU's f), besides its forward and backward steps:
-// scratch, block gradients, and the set-up and finish of the gradients.
+// scratch, block gradients, and the set-up and finish of the gradients; and
+// the parts of those steps such cells share (the masked state and its
+// recurrent product, the gates' pre-activations, the recurrent gradient).
 // With G gates, the forward saves gates [T, B, G*H] and hn_proj [T, B, H];
 // a backward step overwrites them with the gradients of the input
 // projection dI and of the n part of the hidden projection dHn, and writes
@@ -46,6 +48,54 @@ template <int64_t G> struct HiddenProjectionCell {
           xproj(replay ? Value() : k.alloc({in.P, in.B, G * in.H}, "xproj")) {}
   };
 
+  /// Column `col` of each of the G gates: col, col + H, ..., col + (G-1)H.
+  static SmallVector<Value> gateColumns(KernelBuilder &k, int64_t hidden,
+                                        Value col) {
+    SmallVector<Value> cols = {col};
+    for (int64_t gate = 1; gate < G; ++gate)
+      cols.push_back(k.addIndex(col, gate * hidden));
+    return cols;
+  }
+
+  /// The first part of forward step t: the state entering it, zero where
+  /// an episode starts, into the scratch, and its recurrent pre-activations
+  /// pre = h W_hh^T.
+  static void emitRecurrentProduct(KernelBuilder &k, const LayerInputs &in,
+                                   const StepScratch &s, Value t,
+                                   const StepIO &io) {
+    Value h = s.states[0];
+    k.parallel({in.B, in.H}, [&](ValueRange iv) {
+      Value reset = k.load(in.isInit, {t, iv[0]});
+      k.store(k.zeroIf(reset, k.load(io.prev[0], iv)), h, iv);
+    });
+    k.matmul(h, in.weightHh, s.pre, false, true, false);
+  }
+
+  /// The pre-activations of one element (b, j) of a forward step, per gate:
+  /// the input part xproj + b_ih and the hidden part pre + b_hh.
+  struct PreActivations {
+    KernelBuilder &k;
+    const LayerInputs &in;
+    const StepScratch &s;
+    const StepIO &io;
+    Value b;
+    SmallVector<Value> cols;
+
+    PreActivations(KernelBuilder &k, const LayerInputs &in,
+                   const StepScratch &s, const StepIO &io, ValueRange iv)
+        : k(k), in(in), s(s), io(io), b(iv[0]),
+          cols(gateColumns(k, in.H, iv[1])) {}
+
+    Value input(int gate) const {
+      return k.add(k.load(io.xproj, {b, cols[gate]}),
+                   k.load(in.biasIh, cols[gate]));
+    }
+    Value hidden(int gate) const {
+      return k.add(k.load(s.pre, {b, cols[gate]}),
+                   k.load(in.biasHh, cols[gate]));
+    }
+  };
+
   /// Scratch of the backward steps: the recurrent gradients, the hidden
   /// projection's gradients of one step, and the masked states entering the
   /// steps of one block.
@@ -57,6 +107,19 @@ template <int64_t G> struct HiddenProjectionCell {
           dHidden(k.alloc({in.B, G * in.H}, "dhproj")),
           hIn(k.alloc({in.P, in.B, in.H}, "h_in")), ones(k.ones(in.P * in.B)) {}
   };
+
+  /// The last part of backward step t, once g.dh holds the gradient
+  /// through the state update and g.dHidden the hidden projection's:
+  /// dh = reset[t] ? 0 : dh + dHidden W_hh.
+  static void emitRecurrentGradient(KernelBuilder &k, const LayerInputs &in,
+                                    const GradScratch &g, Value t) {
+    k.matmul(g.dHidden, in.weightHh, g.dhIn, false, false, false);
+    k.parallel({in.B, in.H}, [&](ValueRange iv) {
+      Value reset = k.load(in.isInit, {t, iv[0]});
+      Value sum = k.add(k.load(g.dh, iv), k.load(g.dhIn, iv));
+      k.store(k.zeroIf(reset, sum), g.dh, iv);
+    });
+  }
 
   /// The block's share of the gradients, from dI and dHn of steps
   /// [offset, offset + len) of the saved gates and hn_proj and the masked
