@@ -14,7 +14,10 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::rnn;
@@ -354,6 +357,39 @@ static LogicalResult verifyLayer(LayerOpInterface layer) {
 LogicalResult LSTMOp::verify() { return verifyLayer(*this); }
 LogicalResult GRUOp::verify() { return verifyLayer(*this); }
 LogicalResult MGUOp::verify() { return verifyLayer(*this); }
+
+uint64_t DropoutOp::getThreshold() {
+  return static_cast<uint64_t>(std::ldexp(getP().convertToDouble(), 32));
+}
+
+LogicalResult DropoutOp::verify() {
+  auto x = cast<RankedTensorType>(getX().getType());
+  if (x.getRank() != 3 || !x.hasStaticShape())
+    return emitOpError() << "x must be a sequence [T, B, H] with a static "
+                            "shape, got "
+                         << x;
+  Type element = x.getElementType();
+  if (!element.isF32() && !element.isF64())
+    return emitOpError() << "x must have element type f32 or f64 (the types "
+                            "the lowering computes in), got "
+                         << element;
+  auto rng = cast<RankedTensorType>(getRng().getType());
+  if (rng.getShape() != ArrayRef<int64_t>{2} ||
+      !rng.getElementType().isInteger(64))
+    return emitOpError() << "rng must be tensor<2xi64> ([seed, offset]), got "
+                         << rng;
+  double p = getP().convertToDouble();
+  if (!(p >= 0.0 && p < 1.0)) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", p);
+    return emitOpError() << "p must be in [0, 1), got " << text;
+  }
+  // The Philox counter numbers groups of four elements in 32 bits.
+  if (x.getNumElements() > (int64_t(1) << 34))
+    return emitOpError() << "x has " << x.getNumElements()
+                         << " elements; dropout numbers at most 2^34";
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Kernels

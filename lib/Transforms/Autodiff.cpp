@@ -4,7 +4,8 @@
 // Passes.td). The function is a straight line of layers, so the adjoint is
 // built by one walk in reverse: each forward kernel gets the matching
 // backward kernel, fed with the saved outputs of the forward and with the
-// accumulated cotangents of its results.
+// accumulated cotangents of its results, and each dropout applies its mask
+// (regenerated, not stored) to the cotangent of its result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,11 +132,11 @@ LogicalResult Differentiator::run() {
   if (!primal.getBody().hasOneBlock())
     return primal.emitOpError("rnn-autodiff expects a single-block body");
   for (Operation &op : primal.getBody().front())
-    if (!isa<LayerOpInterface, func::ReturnOp>(op))
+    if (!isa<LayerOpInterface, DropoutOp, func::ReturnOp>(op))
       return op.emitOpError()
              << "cannot be differentiated by rnn-autodiff (only "
-             << listCells(op.getContext(), "rnn.", " and ")
-             << " are supported)";
+             << listCells(op.getContext(), "rnn.", ", ")
+             << " and rnn.dropout are supported)";
 
   FunctionType primalType = primal.getFunctionType();
   SmallVector<Type> inputs(primalType.getInputs());
@@ -172,13 +173,20 @@ LogicalResult Differentiator::run() {
   IRMapping mapping;
   mapping.map(primal.getArguments(), entry->getArguments().take_front(numArgs));
 
-  // Forward.
-  SmallVector<Operation *> kernels;
+  // Forward: a kernel per layer, the masks of the dropouts.
+  SmallVector<Operation *> steps;
   Operation *terminator = primal.getBody().front().getTerminator();
   for (Operation &op : primal.getBody().front().without_terminator()) {
+    if (auto dropout = dyn_cast<DropoutOp>(op)) {
+      mapping.map(dropout.getY(),
+                  applyDropout(builder, dropout, mapping.lookup(dropout.getX()),
+                               mapping.lookup(dropout.getRng())));
+      steps.push_back(dropout);
+      continue;
+    }
     Operation *kernel = createForwardKernel(builder, &op, mapping, gemmRows);
     mapping.map(op.getResults(), forwardOutputs(kernel));
-    kernels.push_back(kernel);
+    steps.push_back(kernel);
   }
   BeginBackwardOp::create(builder, primal.getLoc());
 
@@ -188,8 +196,18 @@ LogicalResult Differentiator::run() {
     returned.push_back(mapping.lookupOrDefault(operand));
     accumulate(returned.back(), entry->getArgument(numArgs + i));
   }
-  for (Operation *kernel : llvm::reverse(kernels))
-    emitBackward(kernel);
+  for (Operation *step : llvm::reverse(steps)) {
+    auto dropout = dyn_cast<DropoutOp>(step);
+    if (!dropout) {
+      emitBackward(step);
+      continue;
+    }
+    // The gradient of a dropout is its mask applied to the cotangent.
+    accumulate(mapping.lookup(dropout.getX()),
+               applyDropout(builder, dropout,
+                            cotangent(mapping.lookup(dropout.getY())),
+                            mapping.lookup(dropout.getRng())));
+  }
   for (unsigned arg : floatArgs)
     returned.push_back(cotangent(entry->getArgument(arg)));
   func::ReturnOp::create(builder, terminator->getLoc(), returned);

@@ -1,7 +1,8 @@
 //===- ExpandForward.cpp - rnn-expand-forward -----------------------------===//
 //
 // Replaces model-level rnn ops by their forward kernels, with the GEMM
-// block of the training forward (see Passes.td).
+// block of the training forward, and dropouts by their input (see
+// Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,17 @@ struct ExpandToKernel : public OpInterfaceRewritePattern<LayerOpInterface> {
   int64_t gemmRows;
 };
 
+/// Outside a training function a dropout is the identity.
+struct DropoutIsIdentity : public OpRewritePattern<DropoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DropoutOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getX());
+    return success();
+  }
+};
+
 struct RNNExpandForwardPass
     : public rnn::impl::RNNExpandForwardPassBase<RNNExpandForwardPass> {
   using RNNExpandForwardPassBase::RNNExpandForwardPassBase;
@@ -52,6 +64,7 @@ struct RNNExpandForwardPass
     }
     RewritePatternSet patterns(&getContext());
     patterns.add<ExpandToKernel>(&getContext(), gemmRows);
+    patterns.add<DropoutIsIdentity>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };

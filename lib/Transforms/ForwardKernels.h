@@ -1,7 +1,8 @@
 //===- ForwardKernels.h - model op -> forward kernel ------------*- C++ -*-===//
 //
 // Shared by rnn-autodiff and rnn-expand-forward: builds the
-// destination-style forward kernel of a model-level op.
+// destination-style forward kernel of a model-level op, and the training
+// form of rnn.dropout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +44,13 @@ RankedTensorType checkpointsType(RankedTensorType cells, int64_t chunk);
 
 /// A zero tensor of `type` (tensor.empty + linalg.fill).
 Value createZeroTensor(OpBuilder &builder, Location loc, Type type);
+
+class DropoutOp;
+
+/// `input` (a [T, B, H] tensor: the dropout's x, or a cotangent of its
+/// result) with the mask of `op` under `rng` applied and the kept
+/// elements scaled (see rnn.dropout); `input` itself when p = 0.
+Value applyDropout(OpBuilder &builder, DropoutOp op, Value input, Value rng);
 
 } // namespace rnn
 } // namespace mlir

@@ -32,7 +32,7 @@ import threading
 
 ABI_VERSION = 1
 
-_DTYPE_BYTES = {"float32": 4, "float64": 8, "bool": 1, "uint8": 1}
+_DTYPE_BYTES = {"float32": 4, "float64": 8, "bool": 1, "uint8": 1, "int64": 8}
 
 
 class RNNCError(RuntimeError):
@@ -185,10 +185,12 @@ def _compiler_identity(path):
 
 def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   remat="none", target="cpu", chip=None, device=None,
-                  dtype="float32"):
+                  dtype="float32", dropout=0.0):
     """The library of a preset model, compiled on first use and cached.
     `dtype` is the element type of its float tensors: float32, or float64
-    (the cpu target only).
+    (the cpu target only). With `dropout` > 0 the training entry points
+    drop between layers, with masks keyed by their argument `rng`
+    ([seed, offset], int64).
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
     `device` the GPU ordinal the loaded library runs on: a library loaded
     in this process serves one device, so each device gets its own."""
@@ -202,7 +204,7 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     compiler = find_compiler()
     key_text = json.dumps([ABI_VERSION, _compiler_identity(compiler), cell,
                            seq_len, batch, input_size, hidden_size, layers,
-                           remat, target, chip, dtype])
+                           remat, target, chip, dtype, float(dropout)])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
     loaded_key = (key, device)
     with _lock:
@@ -220,6 +222,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                        f"--remat={remat}", f"--target={target}",
                        f"--dtype={'f64' if dtype == 'float64' else 'f32'}",
                        "-o", tmp]
+                if dropout:
+                    cmd.insert(-2, f"--dropout={float(dropout)!r}")
                 if chip:
                     cmd.insert(-2, f"--chip={chip}")
                 run = subprocess.run(cmd, capture_output=True, text=True)

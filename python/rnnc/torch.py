@@ -11,6 +11,10 @@ Constructor arguments, parameter names and shapes are `torch.nn.LSTM`'s
 new episode at step t of column b: the state entering that step is zero.
 `remat` picks what the forward saves for the backward: `none`, `gates`,
 `chunk:K` or `budget:BYTES`; every policy gives bitwise identical results.
+`dropout=p` drops between layers in training mode, as `torch.nn.LSTM`'s
+does, with masks that the compiled code regenerates from a Philox4x32-10
+key instead of storing them (rnn.dropout): each call draws its seed from
+PyTorch's default generator, so `torch.manual_seed` makes runs repeatable.
 
 The first call for a (cell, shape, remat, device) compiles a library
 (`rnnc.library`, cached on disk); every call runs it on the tensors'
@@ -26,6 +30,7 @@ included) comes from PyTorch's allocator.
 """
 
 import math
+import warnings
 
 import torch
 from torch import nn
@@ -36,7 +41,8 @@ __all__ = ["LSTM", "GRU", "MGU", "RNNCError"]
 
 _OUTPUTS = ("y", "h_n", "c_n")
 _TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
-                 "float32": torch.float32, "float64": torch.float64}
+                 "int64": torch.int64, "float32": torch.float32,
+                 "float64": torch.float64}
 _FLOATS = {torch.float32: "float32", torch.float64: "float64"}
 
 
@@ -102,12 +108,12 @@ def _call(library, kind, tensors, layers, device):
     entry.call(pointers, stream)
 
 
-def _forward(module, library, x, is_init, h0, c0, params):
+def _forward(module, library, x, is_init, rng, h0, c0, params):
     """Runs the forward entry point: the outputs and the saved region."""
     outputs = module._outputs(x)
     saved = torch.empty(library.saved_bytes, dtype=torch.uint8,
                         device=x.device)
-    tensors = module._named(x, is_init, h0, c0, params)
+    tensors = module._named(x, is_init, rng, h0, c0, params)
     tensors.update(outputs)
     tensors["saved"] = saved
     _call(library, "fwd", tensors, module.num_layers, x.device)
@@ -118,8 +124,9 @@ class _Function(torch.autograd.Function):
     """Forward and backward entry points of one library."""
 
     @staticmethod
-    def forward(ctx, module, library, x, is_init, h0, c0, *params):
-        outputs, saved = _forward(module, library, x, is_init, h0, c0, params)
+    def forward(ctx, module, library, x, is_init, rng, h0, c0, *params):
+        outputs, saved = _forward(module, library, x, is_init, rng, h0, c0,
+                                  params)
         ctx.module = module
         ctx.library = library
         ctx.has_c = c0 is not None
@@ -127,7 +134,8 @@ class _Function(torch.autograd.Function):
         # (the gates become their gradients): a second backward through
         # this forward (retain_graph) runs the forward again first.
         ctx.consumed = False
-        ctx.save_for_backward(x, is_init, h0,
+        ctx.has_rng = rng is not None
+        ctx.save_for_backward(x, is_init, rng if rng is not None else x, h0,
                               c0 if c0 is not None else h0, outputs["y"],
                               saved, *params)
         result = [outputs["y"], outputs["h_n"]]
@@ -138,13 +146,16 @@ class _Function(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_y, grad_h_n, grad_c_n=None):
         module, library = ctx.module, ctx.library
-        x, is_init, h0, c0, y, saved, *params = ctx.saved_tensors
+        x, is_init, rng, h0, c0, y, saved, *params = ctx.saved_tensors
         if not ctx.has_c:
             c0 = None
+        if not ctx.has_rng:
+            rng = None
         if ctx.consumed:
-            _, saved = _forward(module, library, x, is_init, h0, c0, params)
+            _, saved = _forward(module, library, x, is_init, rng, h0, c0,
+                                params)
         ctx.consumed = True
-        tensors = module._named(x, is_init, h0, c0, params)
+        tensors = module._named(x, is_init, rng, h0, c0, params)
         tensors["y"] = y
         tensors["saved"] = saved
 
@@ -165,7 +176,7 @@ class _Function(torch.autograd.Function):
             grads["grad_" + name] = torch.empty_like(p)
         tensors.update(grads)
         _call(library, "bwd", tensors, module.num_layers, x.device)
-        result = [None, None, grads["grad_x"], None, grads["grad_h0"],
+        result = [None, None, grads["grad_x"], None, None, grads["grad_h0"],
                   grads["grad_c0"] if ctx.has_c else None]
         result += [grads["grad_" + name] for name in module._param_names]
         return tuple(result)
@@ -183,9 +194,15 @@ class _RNNBase(nn.Module):
             raise RNNCError("bidirectional layers are not supported by rnnc")
         if proj_size:
             raise RNNCError("proj_size is not supported by rnnc")
-        if dropout:
-            raise RNNCError("dropout between layers is not supported by "
-                            "rnnc yet")
+        if isinstance(dropout, bool) or not isinstance(dropout,
+                                                        (int, float)) \
+                or not 0 <= dropout < 1:
+            raise RNNCError(f"dropout must be a probability in [0, 1), got "
+                            f"{dropout!r}")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"dropout applies between layers: with "
+                          f"num_layers=1 and dropout={dropout} nothing is "
+                          f"dropped")
         if not bias:
             raise RNNCError("bias=False is not supported by rnnc")
         dtype = torch.float32 if dtype is None else dtype
@@ -240,6 +257,8 @@ class _RNNBase(nn.Module):
             s += f", num_layers={self.num_layers}"
         if self.batch_first:
             s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
         return s + f", remat={self.remat!r}"
 
     @property
@@ -254,12 +273,19 @@ class _RNNBase(nn.Module):
             raise RNNCError("the parameters have different dtypes")
         return dtype
 
+    @property
+    def _dropping(self):
+        """The dropout the call applies: in training mode, between
+        layers."""
+        return self.dropout if self.training and self.num_layers > 1 else 0.0
+
     def _library(self, seq_len, batch, device, dtype):
         dtype = _FLOATS[dtype]
+        dropout = self._dropping
         if device.type == "cpu":
             return compile_model(self._cell, seq_len, batch, self.input_size,
                                  self.hidden_size, self.num_layers, self.remat,
-                                 dtype=dtype)
+                                 dtype=dtype, dropout=dropout)
         if device.type != "cuda":
             raise RNNCError(f"rnnc runs CPU and CUDA tensors, got {device}")
         if dtype != "float32":
@@ -272,7 +298,8 @@ class _RNNBase(nn.Module):
         chip = f"sm_{min(major * 10 + minor, 90)}"
         return compile_model(self._cell, seq_len, batch, self.input_size,
                              self.hidden_size, self.num_layers, self.remat,
-                             target="cuda", chip=chip, device=ordinal)
+                             target="cuda", chip=chip, device=ordinal,
+                             dropout=dropout)
 
     def _outputs(self, x):
         T, B = x.shape[0], x.shape[1]
@@ -283,8 +310,10 @@ class _RNNBase(nn.Module):
             outputs["c_n"] = x.new_empty((L, B, H))
         return outputs
 
-    def _named(self, x, is_init, h0, c0, params):
+    def _named(self, x, is_init, rng, h0, c0, params):
         tensors = {"x": x, "is_init": is_init, "h0": h0}
+        if rng is not None:
+            tensors["rng"] = rng
         if c0 is not None:
             tensors["c0"] = c0
         tensors.update(zip(self._param_names, params))
@@ -349,12 +378,25 @@ class _RNNBase(nn.Module):
         library = self._library(T, B, x.device, dtype)
         params = self._flat_params
         inputs = [x, h0] + ([c0] if c0 is not None else []) + params
+        rng = None
+        if self._dropping:
+            # [seed, offset]: a fresh seed per call, offset 0.
+            seed = torch.empty((), dtype=torch.int64).random_()
+            rng = torch.stack([seed, torch.zeros_like(seed)]).to(x.device)
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-            results = _Function.apply(self, library, x, is_init, h0, c0,
+            results = _Function.apply(self, library, x, is_init, rng, h0, c0,
                                       *params)
+        elif rng is not None:
+            # Training mode without gradients still drops: the forward
+            # entry point (the inference one drops nothing).
+            with torch.no_grad():
+                outputs, _ = _forward(self, library, x, is_init, rng, h0, c0,
+                                      [p.detach() for p in params])
+            results = tuple(outputs[name] for name in _OUTPUTS
+                            if name in outputs)
         else:
             outputs = self._outputs(x)
-            tensors = self._named(x, is_init, h0, c0,
+            tensors = self._named(x, is_init, None, h0, c0,
                                   [p.detach() for p in params])
             tensors.update(outputs)
             _call(library, "infer", tensors, self.num_layers, x.device)

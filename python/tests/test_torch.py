@@ -6,12 +6,18 @@ go to a fresh cache directory per test session (conftest.py).
 """
 
 import os
+import sys
 
 import pytest
 import torch
 
 import rnnc.torch as rt
 from rnnc.library import RNNCError, compile_model
+
+# The dropout masks' independent Philox, shared with the lit tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "test", "Integration", "Inputs"))
+import philox  # noqa: E402
 
 
 
@@ -54,11 +60,15 @@ def rel_err(a, b):
     return (a - b).abs().max().item() / max(scale, 1e-30)
 
 
-def make_pair(cell, I, H, L, remat="none", batch_first=False, seed=0):
+def make_pair(cell, I, H, L, remat="none", batch_first=False, seed=0,
+              dropout=0.0):
+    """rnnc's layer (with `dropout`) and torch.nn's (without), holding the
+    same parameters."""
     ours_cls, ref_cls = CELLS[cell]
     torch.manual_seed(seed)
     ref = ref_cls(I, H, L, batch_first=batch_first)
-    ours = ours_cls(I, H, L, batch_first=batch_first, remat=remat)
+    ours = ours_cls(I, H, L, batch_first=batch_first, remat=remat,
+                    dropout=dropout)
     ours.load_state_dict(ref.state_dict())
     return ours, ref
 
@@ -174,6 +184,15 @@ def test_resets_match_episodes(cell, L):
         assert rel_err(g, g_ref) < 1e-5
 
 
+def assert_same_bits(results):
+    """Every policy's (y, loss, grads) in `results` are `none`'s bits."""
+    y0, _, grads0 = results["none"]
+    for remat, (y, _, grads) in results.items():
+        assert torch.equal(y, y0), remat
+        for g, g0 in zip(grads, grads0):
+            assert torch.equal(g, g0), remat
+
+
 @pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_policies_bitwise_equal(cell):
     T, B, I, H, L = 8, 3, 4, 5, 2
@@ -185,12 +204,7 @@ def test_policies_bitwise_equal(cell):
         ours, _ = make_pair(cell, I, H, L, remat=remat)
         results[remat] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
                                         is_init)
-    y0, _, grads0 = results["none"]
-    for remat in POLICIES[1:]:
-        y, _, grads = results[remat]
-        assert torch.equal(y, y0), remat
-        for g, g0 in zip(grads, grads0):
-            assert torch.equal(g, g0), remat
+    assert_same_bits(results)
 
 
 def poison(t):
@@ -379,7 +393,10 @@ def test_errors_are_one_clear_exception():
         lstm(x, is_init=torch.zeros(5, 2))
     with pytest.raises(RNNCError, match=r"h0 must have shape \[1, 2, 4\]"):
         lstm(x, (torch.zeros(1, 3, 4), torch.zeros(1, 3, 4)))
-    with pytest.raises(RNNCError, match="dropout"):
+    with pytest.raises(RNNCError, match=r"dropout must be a probability in "
+                                        r"\[0, 1\), got 1"):
+        rt.LSTM(3, 4, 2, dropout=1)
+    with pytest.warns(UserWarning, match="num_layers=1"):
         rt.LSTM(3, 4, dropout=0.5)
     with pytest.raises(RNNCError, match="float32 and float64, got torch.float16"):
         rt.GRU(3, 4, dtype=torch.float16)
@@ -389,6 +406,108 @@ def test_errors_are_one_clear_exception():
         rt.LSTM(3, 4, device="meta")
     with pytest.raises(RNNCError, match="CPU and CUDA tensors, got meta"):
         lstm.to("meta")(torch.randn(5, 2, 3, device="meta"))
+
+
+# --------------------------------------------------------------------------
+# Dropout between layers
+# --------------------------------------------------------------------------
+
+def test_philox_reproduces_random123():
+    assert philox.check_known_answers() == []
+
+
+def dropout_scale(T, B, H, p, layer, seed, offset=0):
+    """rnn.dropout's multipliers (0 or 1 / (1 - p)) for one layer."""
+    return torch.tensor([0.0 if philox.dropped(n, p, layer, seed, offset)
+                         else 1.0 / (1.0 - p)
+                         for n in range(T * B * H)]).view(T, B, H)
+
+
+def next_seed(seed):
+    """The seed rnnc.torch draws for a call after torch.manual_seed(seed)."""
+    torch.manual_seed(seed)
+    return int(torch.empty((), dtype=torch.int64).random_())
+
+
+def dropout_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, drops):
+    """loss_and_grads on single-layer torch.nn modules holding `ref`'s
+    layers, chained by hand with drops[k] multiplying layer k's output."""
+    L, H = h0.shape[0], h0.shape[2]
+    layers = []
+    for k in range(L):
+        m = CELLS[cell][1](x.shape[2] if k == 0 else H, H, 1)
+        m.load_state_dict({f"{name}_l0": getattr(ref, f"{name}_l{k}")
+                           for name in ("weight_ih", "weight_hh", "bias_ih",
+                                        "bias_hh")})
+        layers.append(m)
+    inp, hs, cs = x, [], []
+    for k, m in enumerate(layers):
+        out, state = m(inp, state_of(cell, h0[k:k + 1], c0[k:k + 1]))
+        hs.append(final(cell, state))
+        if cell == "lstm":
+            cs.append(state[1])
+        inp = out * drops[k] if k < L - 1 else out
+    loss = (inp * gy).sum() + (torch.cat(hs) * ghn).sum()
+    wrt = [x, h0]
+    if cell == "lstm":
+        loss = loss + (torch.cat(cs) * ghn.flip(0)).sum()
+        wrt.append(c0)
+    for m in layers:
+        wrt += list(m.parameters())
+    return inp, loss, torch.autograd.grad(loss, wrt)
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("remat", ["none", "chunk:2"])
+def test_dropout_matches_torch_with_the_same_masks(cell, remat):
+    """Outputs and every gradient of a 3-layer stack with dropout match
+    torch.nn layers chained with the masks of an independent Philox, for
+    the seed the call draws from PyTorch's generator."""
+    T, B, I, H, L, p = 7, 3, 5, 6, 3, 0.4
+    ours, ref = make_pair(cell, I, H, L, remat=remat, dropout=p)
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    seed = next_seed(11)
+    drops = [dropout_scale(T, B, H, p, k, seed) for k in range(L - 1)]
+    dropped = sum(int((d == 0).sum()) for d in drops)
+    assert 0 < dropped < (L - 1) * T * B * H
+    torch.manual_seed(11)
+    y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn)
+    y_ref, loss_ref, grads_ref = dropout_loss_and_grads(
+        cell, ref, x, h0, c0, gy, ghn, drops)
+    assert rel_err(y, y_ref) < 1e-5
+    assert abs(loss.item() - loss_ref.item()) <= 1e-5 * abs(loss_ref.item())
+    assert len(grads) == len(grads_ref)
+    for g, g_ref in zip(grads, grads_ref):
+        assert rel_err(g, g_ref) < 1e-5
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_dropout_policies_bitwise_and_modes(cell):
+    """With dropout every policy gives the bits of `none` for the same
+    seed; another seed gives other masks; training mode drops without
+    gradients too (the same bits as with them); eval mode drops nothing."""
+    T, B, I, H, L = 8, 3, 4, 5, 2
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    results = {}
+    for remat in POLICIES:
+        ours, ref = make_pair(cell, I, H, L, remat=remat, dropout=0.3)
+        torch.manual_seed(21)
+        results[remat] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn)
+    assert_same_bits(results)
+    y0 = results["none"][0]
+    torch.manual_seed(22)
+    y_other, _ = ours(x, state_of(cell, h0, c0))
+    assert not torch.equal(y_other, y0)
+    with torch.no_grad():
+        torch.manual_seed(21)
+        y_nograd, _ = ours(x, state_of(cell, h0, c0))
+        assert torch.equal(y_nograd, y0)
+        ours.eval()
+        y_eval, _ = ours(x, state_of(cell, h0, c0))
+        y_ref, _ = ref(x, state_of(cell, h0, c0))
+    assert rel_err(y_eval, y_ref) < 1e-5
+    y_eval_grad, _ = ours(x, state_of(cell, h0, c0))
+    assert torch.equal(y_eval_grad, y_eval)
 
 
 def test_compile_cache_reuses_the_library(monkeypatch):

@@ -13,8 +13,9 @@ import torch
 
 import rnnc.torch as rt
 
-from test_torch import (CELLS, POLICIES, episodes_reference, inputs,
-                        loss_and_grads, make_pair, rel_err)
+from test_torch import (CELLS, POLICIES, dropout_loss_and_grads,
+                        dropout_scale, episodes_reference, inputs,
+                        loss_and_grads, make_pair, next_seed, rel_err)
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA device")
@@ -188,3 +189,33 @@ def test_mixed_devices_are_an_error():
     with pytest.raises(rt.RNNCError, match="on one device"):
         ours(torch.randn(4, 2, 5, device=CUDA),
              torch.zeros(1, 2, 6))  # h0 on the CPU
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+def test_dropout_masks_on_the_gpu(cell):
+    """The GPU's dropout masks are Philox's (the float64 reference chained
+    with the same masks), and the same under every policy."""
+    T, B, I, H, L, p = 7, 3, 5, 6, 3, 0.4
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    seed = next_seed(11)
+    drops = [dropout_scale(T, B, H, p, k, seed).double() for k in range(L - 1)]
+    _, ref = make_pair(cell, I, H, L)
+    y_ref, _, grads_ref = dropout_loss_and_grads(
+        cell, ref.double(), *to_device((x, h0, c0), "cpu", torch.float64),
+        gy.double(), ghn.double(), drops)
+    first = None
+    for remat in POLICIES:
+        ours, _ = make_pair(cell, I, H, L, remat=remat, dropout=p)
+        ours = ours.to(CUDA)
+        torch.manual_seed(11)
+        y, _, grads = loss_and_grads(cell, ours,
+                                     *to_device((x, h0, c0), CUDA),
+                                     gy.to(CUDA), ghn.to(CUDA))
+        assert rel_err(y.cpu().double(), y_ref) < 1e-5, remat
+        for g, g_ref in zip(grads, grads_ref):
+            assert rel_err(g.cpu().double(), g_ref) < 1e-5, remat
+        if first is None:
+            first = (y, grads)
+        assert torch.equal(y, first[0]), remat
+        for g, g0 in zip(grads, first[1]):
+            assert torch.equal(g, g0), remat

@@ -1070,3 +1070,105 @@ func.func @lstm_huge_sequence(%x: tensor<1152921504606846976x3x4xf32>,
       -> (tensor<1152921504606846976x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
   return
 }
+
+// -----
+
+// rnn.dropout: x is a static [T, B, H] sequence.
+
+func.func @dropout_rank(%x: tensor<3x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op x must be a sequence [T, B, H] with a static shape, got 'tensor<3x5xf32>'}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
+      : tensor<3x5xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @dropout_dynamic(%x: tensor<2x?x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op x must be a sequence [T, B, H] with a static shape, got 'tensor<2x?x5xf32>'}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
+      : tensor<2x?x5xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @dropout_element(%x: tensor<2x3x5xbf16>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op x must have element type f32 or f64 (the types the lowering computes in), got 'bf16'}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
+      : tensor<2x3x5xbf16>, tensor<2xi64>
+  return
+}
+
+// -----
+
+// The result has the type of x (ODS: AllTypesMatch).
+
+func.func @dropout_result(%x: tensor<2x3x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op failed to verify that all of {x, y} have same type}}
+  %y = "rnn.dropout"(%x, %rng) {p = 0.5 : f64, layer = 0 : i64}
+      : (tensor<2x3x5xf32>, tensor<2xi64>) -> tensor<2x3x5xf64>
+  return
+}
+
+// -----
+
+// rng is [seed, offset]: tensor<2xi64>.
+
+func.func @dropout_rng(%x: tensor<2x3x5xf32>, %rng: tensor<2xi32>) {
+  // expected-error @+1 {{'rnn.dropout' op rng must be tensor<2xi64> ([seed, offset]), got 'tensor<2xi32>'}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
+      : tensor<2x3x5xf32>, tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @dropout_rng_shape(%x: tensor<2x3x5xf32>, %rng: tensor<3xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op rng must be tensor<2xi64> ([seed, offset]), got 'tensor<3xi64>'}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
+      : tensor<2x3x5xf32>, tensor<3xi64>
+  return
+}
+
+// -----
+
+// p is a probability below 1.
+
+func.func @dropout_p(%x: tensor<2x3x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op p must be in [0, 1), got 1}}
+  %y = rnn.dropout %x rng(%rng) {p = 1.0 : f64, layer = 0 : i64}
+      : tensor<2x3x5xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @dropout_negative_p(%x: tensor<2x3x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op p must be in [0, 1), got -0.1}}
+  %y = rnn.dropout %x rng(%rng) {p = -0.1 : f64, layer = 0 : i64}
+      : tensor<2x3x5xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+// layer is a non-negative index (ODS).
+
+func.func @dropout_layer(%x: tensor<2x3x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op attribute 'layer' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 0}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = -1 : i64}
+      : tensor<2x3x5xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+// The Philox counter numbers at most 2^34 elements (2^32 groups of four).
+
+func.func @dropout_size(%x: tensor<65536x65536x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op x has 21474836480 elements; dropout numbers at most 2^34}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
+      : tensor<65536x65536x5xf32>, tensor<2xi64>
+  return
+}

@@ -392,3 +392,18 @@ func.func @begin_backward() {
   rnn.begin_backward {rnn.tag = 1 : i64}
   return
 }
+
+// -----
+// rnn.dropout: the sequence, its rng and the attributes p and layer.
+
+// CHECK-LABEL: func.func @dropout(
+// CHECK-NEXT: %[[Y:.*]] = rnn.dropout %arg0 rng(%arg1) {layer = 1 : i64, p = 2.500000e-01 : f64} : tensor<8x4x5xf32>, tensor<2xi64>
+// CHECK-NEXT: rnn.dropout %[[Y]] rng(%arg1) {layer = 0 : i64, p = 0.000000e+00 : f64} : tensor<8x4x5xf32>, tensor<2xi64>
+func.func @dropout(%x: tensor<8x4x5xf32>, %rng: tensor<2xi64>)
+    -> tensor<8x4x5xf32> {
+  %y = rnn.dropout %x rng(%rng) {p = 0.25 : f64, layer = 1 : i64}
+      : tensor<8x4x5xf32>, tensor<2xi64>
+  %z = rnn.dropout %y rng(%rng) {p = 0.0 : f64, layer = 0 : i64}
+      : tensor<8x4x5xf32>, tensor<2xi64>
+  return %z : tensor<8x4x5xf32>
+}

@@ -64,6 +64,10 @@ from collections import namedtuple
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "Inputs"))
+import philox  # noqa: E402 (the dropout masks' Philox, shared with tests)
+
 Shape = namedtuple("Shape", "T B I H")
 
 CELLS = ("lstm", "gru", "mgu")
@@ -90,6 +94,16 @@ F64_CASES = ("lstm_l2_random", "gru_l2_random", "mgu_l2_random",
 STACKS = (
     ("stack_gru10_lstm12_random", 7, 3, 5, (("gru", 10), ("lstm", 12)),
      "random"),
+)
+
+# Presets with dropout between layers: (name, T, B, I, cell, H, layers,
+# reset pattern, p, [seed, offset]). The seed and offset have both 32-bit
+# halves nonzero, so that every word of Philox's key and counter is tested.
+DROPOUT_CASES = (
+    ("lstm_l3_dropout_random", 11, 6, 5, "lstm", 7, 3, "random", 0.3,
+     (0x0123456789ABCDEF, 0x0000000500000003)),
+    ("gru_l2_dropout_runs", 9, 6, 4, "gru", 6, 2, "runs", 0.5,
+     (0x7FFFFFFF00000001, 0x00000001FFFFFFFF)),
 )
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -547,8 +561,10 @@ def stack_modules(d, layers, kind):
     return mods
 
 
-def stack_stepwise(d, layers, is_init):
-    """The reference: step by step with the cells, resets on every layer."""
+def stack_stepwise(d, layers, is_init, drops=None):
+    """The reference: step by step with the cells, resets on every layer;
+    drops[l] ([T, B, H] float64: 0 or 1 / (1 - p)) multiplies layer l's
+    output before layer l + 1 reads it."""
     leaves = StackLeaves(d, layers)
     mods = stack_modules(d, layers, "cell")
     keep = t64(~is_init).unsqueeze(-1)
@@ -566,14 +582,17 @@ def stack_stepwise(d, layers, is_init):
                 h = mods[l][0](inp[t], h)
             out.append(h)
         inp = out
+        if drops is not None and l < len(layers) - 1:
+            inp = [o * drops[l][t] for t, o in enumerate(out)]
         finals.append((h, c) if cell == "lstm" else (h,))
     y = torch.stack(inp)
     leaves.loss(y, finals).backward()
     return leaves.results(y, finals, mods)
 
 
-def stack_sequence(d, layers):
-    """(a) no resets: single-layer nn.LSTM/GRU modules chained."""
+def stack_sequence(d, layers, drops=None):
+    """(a) no resets: single-layer nn.LSTM/GRU modules chained (with the
+    dropout multipliers between them)."""
     leaves = StackLeaves(d, layers)
     mods = stack_modules(d, layers, "seq")
     inp, finals = leaves.x, []
@@ -585,13 +604,16 @@ def stack_sequence(d, layers):
         else:
             inp, h = m(inp, leaves.h0[l][None])
             finals.append((h[0],))
+        if drops is not None and l < len(layers) - 1:
+            inp = inp * drops[l]
     leaves.loss(inp, finals).backward()
     return leaves.results(inp, finals, mods)
 
 
-def stack_episodes(d, layers):
+def stack_episodes(d, layers, drops=None):
     """(b) each batch column split at its resets, each episode run on its own
-    through the chained single-layer modules."""
+    through the chained single-layer modules (with the episode's slice of
+    the dropout multipliers between them)."""
     leaves = StackLeaves(d, layers)
     mods = stack_modules(d, layers, "seq")
     is_init = d["is_init"]
@@ -618,6 +640,8 @@ def stack_episodes(d, layers):
                 else:
                     inp, h = m(inp, h)
                     ends.append((h[0],))
+                if drops is not None and l < len(layers) - 1:
+                    inp = inp * drops[l][s:e, b:b + 1]
             loss = loss + (inp * t64(d["grad_y"])[s:e, b:b + 1]).sum()
             with torch.no_grad():
                 y[s:e, b:b + 1] = inp
@@ -649,6 +673,67 @@ def check_stacks(files):
               f"{'ok' if good else 'FAIL'}")
         files[name + ".in.npz"] = npz_bytes(d)
         files[name + ".ref.npz"] = npz_bytes(ref)
+    return ok
+
+
+# --------------------------------------------------------------------------
+# Dropout between layers: Philox4x32-10 masks (see rnn.dropout)
+# --------------------------------------------------------------------------
+
+def dropout_keep(T, B, H, p, layer, seed, offset):
+    """The mask of rnn.dropout: True where element (t, b, h) is kept."""
+    return np.array([not philox.dropped(n, p, layer, seed, offset)
+                     for n in range(T * B * H)]).reshape(T, B, H)
+
+
+def stacked_names(arrays, num_layers):
+    """A stack's per-layer arrays (h0_l0, h0_l1, ...) stacked as rnn-run
+    names a preset's ([L, B, H] h0, ...); other arrays unchanged."""
+    out = dict(arrays)
+    for base in ("h0", "c0", "h_n", "c_n", "grad_h0", "grad_c0", "grad_h_n",
+                 "grad_c_n"):
+        keys = [f"{base}_l{l}" for l in range(num_layers)]
+        if all(k in arrays for k in keys):
+            out[base] = np.stack([arrays[k] for k in keys])
+            for k in keys:
+                del out[k]
+    return out
+
+
+def check_dropout(files):
+    """Adds each dropout case's files; returns False if a self-check fails."""
+    ok = True
+    for c, k in philox.check_known_answers():
+        print(f"Philox known answer {c} {k} not reproduced FAIL")
+        ok = False
+    for name, T, B, I, cell, H, L, pattern, p, (seed, offset) in \
+            DROPOUT_CASES:
+        layers = ((cell, H),) * L
+        d = stack_inputs(name, T, B, I, layers, pattern)
+        keeps = [dropout_keep(T, B, H, p, l, seed, offset)
+                 for l in range(L - 1)]
+        drops = [t64(k / (1.0 - p)) for k in keeps]
+        ref = stack_stepwise(d, layers, d["is_init"], drops)
+        no_reset = np.zeros_like(d["is_init"])
+        ra, wa = max_rel(stack_stepwise(d, layers, no_reset, drops),
+                         stack_sequence(d, layers, drops))
+        rb, wb = max_rel(ref, stack_episodes(d, layers, drops))
+        dropped = sum(int((~k).sum()) for k in keeps)
+        good = ra <= TOL and rb <= TOL
+        ok &= good
+        print(f"{name:23s} resets={int(d['is_init'].sum()):2d} "
+              f"dropped={dropped}/{(L - 1) * T * B * H} "
+              f"vs-nn={ra:.2e}({wa}) vs-episodes={rb:.2e}({wb}) "
+              f"{'ok' if good else 'FAIL'}")
+        inputs = stacked_names(d, L)
+        inputs["rng"] = np.array([seed, offset], dtype=np.int64)
+        files[name + ".in.npz"] = npz_bytes(inputs)
+        files[name + ".ref.npz"] = npz_bytes(stacked_names(ref, L))
+        # Inference drops nothing.
+        plain = stack_stepwise(d, layers, d["is_init"])
+        files[name + ".infer.ref.npz"] = npz_bytes(
+            {k: v for k, v in stacked_names(plain, L).items()
+             if not k.startswith("grad_")})
     return ok
 
 
@@ -733,6 +818,7 @@ def main():
                 {k: v.astype(np.float64) if v.dtype == np.float32 else v
                  for k, v in d.items()})
     failed |= not check_stacks(files)
+    failed |= not check_dropout(files)
     for fname, arrays in bad_files().items():
         files[fname] = npz_bytes(arrays)
     files["bad_notnpz.npz"] = NOT_NPZ

@@ -213,7 +213,7 @@ func.func @unsupported(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
       : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
          tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
       -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
-  // expected-error @+1 {{'arith.addf' op cannot be differentiated by rnn-autodiff (only rnn.lstm, rnn.gru and rnn.mgu are supported)}}
+  // expected-error @+1 {{'arith.addf' op cannot be differentiated by rnn-autodiff (only rnn.lstm, rnn.gru, rnn.mgu and rnn.dropout are supported)}}
   %z = arith.addf %y, %y : tensor<2x3x5xf32>
   return %z : tensor<2x3x5xf32>
 }
@@ -266,3 +266,55 @@ func.func @blocks(%x: tensor<8x3x4xf32>, %r: tensor<8x3xi1>,
 
 // A GEMM block needs at least one row.
 // ROWS0: error: rnn-autodiff: gemm-rows must be >= 1
+
+// -----
+
+// A dropout becomes a linalg.generic that computes its mask (ten Philox
+// rounds of two 32-bit products each) from the element's position and
+// [seed, offset] and applies it, in the forward to its input and in the
+// backward to its result's cotangent, which the layer's backward reads.
+
+// CHECK-LABEL: func.func @dropped_grad(
+// CHECK-SAME: %[[RNG:[^:]*]]: tensor<2xi64>
+// CHECK-SAME: %[[DY:[^:]*]]: tensor<2x3x5xf32>)
+// CHECK: %[[F:.*]]:4 = rnn.cell_fwd #rnn.gru
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%[[F]]#0, %[[RNG]], %[[RNG]] :
+// CHECK-COUNT-20: arith.mului_extended
+// CHECK: linalg.yield
+// CHECK: rnn.begin_backward
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[DY]], %[[RNG]], %[[RNG]] :
+// CHECK-COUNT-20: arith.mului_extended
+// CHECK: rnn.cell_bwd #rnn.gru {{.*}} cotangents(%[[G]],
+// CHECK: return %[[D]],
+func.func @dropped(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %rng: tensor<2xi64>, %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<15x5xf32>, %bi: tensor<15xf32>, %bh: tensor<15xf32>)
+    -> tensor<2x3x5xf32> {
+  %y, %h = rnn.gru %x reset %r state(%h0) weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  %d = rnn.dropout %y rng(%rng) {p = 0.25 : f64, layer = 3 : i64}
+      : tensor<2x3x5xf32>, tensor<2xi64>
+  return %d : tensor<2x3x5xf32>
+}
+
+// -----
+
+// p = 0 drops nothing: no mask is computed.
+
+// CHECK-LABEL: func.func @kept_grad(
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @kept(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %rng: tensor<2xi64>, %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<15x5xf32>, %bi: tensor<15xf32>, %bh: tensor<15xf32>)
+    -> tensor<2x3x5xf32> {
+  %d = rnn.dropout %x rng(%rng) {p = 0.0 : f64, layer = 0 : i64}
+      : tensor<2x3x4xf32>, tensor<2xi64>
+  %y, %h = rnn.gru %d reset %r state(%h0) weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return %y : tensor<2x3x5xf32>
+}

@@ -111,3 +111,25 @@ func.func @kernel(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
 
 // A GEMM block needs at least one row.
 // ROWS0: error: rnn-expand-forward: gemm-rows must be >= 1
+
+// -----
+
+// Outside a training function a dropout is its input.
+
+// CHECK-LABEL: func.func @dropout(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x3x4xf32>
+// CHECK-NOT: rnn.dropout
+// CHECK-NOT: linalg.generic
+// CHECK: rnn.cell_fwd #rnn.gru block({{[0-9]+}}) ins(%[[X]],
+func.func @dropout(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %rng: tensor<2xi64>, %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<15x5xf32>, %bi: tensor<15xf32>, %bh: tensor<15xf32>)
+    -> tensor<2x3x5xf32> {
+  %d = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
+      : tensor<2x3x4xf32>, tensor<2xi64>
+  %y, %h = rnn.gru %d reset %r state(%h0) weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return %y : tensor<2x3x5xf32>
+}

@@ -84,6 +84,12 @@ static cl::opt<long long> hiddenSize("hidden-size", cl::init(256),
 static cl::opt<long long> layers("layers", cl::init(1),
                                  cl::desc("L (preset; default 1)"),
                                  cl::cat(category));
+static cl::opt<double>
+    dropout("dropout", cl::init(0.0),
+            cl::desc("Dropout probability between the preset's layers, with "
+                     "masks keyed by the argument rng = [seed, offset] "
+                     "(default 0)"),
+            cl::cat(category));
 static cl::opt<std::string>
     dtype("dtype", cl::init("f32"),
           cl::desc("Element type of the preset's float tensors: f32 | f64 "
@@ -172,11 +178,12 @@ static llvm::json::Object describeEntry(func::FuncOp func) {
       arg["layer"] = layer.getInt();
     arg["shape"] = llvm::json::Array(memref.getShape());
     Type element = memref.getElementType();
-    arg["dtype"] = element.isInteger(1)   ? "bool"
-                   : element.isInteger(8) ? "uint8"
-                   : element.isF32()      ? "float32"
-                   : element.isF64()      ? "float64"
-                                          : "unknown";
+    arg["dtype"] = element.isInteger(1)    ? "bool"
+                   : element.isInteger(8)  ? "uint8"
+                   : element.isF32()       ? "float32"
+                   : element.isF64()       ? "float64"
+                   : element.isInteger(64) ? "int64"
+                                           : "unknown";
     args.push_back(std::move(arg));
   }
   llvm::json::Object entry;
@@ -346,11 +353,12 @@ int main(int argc, char **argv) {
   if (!entryFunction.empty() && modelFile.empty())
     fail("--entry needs a model file (MODEL.mlir)");
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
-           &seqLen, &batch, &inputSize, &hiddenSize, &layers, &dtype}) {
+           &seqLen, &batch, &inputSize, &hiddenSize, &layers, &dtype,
+           &dropout}) {
     if (!modelFile.empty() && flag->getNumOccurrences())
       fail("--" + flag->ArgStr.str() +
-           " applies to --preset: a model file's IR fixes its shapes and "
-           "types");
+           " applies to --preset: a model file's IR fixes its shapes, "
+           "types and dropouts");
   }
 
   mlir::rnn::PipelineOptions options;
@@ -384,13 +392,15 @@ int main(int argc, char **argv) {
     shape.inputSize = inputSize;
     shape.hiddenSize = hiddenSize;
     shape.layers = layers;
+    shape.dropout = dropout;
     for (long long value : {shape.seqLen, shape.batch, shape.inputSize,
                             shape.hiddenSize, shape.layers})
       if (value <= 0)
         fail("--seq-len, --batch, --input-size, --hidden-size and --layers "
              "must be positive");
     std::string error;
-    if (failed(checkShapeSizes(context, shape, error)))
+    if (failed(checkShapeSizes(context, shape, error)) ||
+        failed(checkDropout(shape, error)))
       fail(error);
     module = buildPresetModel(context, shape);
   }

@@ -52,6 +52,19 @@ LogicalResult checkTarget(const ModelShape &shape, StringRef target,
   return success();
 }
 
+LogicalResult checkDropout(const ModelShape &shape, std::string &error) {
+  if (!(shape.dropout >= 0.0 && shape.dropout < 1.0)) {
+    error = llvm::formatv("--dropout must be in [0, 1), got {0}", shape.dropout)
+                .str();
+    return failure();
+  }
+  if (shape.dropout > 0.0 && shape.layers < 2) {
+    error = "--dropout applies between layers: it needs --layers >= 2";
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult checkShapeSizes(MLIRContext &context, const ModelShape &shape,
                               std::string &error) {
   int64_t gates = mlir::rnn::lookupCell(&context, shape.cell).getNumGates();
@@ -113,6 +126,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   Type state = tensor({s.batch, s.hiddenSize}, real);
   addArg("x", -1, tensor({s.seqLen, s.batch, s.inputSize}, real));
   addArg("is_init", -1, tensor({s.seqLen, s.batch}, b.getI1Type()));
+  bool dropout = s.dropout > 0.0;
+  if (dropout)
+    addArg("rng", -1, tensor({2}, b.getI64Type()));
   for (int64_t l = 0; l < s.layers; ++l) {
     std::string k = std::to_string(l);
     int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
@@ -140,9 +156,12 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   b.setInsertionPointToStart(entry);
 
   Value x = entry->getArgument(0), isInit = entry->getArgument(1);
-  unsigned next = 2;
+  Value rng = dropout ? entry->getArgument(2) : Value();
+  unsigned next = dropout ? 3 : 2;
   SmallVector<Value> results = {Value()};
   for (int64_t l = 0; l < s.layers; ++l) {
+    if (dropout && l > 0)
+      x = mlir::rnn::DropoutOp::create(b, loc, x, rng, s.dropout, l - 1);
     // x, is_init, the states, four weights; y and the final states.
     unsigned numOperands = states.size() + 4;
     OperationState layerState(loc, "rnn." + s.cell);
@@ -186,10 +205,16 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
     return failure();
   }
   Type element = shaped.getElementType();
-  tensor.isMask = element.isInteger(1);
-  tensor.isF64 = element.isF64();
-  if (!tensor.isMask && !tensor.isF64 && !element.isF32()) {
-    error = what + " ('" + tensor.name + "') must be f32, f64 or i1";
+  if (element.isF32())
+    tensor.dtype = npz::DType::F32;
+  else if (element.isF64())
+    tensor.dtype = npz::DType::F64;
+  else if (element.isInteger(1))
+    tensor.dtype = npz::DType::Bool;
+  else if (element.isInteger(64))
+    tensor.dtype = npz::DType::I64;
+  else {
+    error = what + " ('" + tensor.name + "') must be f32, f64, i1 or i64";
     return failure();
   }
   tensor.shape.assign(shaped.getShape().begin(), shaped.getShape().end());

@@ -10,6 +10,8 @@
 #ifndef RNN_TOOLS_RNNRUN_MODEL_H
 #define RNN_TOOLS_RNNRUN_MODEL_H
 
+#include "rnn/Support/Npz.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -31,6 +33,9 @@ struct ModelShape {
   std::string cell = "lstm";
   /// The element type of every float tensor: f64 rather than f32.
   bool f64 = false;
+  /// Dropout probability between layers (rnn.dropout keyed by an `rng`
+  /// argument when positive).
+  double dropout = 0.0;
   int64_t seqLen = 32, batch = 64, inputSize = 256, hiddenSize = 256,
           layers = 1;
 };
@@ -50,6 +55,10 @@ mlir::LogicalResult checkTarget(const ModelShape &shape, llvm::StringRef target,
 /// weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} and results
 /// y and the final states per layer (h_n, c_n). The cell must exist
 /// (checkCellName).
+/// Checks the preset's dropout: in [0, 1), and between layers only (with
+/// one layer it would drop nothing, as in torch.nn.LSTM).
+mlir::LogicalResult checkDropout(const ModelShape &shape, std::string &error);
+
 mlir::OwningOpRef<mlir::ModuleOp> buildPresetModel(mlir::MLIRContext &context,
                                                    const ModelShape &shape);
 
@@ -72,13 +81,15 @@ struct NamedTensor {
   /// `layer`), or 0 if `array` is this tensor alone.
   int64_t stacked = 0;
   std::vector<int64_t> shape;
-  /// Element type is i1 (the reset mask) rather than a float.
-  bool isMask = false;
-  /// Element type is f64 rather than f32.
-  bool isF64 = false;
+  /// Element type: F32 or F64 (floats), Bool (i1: the reset mask) or I64
+  /// (a dropout's [seed, offset]).
+  npz::DType dtype = npz::DType::F32;
 
+  bool isFloat() const {
+    return dtype == npz::DType::F32 || dtype == npz::DType::F64;
+  }
   int64_t numElements() const;
-  int64_t elementBytes() const { return isMask ? 1 : isF64 ? 8 : 4; }
+  int64_t elementBytes() const { return npz::dtypeSize(dtype); }
   int64_t bytes() const { return numElements() * elementBytes(); }
 };
 

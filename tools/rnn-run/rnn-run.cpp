@@ -88,6 +88,12 @@ static cl::opt<double>
               cl::desc("Probability of is_init[t, b] for generated masks "
                        "(default 0)"),
               cl::cat(category));
+static cl::opt<double>
+    dropout("dropout", cl::init(0.0),
+            cl::desc("Dropout probability between a preset's layers, with "
+                     "masks keyed by the argument rng = [seed, offset] "
+                     "(train mode; default 0)"),
+            cl::cat(category));
 static cl::opt<std::string>
     dtype("dtype", cl::init("f32"),
           cl::desc("Element type of a preset's float tensors: f32 | f64 "
@@ -249,6 +255,9 @@ static void checkOptions(MLIRContext &context,
     fail("--dtype must be f32 or f64, got '" + dtype + "'");
   if (dtype.getNumOccurrences() && !modelFile.empty())
     fail("--dtype applies to --preset: a model file's IR fixes its types");
+  if (dropout.getNumOccurrences() && !modelFile.empty())
+    fail("--dropout applies to --preset: a model file places its rnn.dropout "
+         "ops");
   std::string error;
   if (!preset.empty() &&
       failed(::rnn::run::checkCellName(context, preset, error)))
@@ -372,6 +381,7 @@ static ModelShape presetShape(const npz::ArrayMap *inputs) {
   shape.inputSize = inputSize;
   shape.hiddenSize = hiddenSize;
   shape.layers = layers;
+  shape.dropout = dropout;
   if (!inputs)
     return shape;
 
@@ -536,13 +546,23 @@ static std::mt19937_64 generatorFor(const NamedTensor &arg) {
 
 /// Generated values: weights and biases ~ U(-1/sqrt(H), 1/sqrt(H)) as
 /// PyTorch initializes them, states ~ U(-0.5, 0.5), everything else
-/// ~ U(-1, 1); the mask is Bernoulli(--reset-prob).
+/// ~ U(-1, 1); the mask is Bernoulli(--reset-prob); a dropout's `rng` is
+/// [--seed, 0].
 static void generate(const NamedTensor &arg, int64_t hidden,
                      std::vector<char> &bytes) {
   std::mt19937_64 gen = generatorFor(arg);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   int64_t n = arg.numElements();
-  if (arg.isMask) {
+  if (arg.dtype == npz::DType::I64) {
+    if (arg.name != "rng" || n != 2)
+      fail("cannot generate the i64 argument '" + arg.name +
+           "' (only a dropout's rng, [seed, offset]); give it in --inputs");
+    int64_t words[2] = {static_cast<int64_t>(seed.getValue()), 0};
+    bytes.assign(reinterpret_cast<char *>(words),
+                 reinterpret_cast<char *>(words) + sizeof(words));
+    return;
+  }
+  if (arg.dtype == npz::DType::Bool) {
     bytes.resize(n);
     for (int64_t i = 0; i < n; ++i)
       bytes[i] = unit(gen) < resetProb ? 1 : 0;
@@ -557,7 +577,7 @@ static void generate(const NamedTensor &arg, int64_t hidden,
   bytes.resize(n * arg.elementBytes());
   for (int64_t i = 0; i < n; ++i) {
     double value = (2.0 * unit(gen) - 1.0) * bound;
-    if (arg.isF64)
+    if (arg.dtype == npz::DType::F64)
       reinterpret_cast<double *>(bytes.data())[i] = value;
     else
       reinterpret_cast<float *>(bytes.data())[i] = static_cast<float>(value);
@@ -582,7 +602,7 @@ static void fromFile(const NamedTensor &arg, const npz::Array &array,
          array.shapeString() + ", expected " + shapeString(want));
   int64_t n = arg.numElements();
   int64_t offset = arg.stacked ? arg.layer * n : 0;
-  if (arg.isMask) {
+  if (arg.dtype == npz::DType::Bool) {
     if (array.dtype != npz::DType::Bool && array.dtype != npz::DType::U8)
       fail(inputsFile + ": array '" + arg.array + "' has dtype " +
            npz::dtypeName(array.dtype).str() + ", expected bool or uint8");
@@ -591,12 +611,18 @@ static void fromFile(const NamedTensor &arg, const npz::Array &array,
       bytes[i] = array.data[offset + i] != 0;
     return;
   }
-  npz::DType element = arg.isF64 ? npz::DType::F64 : npz::DType::F32;
-  if (array.dtype != element)
-    fail(inputsFile + ": array '" + arg.array + "' has dtype " +
-         npz::dtypeName(array.dtype).str() + ", expected " +
-         npz::dtypeName(element).str() + " (the model's element type" +
-         (preset.empty() ? "" : "; --dtype=f32|f64 sets a preset's") + ")");
+  npz::DType element = arg.dtype;
+  bool sameBits = element == npz::DType::I64 && array.dtype == npz::DType::U64;
+  if (array.dtype != element && !sameBits)
+    fail(
+        inputsFile + ": array '" + arg.array + "' has dtype " +
+        npz::dtypeName(array.dtype).str() + ", expected " +
+        npz::dtypeName(element).str() +
+        (arg.isFloat()
+             ? std::string(" (the model's element type") +
+                   (preset.empty() ? "" : "; --dtype=f32|f64 sets a preset's") +
+                   ")"
+             : std::string(" or uint64")));
   int64_t size = arg.elementBytes();
   bytes.assign(array.data.begin() + offset * size,
                array.data.begin() + (offset + n) * size);
@@ -816,6 +842,8 @@ int main(int argc, char **argv) {
   } else {
     shape = presetShape(inputs ? &*inputs : nullptr);
     checkPresetSizes(context, shape);
+    if (std::string error; failed(checkDropout(shape, error)))
+      fail(error);
     module = buildPresetModel(context, shape);
   }
 
@@ -1074,8 +1102,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> order;
     for (auto [i, r] : llvm::enumerate(signature.results)) {
       auto [it, inserted] = byName.try_emplace(
-          r.array, r.isF64 ? npz::Array::f64(r.array, arrayShape(r))
-                           : npz::Array::f32(r.array, arrayShape(r)));
+          r.array, npz::Array::zeros(r.array, r.dtype, arrayShape(r)));
       if (inserted)
         order.push_back(r.array);
       int64_t offset = r.stacked ? r.layer * r.bytes() : 0;

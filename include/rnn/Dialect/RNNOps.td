@@ -129,6 +129,52 @@ def RNN_MGUOp : RNN_HiddenStateLayerOp<"mgu"> {
   }];
 }
 
+def RNN_DropoutOp : RNN_Op<"dropout", [Pure, AllTypesMatch<["x", "y"]>]> {
+  let summary = "dropout between layers with a counter-based mask";
+  let description = [{
+    In a training function (`rnn-autodiff`), zeroes each element of the
+    sequence `x: [T, B, H]` with probability `p` and scales the others by
+    `1 / (1 - p)`, as `torch.nn.LSTM`'s `dropout` does between layers; its
+    gradient applies the same mask to the cotangent. Everywhere else
+    (inference, `rnn-expand-forward`) it is the identity.
+
+    No mask is stored: element `n = (t * B + b) * H + h` is dropped when
+    word `n mod 4` of Philox4x32-10 (Salmon et al., SC'11; Random123's
+    round function and constants) on
+
+        key     = (seed mod 2^32, seed div 2^32)
+        counter = (n div 4, layer, offset mod 2^32, offset div 2^32)
+
+    is below `floor(p * 2^32)`, where `rng = [seed, offset]` (two i64
+    read as unsigned) is a runtime argument. The forward, the backward and
+    every replay regenerate the same mask, and a captured step replays with
+    new masks when the caller advances the offset. `layer` tells apart the
+    sites of one call; T * B * H is at most 2^34.
+
+    ```mlir
+    %x1 = rnn.dropout %y0 rng(%rng) {p = 2.5e-01 : f64, layer = 0 : i64}
+        : tensor<8x4x5xf32>, tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$rng,
+      F64Attr:$p, ConfinedAttr<I64Attr, [IntMinValue<0>]>:$layer);
+  let results = (outs AnyRankedTensor:$y);
+  let assemblyFormat = [{
+    $x `rng` `(` $rng `)` attr-dict `:` type($x) `,` type($rng)
+  }];
+  let extraClassDeclaration = [{
+    /// Words below this are dropped: floor(p * 2^32).
+    uint64_t getThreshold();
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x, "::mlir::Value":$rng, "double":$p,
+                   "int64_t":$layer), [{
+      build($_builder, $_state, x.getType(), x, rng,
+            $_builder.getF64FloatAttr(p), $_builder.getI64IntegerAttr(layer));
+    }]>];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Training kernels (destination style), generic over the cell
 //===----------------------------------------------------------------------===//

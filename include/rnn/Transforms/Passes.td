@@ -23,6 +23,9 @@ def RNNAutodiffPass : Pass<"rnn-autodiff", "ModuleOp"> {
     saved roles: `gates`, `cells`, `hn_proj`) are read by the matching
     `rnn.cell_bwd` kernels,
     walked in reverse order; gradients of values used twice are summed.
+    An `rnn.dropout` becomes a `linalg.generic` that applies its mask
+    (regenerated from `rng`, never stored), in the forward to its input and
+    in the backward to its result's cotangent.
     `rnn.begin_backward` separates the two phases. Every kernel of a layer
     gets the same GEMM block P (`block(P)`): the smallest power of two with
     P * B >= `gemm-rows`, at most T. It depends on the target (through
@@ -68,7 +71,8 @@ def RNNExpandForwardPass : Pass<"rnn-expand-forward", "ModuleOp"> {
     kernels: inference leaves them to `rnn-dse`. The kernels get the GEMM
     block of `rnn-autodiff` (same option, same rule), so that inference
     computes the input projection with the calls of the training forward,
-    one block of P steps at a time.
+    one block of P steps at a time. An `rnn.dropout` is replaced by its
+    input: outside training it drops nothing.
 
     ```mlir
     %y, %h, %c = rnn.lstm %x reset %r state(%h0, %c0) weights(...)
