@@ -14,7 +14,8 @@ new episode at step t of column b: the state entering that step is zero.
 `dropout=p` drops between layers in training mode, as `torch.nn.LSTM`'s
 does, with masks that the compiled code regenerates from a Philox4x32-10
 key instead of storing them (rnn.dropout): each call draws its seed from
-PyTorch's default generator, so `torch.manual_seed` makes runs repeatable.
+PyTorch's generator of the input's device, so `torch.manual_seed` makes
+runs repeatable.
 
 The first call for a (cell, shape, remat, device) compiles a library
 (`rnnc.library`, cached on disk); every call runs it on the tensors'
@@ -380,9 +381,11 @@ class _RNNBase(nn.Module):
         inputs = [x, h0] + ([c0] if c0 is not None else []) + params
         rng = None
         if self._dropping:
-            # [seed, offset]: a fresh seed per call, offset 0.
-            seed = torch.empty((), dtype=torch.int64).random_()
-            rng = torch.stack([seed, torch.zeros_like(seed)]).to(x.device)
+            # [seed, offset]: a fresh seed per call from the generator of
+            # the input's device, offset 0. Drawn in place on the device,
+            # so that a captured CUDA graph draws a new seed per replay.
+            rng = torch.zeros(2, dtype=torch.int64, device=x.device)
+            rng[0].random_()
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
             results = _Function.apply(self, library, x, is_init, rng, h0, c0,
                                       *params)

@@ -423,10 +423,11 @@ def dropout_scale(T, B, H, p, layer, seed, offset=0):
                          for n in range(T * B * H)]).view(T, B, H)
 
 
-def next_seed(seed):
-    """The seed rnnc.torch draws for a call after torch.manual_seed(seed)."""
+def next_seed(seed, device="cpu"):
+    """The seed rnnc.torch draws for a call on `device` after
+    torch.manual_seed(seed)."""
     torch.manual_seed(seed)
-    return int(torch.empty((), dtype=torch.int64).random_())
+    return int(torch.empty((), dtype=torch.int64, device=device).random_())
 
 
 def dropout_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, drops):

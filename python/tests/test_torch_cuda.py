@@ -145,6 +145,30 @@ def test_captured_graph_replays_the_call():
     assert torch.equal(y_graph.cpu(), y_eager.cpu())
 
 
+def test_captured_graph_draws_new_dropout_masks():
+    """A training-mode call with dropout captured into a CUDA graph draws
+    its seed on the device, so each replay drops other elements; the
+    parameters and the input are the same, so only the masks differ."""
+    T, B, I, H, L = 8, 4, 5, 6, 2
+    ours, _ = make_pair("lstm", I, H, L, dropout=0.5)
+    ours = ours.to(CUDA)
+    x = torch.randn(T, B, I, device=CUDA)
+    with torch.no_grad():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            ours(x)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y_graph, _ = ours(x)
+        graph.replay()
+        first = y_graph.cpu()
+        graph.replay()
+        second = y_graph.cpu()
+    assert not torch.equal(first, second)
+
+
 @pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 def test_training_loop_matches_cpu(cell):
     """20 Adam steps on the GPU give the CPU library's losses."""
@@ -197,7 +221,7 @@ def test_dropout_masks_on_the_gpu(cell):
     with the same masks), and the same under every policy."""
     T, B, I, H, L, p = 7, 3, 5, 6, 3, 0.4
     x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
-    seed = next_seed(11)
+    seed = next_seed(11, CUDA)
     drops = [dropout_scale(T, B, H, p, k, seed).double() for k in range(L - 1)]
     _, ref = make_pair(cell, I, H, L)
     y_ref, _, grads_ref = dropout_loss_and_grads(
