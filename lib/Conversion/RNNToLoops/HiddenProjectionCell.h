@@ -5,7 +5,8 @@
 // a gate (the GRU's r, the MGU's f), besides its forward and backward steps:
 // scratch, block gradients, and the set-up and finish of the gradients; and
 // the parts of those steps such cells share (the masked state and its
-// recurrent product, the gates' pre-activations, the recurrent gradient).
+// recurrent product, the gates' pre-activations and what an element of a
+// step loads and stores, the recurrent gradient).
 // With G gates, the forward saves gates [T, B, G*H] and hn_proj [T, B, H];
 // a backward step overwrites them with the gradients of the input
 // projection dI and of the n part of the hidden projection dHn, and writes
@@ -78,12 +79,13 @@ template <int64_t G> struct HiddenProjectionCell {
     const LayerInputs &in;
     const StepScratch &s;
     const StepIO &io;
+    SmallVector<Value> iv;
     Value b;
     SmallVector<Value> cols;
 
     PreActivations(KernelBuilder &k, const LayerInputs &in,
                    const StepScratch &s, const StepIO &io, ValueRange iv)
-        : k(k), in(in), s(s), io(io), b(iv[0]),
+        : k(k), in(in), s(s), io(io), iv(iv), b(iv[0]),
           cols(gateColumns(k, in.H, iv[1])) {}
 
     Value input(int gate) const {
@@ -93,6 +95,21 @@ template <int64_t G> struct HiddenProjectionCell {
     Value hidden(int gate) const {
       return k.add(k.load(s.pre, {b, cols[gate]}),
                    k.load(in.biasHh, cols[gate]));
+    }
+
+    /// Saves the element's hidden projection `hn` and its G activated
+    /// gates and, unless the step is a replay (no y), sets h and y to
+    /// `update(h)`.
+    void finish(Value hn, ArrayRef<Value> activations,
+                function_ref<Value(Value)> update) const {
+      k.store(hn, io.saved[1], iv);
+      for (auto [gate, value] : llvm::enumerate(activations))
+        k.store(value, io.saved[0], {b, cols[gate]});
+      if (!io.y)
+        return;
+      Value hNew = update(k.load(s.states[0], iv));
+      k.store(hNew, s.states[0], iv);
+      k.store(hNew, io.y, iv);
     }
   };
 
@@ -107,6 +124,63 @@ template <int64_t G> struct HiddenProjectionCell {
           dHidden(k.alloc({in.B, G * in.H}, "dhproj")),
           hIn(k.alloc({in.P, in.B, in.H}, "h_in")), ones(k.ones(in.P * in.B)) {}
   };
+
+  /// One element (b, j) of backward step t: the step's saved gates and hn,
+  /// the masked state entering it, and the gradient reaching its h.
+  struct GradElement {
+    KernelBuilder &k;
+    const GradScratch &g;
+    ArrayRef<Value> saved;
+    Value hInStep;
+    SmallVector<Value> iv;
+    Value b;
+    SmallVector<Value> cols;
+    SmallVector<Value> gates;
+    Value hn, hIn, one, dhT;
+
+    GradElement(KernelBuilder &k, const LayerInputs &in, const BackwardIO &io,
+                const GradScratch &g, Value t, ArrayRef<Value> saved,
+                Value hPrev, Value hInStep, ValueRange iv)
+        : k(k), g(g), saved(saved), hInStep(hInStep), iv(iv), b(iv[0]) {
+      Value reset = k.load(in.isInit, {t, b});
+      cols = gateColumns(k, in.H, iv[1]);
+      for (int64_t gate = 0; gate < G; ++gate)
+        gates.push_back(k.load(saved[0], {b, cols[gate]}));
+      hn = k.load(saved[1], iv);
+      hIn = k.zeroIf(reset, k.load(hPrev, iv));
+      one = k.scalar(1.0);
+      dhT = k.add(k.load(g.dh, iv), k.load(io.gradY, {t, b, iv[1]}));
+    }
+
+    /// Overwrites the saved gates with dI (the G gates' input-projection
+    /// gradients) and hn with dHn, sets the hidden projection's gradient
+    /// (dI of the gates before n, then dHn), the gradient through the
+    /// state update `dh`, and the masked state entering the step.
+    void finish(ArrayRef<Value> dI, Value dHn, Value dh) const {
+      for (auto [gate, value] : llvm::enumerate(dI))
+        k.store(value, saved[0], {b, cols[gate]});
+      k.store(dHn, saved[1], iv);
+      for (int64_t gate = 0; gate + 1 < G; ++gate)
+        k.store(dI[gate], g.dHidden, {b, cols[gate]});
+      k.store(dHn, g.dHidden, {b, cols[G - 1]});
+      k.store(dh, g.dh, iv);
+      k.store(hIn, hInStep, iv);
+    }
+  };
+
+  /// Backward step t of the cell, `element` giving each element's
+  /// gradients (GradElement::finish), then the recurrent gradient.
+  static void
+  emitGradStepWith(KernelBuilder &k, const LayerInputs &in,
+                   const BackwardIO &io, const GradScratch &g, Value t,
+                   ArrayRef<Value> saved, Value hInStep,
+                   function_ref<void(const GradElement &)> element) {
+    Value hPrev = k.previous(io.y, in.states[0], t);
+    k.parallel({in.B, in.H}, [&](ValueRange iv) {
+      element(GradElement(k, in, io, g, t, saved, hPrev, hInStep, iv));
+    });
+    emitRecurrentGradient(k, in, g, t);
+  }
 
   /// The last part of backward step t, once g.dh holds the gradient
   /// through the state update and g.dHidden the hidden projection's:

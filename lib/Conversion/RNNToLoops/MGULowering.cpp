@@ -37,24 +37,15 @@ struct MGUCellSteps : HiddenProjectionCell<2> {
   /// One forward step t.
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
                        const StepScratch &s, Value t, const StepIO &io) {
-    Value h = s.states[0], gates = io.saved[0], hnProj = io.saved[1];
     emitRecurrentProduct(k, in, s, t, io);
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
       PreActivations pre(k, in, s, io, iv);
-      Value b = pre.b;
-      ArrayRef<Value> cols = pre.cols;
       Value f = k.sigmoid(k.add(pre.input(0), pre.hidden(0)));
       Value hn = pre.hidden(1);
       Value n = k.tanh(k.add(pre.input(1), k.mul(f, hn)));
-      k.store(hn, hnProj, iv);
-      k.store(f, gates, {b, cols[0]});
-      k.store(n, gates, {b, cols[1]});
-      if (!io.y)
-        return;
-      Value hOld = k.load(h, iv);
-      Value hNew = k.add(k.mul(k.sub(k.scalar(1.0), f), hOld), k.mul(f, n));
-      k.store(hNew, h, iv);
-      k.store(hNew, io.y, iv);
+      pre.finish(hn, {f, n}, [&](Value hOld) {
+        return k.add(k.mul(k.sub(k.scalar(1.0), f), hOld), k.mul(f, n));
+      });
     });
   }
 
@@ -65,32 +56,16 @@ struct MGUCellSteps : HiddenProjectionCell<2> {
                            const BackwardIO &io, const GradScratch &g, Value t,
                            ArrayRef<Value> saved, ArrayRef<Value>,
                            Value hInStep) {
-    int64_t B = in.B, H = in.H;
-    Value gates = saved[0], hnProj = saved[1];
-    Value hPrev = k.previous(io.y, in.states[0], t);
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value b = iv[0];
-      Value reset = k.load(in.isInit, {t, b});
-      SmallVector<Value> cols = gateColumns(k, H, iv[1]);
-      Value f = k.load(gates, {b, cols[0]});
-      Value n = k.load(gates, {b, cols[1]});
-      Value hn = k.load(hnProj, iv);
-      Value hIn = k.zeroIf(reset, k.load(hPrev, iv));
-      Value one = k.scalar(1.0);
-      Value dhT = k.add(k.load(g.dh, iv), k.load(io.gradY, {t, b, iv[1]}));
-      Value daN = k.mul(k.mul(dhT, f), k.sub(one, k.mul(n, n)));
-      Value dF = k.add(k.mul(dhT, k.sub(n, hIn)), k.mul(daN, hn));
-      Value daF = k.mul(dF, k.mul(f, k.sub(one, f)));
-      Value dHn = k.mul(daN, f);
-      k.store(daF, gates, {b, cols[0]});
-      k.store(daN, gates, {b, cols[1]});
-      k.store(dHn, hnProj, iv);
-      k.store(daF, g.dHidden, {b, cols[0]});
-      k.store(dHn, g.dHidden, {b, cols[1]});
-      k.store(k.mul(dhT, k.sub(one, f)), g.dh, iv);
-      k.store(hIn, hInStep, iv);
-    });
-    emitRecurrentGradient(k, in, g, t);
+    emitGradStepWith(
+        k, in, io, g, t, saved, hInStep, [&](const GradElement &e) {
+          Value f = e.gates[0], n = e.gates[1];
+          Value one = e.one, dhT = e.dhT;
+          Value daN = k.mul(k.mul(dhT, f), k.sub(one, k.mul(n, n)));
+          Value dF = k.add(k.mul(dhT, k.sub(n, e.hIn)), k.mul(daN, e.hn));
+          Value daF = k.mul(dF, k.mul(f, k.sub(one, f)));
+          Value dHn = k.mul(daN, f);
+          e.finish({daF, daN}, dHn, k.mul(dhT, k.sub(one, f)));
+        });
   }
 };
 } // namespace
