@@ -26,25 +26,13 @@ than it; the core in use is printed; see the README.)
 Needs rnn-compile on PATH (or RNNC_COMPILE) and the rnnc package.
 """
 
-import argparse
-import ctypes
-import os
-import statistics
 import sys
-import tempfile
 import time
 
-parser = argparse.ArgumentParser()
-for name, default in (("T", 32), ("B", 64), ("I", 256), ("H", 256), ("L", 1),
-                      ("threads", 1), ("iters", 20), ("warmup", 3)):
-    parser.add_argument("--" + name, type=int, default=default)
-parser.add_argument("--openblas-coretype", default="")
-args = parser.parse_args()
-if args.openblas_coretype:
-    os.environ["OPENBLAS_CORETYPE"] = args.openblas_coretype
-# OpenBLAS reads its thread count when the first library loads it.
-os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
-os.environ["RNNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="rnnc-bench-")
+from torch_step import (autograd_saved, blas_line, median_ms, parse_args,
+                        train_step)
+
+args = parse_args(__doc__.split("\n")[0])
 
 import torch  # noqa: E402
 
@@ -55,15 +43,8 @@ torch.set_num_threads(args.threads)
 T, B, I, H, L = args.T, args.B, args.I, args.H, args.L
 
 
-def median_ms(fn):
-    for _ in range(args.warmup):
-        fn()
-    times = []
-    for _ in range(args.iters):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+def timed(fn):
+    return median_ms(fn, args.iters, args.warmup)
 
 
 torch.manual_seed(0)
@@ -83,16 +64,6 @@ library._loaded.clear()
 start = time.perf_counter()
 ours(x, (h0, c0))
 cached_s = time.perf_counter() - start
-
-
-def train_step(module):
-    def step():
-        x.grad = h0.grad = c0.grad = None
-        for p in module.parameters():
-            p.grad = None
-        y, (hn, cn) = module(x, (h0, c0))
-        torch.autograd.backward([y, hn, cn], cot)
-    return step
 
 
 def infer_step(module):
@@ -148,14 +119,15 @@ def direct_infer():
 
 rows = []
 for mode, module_fn, direct_fn, torch_fn in (
-        ("train", train_step(ours), direct_train, train_step(ref)),
+        ("train", train_step(ours, x, h0, c0, cot), direct_train,
+         train_step(ref, x, h0, c0, cot)),
         ("infer", infer_step(ours), direct_infer, infer_step(ref))):
     # Interleaved rounds, so that drifting load hits all three alike.
     m, d, t = [], [], []
     for _ in range(3):
-        m.append(median_ms(module_fn))
-        d.append(median_ms(direct_fn))
-        t.append(median_ms(torch_fn))
+        m.append(timed(module_fn))
+        d.append(timed(direct_fn))
+        t.append(timed(torch_fn))
     rows.append((mode, min(m), min(d), min(t)))
 
 # Saved bytes: rnnc per policy, PyTorch's autograd for nn.LSTM.
@@ -163,28 +135,9 @@ saved_rnnc = {}
 for remat in ("none", "gates", "chunk:4", "chunk:8", "chunk:32"):
     saved_rnnc[remat] = library.compile_model("lstm", T, B, I, H, L,
                                               remat).saved_bytes
-storages = {}
-
-
-def pack(t):
-    s = t.untyped_storage()
-    storages[s.data_ptr()] = (s.nbytes(), t)
-    return t
-
-
-with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-    y, (hn, cn) = ref(x, (h0, c0))
-torch_all = sum(n for n, _ in storages.values())
-held = {x.untyped_storage().data_ptr(), h0.untyped_storage().data_ptr(),
-        c0.untyped_storage().data_ptr()} | {
-    p.untyped_storage().data_ptr() for p in ref.parameters()}
-torch_own = sum(n for ptr, (n, _) in storages.items() if ptr not in held)
-
-openblas = ctypes.CDLL("libopenblas.so.0")
-openblas.openblas_get_corename.restype = ctypes.c_char_p
-core = openblas.openblas_get_corename().decode()
-blas = torch.__config__.show().split("\n")[3].strip(" -")
-print(f"rnnc: OpenBLAS core {core}; torch: {blas}")
+torch_all, torch_own = autograd_saved(lambda: ref(x, (h0, c0)),
+                                     [x, h0, c0, *ref.parameters()])
+print(blas_line())
 print(f"rnnc.torch.LSTM vs the library directly vs torch.nn.LSTM "
       f"(CPU, {args.threads} thread(s), torch {torch.__version__}, "
       f"T={T} B={B} I={I} H={H} L={L}; median of {args.iters}, best of 3 "

@@ -121,6 +121,22 @@ def test_runs_on_the_current_stream(cell):
     assert torch.equal(y_default.cpu(), y_side.cpu())
 
 
+def capture(module, x):
+    """A CUDA graph of `module(x)` without gradients, and its y, after a
+    warm-up on a side stream, as torch.cuda.graphs asks (the module loads,
+    cuBLAS starts)."""
+    with torch.no_grad():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            module(x)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y, _ = module(x)
+    return graph, y
+
+
 def test_captured_graph_replays_the_call():
     """PyTorch can capture a call into a CUDA graph: the library issues
     everything on the capturing stream and never synchronizes."""
@@ -128,19 +144,10 @@ def test_captured_graph_replays_the_call():
     ours, _ = make_pair("lstm", I, H, L)
     ours = ours.to(CUDA)
     x = torch.randn(T, B, I, device=CUDA)
+    graph, y_graph = capture(ours, x)
+    x.copy_(torch.randn(T, B, I, device=CUDA))
+    graph.replay()
     with torch.no_grad():
-        # Warm-up on a side stream, as torch.cuda.graphs asks: the module
-        # loads, cuBLAS starts.
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            ours(x)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            y_graph, _ = ours(x)
-        x.copy_(torch.randn(T, B, I, device=CUDA))
-        graph.replay()
         y_eager, _ = ours(x)
     assert torch.equal(y_graph.cpu(), y_eager.cpu())
 
@@ -153,19 +160,11 @@ def test_captured_graph_draws_new_dropout_masks():
     ours, _ = make_pair("lstm", I, H, L, dropout=0.5)
     ours = ours.to(CUDA)
     x = torch.randn(T, B, I, device=CUDA)
-    with torch.no_grad():
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            ours(x)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            y_graph, _ = ours(x)
-        graph.replay()
-        first = y_graph.cpu()
-        graph.replay()
-        second = y_graph.cpu()
+    graph, y_graph = capture(ours, x)
+    graph.replay()
+    first = y_graph.cpu()
+    graph.replay()
+    second = y_graph.cpu()
     assert not torch.equal(first, second)
 
 

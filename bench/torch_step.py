@@ -1,0 +1,89 @@
+"""What the PyTorch benchmarks of rnnc.torch share (bench/torch_module.py,
+bench/torch_dropout.py): their command line, the timing of a step, an LSTM
+training step, what PyTorch's autograd saves, and the BLAS in use.
+
+Import it after setting the environment the BLAS libraries read at load
+time (parse_args does: call it before importing torch)."""
+
+import argparse
+import ctypes
+import os
+import statistics
+import tempfile
+import time
+
+
+def parse_args(description, **extra):
+    """The shape (--T --B --I --H --L), --threads, --iters, --warmup and
+    --openblas-coretype, plus `extra` (name: default, which may also
+    change one of those defaults); sets the BLAS
+    threads, the OpenBLAS core and a fresh rnnc cache from them."""
+    parser = argparse.ArgumentParser(description=description)
+    defaults = {"T": 32, "B": 64, "I": 256, "H": 256, "L": 1, "threads": 1,
+                "iters": 20, "warmup": 3, **extra}
+    for name, default in defaults.items():
+        parser.add_argument("--" + name, type=type(default), default=default)
+    parser.add_argument("--openblas-coretype", default="")
+    args = parser.parse_args()
+    if args.openblas_coretype:
+        os.environ["OPENBLAS_CORETYPE"] = args.openblas_coretype
+    # OpenBLAS reads its thread count when the first library loads it.
+    os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
+    os.environ["RNNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="rnnc-bench-")
+    return args
+
+
+def median_ms(fn, iters, warmup):
+    """Median wall time of `fn` in ms over `iters` calls after `warmup`."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def train_step(module, x, h0, c0, cotangents):
+    """An LSTM training step of `module`: forward, then backward with the
+    cotangents of y, h_n and c_n, from cleared gradients."""
+    import torch
+
+    def step():
+        x.grad = h0.grad = c0.grad = None
+        for p in module.parameters():
+            p.grad = None
+        y, (hn, cn) = module(x, (h0, c0))
+        torch.autograd.backward([y, hn, cn], cotangents)
+    return step
+
+
+def autograd_saved(run, held):
+    """Bytes of every tensor PyTorch's autograd saves while `run()` runs
+    (counted once per storage, through saved_tensors_hooks): all of them,
+    and those not in the storages of the tensors `held` (the caller's
+    inputs and parameters)."""
+    import torch
+    storages = {}
+
+    def pack(t):
+        s = t.untyped_storage()
+        storages[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        run()
+    held = {t.untyped_storage().data_ptr() for t in held}
+    return (sum(storages.values()),
+            sum(n for ptr, n in storages.items() if ptr not in held))
+
+
+def blas_line():
+    """The OpenBLAS core rnnc runs on and PyTorch's BLAS."""
+    import torch
+    openblas = ctypes.CDLL("libopenblas.so.0")
+    openblas.openblas_get_corename.restype = ctypes.c_char_p
+    core = openblas.openblas_get_corename().decode()
+    blas = torch.__config__.show().split("\n")[3].strip(" -")
+    return f"rnnc: OpenBLAS core {core}; torch: {blas}"
