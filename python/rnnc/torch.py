@@ -135,10 +135,8 @@ class _Function(torch.autograd.Function):
         # (the gates become their gradients): a second backward through
         # this forward (retain_graph) runs the forward again first.
         ctx.consumed = False
-        ctx.has_rng = rng is not None
-        ctx.save_for_backward(x, is_init, rng if rng is not None else x, h0,
-                              c0 if c0 is not None else h0, outputs["y"],
-                              saved, *params)
+        ctx.save_for_backward(x, is_init, rng, h0, c0, outputs["y"], saved,
+                              *params)
         result = [outputs["y"], outputs["h_n"]]
         if ctx.has_c:
             result.append(outputs["c_n"])
@@ -148,10 +146,6 @@ class _Function(torch.autograd.Function):
     def backward(ctx, grad_y, grad_h_n, grad_c_n=None):
         module, library = ctx.module, ctx.library
         x, is_init, rng, h0, c0, y, saved, *params = ctx.saved_tensors
-        if not ctx.has_c:
-            c0 = None
-        if not ctx.has_rng:
-            rng = None
         if ctx.consumed:
             _, saved = _forward(module, library, x, is_init, rng, h0, c0,
                                 params)
