@@ -199,12 +199,16 @@ static SmallVector<std::string> roleStrings(ArrayRef<StringRef> roles) {
 }
 
 SmallVector<SmallVector<std::string>>
-mlir::rnn::kernelOperandGroups(CellAttrInterface cell, StringRef phase) {
+mlir::rnn::kernelOperandGroups(CellAttrInterface cell, StringRef phase,
+                               bool resetStates) {
   SmallVector<std::string> weights = {"weight_ih", "weight_hh"};
   if (phase != "bwd")
     weights.append({"bias_ih", "bias_hh"});
+  SmallVector<std::string> reset;
+  if (resetStates)
+    reset = stateRoles(cell, "", "_reset");
   SmallVector<SmallVector<std::string>> groups = {
-      {"x"}, {"is_init"}, stateRoles(cell, "", "0"), weights};
+      {"x"}, {"is_init"}, stateRoles(cell, "", "0"), reset, weights};
   SmallVector<std::string> y = {"y"};
   if (phase == "fwd") {
     llvm::append_range(y, stateRoles(cell, "", "_n"));
@@ -226,6 +230,8 @@ mlir::rnn::kernelOperandGroups(CellAttrInterface cell, StringRef phase) {
   llvm::append_range(cotangents, stateRoles(cell, "grad_", "_n"));
   SmallVector<std::string> gradients = {"grad_x"};
   llvm::append_range(gradients, stateRoles(cell, "grad_", "0"));
+  if (resetStates)
+    llvm::append_range(gradients, stateRoles(cell, "grad_", "_reset"));
   gradients.append(
       {"grad_weight_ih", "grad_weight_hh", "grad_bias_ih", "grad_bias_hh"});
   groups.append({y, cotangents, gradients});
@@ -233,9 +239,11 @@ mlir::rnn::kernelOperandGroups(CellAttrInterface cell, StringRef phase) {
 }
 
 SmallVector<std::string> mlir::rnn::kernelOperandRoles(CellAttrInterface cell,
-                                                       StringRef phase) {
+                                                       StringRef phase,
+                                                       bool resetStates) {
   SmallVector<std::string> roles;
-  for (SmallVector<std::string> &group : kernelOperandGroups(cell, phase))
+  for (SmallVector<std::string> &group :
+       kernelOperandGroups(cell, phase, resetStates))
     llvm::append_range(roles, group);
   return roles;
 }
@@ -299,7 +307,8 @@ SmallVector<std::string> KernelOpInterface::getDestinationRoles() {
 
 KernelOpInterface mlir::rnn::createKernel(OpBuilder &builder, Location loc,
                                           CellAttrInterface cell,
-                                          StringRef phase, TypeRange types,
+                                          StringRef phase,
+                                          bool resetStates, TypeRange types,
                                           ValueRange operands, int64_t block,
                                           std::optional<int64_t> chunk) {
   StringRef name = phase == "fwd"      ? CellFwdOp::getOperationName()
@@ -309,7 +318,8 @@ KernelOpInterface mlir::rnn::createKernel(OpBuilder &builder, Location loc,
   state.addOperands(operands);
   state.addTypes(types);
   SmallVector<int32_t> sizes;
-  for (SmallVector<std::string> &group : kernelOperandGroups(cell, phase))
+  for (SmallVector<std::string> &group :
+       kernelOperandGroups(cell, phase, resetStates))
     sizes.push_back(group.size());
   assert(llvm::sum_of(sizes) == static_cast<int32_t>(operands.size()) &&
          "one operand per role");

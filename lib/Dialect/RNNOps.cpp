@@ -263,7 +263,7 @@ bool mlir::rnn::isOverwrittenInput(Operation *op, unsigned operandNumber) {
 template <typename OpTy> static MutableOperandRange kernelInits(OpTy op) {
   // The destinations are the last operand group, and for a forward the
   // two last (outputs and saved values).
-  constexpr unsigned numGroups = OpTy::kKind == KernelKind::Bwd ? 7 : 6;
+  constexpr unsigned numGroups = OpTy::kKind == KernelKind::Bwd ? 8 : 7;
   constexpr unsigned numInitGroups = OpTy::kKind == KernelKind::Fwd ? 2 : 1;
   unsigned first =
       op.getODSOperandIndexAndLength(numGroups - numInitGroups).first;
@@ -320,7 +320,9 @@ static SmallVector<Dim, 3> dimsOfRole(CellAttrInterface cell, StringRef role,
   return {Dim::B, Dim::H};
 }
 
-/// Checks `values` against `roles`, with the dimensions of their roles.
+/// Checks `values` against `roles`, with the dimensions of their roles. A
+/// reset state (and its gradient) is per step or per batch column, as its
+/// rank says.
 static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
                                   ArrayRef<std::string> roles,
                                   ArrayRef<Value> values,
@@ -329,10 +331,29 @@ static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
   for (auto [role, value] : llvm::zip_equal(roles, values)) {
     if (role == "is_init")
       l.addMask(role, value);
+    else if (StringRef(role).ends_with("_reset") &&
+             cast<ShapedType>(value.getType()).getRank() == 2)
+      l.add(role, value, {Dim::B, Dim::H});
+    else if (StringRef(role).ends_with("_reset"))
+      l.add(role, value, {Dim::T, Dim::B, Dim::H});
     else
       l.add(role, value, dimsOfRole(cell, role, chunk.has_value()));
   }
   return verifyRecurrence(op, cell, l.specs, chunk);
+}
+
+/// The reset states of an op of `cell` are none or one per state.
+static LogicalResult verifyResetCount(Operation *op, CellAttrInterface cell,
+                                      size_t count, StringRef group) {
+  size_t numStates = cell.getStateNames().size();
+  if (count == 0 || count == numStates)
+    return success();
+  return op->emitOpError() << "expected 0 or " << numStates << " " << group
+                           << " for " << cell << " ("
+                           << llvm::join(kernelOperandGroups(cell, "fwd",
+                                                             true)[3],
+                                         ", ")
+                           << "), got " << count;
 }
 
 //===----------------------------------------------------------------------===//
@@ -344,7 +365,10 @@ static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
 /// the saved values (its last group).
 static LogicalResult verifyLayer(LayerOpInterface layer) {
   CellAttrInterface cell = layer.getCell();
-  auto groups = kernelOperandGroups(cell, "fwd");
+  size_t numReset = layer.getResetStates().size();
+  if (failed(verifyResetCount(layer, cell, numReset, "reset states")))
+    return failure();
+  auto groups = kernelOperandGroups(cell, "fwd", numReset != 0);
   SmallVector<std::string> roles;
   for (auto &group : ArrayRef(groups).drop_back())
     llvm::append_range(roles, group);
@@ -398,11 +422,14 @@ LogicalResult DropoutOp::verify() {
 /// The keyword of each operand group of a kernel of `kind`, for messages.
 static ArrayRef<StringRef> groupNames(KernelKind kind) {
   static const StringRef fwd[] = {"x",       "is_init", "states",
-                                  "weights", "outs",    "saved"};
-  static const StringRef bwd[] = {"x",     "is_init",    "states", "weights",
-                                  "saved", "cotangents", "outs"};
+                                  "reset_states", "weights", "outs",
+                                  "saved"};
+  static const StringRef bwd[] = {"x",          "is_init", "states",
+                                  "reset_states", "weights", "saved",
+                                  "cotangents", "outs"};
   static const StringRef replay[] = {"x",       "is_init", "states",
-                                     "weights", "saved",   "outs"};
+                                     "reset_states", "weights", "saved",
+                                     "outs"};
   switch (kind) {
   case KernelKind::Fwd:
     return fwd;
@@ -418,7 +445,10 @@ template <typename OpTy> static LogicalResult verifyKernel(OpTy op) {
   auto kernel = cast<KernelOpInterface>(op.getOperation());
   CellAttrInterface cell = kernel.getCell();
   std::optional<int64_t> chunk = kernel.getChunkSteps();
-  auto groups = kernelOperandGroups(cell, kernel.getPhase());
+  size_t numReset = op.getResetStates().size();
+  if (failed(verifyResetCount(op, cell, numReset, "reset_states")))
+    return failure();
+  auto groups = kernelOperandGroups(cell, kernel.getPhase(), numReset != 0);
   for (auto [i, group] : llvm::enumerate(groups)) {
     unsigned size = op.getODSOperandIndexAndLength(i).second;
     if (size != group.size())
@@ -433,6 +463,14 @@ template <typename OpTy> static LogicalResult verifyKernel(OpTy op) {
   SmallVector<Value> operands(op->getOperands());
   if (failed(verifyByRole(op, cell, kernel.getOperandRoles(), operands, chunk)))
     return failure();
+  // A reset state's gradient has its shape (per step or per column).
+  for (StringRef state : cell.getStateNames()) {
+    std::string role = (state + "_reset").str();
+    Value reset = kernel.get(role), grad = kernel.get("grad_" + role);
+    if (reset && grad && reset.getType() != grad.getType())
+      return op.emitOpError() << "grad_" << role << " type " << grad.getType()
+                              << " != " << reset.getType() << " of " << role;
+  }
   return verifySteps(op, kernel.getBlockSteps(), chunk);
 }
 
@@ -442,7 +480,9 @@ static ParseResult
 parseRoleOperands(OpAsmParser &parser, CellAttrInterface cell,
                   IntegerAttr chunk, KernelKind kind, unsigned group,
                   SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands) {
-  auto groups = kernelOperandGroups(cell, kernelPhase(kind, chunk != nullptr));
+  // The roles of the groups with roles do not depend on the reset states.
+  auto groups = kernelOperandGroups(cell, kernelPhase(kind, chunk != nullptr),
+                                    /*resetStates=*/false);
   ArrayRef<std::string> roles = groups[group];
   auto expected = [&](SMLoc loc) {
     return parser.emitError(loc) << "expected " << roles.size() << " operands ("
@@ -473,7 +513,8 @@ static void printRoleOperands(OpAsmPrinter &printer, Operation *,
                               CellAttrInterface cell, IntegerAttr chunk,
                               KernelKind kind, unsigned group,
                               OperandRange operands) {
-  auto roles = kernelOperandGroups(cell, kernelPhase(kind, chunk != nullptr));
+  auto roles = kernelOperandGroups(cell, kernelPhase(kind, chunk != nullptr),
+                                   /*resetStates=*/false);
   llvm::interleaveComma(
       llvm::zip(roles[group], operands), printer, [&](auto pair) {
         printer << std::get<0>(pair) << ' ' << std::get<1>(pair);

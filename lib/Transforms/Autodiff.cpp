@@ -88,36 +88,39 @@ void Differentiator::emitBackward(Operation *kernel) {
   auto fwd = cast<KernelOpInterface>(kernel);
   auto dps = cast<DestinationStyleOpInterface>(kernel);
   CellAttrInterface cell = fwd.getCell();
-  SmallVector<Value> states = fwd.getInitialStates();
-  // The primals whose gradients the backward kernel writes: x, the initial
-  // states and the weights.
-  SmallVector<Value> primals = {fwd.getInput()};
-  llvm::append_range(primals, states);
-  primals.append({fwd.getInputWeight(), fwd.getRecurrentWeight()});
-  llvm::append_range(primals, fwd.getBiases());
-  // Its inputs: the forward's inputs but the biases, y and the saved
-  // values, the cotangents of y and of the final states.
-  SmallVector<Value> operands = {fwd.getInput(), fwd.getResetMask()};
-  llvm::append_range(operands, states);
-  operands.append({fwd.getInputWeight(), fwd.getRecurrentWeight()});
-  SmallVector<OpOperand *> outputs = fwd.getOutputOperands();
-  operands.push_back(dps.getTiedOpResult(outputs.front()));
-  for (StringRef role : cell.getSavedRoles())
-    operands.push_back(dps.getTiedOpResult(fwd.getSavedOperand(role)));
-  for (OpOperand *output : outputs)
-    operands.push_back(cotangent(dps.getTiedOpResult(output)));
-
+  bool resetStates = fwd.hasResetStates();
+  // The backward's operands by role: the forward's inputs (x, is_init, the
+  // initial and reset states, the weights), y and the saved values, the
+  // cotangents of y and of the final states (grad_<output>), and a
+  // destination per gradient of a forward input (grad_<input>).
   Location loc = kernel->getLoc();
+  auto valueOf = [&](StringRef role) {
+    OpOperand *operand = fwd.getOperandOf(role);
+    return dps.isDpsInit(operand) ? Value(dps.getTiedOpResult(operand))
+                                  : operand->get();
+  };
+  SmallVector<Value> operands, primals;
   SmallVector<Type> types;
-  for (Value primal : primals) {
-    auto type = cast<RankedTensorType>(primal.getType());
+  for (const std::string &role : kernelOperandRoles(cell, "bwd", resetStates)) {
+    StringRef name = role;
+    if (!name.consume_front("grad_")) {
+      operands.push_back(valueOf(name));
+      continue;
+    }
+    OpOperand *primal = fwd.getOperandOf(name);
+    if (dps.isDpsInit(primal)) {
+      operands.push_back(cotangent(dps.getTiedOpResult(primal)));
+      continue;
+    }
+    auto type = cast<RankedTensorType>(primal->get().getType());
+    primals.push_back(primal->get());
     types.push_back(type);
     operands.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
                                                type.getElementType()));
   }
   // The backward's GEMM blocks are the forward's.
-  Operation *bwd = createKernel(builder, loc, cell, "bwd", types, operands,
-                                fwd.getBlockSteps());
+  Operation *bwd = createKernel(builder, loc, cell, "bwd", resetStates, types,
+                                operands, fwd.getBlockSteps());
   copyLayer(kernel, bwd);
   for (auto [value, gradient] : llvm::zip(primals, bwd->getResults()))
     accumulate(value, gradient);

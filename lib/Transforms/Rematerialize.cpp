@@ -115,11 +115,12 @@ static KernelOpInterface forwardOf(KernelOpInterface bwd) {
   return fwd && fwd.getPhase() == "fwd" ? fwd : nullptr;
 }
 
-/// x, is_init, the initial states, the weights and the biases of `fwd`:
-/// the first operands of its replay and its chunked backward.
+/// x, is_init, the initial and reset states, the weights and the biases of
+/// `fwd`: the first operands of its replay and its chunked backward.
 static SmallVector<Value> forwardInputs(KernelOpInterface fwd) {
   SmallVector<Value> operands = {fwd.getInput(), fwd.getResetMask()};
   llvm::append_range(operands, fwd.getInitialStates());
+  llvm::append_range(operands, fwd.getResetStates());
   operands.append({fwd.getInputWeight(), fwd.getRecurrentWeight()});
   llvm::append_range(operands, fwd.getBiases());
   return operands;
@@ -147,8 +148,9 @@ static void replaySaved(KernelOpInterface bwd, RewriterBase &rewriter) {
     types.push_back(saved.getType());
     operands.push_back(emptyLike(rewriter, loc, saved));
   }
-  Operation *replay = createKernel(rewriter, loc, cell, "replay", types,
-                                   operands, bwd.getBlockSteps());
+  Operation *replay =
+      createKernel(rewriter, loc, cell, "replay", fwd.hasResetStates(), types,
+                   operands, bwd.getBlockSteps());
   copyLayer(bwd, replay);
   rewriter.modifyOpInPlace(bwd, [&] {
     for (auto [role, value] : llvm::zip_equal(replayed, replay->getResults()))
@@ -177,8 +179,9 @@ static KernelOpInterface chunkForward(KernelOpInterface fwd, int64_t chunk,
        cast<DestinationStyleOpInterface>(*fwd).getDpsInitsMutable())
     types.push_back(operands[init.getOperandNumber()].getType());
   KernelOpInterface chunked =
-      createKernel(rewriter, fwd.getLoc(), fwd.getCell(), "fwd", types,
-                   operands, fwd.getBlockSteps(), chunk);
+      createKernel(rewriter, fwd.getLoc(), fwd.getCell(), "fwd",
+                   fwd.hasResetStates(), types, operands, fwd.getBlockSteps(),
+                   chunk);
   copyLayer(fwd, chunked);
   // The saved values keep no reader: the chunked backward replaces theirs.
   for (auto [oldResult, newResult] :
@@ -212,7 +215,8 @@ static void checkpoint(KernelOpInterface bwd, int64_t chunk,
                      cast<DestinationStyleOpInterface>(*bwd).getDpsInits());
   Operation *replacement =
       createKernel(rewriter, bwd.getLoc(), cell, "chunked_bwd",
-                   bwd->getResultTypes(), operands, bwd.getBlockSteps(), chunk);
+                   bwd.hasResetStates(), bwd->getResultTypes(), operands,
+                   bwd.getBlockSteps(), chunk);
   copyLayer(bwd, replacement);
   rewriter.replaceOp(bwd, replacement->getResults());
   if (source != fwd)

@@ -18,10 +18,10 @@
 // CHECK-NEXT:   weights weight_ih [20, 4] weight_hh [20, 5] bias_ih [20] bias_hh [20]
 // CHECK-NEXT:   x tensor<2x3x4xf32>, is_init tensor<2x3xi1>, h0 tensor<3x5xf32>, c0 tensor<3x5xf32>
 // CHECK-NEXT:   y tensor<2x3x5xf32>, h_n tensor<3x5xf32>, c_n tensor<3x5xf32>
-// CHECK-NEXT:   fwd kernel (x) (is_init) (h0, c0) (weight_ih, weight_hh, bias_ih, bias_hh) (y, h_n, c_n) (gates, cells)
-// CHECK-NEXT:   bwd kernel (x) (is_init) (h0, c0) (weight_ih, weight_hh) (y, gates, cells) (grad_y, grad_h_n, grad_c_n) (grad_x, grad_h0, grad_c0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
-// CHECK-NEXT:   chunked_bwd kernel (x) (is_init) (h0, c0) (weight_ih, weight_hh, bias_ih, bias_hh) (y, cells) (grad_y, grad_h_n, grad_c_n) (grad_x, grad_h0, grad_c0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
-// CHECK-NEXT:   replay kernel (x) (is_init) (h0, c0) (weight_ih, weight_hh, bias_ih, bias_hh) (y, cells) (gates)
+// CHECK-NEXT:   fwd kernel (x) (is_init) (h0, c0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y, h_n, c_n) (gates, cells)
+// CHECK-NEXT:   bwd kernel (x) (is_init) (h0, c0) () (weight_ih, weight_hh) (y, gates, cells) (grad_y, grad_h_n, grad_c_n) (grad_x, grad_h0, grad_c0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   chunked_bwd kernel (x) (is_init) (h0, c0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y, cells) (grad_y, grad_h_n, grad_c_n) (grad_x, grad_h0, grad_c0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   replay kernel (x) (is_init) (h0, c0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y, cells) (gates)
 func.func @lstm(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>)
@@ -42,10 +42,10 @@ func.func @lstm(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 // CHECK-NEXT:   weights weight_ih [9, 7] weight_hh [9, 3] bias_ih [9] bias_hh [9]
 // CHECK-NEXT:   x tensor<6x2x7xf32>, is_init tensor<6x2xi1>, h0 tensor<2x3xf32>
 // CHECK-NEXT:   y tensor<6x2x3xf32>, h_n tensor<2x3xf32>
-// CHECK-NEXT:   fwd kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y, h_n) (gates, hn_proj)
-// CHECK-NEXT:   bwd kernel (x) (is_init) (h0) (weight_ih, weight_hh) (y, gates, hn_proj) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
-// CHECK-NEXT:   chunked_bwd kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
-// CHECK-NEXT:   replay kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y) (gates, hn_proj)
+// CHECK-NEXT:   fwd kernel (x) (is_init) (h0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y, h_n) (gates, hn_proj)
+// CHECK-NEXT:   bwd kernel (x) (is_init) (h0) () (weight_ih, weight_hh) (y, gates, hn_proj) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   chunked_bwd kernel (x) (is_init) (h0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   replay kernel (x) (is_init) (h0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y) (gates, hn_proj)
 func.func @gru(%x: tensor<6x2x7xf32>, %r: tensor<6x2xi1>,
     %h0: tensor<2x3xf32>, %wi: tensor<9x7xf32>, %wh: tensor<9x3xf32>,
     %bi: tensor<9xf32>, %bh: tensor<9xf32>)
@@ -67,10 +67,10 @@ func.func @gru(%x: tensor<6x2x7xf32>, %r: tensor<6x2xi1>,
 // CHECK-NEXT:   weights weight_ih [10, 2] weight_hh [10, 5] bias_ih [10] bias_hh [10]
 // CHECK-NEXT:   x tensor<4x3x2xf32>, is_init tensor<4x3xi1>, h0 tensor<3x5xf32>
 // CHECK-NEXT:   y tensor<4x3x5xf32>, h_n tensor<3x5xf32>
-// CHECK-NEXT:   fwd kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y, h_n) (gates, hn_proj)
-// CHECK-NEXT:   bwd kernel (x) (is_init) (h0) (weight_ih, weight_hh) (y, gates, hn_proj) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
-// CHECK-NEXT:   chunked_bwd kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
-// CHECK-NEXT:   replay kernel (x) (is_init) (h0) (weight_ih, weight_hh, bias_ih, bias_hh) (y) (gates, hn_proj)
+// CHECK-NEXT:   fwd kernel (x) (is_init) (h0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y, h_n) (gates, hn_proj)
+// CHECK-NEXT:   bwd kernel (x) (is_init) (h0) () (weight_ih, weight_hh) (y, gates, hn_proj) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   chunked_bwd kernel (x) (is_init) (h0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y) (grad_y, grad_h_n) (grad_x, grad_h0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   replay kernel (x) (is_init) (h0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y) (gates, hn_proj)
 func.func @mgu(%x: tensor<4x3x2xf32>, %r: tensor<4x3xi1>,
     %h0: tensor<3x5xf32>, %wi: tensor<10x2xf32>, %wh: tensor<10x5xf32>,
     %bi: tensor<10xf32>, %bh: tensor<10xf32>)
@@ -88,10 +88,10 @@ func.func @mgu(%x: tensor<4x3x2xf32>, %r: tensor<4x3xi1>,
 
 // CHECK:      rnn.cell_fwd #rnn.lstm fwd: x=#0 is_init=#1 h0=#2 c0=#3 weight_ih=#4 weight_hh=#5 bias_ih=#6 bias_hh=#7 y=#8 h_n=#9 c_n=#10 gates=#11 cells=#12
 // CHECK-NEXT:   saved gates=#11 cells=#12
-// CHECK-NEXT:   initial states 2, biases 2, outputs 3, cotangents 0, destinations y, h_n, c_n, gates, cells
+// CHECK-NEXT:   initial states 2, reset states 0, biases 2, outputs 3, cotangents 0, destinations y, h_n, c_n, gates, cells
 // CHECK-NEXT: rnn.cell_bwd #rnn.lstm chunked_bwd: x=#0 is_init=#1 h0=#2 c0=#3 weight_ih=#4 weight_hh=#5 bias_ih=#6 bias_hh=#7 y=#8 cells=#9 grad_y=#10 grad_h_n=#11 grad_c_n=#12 grad_x=#13 grad_h0=#14 grad_c0=#15 grad_weight_ih=#16 grad_weight_hh=#17 grad_bias_ih=#18 grad_bias_hh=#19
 // CHECK-NEXT:   saved cells=#9
-// CHECK-NEXT:   initial states 2, biases 2, outputs 0, cotangents 3, destinations grad_x, grad_h0, grad_c0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh
+// CHECK-NEXT:   initial states 2, reset states 0, biases 2, outputs 0, cotangents 3, destinations grad_x, grad_h0, grad_c0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh
 func.func @lstm_chunked(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
     %h0: tensor<4x5xf32>, %c0: tensor<4x5xf32>, %w_ih: tensor<20x3xf32>,
     %w_hh: tensor<20x5xf32>, %b_ih: tensor<20xf32>, %b_hh: tensor<20xf32>,
@@ -128,7 +128,7 @@ func.func @lstm_chunked(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 
 // CHECK:      rnn.cell_replay #rnn.gru replay: x=#0 is_init=#1 h0=#2 weight_ih=#3 weight_hh=#4 bias_ih=#5 bias_hh=#6 y=#7 gates=#8 hn_proj=#9
 // CHECK-NEXT:   saved gates=#8 hn_proj=#9
-// CHECK-NEXT:   initial states 1, biases 2, outputs 0, cotangents 0, destinations gates, hn_proj
+// CHECK-NEXT:   initial states 1, reset states 0, biases 2, outputs 0, cotangents 0, destinations gates, hn_proj
 func.func @gru_replay_tensor(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
     %h0: tensor<4x5xf32>,
     %w_ih: tensor<15x3xf32>, %w_hh: tensor<15x5xf32>,

@@ -16,8 +16,8 @@
 // CHECK-SAME: saved(y {{%[^,]+}}, cells {{%[^)]+}})
 // CHECK-SAME: cotangents(
 // GENERIC-LABEL: sym_name = "lstm_chunked"
-// GENERIC: "rnn.cell_fwd"({{.*}}) <{block = 1 : i64, cell = #rnn.lstm, chunk = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 2, 4, 3, 2>}>
-// GENERIC: "rnn.cell_bwd"({{.*}}) <{block = 1 : i64, cell = #rnn.lstm, chunk = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 2, 4, 2, 3, 7>}>
+// GENERIC: "rnn.cell_fwd"({{.*}}) <{block = 1 : i64, cell = #rnn.lstm, chunk = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 2, 0, 4, 3, 2>}>
+// GENERIC: "rnn.cell_bwd"({{.*}}) <{block = 1 : i64, cell = #rnn.lstm, chunk = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 2, 0, 4, 2, 3, 7>}>
 func.func @lstm_chunked(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
     %h0: tensor<4x5xf32>, %c0: tensor<4x5xf32>, %w_ih: tensor<20x3xf32>,
     %w_hh: tensor<20x5xf32>, %b_ih: tensor<20xf32>, %b_hh: tensor<20xf32>,
@@ -60,8 +60,8 @@ func.func @lstm_chunked(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 // CHECK-SAME: saved(y {{%[[:alnum:]_]+}})
 // CHECK-NOT: ->
 // GENERIC-LABEL: sym_name = "gru_chunked_memref"
-// GENERIC: "rnn.cell_fwd"({{.*}}) <{block = 1 : i64, cell = #rnn.gru, operandSegmentSizes = array<i32: 1, 1, 1, 4, 2, 2>}>
-// GENERIC: "rnn.cell_bwd"({{.*}}) <{block = 1 : i64, cell = #rnn.gru, chunk = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 4, 1, 2, 6>}>
+// GENERIC: "rnn.cell_fwd"({{.*}}) <{block = 1 : i64, cell = #rnn.gru, operandSegmentSizes = array<i32: 1, 1, 1, 0, 4, 2, 2>}>
+// GENERIC: "rnn.cell_bwd"({{.*}}) <{block = 1 : i64, cell = #rnn.gru, chunk = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 4, 1, 2, 6>}>
 func.func @gru_chunked_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
     %h0: memref<4x5xf32>, %w_ih: memref<15x3xf32>, %w_hh: memref<15x5xf32>,
     %b_ih: memref<15xf32>, %b_hh: memref<15xf32>, %y: memref<8x4x5xf32>,

@@ -1172,3 +1172,85 @@ func.func @dropout_size(%x: tensor<65536x65536x5xf32>, %rng: tensor<2xi64>) {
       : tensor<65536x65536x5xf32>, tensor<2xi64>
   return
 }
+
+// -----
+
+// Reset states: none or one per state of the cell.
+
+func.func @lstm_one_reset_state(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %hr: tensor<3x5xf32>,
+    %wi: tensor<20x4xf32>, %wh: tensor<20x5xf32>, %bi: tensor<20xf32>,
+    %bh: tensor<20xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op expected 0 or 2 reset states for #rnn.lstm (h_reset, c_reset), got 1}}
+  %y, %hn, %cn = rnn.lstm %x reset %r to(%hr) state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<3x5xf32>, tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>,
+         tensor<20xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// A reset state per step is [T, B, H].
+
+func.func @gru_reset_state_steps(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %hr: tensor<4x3x5xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<15x5xf32>, %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op sequence length 4 of h_reset != 2 of x}}
+  %y, %hn = rnn.gru %x reset %r to(%hr) state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<4x3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// A reset state per batch column is [B, H].
+
+func.func @gru_reset_state_columns(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %hr: tensor<3x6xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<15x5xf32>, %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op hidden size 6 of h_reset != 5 of weight_hh}}
+  %y, %hn = rnn.gru %x reset %r to(%hr) state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x6xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// Any other rank is neither form.
+
+func.func @mgu_reset_state_rank(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %hr: tensor<5xf32>, %wi: tensor<10x4xf32>,
+    %wh: tensor<10x5xf32>, %bi: tensor<10xf32>, %bh: tensor<10xf32>) {
+  // expected-error @+1 {{'rnn.mgu' op h_reset must have rank 3 [T, B, H], got 'tensor<5xf32>'}}
+  %y, %hn = rnn.mgu %x reset %r to(%hr) state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<5xf32>,
+         tensor<10x4xf32>, tensor<10x5xf32>, tensor<10xf32>, tensor<10xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+// A reset state has the element type of x.
+
+func.func @gru_reset_state_type(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %hr: tensor<3x5xf64>, %wi: tensor<15x4xf32>,
+    %wh: tensor<15x5xf32>, %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op element type 'f64' of h_reset != 'f32' of x}}
+  %y, %hn = rnn.gru %x reset %r to(%hr) state(%h0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf64>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}

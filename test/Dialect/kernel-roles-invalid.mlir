@@ -154,3 +154,62 @@ func.func @not_a_cell(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
         memref<2x3x5xf32>, memref<2x3x15xf32>, memref<2x3x5xf32>
   return
 }
+
+// -----
+
+// A kernel's reset states are none or one per state of its cell.
+
+func.func @lstm_fwd_one_reset_state(%x: memref<2x3x4xf32>,
+    %r: memref<2x3xi1>, %h: memref<3x5xf32>, %wi: memref<20x4xf32>,
+    %wh: memref<20x5xf32>, %b: memref<20xf32>, %y: memref<2x3x5xf32>,
+    %g: memref<2x3x20xf32>) {
+  // expected-error @+1 {{'rnn.cell_fwd' op expected 0 or 2 reset_states for #rnn.lstm (h_reset, c_reset), got 1}}
+  rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r) states(%h, %h)
+      reset_states(%h) weights(%wi, %wh, %b, %b) outs(%y, %h, %h)
+      saved(gates %g, cells %y)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<3x5xf32>, memref<20x4xf32>, memref<20x5xf32>, memref<20xf32>,
+        memref<20xf32>, memref<2x3x5xf32>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<2x3x20xf32>, memref<2x3x5xf32>
+  return
+}
+
+// -----
+
+// With reset states, a backward writes their gradients.
+
+func.func @gru_bwd_missing_reset_gradient(%x: memref<2x3x4xf32>,
+    %r: memref<2x3xi1>, %h: memref<3x5xf32>, %wi: memref<15x4xf32>,
+    %wh: memref<15x5xf32>, %b: memref<15xf32>, %y: memref<2x3x5xf32>,
+    %g: memref<2x3x15xf32>) {
+  // expected-error @+1 {{'rnn.cell_bwd' op expected 7 operands in outs for #rnn.gru (grad_x, grad_h0, grad_h_reset, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh), got 6}}
+  rnn.cell_bwd #rnn.gru block(1) ins(%x, %r) states(%h) reset_states(%h)
+      weights(%wi, %wh) saved(y %y, gates %g, hn_proj %y)
+      cotangents(%y, %h) outs(%x, %h, %wi, %wh, %b, %b)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<15x4xf32>, memref<15x5xf32>, memref<2x3x5xf32>,
+        memref<2x3x15xf32>, memref<2x3x5xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<2x3x4xf32>, memref<3x5xf32>,
+        memref<15x4xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}
+
+// -----
+
+// A reset state's gradient has its form.
+
+func.func @gru_bwd_reset_gradient_form(%x: memref<2x3x4xf32>,
+    %r: memref<2x3xi1>, %h: memref<3x5xf32>, %hr: memref<2x3x5xf32>,
+    %wi: memref<15x4xf32>, %wh: memref<15x5xf32>, %b: memref<15xf32>,
+    %y: memref<2x3x5xf32>, %g: memref<2x3x15xf32>) {
+  // expected-error @+1 {{'rnn.cell_bwd' op grad_h_reset type 'memref<3x5xf32>' != 'memref<2x3x5xf32>' of h_reset}}
+  rnn.cell_bwd #rnn.gru block(1) ins(%x, %r) states(%h) reset_states(%hr)
+      weights(%wi, %wh) saved(y %y, gates %g, hn_proj %y)
+      cotangents(%y, %h) outs(%x, %h, %h, %wi, %wh, %b, %b)
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<2x3x5xf32>,
+        memref<15x4xf32>, memref<15x5xf32>, memref<2x3x5xf32>,
+        memref<2x3x15xf32>, memref<2x3x5xf32>, memref<2x3x5xf32>,
+        memref<3x5xf32>, memref<2x3x4xf32>, memref<3x5xf32>, memref<3x5xf32>,
+        memref<15x4xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>
+  return
+}

@@ -318,3 +318,42 @@ func.func @kept(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
       -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
   return %y : tensor<2x3x5xf32>
 }
+
+// -----
+
+// Reset states: the kernels read them and the backward writes their
+// gradients after the initial states'; a reset state two layers share gets
+// the sum of their gradients.
+
+// CHECK-LABEL: func.func @gru_shared_reset_state_grad(
+// CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<2x3x5xf32> {rnn.name = "x"},
+// CHECK-SAME: [[R:%[[:alnum:]_]+]]: tensor<2x3xi1> {rnn.name = "is_init"},
+// CHECK-SAME: [[H0:%[[:alnum:]_]+]]: tensor<3x5xf32> {rnn.name = "h0"},
+// CHECK-SAME: [[HR:%[[:alnum:]_]+]]: tensor<3x5xf32> {rnn.name = "h_reset"},
+// CHECK: [[F0:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[X]], [[R]]) states([[H0]]) reset_states([[HR]])
+// CHECK: [[F1:%[[:alnum:]_]+]]:4 = rnn.cell_fwd #rnn.gru block(2) ins([[F0]]#0, [[R]]) states([[H0]]) reset_states([[HR]])
+// CHECK: [[B1:%[[:alnum:]_]+]]:7 = rnn.cell_bwd #rnn.gru block(2) ins([[F0]]#0, [[R]]) states([[H0]]) reset_states([[HR]])
+// CHECK: [[B0:%[[:alnum:]_]+]]:7 = rnn.cell_bwd #rnn.gru block(2) ins([[X]], [[R]]) states([[H0]]) reset_states([[HR]])
+// CHECK-DAG: [[DH0:%[[:alnum:]_]+]] = arith.addf [[B1]]#1, [[B0]]#1
+// CHECK-DAG: [[DHR:%[[:alnum:]_]+]] = arith.addf [[B1]]#2, [[B0]]#2
+// CHECK: return [[F1]]#0, [[B0]]#0, [[DH0]], [[DHR]],
+func.func @gru_shared_reset_state(%x: tensor<2x3x5xf32> {rnn.name = "x"},
+    %is_init: tensor<2x3xi1> {rnn.name = "is_init"},
+    %h0: tensor<3x5xf32> {rnn.name = "h0"},
+    %hr: tensor<3x5xf32> {rnn.name = "h_reset"},
+    %wi: tensor<15x5xf32> {rnn.name = "weight_ih"},
+    %wh: tensor<15x5xf32> {rnn.name = "weight_hh"},
+    %b: tensor<15xf32> {rnn.name = "bias"})
+    -> (tensor<2x3x5xf32> {rnn.name = "y"}) {
+  %y0, %h0n = rnn.gru %x reset %is_init to(%hr) state(%h0)
+      weights(%wi, %wh, %b, %b)
+      : (tensor<2x3x5xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<15x5xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  %y1, %h1n = rnn.gru %y0 reset %is_init to(%hr) state(%h0)
+      weights(%wi, %wh, %b, %b)
+      : (tensor<2x3x5xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<15x5xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return %y1 : tensor<2x3x5xf32>
+}

@@ -3,7 +3,8 @@
 // Prints, for every model-level layer (LayerOpInterface), the facts of its
 // cell (CellAttrInterface) and its shapes as the interfaces give them:
 // gates, states, saved, replayed and checkpointed roles with their widths,
-// weight shapes, the layer's named operands and results, and the roles of
+// weight shapes, the layer's named operands (reset states included) and
+// results, and the roles of
 // the operands of the cell's kernel in each phase; then, for every kernel
 // (KernelOpInterface), the operand it finds for each role, so that lit tests
 // check the interfaces against the op definitions.
@@ -74,11 +75,15 @@ struct TestCellFactsPass
       os << "\n  x " << layer.getInput().getType() << ", is_init "
          << layer.getResetMask().getType();
       printStates(os, cell.getStateNames(), layer.getInitialStates(), "0");
+      SmallVector<Value> resetStates = layer.getResetStates();
+      if (!resetStates.empty())
+        printStates(os, cell.getStateNames(), resetStates, "_reset");
       os << "\n  y " << layer.getOutput().getType();
       printStates(os, cell.getStateNames(), layer.getFinalStates(), "_n");
       for (StringRef phase : {"fwd", "bwd", "chunked_bwd", "replay"}) {
         os << "\n  " << phase << " kernel";
-        for (const auto &group : rnn::kernelOperandGroups(cell, phase)) {
+        for (const auto &group :
+             rnn::kernelOperandGroups(cell, phase, !resetStates.empty())) {
           os << " (";
           llvm::interleaveComma(group, os);
           os << ")";
@@ -98,6 +103,7 @@ struct TestCellFactsPass
         if (OpOperand *saved = kernel.getSavedOperand(role))
           os << " " << role << "=#" << saved->getOperandNumber();
       os << "\n  initial states " << kernel.getInitialStates().size()
+         << ", reset states " << kernel.getResetStates().size()
          << ", biases " << kernel.getBiases().size() << ", outputs "
          << kernel.getOutputOperands().size() << ", cotangents "
          << kernel.getCotangents().size() << ", destinations ";

@@ -45,21 +45,23 @@ StringRef kernelPhase(KernelKind kind, bool chunked);
 
 /// The roles of the operands of a kernel of `cell` in `phase`, per operand
 /// group of its op in order: x, is_init, the initial states (`h0`, ...),
-/// the weights (`weight_ih`, `weight_hh`, and `bias_ih`, `bias_hh` but for
+/// the reset states (`h_reset`, ...; an empty group without
+/// `resetStates`), the weights (`weight_ih`, `weight_hh`, and `bias_ih`, `bias_hh` but for
 /// bwd), then by phase
 ///   fwd:         y and the final states (`h_n`, ...); the saved roles
 ///   bwd:         y and the saved roles; the cotangents (`grad_y`,
 ///                `grad_h_n`, ...); the gradients (`grad_x`, `grad_h0`,
-///                ..., `grad_bias_hh`)
+///                ..., `grad_h_reset`, ... with `resetStates`,
+///                `grad_weight_ih`, ..., `grad_bias_hh`)
 ///   chunked_bwd: as bwd, with y and the checkpoint roles as saved values
 ///   replay:      y and the saved roles the cell does not replay; the
 ///                replayed roles.
 SmallVector<SmallVector<std::string>>
-kernelOperandGroups(CellAttrInterface cell, StringRef phase);
+kernelOperandGroups(CellAttrInterface cell, StringRef phase, bool resetStates);
 
 /// kernelOperandGroups, flattened.
-SmallVector<std::string> kernelOperandRoles(CellAttrInterface cell,
-                                            StringRef phase);
+SmallVector<std::string>
+kernelOperandRoles(CellAttrInterface cell, StringRef phase, bool resetStates);
 } // namespace rnn
 } // namespace mlir
 
@@ -69,10 +71,11 @@ namespace mlir {
 namespace rnn {
 /// Creates the kernel of `cell` for `phase` (fwd, bwd, chunked_bwd,
 /// replay) with the operands in the order of their roles
-/// (kernelOperandRoles).
+/// (kernelOperandRoles, with reset states if `resetStates`).
 KernelOpInterface createKernel(OpBuilder &builder, Location loc,
                                CellAttrInterface cell, StringRef phase,
-                               TypeRange types, ValueRange operands,
+                               bool resetStates, TypeRange types,
+                               ValueRange operands,
                                int64_t block,
                                std::optional<int64_t> chunk = std::nullopt);
 } // namespace rnn

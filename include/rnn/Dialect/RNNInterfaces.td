@@ -75,7 +75,8 @@ def RNN_LayerOpInterface : OpInterface<"LayerOpInterface"> {
   let cppNamespace = "::mlir::rnn";
   let description = [{
     A model-level layer of a cell over T steps: input `x: [T, B, I]`, reset
-    mask `is_init: [T, B]`, the cell's initial states and weights; results
+    mask `is_init: [T, B]`, the cell's initial states, optionally the states
+    a reset enters (`[T, B, H]` or `[B, H]` each), and its weights; results
     `y: [T, B, H]` and the final states, in the cell's state order.
   }];
   let methods = [
@@ -88,6 +89,12 @@ def RNN_LayerOpInterface : OpInterface<"LayerOpInterface"> {
     InterfaceMethod<"The initial states, in the cell's state order.",
                     "::llvm::SmallVector<::mlir::Value>",
                     "getInitialStates">,
+    InterfaceMethod<"The states a reset step enters (`to(...)`), in the "
+                    "cell's state order, or none for zero.",
+                    "::llvm::SmallVector<::mlir::Value>", "getResetStates",
+                    (ins), [{
+      return ::llvm::SmallVector<::mlir::Value>($_op.getResetStates());
+    }]>,
     InterfaceMethod<"weight_ih, weight_hh, bias_ih and bias_hh.",
                     "::llvm::SmallVector<::mlir::Value>", "getWeights",
                     (ins), [{
@@ -135,6 +142,12 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
       return ::mlir::rnn::kernelPhase($_op.kKind,
                                       $_op.getChunk().has_value());
     }]>,
+    InterfaceMethod<"The states a reset step enters (`<state>_reset`), "
+                    "or none when it enters zero.",
+                    "::llvm::SmallVector<::mlir::Value>", "getResetStates",
+                    (ins), [{
+      return ::llvm::SmallVector<::mlir::Value>($_op.getResetStates());
+    }]>,
     InterfaceMethod<"The GEMM block P in steps.", "int64_t", "getBlockSteps",
                     (ins), [{ return $_op.getBlock(); }]>,
     InterfaceMethod<"The chunk K in steps of a checkpointed kernel.",
@@ -147,8 +160,11 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   let extraClassDeclaration = [{
     /// The role of each operand, in operand order.
     ::llvm::SmallVector<::std::string> getOperandRoles() {
-      return ::mlir::rnn::kernelOperandRoles(getCell(), getPhase());
+      return ::mlir::rnn::kernelOperandRoles(getCell(), getPhase(),
+                                             hasResetStates());
     }
+    /// Whether a reset step enters given states (`reset_states`).
+    bool hasResetStates() { return !getResetStates().empty(); }
     /// The operand of role `role`, or null if the kernel has none.
     ::mlir::OpOperand *getOperandOf(::llvm::StringRef role);
     /// The value of role `role`, or null.

@@ -43,10 +43,14 @@ def RNN_LSTMOp : RNN_Op<"lstm", [Pure,
   let summary = "one LSTM layer over T steps with per-step state resets";
   let description = [{
     Runs one LSTM layer over a time-major sequence. The state entering step
-    `t` for batch column `b` is zero where `is_init[t, b]`, else the state
-    left by step `t - 1` (`h0`/`c0` for `t = 0`). Gates follow PyTorch's
-    order `i, f, g, o`; weights have PyTorch's layout
-    (`weight_ih: [4H, I]`, `weight_hh: [4H, H]`, biases `[4H]`).
+    `t` for batch column `b` is the reset state where `is_init[t, b]`, else
+    the state left by step `t - 1` (`h0`/`c0` for `t = 0`). The reset state
+    is zero, or with `to(%h_reset, %c_reset)` the given one: per step
+    (`[T, B, H]`, entry `[t, b]`, as TorchRL stores the recurrent state of
+    each step) or per batch column (`[B, H]`, entry `[b]`); the gradient
+    flows into it. Gates follow PyTorch's order `i, f, g, o`; weights have
+    PyTorch's layout (`weight_ih: [4H, I]`, `weight_hh: [4H, H]`, biases
+    `[4H]`).
 
     ```mlir
     %y, %h_n, %c_n = rnn.lstm %x reset %is_init state(%h0, %c0)
@@ -57,13 +61,15 @@ def RNN_LSTMOp : RNN_Op<"lstm", [Pure,
     ```
   }];
   let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$isInit,
-      AnyRankedTensor:$h0, AnyRankedTensor:$c0, AnyRankedTensor:$weightIh,
+      AnyRankedTensor:$h0, AnyRankedTensor:$c0,
+      Variadic<AnyRankedTensor>:$resetStates, AnyRankedTensor:$weightIh,
       AnyRankedTensor:$weightHh, AnyRankedTensor:$biasIh,
       AnyRankedTensor:$biasHh);
   let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$hN,
       AnyRankedTensor:$cN);
   let assemblyFormat = [{
-    $x `reset` $isInit `state` `(` $h0 `,` $c0 `)`
+    $x `reset` $isInit (`to` `(` $resetStates^ `)`)?
+    `state` `(` $h0 `,` $c0 `)`
     `weights` `(` $weightIh `,` $weightHh `,` $biasIh `,` $biasHh `)`
     attr-dict `:` functional-type(operands, results)
   }];
@@ -75,12 +81,13 @@ class RNN_HiddenStateLayerOp<string mnemonic>
     : RNN_Op<mnemonic, [Pure,
         DeclareOpInterfaceMethods<RNN_LayerOpInterface>]> {
   let arguments = (ins AnyRankedTensor:$x, AnyRankedTensor:$isInit,
-      AnyRankedTensor:$h0, AnyRankedTensor:$weightIh,
+      AnyRankedTensor:$h0, Variadic<AnyRankedTensor>:$resetStates,
+      AnyRankedTensor:$weightIh,
       AnyRankedTensor:$weightHh, AnyRankedTensor:$biasIh,
       AnyRankedTensor:$biasHh);
   let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$hN);
   let assemblyFormat = [{
-    $x `reset` $isInit `state` `(` $h0 `)`
+    $x `reset` $isInit (`to` `(` $resetStates^ `)`)? `state` `(` $h0 `)`
     `weights` `(` $weightIh `,` $weightHh `,` $biasIh `,` $biasHh `)`
     attr-dict `:` functional-type(operands, results)
   }];
@@ -91,7 +98,7 @@ def RNN_GRUOp : RNN_HiddenStateLayerOp<"gru"> {
   let summary = "one GRU layer over T steps with per-step state resets";
   let description = [{
     Runs one GRU layer over a time-major sequence with the reset rule of
-    `rnn.lstm`. Gates follow PyTorch's order `r, z, n`, with
+    `rnn.lstm` (reset to zero, or `to(%h_reset)`). Gates follow PyTorch's order `r, z, n`, with
     `n = tanh(W_in x + b_in + r * (W_hn h + b_hn))`.
 
     ```mlir
@@ -181,7 +188,8 @@ def RNN_DropoutOp : RNN_Op<"dropout", [Pure, AllTypesMatch<["x", "y"]>]> {
 
 // Common shape of the kernels: the cell attribute, the GEMM block, operand
 // groups whose sizes and roles the cell fixes (kernelOperandRoles in
-// RNNAttrs.h), and the destinations last. Tensor form returns one result
+// RNNAttrs.h; `reset_states` is empty or one per state, as on the model
+// op), and the destinations last. Tensor form returns one result
 // per destination and memref form returns nothing. The saved values are
 // printed with their roles, which the parser checks against the cell.
 class RNN_KernelOp<string mnemonic, string kind, code extraDecl = [{}],
@@ -226,7 +234,10 @@ def RNN_CellFwdOp : RNN_KernelOp<"cell_fwd", "Fwd"> {
     `[T, B, H]`, `c_t`; GRU: `gates` `[T, B, 3H]` and `hn_proj`
     `[T, B, H]`, `W_hn h + b_hn`). A consumer that does not read them leaves
     stores that `rnn-dse` deletes. The input projection is computed per GEMM
-    block of `block` steps.
+    block of `block` steps. With `reset_states` (one per state of the cell,
+    each `[T, B, H]` or `[B, H]`), a step where `is_init` is set enters the
+    given state instead of zero, as on the model op; every kernel of the
+    layer reads them.
 
     With `chunk = K` (set by `rnn-rematerialize` under `policy=chunk:K`; a
     multiple of the block, or T), each checkpoint role of the cell (LSTM:
@@ -251,14 +262,16 @@ def RNN_CellFwdOp : RNN_KernelOp<"cell_fwd", "Fwd"> {
       OptionalAttr<RNN_ChunkAttr>:$chunk,
       RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       Variadic<RNN_TensorOrMemRef>:$states,
+      Variadic<RNN_TensorOrMemRef>:$resetStates,
       Variadic<RNN_TensorOrMemRef>:$weights,
       Variadic<RNN_TensorOrMemRef>:$outputs,
       Variadic<RNN_TensorOrMemRef>:$savedValues);
   let assemblyFormat = [{
     $cell `block` `(` $block `)` (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
+    (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)` `outs` `(` $outputs `)`
-    `saved` `(` custom<RoleOperands>(ref($cell), ref($chunk), "kKind", "5",
+    `saved` `(` custom<RoleOperands>(ref($cell), ref($chunk), "kKind", "6",
                                      $savedValues) `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];
@@ -270,9 +283,10 @@ def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd"> {
     Backward pass of one layer of cell `cell`: from the forward inputs, `y`
     and the saved values of `rnn.cell_fwd`, and the cotangents of `y` and
     the final states, writes the gradients of `x`, the initial states and
-    the weights. Each step's gradients of the pre-activations overwrite the
-    saved values the cell replays (they are read and written); per block of
-    `block` steps they become `grad_x` and the block's share of the weight
+    the weights (with `reset_states`, also theirs, `grad_<state>_reset`
+    after the initial states'). Each step's gradients of the
+    pre-activations overwrite the saved values the cell replays (they are
+    read and written); per block of `block` steps they become `grad_x` and the block's share of the weight
     and bias gradients in one GEMM each, so that only the recurrent product
     is left per step. Without a chunk it reads every saved value and not
     the biases.
@@ -304,6 +318,7 @@ def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd"> {
       OptionalAttr<RNN_ChunkAttr>:$chunk,
       RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       Variadic<RNN_TensorOrMemRef>:$states,
+      Variadic<RNN_TensorOrMemRef>:$resetStates,
       Variadic<RNN_TensorOrMemRef>:$weights,
       Variadic<RNN_TensorOrMemRef>:$savedValues,
       Variadic<RNN_TensorOrMemRef>:$cotangents,
@@ -311,8 +326,9 @@ def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd"> {
   let assemblyFormat = [{
     $cell `block` `(` $block `)` (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
+    (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)`
-    `saved` `(` custom<RoleOperands>(ref($cell), ref($chunk), "kKind", "4",
+    `saved` `(` custom<RoleOperands>(ref($cell), ref($chunk), "kKind", "5",
                                      $savedValues) `)`
     `cotangents` `(` $cotangents `)` `outs` `(` $outputs `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
@@ -346,16 +362,18 @@ def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay", [{
   let arguments = (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block,
       RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       Variadic<RNN_TensorOrMemRef>:$states,
+      Variadic<RNN_TensorOrMemRef>:$resetStates,
       Variadic<RNN_TensorOrMemRef>:$weights,
       Variadic<RNN_TensorOrMemRef>:$savedValues,
       Variadic<RNN_TensorOrMemRef>:$outputs);
   let assemblyFormat = [{
     $cell `block` `(` $block `)`
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
+    (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)`
-    `saved` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind", "4",
+    `saved` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind", "5",
                                      $savedValues) `)`
-    `outs` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind", "5",
+    `outs` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind", "6",
                                     $outputs) `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];

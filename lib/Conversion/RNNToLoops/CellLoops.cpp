@@ -18,11 +18,47 @@ LayerInputs::LayerInputs(KernelOpInterface op)
       weightIh(op.getInputWeight()), weightHh(op.getRecurrentWeight()),
       // The backward of saved values reads no bias (null).
       biasIh(op.get("bias_ih")), biasHh(op.get("bias_hh")),
-      states(op.getInitialStates()), T(dim(x, 0)), B(dim(x, 1)),
-      H(dim(weightHh, 1)), P(op.getBlockSteps()) {}
+      states(op.getInitialStates()), resetStates(op.getResetStates()),
+      T(dim(x, 0)), B(dim(x, 1)), H(dim(weightHh, 1)), P(op.getBlockSteps()) {}
+
+/// Element iv = (b, j) of step t of a reset state or its gradient: [t, b, j]
+/// per step, [b, j] per batch column.
+static SmallVector<Value> resetIndices(Value resetState, Value t,
+                                       ValueRange iv) {
+  SmallVector<Value> indices(iv);
+  if (cast<MemRefType>(resetState.getType()).getRank() == 3)
+    indices.insert(indices.begin(), t);
+  return indices;
+}
+
+Value LayerInputs::enterState(KernelBuilder &k, unsigned state, Value reset,
+                              Value t, ValueRange iv, Value carried) const {
+  if (resetStates.empty())
+    return k.zeroIf(reset, carried);
+  Value given = resetStates[state];
+  return k.select(reset, k.load(given, resetIndices(given, t, iv)), carried);
+}
+
+Value LayerInputs::carryGradient(KernelBuilder &k, const BackwardIO &io,
+                                 unsigned state, Value reset, Value t,
+                                 ValueRange iv, Value gradient) const {
+  if (!io.gradResetStates.empty()) {
+    Value grad = io.gradResetStates[state];
+    SmallVector<Value> indices = resetIndices(grad, t, iv);
+    Value given = k.select(reset, gradient, k.scalar(0.0));
+    if (indices.size() == 2)
+      given = k.add(k.load(grad, indices), given);
+    k.store(given, grad, indices);
+  }
+  return k.zeroIf(reset, gradient);
+}
 
 BackwardIO::BackwardIO(KernelOpInterface op)
     : y(op.getOutput()), gradY(op.get("grad_y")), gradX(op.get("grad_x")),
       gradWeightIh(op.get("grad_weight_ih")),
       gradWeightHh(op.get("grad_weight_hh")),
-      gradBiasIh(op.get("grad_bias_ih")), gradBiasHh(op.get("grad_bias_hh")) {}
+      gradBiasIh(op.get("grad_bias_ih")), gradBiasHh(op.get("grad_bias_hh")) {
+  for (StringRef state : op.getCell().getStateNames())
+    if (Value grad = op.get(("grad_" + state + "_reset").str()))
+      gradResetStates.push_back(grad);
+}

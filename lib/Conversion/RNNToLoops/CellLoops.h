@@ -50,15 +50,32 @@
 namespace mlir {
 namespace rnn {
 
+struct BackwardIO;
+
 /// The inputs of a layer, shared by every kernel of a cell: x, is_init, the
-/// initial states in the cell's order, the weights (null biases for a
-/// backward that reads none), and T, B, H, P.
+/// initial states in the cell's order, the states a reset enters (none for
+/// zero; [T, B, H] or [B, H] each), the weights (null biases for a backward
+/// that reads none), and T, B, H, P.
 struct LayerInputs {
   Value x, isInit, weightIh, weightHh, biasIh, biasHh;
-  SmallVector<Value> states;
+  SmallVector<Value> states, resetStates;
   int64_t T = 0, B = 0, H = 0, P = 0;
 
   explicit LayerInputs(KernelOpInterface op);
+
+  /// Element iv = (b, j) of state `state` entering step t, from `carried`,
+  /// what step t - 1 left, and `reset` = is_init[t, b]: where an episode
+  /// starts, the reset state (zero without one).
+  Value enterState(KernelBuilder &k, unsigned state, Value reset, Value t,
+                   ValueRange iv, Value carried) const;
+  /// The adjoint of enterState: of `gradient`, the gradient reaching
+  /// element iv of state `state` entering step t, returns what reaches step
+  /// t - 1 (zero where an episode starts) and, with reset states, gives the
+  /// rest to grad_<state>_reset: stored at [t, b, j] (zero where no episode
+  /// starts), or added at [b, j] for a reset state per batch column.
+  Value carryGradient(KernelBuilder &k, const BackwardIO &io, unsigned state,
+                      Value reset, Value t, ValueRange iv,
+                      Value gradient) const;
 };
 
 /// Where one forward step reads its state and writes its results. Null
@@ -75,6 +92,8 @@ struct StepIO {
 struct BackwardIO {
   Value y, gradY, gradX;
   Value gradWeightIh, gradWeightHh, gradBiasIh, gradBiasHh;
+  /// grad_<state>_reset per state, with reset states.
+  SmallVector<Value> gradResetStates;
 
   explicit BackwardIO(KernelOpInterface op);
 };
@@ -233,6 +252,10 @@ template <typename Cell> struct CellLoops {
   emitBackward(KernelOpInterface op, KernelBuilder &k, const LayerInputs &in,
                const typename Cell::GradScratch &g, int64_t chunk,
                function_ref<void(Value first, int64_t len)> emitChunk) {
+    // Gradients of reset states per batch column are sums over the steps.
+    for (Value grad : BackwardIO(op).gradResetStates)
+      if (cast<MemRefType>(grad.getType()).getRank() == 2)
+        k.zero(grad);
     Cell::beginBackward(k, in, op, g);
     k.forChunks(in.T, chunk, /*reverse=*/true, emitChunk);
     Cell::endBackward(k, in, op, g);

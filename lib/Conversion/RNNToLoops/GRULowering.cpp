@@ -3,7 +3,8 @@
 // The steps of the GRU kernels, on the loops of CellLoops.h. Forward step t
 // (the input projection xproj of its block comes from the skeleton):
 //
-//   h = reset[t] ? 0 : h                                   (state in scratch)
+//   h = reset[t] ? h_r : h          (state in scratch; h_r the reset state,
+//                                   or zero)
 //   pre[B, 3H] = h W_hh^T                                  (GEMM)
 //   r, z = sigmoid(xproj + b_i + pre + b_h)                (gates r, z)
 //   hn = pre_n + b_hn ; n = tanh(xproj_n + b_in + r hn)
@@ -17,8 +18,9 @@
 //                                      written over gates[t]
 //       dHn[t] = da_n r                the n part of the hidden
 //                                      projection's, written over hn_proj[t]
-//       hIn[t - p] = reset[t] ? 0 : h[t-1]
+//       hIn[t - p] = reset[t] ? h_r : h[t-1]
 //       dh = reset[t] ? 0 : dh z + (da_r, da_z, da_n r) W_hh   (one GEMM)
+//       (where reset[t], the sum goes to the reset state)
 //
 // and the block gradients of HiddenProjectionCell.h with G = 3. The only
 // state is h, whose steps are y: a chunked backward replays each chunk from

@@ -58,8 +58,8 @@ template <int64_t G> struct HiddenProjectionCell {
     return cols;
   }
 
-  /// The first part of forward step t: the state entering it, zero where
-  /// an episode starts, into the scratch, and its recurrent pre-activations
+  /// The first part of forward step t: the state entering it, the reset
+  /// state where an episode starts, into the scratch, and its recurrent pre-activations
   /// pre = h W_hh^T.
   static void emitRecurrentProduct(KernelBuilder &k, const LayerInputs &in,
                                    const StepScratch &s, Value t,
@@ -67,7 +67,8 @@ template <int64_t G> struct HiddenProjectionCell {
     Value h = s.states[0];
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(io.prev[0], iv)), h, iv);
+      k.store(in.enterState(k, 0, reset, t, iv, k.load(io.prev[0], iv)), h,
+              iv);
     });
     k.matmul(h, in.weightHh, s.pre, false, true, false);
   }
@@ -147,7 +148,7 @@ template <int64_t G> struct HiddenProjectionCell {
       for (int64_t gate = 0; gate < G; ++gate)
         gates.push_back(k.load(saved[0], {b, cols[gate]}));
       hn = k.load(saved[1], iv);
-      hIn = k.zeroIf(reset, k.load(hPrev, iv));
+      hIn = in.enterState(k, 0, reset, t, iv, k.load(hPrev, iv));
       one = k.scalar(1.0);
       dhT = k.add(k.load(g.dh, iv), k.load(io.gradY, {t, b, iv[1]}));
     }
@@ -179,19 +180,21 @@ template <int64_t G> struct HiddenProjectionCell {
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
       element(GradElement(k, in, io, g, t, saved, hPrev, hInStep, iv));
     });
-    emitRecurrentGradient(k, in, g, t);
+    emitRecurrentGradient(k, in, io, g, t);
   }
 
   /// The last part of backward step t, once g.dh holds the gradient
   /// through the state update and g.dHidden the hidden projection's:
-  /// dh = reset[t] ? 0 : dh + dHidden W_hh.
+  /// dh = reset[t] ? 0 : dh + dHidden W_hh (where reset[t], the sum goes
+  /// to the reset state).
   static void emitRecurrentGradient(KernelBuilder &k, const LayerInputs &in,
-                                    const GradScratch &g, Value t) {
+                                    const BackwardIO &io, const GradScratch &g,
+                                    Value t) {
     k.matmul(g.dHidden, in.weightHh, g.dhIn, false, false, false);
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
       Value sum = k.add(k.load(g.dh, iv), k.load(g.dhIn, iv));
-      k.store(k.zeroIf(reset, sum), g.dh, iv);
+      k.store(in.carryGradient(k, io, 0, reset, t, iv, sum), g.dh, iv);
     });
   }
 

@@ -92,8 +92,12 @@ Value KernelBuilder::sigmoid(Value x) {
 
 Value KernelBuilder::tanh(Value x) { return math::TanhOp::create(b, x); }
 
+Value KernelBuilder::select(Value mask, Value onTrue, Value onFalse) {
+  return arith::SelectOp::create(b, mask, lanes(onTrue), lanes(onFalse));
+}
+
 Value KernelBuilder::zeroIf(Value mask, Value value) {
-  return arith::SelectOp::create(b, mask, scalar(0.0), lanes(value));
+  return select(mask, scalar(0.0), value);
 }
 
 void KernelBuilder::parallel(ArrayRef<int64_t> upperBounds,

@@ -47,6 +47,8 @@ public:
   Value addIndex(Value lhs, int64_t rhs);
   Value sigmoid(Value x);
   Value tanh(Value x);
+  /// `mask ? onTrue : onFalse`, for a scalar mask.
+  Value select(Value mask, Value onTrue, Value onFalse);
   /// `mask ? 0 : value`.
   Value zeroIf(Value mask, Value value);
 

@@ -3,7 +3,8 @@
 // The steps of the LSTM kernels, on the loops of CellLoops.h. Forward step t
 // (the input projection xproj of its block comes from the skeleton):
 //
-//   h, c = reset[t] ? 0 : h, c                             (state in scratch)
+//   h, c = reset[t] ? h_r, c_r : h, c                      (state in scratch;
+//                                       h_r, c_r the reset states, or zero)
 //   pre[B, 4H] = h W_hh^T                                  (GEMM)
 //   i, f, g, o = act(pre + xproj[t - p] + b_ih + b_hh)
 //   c = f c + i g ; h = o tanh(c)
@@ -16,8 +17,9 @@
 //       dG[t] = gate gradients from gates[t], c[t], c[t-1], dh, dc
 //               (written over gates[t]: each element of dG is computed from
 //               the same elements of the gates)
-//       hIn[t - p] = reset[t] ? 0 : h[t-1] ; dc = reset[t] ? 0 : dc f
+//       hIn[t - p] = reset[t] ? h_r : h[t-1] ; dc = reset[t] ? 0 : dc f
 //       dh = reset[t] ? 0 : dG[t] W_hh                     (one GEMM)
+//       (where reset[t], dc f and dG[t] W_hh go to the reset states)
 //   grad_x[p : p+P] = dG W_ih                              (one GEMM each:
 //   grad_W_ih += dG^T x[p : p+P] ; grad_W_hh += dG^T hIn    P*B rows)
 //   grad_b += ones^T dG                                    (a GEMV)
@@ -61,8 +63,10 @@ struct LSTMCellSteps {
     Value gates = io.saved[0], cells = io.saved[1];
     k.parallel({B, H}, [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(io.prev[0], iv)), h, iv);
-      k.store(k.zeroIf(reset, k.load(io.prev[1], iv)), c, iv);
+      k.store(in.enterState(k, 0, reset, t, iv, k.load(io.prev[0], iv)), h,
+              iv);
+      k.store(in.enterState(k, 1, reset, t, iv, k.load(io.prev[1], iv)), c,
+              iv);
     });
     k.matmul(h, in.weightHh, s.pre, false, true, false);
     k.parallel({B, H}, [&](ValueRange iv) {
@@ -128,7 +132,7 @@ struct LSTMCellSteps {
       Value i = act[0], f = act[1], gg = act[2], o = act[3];
       Value one = k.scalar(1.0);
       Value dhT = k.add(k.load(g.dh, iv), k.load(io.gradY, {t, b, iv[1]}));
-      Value cIn = k.zeroIf(reset, k.load(cPrev, iv));
+      Value cIn = in.enterState(k, 1, reset, t, iv, k.load(cPrev, iv));
       Value tc = k.tanh(k.load(cells, iv));
       Value dO = k.mul(dhT, tc);
       Value dcT = k.add(k.load(g.dc, iv),
@@ -142,13 +146,15 @@ struct LSTMCellSteps {
       };
       for (int64_t gate = 0; gate < 4; ++gate)
         k.store(dpre[gate], gates, {b, cols[gate]});
-      k.store(k.zeroIf(reset, k.mul(dcT, f)), g.dc, iv);
-      k.store(k.zeroIf(reset, k.load(hPrev, iv)), hIn, iv);
+      k.store(in.carryGradient(k, io, 1, reset, t, iv, k.mul(dcT, f)), g.dc,
+              iv);
+      k.store(in.enterState(k, 0, reset, t, iv, k.load(hPrev, iv)), hIn, iv);
     });
     k.matmul(gates, in.weightHh, g.dhIn, false, false, false);
     k.parallel({B, H}, [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(k.zeroIf(reset, k.load(g.dhIn, iv)), g.dh, iv);
+      k.store(in.carryGradient(k, io, 0, reset, t, iv, k.load(g.dhIn, iv)),
+              g.dh, iv);
     });
   }
 
