@@ -24,6 +24,11 @@ for cell in lstm, gru, mgu and L in 1, 2, and stacks of layers of different cell
 and hidden sizes (STACKS, e.g. a GRU of H=10 feeding an LSTM of H=12), whose
 per-layer arrays cannot stack as [L,B,H]: they are named h0_l<k>, c0_l<k>,
 h_n_l<k>, ... (rnn-run's naming), with the resets applied to every layer.
+Presets whose resets enter given states (RESET_CASES, rnn-run --reset-to):
+each layer's h_reset (and c_reset) [T, B, H] per step or [B, H] per batch
+column is the state a step with is_init enters; the reference takes it in
+the stepping loop, and (b) starts each episode that begins with a reset
+from it, so the gradients reach it through both.
 For every case this writes
   data/<name>.in.npz   float32 inputs (+ bool is_init)
   data/<name>.ref.npz  float64 outputs and gradients
@@ -104,6 +109,18 @@ DROPOUT_CASES = (
      (0x0123456789ABCDEF, 0x0000000500000003)),
     ("gru_l2_dropout_runs", 9, 6, 4, "gru", 6, 2, "runs", 0.5,
      (0x7FFFFFFF00000001, 0x00000001FFFFFFFF)),
+)
+
+# Presets whose resets enter given states (rnn-run --reset-to): (name, T, B,
+# I, cell, H, layers, reset pattern, "step" ([T, B, H] per layer and state)
+# or "column" ([B, H])).
+RESET_CASES = (
+    ("lstm_l2_reset_step_random", 11, 6, 5, "lstm", 7, 2, "random", "step"),
+    ("lstm_l1_reset_column_nevercol", 9, 5, 4, "lstm", 6, 1, "nevercol",
+     "column"),
+    ("gru_l2_reset_column_runs", 9, 6, 4, "gru", 6, 2, "runs", "column"),
+    ("gru_l1_reset_step_all", 5, 4, 3, "gru", 5, 1, "all", "step"),
+    ("mgu_l2_reset_step_random", 9, 5, 4, "mgu", 6, 2, "random", "step"),
 )
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -468,7 +485,9 @@ def max_rel(a, b):
 # Stacks of layers of different cells and hidden sizes
 # --------------------------------------------------------------------------
 
-def stack_inputs(name, T, B, I, layers, pattern):
+def stack_inputs(name, T, B, I, layers, pattern, reset_to="zero"):
+    """With reset_to "step" or "column", each layer also has the states a
+    reset enters, <s>_reset_l<k>: [T, B, H] or [B, H]."""
     rng = np.random.default_rng(case_seed(name))
     f32 = np.float32
 
@@ -478,11 +497,15 @@ def stack_inputs(name, T, B, I, layers, pattern):
     d = {"x": u(-1, 1, (T, B, I))}
     in_l = I
     for l, (cell, H) in enumerate(layers):
-        G = 4 if cell == "lstm" else 3
+        G = GATES[cell]
         k = 1.0 / np.sqrt(H)
         d[f"h0_l{l}"] = u(-0.5, 0.5, (B, H))
         if cell == "lstm":
             d[f"c0_l{l}"] = u(-0.5, 0.5, (B, H))
+        if reset_to != "zero":
+            for s in ("h", "c") if cell == "lstm" else ("h",):
+                d[f"{s}_reset_l{l}"] = u(
+                    -0.5, 0.5, (T, B, H) if reset_to == "step" else (B, H))
         d[f"weight_ih_l{l}"] = u(-k, k, (G * H, in_l))
         d[f"weight_hh_l{l}"] = u(-k, k, (G * H, H))
         d[f"bias_ih_l{l}"] = u(-k, k, (G * H,))
@@ -506,6 +529,28 @@ class StackLeaves:
         self.h0 = [t64(d[f"h0_l{l}"], True) for l in range(len(layers))]
         self.c0 = [t64(d[f"c0_l{l}"], True) if cell == "lstm" else None
                    for l, (cell, _) in enumerate(layers)]
+        # The reset states per layer and state name, if any.
+        self.reset = [{s: t64(d[f"{s}_reset_l{l}"], True)
+                       for s in self.state_names(l)
+                       if f"{s}_reset_l{l}" in d}
+                      for l in range(len(layers))]
+
+    def entered(self, l, s, t, b, H):
+        """State s of layer l that a reset at step t of column b enters, as
+        [1, 1, H] (a slice of the reset state's leaf, or zeros)."""
+        r = self.reset[l].get(s)
+        if r is None:
+            return torch.zeros(1, 1, H, dtype=torch.float64)
+        return (r[t, b] if r.dim() == 3 else r[b]).reshape(1, 1, H)
+
+    def enter(self, l, s, t, init, v):
+        """v ([B, H], state s of layer l entering step t) where no episode
+        starts at step t, else the reset state (zero without one)."""
+        r = self.reset[l].get(s)
+        if r is None:
+            return v * t64(~init[t]).unsqueeze(-1)
+        return torch.where(torch.from_numpy(init[t]).unsqueeze(-1),
+                           r[t] if r.dim() == 3 else r, v)
 
     def state_names(self, l):
         return ("h", "c") if self.layers[l][0] == "lstm" else ("h",)
@@ -531,6 +576,8 @@ class StackLeaves:
             r[f"grad_h0_l{l}"] = grad_or_zero(self.h0[l])
             if self.c0[l] is not None:
                 r[f"grad_c0_l{l}"] = grad_or_zero(self.c0[l])
+            for s, v in self.reset[l].items():
+                r[f"grad_{s}_reset_l{l}"] = grad_or_zero(v)
             for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
                 m, pname = params[l]
                 r[f"grad_{p}_l{l}"] = grad_or_zero(getattr(m, pname(p)))
@@ -546,12 +593,14 @@ def stack_modules(d, layers, kind):
     for l, (cell, H) in enumerate(layers):
         lstm = cell == "lstm"
         if kind == "cell":
-            m = (torch.nn.LSTMCell if lstm else torch.nn.GRUCell)(
-                in_l, H, bias=True, dtype=torch.float64)
+            m = (MGUCell(in_l, H) if cell == "mgu" else
+                 (torch.nn.LSTMCell if lstm else torch.nn.GRUCell)(
+                     in_l, H, bias=True, dtype=torch.float64))
             pname = lambda p: p
         else:
-            m = (torch.nn.LSTM if lstm else torch.nn.GRU)(
-                in_l, H, num_layers=1, bias=True, dtype=torch.float64)
+            m = (MGUAsGRU(in_l, H, 1) if cell == "mgu" else
+                 (torch.nn.LSTM if lstm else torch.nn.GRU)(
+                     in_l, H, num_layers=1, bias=True, dtype=torch.float64))
             pname = lambda p: p + "_l0"
         with torch.no_grad():
             for p in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
@@ -567,16 +616,15 @@ def stack_stepwise(d, layers, is_init, drops=None):
     output before layer l + 1 reads it."""
     leaves = StackLeaves(d, layers)
     mods = stack_modules(d, layers, "cell")
-    keep = t64(~is_init).unsqueeze(-1)
     inp = [leaves.x[t] for t in range(d["x"].shape[0])]
     finals = []
     for l, (cell, _) in enumerate(layers):
         h, c = leaves.h0[l], leaves.c0[l]
         out = []
         for t in range(len(inp)):
-            h = h * keep[t]
+            h = leaves.enter(l, "h", t, is_init, h)
             if cell == "lstm":
-                c = c * keep[t]
+                c = leaves.enter(l, "c", t, is_init, c)
                 h, c = mods[l][0](inp[t], (h, c))
             else:
                 h = mods[l][0](inp[t], h)
@@ -630,10 +678,10 @@ def stack_episodes(d, layers, drops=None):
             for l, (cell, H) in enumerate(layers):
                 m = mods[l][0]
                 fresh = bool(is_init[s, b])
-                h = (torch.zeros(1, 1, H, dtype=torch.float64) if fresh
+                h = (leaves.entered(l, "h", s, b, H) if fresh
                      else leaves.h0[l][None, b:b + 1])
                 if cell == "lstm":
-                    c = (torch.zeros(1, 1, H, dtype=torch.float64) if fresh
+                    c = (leaves.entered(l, "c", s, b, H) if fresh
                          else leaves.c0[l][None, b:b + 1])
                     inp, (h, c) = m(inp, (h, c))
                     ends.append((h[0], c[0]))
@@ -677,6 +725,50 @@ def check_stacks(files):
 
 
 # --------------------------------------------------------------------------
+# Reset to a given state
+# --------------------------------------------------------------------------
+
+def check_reset_states(files):
+    """Adds each reset-state case's files (preset names: h_reset [L, T, B,
+    H] or [L, B, H], ...); returns False if a self-check fails."""
+    ok = True
+    for name, T, B, I, cell, H, L, pattern, reset_to in RESET_CASES:
+        layers = ((cell, H),) * L
+        d = stack_inputs(name, T, B, I, layers, pattern, reset_to)
+        ref = stack_stepwise(d, layers, d["is_init"])
+        no_reset = np.zeros_like(d["is_init"])
+        ra, wa = max_rel(stack_stepwise(d, layers, no_reset),
+                         stack_sequence(d, layers))
+        rb, wb = max_rel(ref, stack_episodes(d, layers))
+        # Every reset enters its state: the gradients of the reset states
+        # are nonzero exactly where (per step) or in the columns where
+        # (per column) an episode starts.
+        starts = d["is_init"]
+        for key, g in ref.items():
+            if "_reset_l" not in key:
+                continue
+            nonzero = np.abs(g).max(axis=-1) > 0
+            want = starts if g.ndim == 3 else starts.any(axis=0)
+            if not np.array_equal(nonzero, want):
+                print(f"{name}: {key} is not nonzero exactly at the resets")
+                ra = max(ra, 1.0)
+        good = ra <= TOL and rb <= TOL
+        ok &= good
+        print(f"{name:29s} resets={int(d['is_init'].sum()):2d} "
+              f"vs-nn={ra:.2e}({wa}) vs-episodes={rb:.2e}({wb}) "
+              f"{'ok' if good else 'FAIL'}")
+        inputs = stacked_names(d, L)
+        files[name + ".in.npz"] = npz_bytes(inputs)
+        files[name + ".ref.npz"] = npz_bytes(stacked_names(ref, L))
+        # The same inputs in float64, for the f64 runs and finite
+        # differences (the reference is theirs too).
+        files[name + ".f64.in.npz"] = npz_bytes(
+            {k: v.astype(np.float64) if v.dtype == np.float32 else v
+             for k, v in inputs.items()})
+    return ok
+
+
+# --------------------------------------------------------------------------
 # Dropout between layers: Philox4x32-10 masks (see rnn.dropout)
 # --------------------------------------------------------------------------
 
@@ -691,7 +783,8 @@ def stacked_names(arrays, num_layers):
     names a preset's ([L, B, H] h0, ...); other arrays unchanged."""
     out = dict(arrays)
     for base in ("h0", "c0", "h_n", "c_n", "grad_h0", "grad_c0", "grad_h_n",
-                 "grad_c_n"):
+                 "grad_c_n", "h_reset", "c_reset", "grad_h_reset",
+                 "grad_c_reset"):
         keys = [f"{base}_l{l}" for l in range(num_layers)]
         if all(k in arrays for k in keys):
             out[base] = np.stack([arrays[k] for k in keys])
@@ -819,6 +912,7 @@ def main():
                  for k, v in d.items()})
     failed |= not check_stacks(files)
     failed |= not check_dropout(files)
+    failed |= not check_reset_states(files)
     for fname, arrays in bad_files().items():
         files[fname] = npz_bytes(arrays)
     files["bad_notnpz.npz"] = NOT_NPZ

@@ -91,6 +91,12 @@ static cl::opt<double>
                      "(default 0)"),
             cl::cat(category));
 static cl::opt<std::string>
+    resetTo("reset-to", cl::init("zero"),
+            cl::desc("What a step where is_init is set enters in the preset's "
+                     "layers: zero | step (arguments h_reset, c_reset "
+                     "[L, T, B, H]) | column ([L, B, H]) (default zero)"),
+            cl::cat(category));
+static cl::opt<std::string>
     dtype("dtype", cl::init("f32"),
           cl::desc("Element type of the preset's float tensors: f32 | f64 "
                    "(default f32; f64 on the cpu target)"),
@@ -354,11 +360,11 @@ int main(int argc, char **argv) {
     fail("--entry needs a model file (MODEL.mlir)");
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
            &seqLen, &batch, &inputSize, &hiddenSize, &layers, &dtype,
-           &dropout}) {
+           &dropout, &resetTo}) {
     if (!modelFile.empty() && flag->getNumOccurrences())
       fail("--" + flag->ArgStr.str() +
            " applies to --preset: a model file's IR fixes its shapes, "
-           "types and dropouts");
+           "types, dropouts and reset states");
   }
 
   mlir::rnn::PipelineOptions options;
@@ -393,6 +399,8 @@ int main(int argc, char **argv) {
     shape.hiddenSize = hiddenSize;
     shape.layers = layers;
     shape.dropout = dropout;
+    shape.resetTo = resetTo;
+  shape.resetTo = resetTo;
     for (long long value : {shape.seqLen, shape.batch, shape.inputSize,
                             shape.hiddenSize, shape.layers})
       if (value <= 0)
@@ -400,7 +408,8 @@ int main(int argc, char **argv) {
              "must be positive");
     std::string error;
     if (failed(checkShapeSizes(context, shape, error)) ||
-        failed(checkDropout(shape, error)))
+        failed(checkDropout(shape, error)) ||
+        failed(checkResetTo(shape, error)))
       fail(error);
     module = buildPresetModel(context, shape);
   }

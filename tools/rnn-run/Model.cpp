@@ -65,6 +65,14 @@ LogicalResult checkDropout(const ModelShape &shape, std::string &error) {
   return success();
 }
 
+LogicalResult checkResetTo(const ModelShape &shape, std::string &error) {
+  if (shape.resetTo == "zero" || shape.resetTo == "step" ||
+      shape.resetTo == "column")
+    return success();
+  error = "--reset-to must be zero, step or column, got '" + shape.resetTo + "'";
+  return failure();
+}
+
 LogicalResult checkShapeSizes(MLIRContext &context, const ModelShape &shape,
                               std::string &error) {
   int64_t gates = mlir::rnn::lookupCell(&context, shape.cell).getNumGates();
@@ -124,6 +132,10 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   };
 
   Type state = tensor({s.batch, s.hiddenSize}, real);
+  bool resetStates = s.resetTo != "zero";
+  Type resetType = s.resetTo == "step"
+                       ? tensor({s.seqLen, s.batch, s.hiddenSize}, real)
+                       : state;
   addArg("x", -1, tensor({s.seqLen, s.batch, s.inputSize}, real));
   addArg("is_init", -1, tensor({s.seqLen, s.batch}, b.getI1Type()));
   bool dropout = s.dropout > 0.0;
@@ -134,6 +146,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
     int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
     for (StringRef name : states)
       addArg((name + "0").str(), l, state);
+    for (StringRef name : states)
+      if (resetStates)
+        addArg((name + "_reset").str(), l, resetType);
     addArg("weight_ih_l" + k, -1, tensor({gates * s.hiddenSize, in}, real));
     addArg("weight_hh_l" + k, -1,
            tensor({gates * s.hiddenSize, s.hiddenSize}, real));
@@ -162,8 +177,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   for (int64_t l = 0; l < s.layers; ++l) {
     if (dropout && l > 0)
       x = mlir::rnn::DropoutOp::create(b, loc, x, rng, s.dropout, l - 1);
-    // x, is_init, the states, four weights; y and the final states.
-    unsigned numOperands = states.size() + 4;
+    // x, is_init, the states, the reset states, four weights; y and the
+    // final states.
+    unsigned numOperands = states.size() * (resetStates ? 2 : 1) + 4;
     OperationState layerState(loc, "rnn." + s.cell);
     layerState.addOperands({x, isInit});
     layerState.addOperands(entry->getArguments().slice(next, numOperands));

@@ -36,6 +36,10 @@ struct ModelShape {
   /// Dropout probability between layers (rnn.dropout keyed by an `rng`
   /// argument when positive).
   double dropout = 0.0;
+  /// What a reset step enters (`--reset-to`): zero, or the arguments
+  /// <state>_reset per layer, per step [T, B, H] (`step`) or per batch
+  /// column [B, H] (`column`).
+  std::string resetTo = "zero";
   int64_t seqLen = 32, batch = 64, inputSize = 256, hiddenSize = 256,
           layers = 1;
 };
@@ -51,13 +55,17 @@ mlir::LogicalResult checkTarget(const ModelShape &shape, llvm::StringRef target,
 
 /// Builds `func.func @<cell>` (`@lstm`, ...): L chained layers (the model
 /// op `rnn.<cell>`) with named arguments x, is_init, the initial states
-/// per layer (h0, and c0 for the LSTM: each state name + `0`),
+/// per layer (h0, and c0 for the LSTM: each state name + `0`), with
+/// --reset-to=step|column the reset states per layer (h_reset, c_reset),
 /// weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} and results
 /// y and the final states per layer (h_n, c_n). The cell must exist
 /// (checkCellName).
 /// Checks the preset's dropout: in [0, 1), and between layers only (with
 /// one layer it would drop nothing, as in torch.nn.LSTM).
 mlir::LogicalResult checkDropout(const ModelShape &shape, std::string &error);
+
+/// Checks the preset's reset target: zero, step or column.
+mlir::LogicalResult checkResetTo(const ModelShape &shape, std::string &error);
 
 mlir::OwningOpRef<mlir::ModuleOp> buildPresetModel(mlir::MLIRContext &context,
                                                    const ModelShape &shape);

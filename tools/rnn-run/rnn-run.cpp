@@ -95,6 +95,12 @@ static cl::opt<double>
                      "(train mode; default 0)"),
             cl::cat(category));
 static cl::opt<std::string>
+    resetTo("reset-to", cl::init("zero"),
+            cl::desc("What a step where is_init is set enters in a preset's "
+                     "layers: zero | step (arguments h_reset, c_reset "
+                     "[L, T, B, H]) | column ([L, B, H]) (default zero)"),
+            cl::cat(category));
+static cl::opt<std::string>
     dtype("dtype", cl::init("f32"),
           cl::desc("Element type of a preset's float tensors: f32 | f64 "
                    "(default f32; f64 on the cpu target)"),
@@ -258,6 +264,9 @@ static void checkOptions(MLIRContext &context,
   if (dropout.getNumOccurrences() && !modelFile.empty())
     fail("--dropout applies to --preset: a model file places its rnn.dropout "
          "ops");
+  if (resetTo.getNumOccurrences() && !modelFile.empty())
+    fail("--reset-to applies to --preset: a model file's layers name their "
+         "reset states");
   std::string error;
   if (!preset.empty() &&
       failed(::rnn::run::checkCellName(context, preset, error)))
@@ -382,6 +391,7 @@ static ModelShape presetShape(const npz::ArrayMap *inputs) {
   shape.hiddenSize = hiddenSize;
   shape.layers = layers;
   shape.dropout = dropout;
+  shape.resetTo = resetTo;
   if (!inputs)
     return shape;
 
@@ -529,8 +539,13 @@ static void checkInputArrays(const npz::ArrayMap &inputs,
         if (train || !llvm::StringRef(arg.name).starts_with("grad_"))
           if (names.find("'" + arg.array + "'") == std::string::npos)
             names += (names.empty() ? "'" : ", '") + arg.array + "'";
+      // A preset's layers take reset states with --reset-to.
+      bool resetState = !preset.empty() && !resetTo.getNumOccurrences() &&
+                        llvm::StringRef(name).ends_with("_reset");
       fail(inputsFile + ": array '" + name +
-           "' is not an input of the model (inputs: " + names + ")");
+           "' is not an input of the model (inputs: " + names + ")" +
+           (resetState ? "; a reset state needs --reset-to=step or column"
+                       : ""));
     }
 }
 
@@ -842,7 +857,8 @@ int main(int argc, char **argv) {
   } else {
     shape = presetShape(inputs ? &*inputs : nullptr);
     checkPresetSizes(context, shape);
-    if (std::string error; failed(checkDropout(shape, error)))
+    if (std::string error; failed(checkDropout(shape, error)) ||
+                           failed(checkResetTo(shape, error)))
       fail(error);
     module = buildPresetModel(context, shape);
   }

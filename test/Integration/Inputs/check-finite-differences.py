@@ -12,7 +12,8 @@ to about 1e-9 here, far below what a wrong gradient gives.
 
 Usage: check-finite-differences.py CELL INPUTS.f64.npz TMP_DIR
            [--entries=N] [--eps=E] [--tol=T] [RNN_RUN_FLAG...]
-The rnn-run flags (a remat policy, say) go to the training run. Reads and
+The rnn-run flags (a remat policy, say) go to the training run, but
+--reset-to, which changes the model, goes to every run. Reads and
 writes .npz files without numpy. Exits non-zero listing every
 entry that disagrees.
 """
@@ -43,6 +44,8 @@ def loss(outputs, cotangents):
 def main(cell, inputs_path, tmp, extra):
     entries, eps, tol = 3, 1e-6, 1e-7
     flags = []
+    base = ["rnn-run", f"--preset={cell}", "--dtype=f64", "--iters=1",
+            "--warmup=0"]
     for flag in extra:
         if flag.startswith("--entries="):
             entries = int(flag.split("=", 1)[1])
@@ -50,11 +53,11 @@ def main(cell, inputs_path, tmp, extra):
             eps = float(flag.split("=", 1)[1])
         elif flag.startswith("--tol="):
             tol = float(flag.split("=", 1)[1])
+        elif flag.startswith("--reset-to="):
+            base.append(flag)  # the model itself: every run
         else:
             flags.append(flag)
     os.makedirs(tmp, exist_ok=True)
-    base = ["rnn-run", f"--preset={cell}", "--dtype=f64", "--iters=1",
-            "--warmup=0"]
 
     inputs = read_npz(inputs_path)
     cotangents = {k: v for k, v in inputs.items() if k.startswith("grad_")}
