@@ -307,9 +307,9 @@ SmallVector<std::string> KernelOpInterface::getDestinationRoles() {
 
 KernelOpInterface mlir::rnn::createKernel(OpBuilder &builder, Location loc,
                                           CellAttrInterface cell,
-                                          StringRef phase,
-                                          bool resetStates, TypeRange types,
-                                          ValueRange operands, int64_t block,
+                                          StringRef phase, bool resetStates,
+                                          TypeRange types, ValueRange operands,
+                                          int64_t block,
                                           std::optional<int64_t> chunk) {
   StringRef name = phase == "fwd"      ? CellFwdOp::getOperationName()
                    : phase == "replay" ? CellReplayOp::getOperationName()

@@ -348,11 +348,11 @@ static LogicalResult verifyResetCount(Operation *op, CellAttrInterface cell,
   size_t numStates = cell.getStateNames().size();
   if (count == 0 || count == numStates)
     return success();
+  SmallVector<std::string> roles;
+  for (StringRef state : cell.getStateNames())
+    roles.push_back((state + "_reset").str());
   return op->emitOpError() << "expected 0 or " << numStates << " " << group
-                           << " for " << cell << " ("
-                           << llvm::join(kernelOperandGroups(cell, "fwd",
-                                                             true)[3],
-                                         ", ")
+                           << " for " << cell << " (" << llvm::join(roles, ", ")
                            << "), got " << count;
 }
 
@@ -421,15 +421,13 @@ LogicalResult DropoutOp::verify() {
 
 /// The keyword of each operand group of a kernel of `kind`, for messages.
 static ArrayRef<StringRef> groupNames(KernelKind kind) {
-  static const StringRef fwd[] = {"x",       "is_init", "states",
-                                  "reset_states", "weights", "outs",
-                                  "saved"};
-  static const StringRef bwd[] = {"x",          "is_init", "states",
-                                  "reset_states", "weights", "saved",
-                                  "cotangents", "outs"};
-  static const StringRef replay[] = {"x",       "is_init", "states",
-                                     "reset_states", "weights", "saved",
-                                     "outs"};
+  static const StringRef fwd[] = {
+      "x", "is_init", "states", "reset_states", "weights", "outs", "saved"};
+  static const StringRef bwd[] = {
+      "x",       "is_init", "states",     "reset_states",
+      "weights", "saved",   "cotangents", "outs"};
+  static const StringRef replay[] = {
+      "x", "is_init", "states", "reset_states", "weights", "saved", "outs"};
   switch (kind) {
   case KernelKind::Fwd:
     return fwd;

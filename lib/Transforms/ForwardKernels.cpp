@@ -109,9 +109,8 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
       gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(), gemmRows);
 
   Operation *fwd =
-      createKernel(builder, loc, cell, "fwd",
-                   !layerOp.getResetStates().empty(), initTypes, operands,
-                   block);
+      createKernel(builder, loc, cell, "fwd", !layerOp.getResetStates().empty(),
+                   initTypes, operands, block);
   fwd->setAttr(kLayerAttr, layer);
   return fwd;
 }

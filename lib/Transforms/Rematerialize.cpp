@@ -178,10 +178,9 @@ static KernelOpInterface chunkForward(KernelOpInterface fwd, int64_t chunk,
   for (OpOperand &init :
        cast<DestinationStyleOpInterface>(*fwd).getDpsInitsMutable())
     types.push_back(operands[init.getOperandNumber()].getType());
-  KernelOpInterface chunked =
-      createKernel(rewriter, fwd.getLoc(), fwd.getCell(), "fwd",
-                   fwd.hasResetStates(), types, operands, fwd.getBlockSteps(),
-                   chunk);
+  KernelOpInterface chunked = createKernel(
+      rewriter, fwd.getLoc(), fwd.getCell(), "fwd", fwd.hasResetStates(), types,
+      operands, fwd.getBlockSteps(), chunk);
   copyLayer(fwd, chunked);
   // The saved values keep no reader: the chunked backward replaces theirs.
   for (auto [oldResult, newResult] :
@@ -213,10 +212,9 @@ static void checkpoint(KernelOpInterface bwd, int64_t chunk,
   llvm::append_range(operands, bwd.getCotangents());
   llvm::append_range(operands,
                      cast<DestinationStyleOpInterface>(*bwd).getDpsInits());
-  Operation *replacement =
-      createKernel(rewriter, bwd.getLoc(), cell, "chunked_bwd",
-                   bwd.hasResetStates(), bwd->getResultTypes(), operands,
-                   bwd.getBlockSteps(), chunk);
+  Operation *replacement = createKernel(
+      rewriter, bwd.getLoc(), cell, "chunked_bwd", bwd.hasResetStates(),
+      bwd->getResultTypes(), operands, bwd.getBlockSteps(), chunk);
   copyLayer(bwd, replacement);
   rewriter.replaceOp(bwd, replacement->getResults());
   if (source != fwd)

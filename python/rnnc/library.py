@@ -185,12 +185,15 @@ def _compiler_identity(path):
 
 def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   remat="none", target="cpu", chip=None, device=None,
-                  dtype="float32", dropout=0.0):
+                  dtype="float32", dropout=0.0, reset_to="zero"):
     """The library of a preset model, compiled on first use and cached.
     `dtype` is the element type of its float tensors: float32, or float64
     (the cpu target only). With `dropout` > 0 the training entry points
     drop between layers, with masks keyed by their argument `rng`
-    ([seed, offset], int64).
+    ([seed, offset], int64). With `reset_to` "step" or "column" a step
+    whose is_init is set enters the arguments h_reset (and c_reset), per
+    layer [T, B, H] or [B, H], instead of zero, and the backward writes
+    their gradients.
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
     `device` the GPU ordinal the loaded library runs on: a library loaded
     in this process serves one device, so each device gets its own."""
@@ -201,10 +204,14 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     if dtype not in ("float32", "float64"):
         raise RNNCError(f"unknown dtype {dtype!r} (expected float32 or "
                         f"float64)")
+    if reset_to not in ("zero", "step", "column"):
+        raise RNNCError(f"unknown reset_to {reset_to!r} (expected zero, step "
+                        f"or column)")
     compiler = find_compiler()
     key_text = json.dumps([ABI_VERSION, _compiler_identity(compiler), cell,
                            seq_len, batch, input_size, hidden_size, layers,
-                           remat, target, chip, dtype, float(dropout)])
+                           remat, target, chip, dtype, float(dropout),
+                           reset_to])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
     loaded_key = (key, device)
     with _lock:
@@ -224,6 +231,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                        "-o", tmp]
                 if dropout:
                     cmd.insert(-2, f"--dropout={float(dropout)!r}")
+                if reset_to != "zero":
+                    cmd.insert(-2, f"--reset-to={reset_to}")
                 if chip:
                     cmd.insert(-2, f"--chip={chip}")
                 run = subprocess.run(cmd, capture_output=True, text=True)

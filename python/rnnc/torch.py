@@ -8,7 +8,15 @@ and `MGU`, the minimal gated unit (rnn.mgu) in `torch.nn.GRU`'s interface.
 Constructor arguments, parameter names and shapes are `torch.nn.LSTM`'s
 (`weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`, `bias_hh_l{k}`);
 `is_init[t, b]` (bool, `[T, B]`, or `[B, T]` with `batch_first`) starts a
-new episode at step t of column b: the state entering that step is zero.
+new episode at step t of column b: the state entering that step is zero,
+or with `reset_state` the given one (TorchRL's stored recurrent state):
+
+    y, (h_n, c_n) = lstm(x, (h0, c0), is_init=dones,
+                         reset_state=(h_reset, c_reset))
+
+each `[L, T, B, H]` (`[L, B, T, H]` with `batch_first`), the state entering
+step t of column b, or `[L, B, H]`, one per column; gradients flow into
+them.
 `remat` picks what the forward saves for the backward: `none`, `gates`,
 `chunk:K` or `budget:BYTES`; every policy gives bitwise identical results.
 `dropout=p` drops between layers in training mode, as `torch.nn.LSTM`'s
@@ -109,12 +117,13 @@ def _call(library, kind, tensors, layers, device):
     entry.call(pointers, stream)
 
 
-def _forward(module, library, x, is_init, rng, h0, c0, params):
-    """Runs the forward entry point: the outputs and the saved region."""
+def _forward(module, library, x, is_init, rng, states, params):
+    """Runs the forward entry point: the outputs and the saved region.
+    `states` are h0, c0, h_reset, c_reset (None where absent)."""
     outputs = module._outputs(x)
     saved = torch.empty(library.saved_bytes, dtype=torch.uint8,
                         device=x.device)
-    tensors = module._named(x, is_init, rng, h0, c0, params)
+    tensors = module._named(x, is_init, rng, states, params)
     tensors.update(outputs)
     tensors["saved"] = saved
     _call(library, "fwd", tensors, module.num_layers, x.device)
@@ -125,8 +134,10 @@ class _Function(torch.autograd.Function):
     """Forward and backward entry points of one library."""
 
     @staticmethod
-    def forward(ctx, module, library, x, is_init, rng, h0, c0, *params):
-        outputs, saved = _forward(module, library, x, is_init, rng, h0, c0,
+    def forward(ctx, module, library, x, is_init, rng, h0, c0, h_reset,
+                c_reset, *params):
+        states = (h0, c0, h_reset, c_reset)
+        outputs, saved = _forward(module, library, x, is_init, rng, states,
                                   params)
         ctx.module = module
         ctx.library = library
@@ -135,7 +146,7 @@ class _Function(torch.autograd.Function):
         # (the gates become their gradients): a second backward through
         # this forward (retain_graph) runs the forward again first.
         ctx.consumed = False
-        ctx.save_for_backward(x, is_init, rng, h0, c0, outputs["y"], saved,
+        ctx.save_for_backward(x, is_init, rng, *states, outputs["y"], saved,
                               *params)
         result = [outputs["y"], outputs["h_n"]]
         if ctx.has_c:
@@ -145,12 +156,14 @@ class _Function(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_y, grad_h_n, grad_c_n=None):
         module, library = ctx.module, ctx.library
-        x, is_init, rng, h0, c0, y, saved, *params = ctx.saved_tensors
+        (x, is_init, rng, h0, c0, h_reset, c_reset, y, saved,
+         *params) = ctx.saved_tensors
+        states = (h0, c0, h_reset, c_reset)
         if ctx.consumed:
-            _, saved = _forward(module, library, x, is_init, rng, h0, c0,
+            _, saved = _forward(module, library, x, is_init, rng, states,
                                 params)
         ctx.consumed = True
-        tensors = module._named(x, is_init, rng, h0, c0, params)
+        tensors = module._named(x, is_init, rng, states, params)
         tensors["y"] = y
         tensors["saved"] = saved
 
@@ -167,12 +180,16 @@ class _Function(torch.autograd.Function):
                  "grad_h0": torch.empty_like(h0)}
         if ctx.has_c:
             grads["grad_c0"] = torch.empty_like(c0)
+        for name, reset in (("h_reset", h_reset), ("c_reset", c_reset)):
+            if reset is not None:
+                grads["grad_" + name] = torch.empty_like(reset)
         for name, p in zip(module._param_names, params):
             grads["grad_" + name] = torch.empty_like(p)
         tensors.update(grads)
         _call(library, "bwd", tensors, module.num_layers, x.device)
         result = [None, None, grads["grad_x"], None, None, grads["grad_h0"],
-                  grads["grad_c0"] if ctx.has_c else None]
+                  grads.get("grad_c0"), grads.get("grad_h_reset"),
+                  grads.get("grad_c_reset")]
         result += [grads["grad_" + name] for name in module._param_names]
         return tuple(result)
 
@@ -274,13 +291,14 @@ class _RNNBase(nn.Module):
         layers."""
         return self.dropout if self.training and self.num_layers > 1 else 0.0
 
-    def _library(self, seq_len, batch, device, dtype):
+    def _library(self, seq_len, batch, device, dtype, reset_to):
         dtype = _FLOATS[dtype]
         dropout = self._dropping
         if device.type == "cpu":
             return compile_model(self._cell, seq_len, batch, self.input_size,
                                  self.hidden_size, self.num_layers, self.remat,
-                                 dtype=dtype, dropout=dropout)
+                                 dtype=dtype, dropout=dropout,
+                                 reset_to=reset_to)
         if device.type != "cuda":
             raise RNNCError(f"rnnc runs CPU and CUDA tensors, got {device}")
         if dtype != "float32":
@@ -294,7 +312,7 @@ class _RNNBase(nn.Module):
         return compile_model(self._cell, seq_len, batch, self.input_size,
                              self.hidden_size, self.num_layers, self.remat,
                              target="cuda", chip=chip, device=ordinal,
-                             dropout=dropout)
+                             dropout=dropout, reset_to=reset_to)
 
     def _outputs(self, x):
         T, B = x.shape[0], x.shape[1]
@@ -305,12 +323,13 @@ class _RNNBase(nn.Module):
             outputs["c_n"] = x.new_empty((L, B, H))
         return outputs
 
-    def _named(self, x, is_init, rng, h0, c0, params):
-        tensors = {"x": x, "is_init": is_init, "h0": h0}
+    def _named(self, x, is_init, rng, states, params):
+        tensors = {"x": x, "is_init": is_init}
         if rng is not None:
             tensors["rng"] = rng
-        if c0 is not None:
-            tensors["c0"] = c0
+        for name, state in zip(("h0", "c0", "h_reset", "c_reset"), states):
+            if state is not None:
+                tensors[name] = state
         tensors.update(zip(self._param_names, params))
         return tensors
 
@@ -363,16 +382,63 @@ class _RNNBase(nn.Module):
                             f"{state.dtype}")
         return state
 
-    def _run(self, input, h0, c0, is_init):
+    def _reset_states(self, reset_state, T, B, device, dtype):
+        """The reset states as the library takes them (time-major) and
+        their form, "step" or "column"; (None, None), "zero" without."""
+        names = ("h_reset", "c_reset") if self._cell == "lstm" else \
+            ("h_reset",)
+        if reset_state is None:
+            return (None, None), "zero"
+        if self._cell == "lstm":
+            if not isinstance(reset_state, (tuple, list)) or \
+                    len(reset_state) != 2:
+                raise RNNCError("reset_state of an LSTM must be a tuple "
+                                "(h_reset, c_reset)")
+            given = list(reset_state)
+        else:
+            given = [reset_state]
+        L, H = self.num_layers, self.hidden_size
+        step = (L, B, T, H) if self.batch_first else (L, T, B, H)
+        order = "[L, B, T, H]" if self.batch_first else "[L, T, B, H]"
+        forms, states = [], []
+        for name, state in zip(names, given):
+            if not isinstance(state, torch.Tensor):
+                raise RNNCError(f"{name} must be a tensor")
+            if state.dtype != dtype:
+                raise RNNCError(f"{name} must be {_FLOATS[dtype]}, got "
+                                f"{state.dtype}")
+            if tuple(state.shape) == step:
+                forms.append("step")
+                if self.batch_first:
+                    state = state.transpose(1, 2)
+                states.append(state.contiguous())
+            elif tuple(state.shape) == (L, B, H):
+                forms.append("column")
+                states.append(state)
+            else:
+                raise RNNCError(f"{name} must have shape {order} {list(step)} "
+                                f"(one state per step) or [L, B, H] "
+                                f"{[L, B, H]} (one per batch column), got "
+                                f"{list(state.shape)}")
+        if len(set(forms)) > 1:
+            raise RNNCError("h_reset and c_reset must have the same form "
+                            "(both per step or both per batch column)")
+        states += [None] * (2 - len(states))
+        return tuple(states), forms[0]
+
+    def _run(self, input, h0, c0, is_init, reset_state=None):
         dtype = self._dtype
         x, is_init = self._check_input(input, is_init, dtype)
         T, B = x.shape[0], x.shape[1]
         h0 = self._state(h0, "h0", B, x.device, dtype)
         if self._cell == "lstm":
             c0 = self._state(c0, "c0", B, x.device, dtype)
-        library = self._library(T, B, x.device, dtype)
+        resets, reset_to = self._reset_states(reset_state, T, B, x.device,
+                                              dtype)
+        states = (h0, c0) + resets
+        library = self._library(T, B, x.device, dtype, reset_to)
         params = self._flat_params
-        inputs = [x, h0] + ([c0] if c0 is not None else []) + params
+        inputs = [x] + [t for t in states if t is not None] + params
         rng = None
         if self._dropping:
             # [seed, offset]: a fresh seed per call from the generator of
@@ -381,19 +447,19 @@ class _RNNBase(nn.Module):
             rng = torch.zeros(2, dtype=torch.int64, device=x.device)
             rng[0].random_()
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-            results = _Function.apply(self, library, x, is_init, rng, h0, c0,
+            results = _Function.apply(self, library, x, is_init, rng, *states,
                                       *params)
         elif rng is not None:
             # Training mode without gradients still drops: the forward
             # entry point (the inference one drops nothing).
             with torch.no_grad():
-                outputs, _ = _forward(self, library, x, is_init, rng, h0, c0,
+                outputs, _ = _forward(self, library, x, is_init, rng, states,
                                       [p.detach() for p in params])
             results = tuple(outputs[name] for name in _OUTPUTS
                             if name in outputs)
         else:
             outputs = self._outputs(x)
-            tensors = self._named(x, is_init, None, h0, c0,
+            tensors = self._named(x, is_init, None, states,
                                   [p.detach() for p in params])
             tensors.update(outputs)
             _call(library, "infer", tensors, self.num_layers, x.device)
@@ -411,13 +477,13 @@ class LSTM(_RNNBase):
     _cell = "lstm"
     _gates = 4
 
-    def forward(self, input, hx=None, is_init=None):
+    def forward(self, input, hx=None, is_init=None, reset_state=None):
         h0 = c0 = None
         if hx is not None:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise RNNCError("hx of an LSTM must be a tuple (h0, c0)")
             h0, c0 = hx
-        y, h_n, c_n = self._run(input, h0, c0, is_init)
+        y, h_n, c_n = self._run(input, h0, c0, is_init, reset_state)
         return y, (h_n, c_n)
 
 
@@ -427,8 +493,8 @@ class GRU(_RNNBase):
     _cell = "gru"
     _gates = 3
 
-    def forward(self, input, hx=None, is_init=None):
-        y, h_n = self._run(input, hx, None, is_init)
+    def forward(self, input, hx=None, is_init=None, reset_state=None):
+        y, h_n = self._run(input, hx, None, is_init, reset_state)
         return y, h_n
 
 

@@ -124,10 +124,11 @@ def test_matches_torch_without_resets(cell, L, batch_first):
         assert rel_err(g, g_ref) < 1e-5
 
 
-def episodes_reference(cell, ref, x, is_init, h0, c0):
+def episodes_reference(cell, ref, x, is_init, h0, c0, entered=None):
     """y, h_n, c_n of a batch with resets, run episode by episode on
     torch.nn: each column is split where is_init is set, and an episode
-    starting at such a step starts from zeros."""
+    starting at such a step s of column b starts from zeros, or from
+    `entered(s, b)` ((h, c), each [L, 1, H])."""
     T, B, _ = x.shape
     ys, hns, cns = [], [], []
     for b in range(B):
@@ -137,7 +138,8 @@ def episodes_reference(cell, ref, x, is_init, h0, c0):
         col = []
         for s, e in zip(starts[:-1], starts[1:]):
             if is_init[s, b]:
-                h, c = torch.zeros_like(h), torch.zeros_like(c)
+                h, c = (entered(s, b) if entered else
+                        (torch.zeros_like(h), torch.zeros_like(c)))
             out, state = ref(x[s:e, b:b + 1], state_of(cell, h, c))
             if cell == "lstm":
                 h, c = state
@@ -406,6 +408,148 @@ def test_errors_are_one_clear_exception():
         rt.LSTM(3, 4, device="meta")
     with pytest.raises(RNNCError, match="CPU and CUDA tensors, got meta"):
         lstm.to("meta")(torch.randn(5, 2, 3, device="meta"))
+
+
+# --------------------------------------------------------------------------
+# Resets that enter given states
+# --------------------------------------------------------------------------
+
+def reset_inputs(cell, T, B, H, L, form, batch_first=False, seed=4):
+    """h_reset and c_reset (None for a GRU or MGU): [L, T, B, H] ([L, B, T,
+    H] with batch_first) per step, [L, B, H] per column."""
+    g = torch.Generator().manual_seed(seed)
+    if form == "column":
+        shape = (L, B, H)
+    else:
+        shape = (L, B, T, H) if batch_first else (L, T, B, H)
+    h = torch.randn(shape, generator=g, requires_grad=True)
+    c = torch.randn(shape, generator=g, requires_grad=True)
+    return h, (c if cell == "lstm" else None)
+
+
+def reset_loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init, hr, cr):
+    """loss_and_grads with reset states, and their gradients last."""
+    reset = (hr, cr) if cell == "lstm" else hr
+    y, state = module(x, state_of(cell, h0, c0), is_init=is_init,
+                      reset_state=reset)
+    loss = (y * gy).sum() + (final(cell, state) * ghn).sum()
+    wrt = [x, h0]
+    if cell == "lstm":
+        loss = loss + (state[1] * ghn.flip(0)).sum()
+        wrt.append(c0)
+    wrt += list(module.parameters()) + [hr]
+    if cell == "lstm":
+        wrt.append(cr)
+    return y, loss, torch.autograd.grad(loss, wrt)
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("form", ["step", "column"])
+@pytest.mark.parametrize("remat", ["none", "chunk:2"])
+def test_reset_states_match_episodes(cell, form, remat):
+    """Each episode that starts with a reset starts from the given state
+    (torch.nn run episode by episode); gradients reach the reset states."""
+    T, B, I, H, L = 9, 4, 3, 5, 2
+    ours, ref = make_pair(cell, I, H, L, remat=remat)
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    hr, cr = reset_inputs(cell, T, B, H, L, form)
+    is_init = torch.zeros(T, B, dtype=torch.bool)
+    is_init[0, 1] = True
+    is_init[3, 0] = is_init[4, 0] = True
+    is_init[6, 2] = True
+    is_init[:, 3] = True
+    y, loss, grads = reset_loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+                                          is_init, hr, cr)
+
+    def entered(s, b):
+        pick = (lambda r: r[:, s, b:b + 1]) if form == "step" else \
+            (lambda r: r[:, b:b + 1])
+        # A GRU's c is unused.
+        return pick(hr), pick(cr if cell == "lstm" else hr)
+
+    y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0,
+                                             c0, entered)
+    loss_ref = (y_ref * gy).sum() + (h_ref * ghn).sum()
+    wrt = [x, h0]
+    if cell == "lstm":
+        loss_ref = loss_ref + (c_ref * ghn.flip(0)).sum()
+        wrt.append(c0)
+    wrt += list(ref.parameters()) + [hr] + ([cr] if cell == "lstm" else [])
+    grads_ref = torch.autograd.grad(loss_ref, wrt)
+    assert rel_err(y, y_ref) < 1e-5
+    for g, g_ref in zip(grads, grads_ref):
+        assert g.shape == g_ref.shape
+        assert rel_err(g, g_ref) < 1e-5
+    # The reset states' gradients: nonzero exactly where resets happen.
+    for g in grads[-(2 if cell == "lstm" else 1):]:
+        nonzero = g.abs().amax(-1) > 0
+        want = is_init if form == "step" else is_init.any(0)
+        assert torch.equal(nonzero, want.expand_as(nonzero))
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("form", ["step", "column"])
+def test_reset_states_policies_bitwise_and_batch_first(cell, form):
+    T, B, I, H, L = 8, 3, 4, 5, 2
+    is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(3)) \
+        < 0.3
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    hr, cr = reset_inputs(cell, T, B, H, L, form)
+    results = {}
+    # The reset states' gradients are results too: a larger budget.
+    for remat in POLICIES[:-1] + ["budget:12000"]:
+        ours, _ = make_pair(cell, I, H, L, remat=remat)
+        results[remat] = reset_loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+                                              is_init, hr, cr)
+    assert_same_bits(results)
+
+    # Batch-first: the same values transposed give the same bits,
+    # transposed (x, y, a per-step reset state and their gradients).
+    def leaf(t, *dims):
+        t = t.detach()
+        return (t.transpose(*dims) if dims else t).contiguous() \
+            .requires_grad_()
+
+    step = form == "step"
+    bf = (leaf(x, 0, 1), leaf(h0), leaf(c0), gy.transpose(0, 1).contiguous(),
+          ghn, is_init.T.contiguous(),
+          leaf(hr, 1, 2) if step else leaf(hr),
+          None if cr is None else leaf(cr, 1, 2) if step else leaf(cr))
+    ours, _ = make_pair(cell, I, H, L, batch_first=True)
+    y, _, grads = reset_loss_and_grads(cell, ours, *bf)
+    y0, _, grads0 = results["none"]
+    assert torch.equal(y.transpose(0, 1), y0)
+    assert torch.equal(grads[0].transpose(0, 1), grads0[0])
+    for g, g0 in zip(grads[1:], grads0[1:]):
+        if step and g.dim() == 4:
+            g = g.transpose(1, 2)
+        assert torch.equal(g, g0)
+
+
+def test_reset_states_no_grad_and_errors():
+    T, B, I, H, L = 5, 2, 3, 4, 2
+    lstm = rt.LSTM(I, H, L)
+    x = torch.randn(T, B, I)
+    is_init = torch.zeros(T, B, dtype=torch.bool)
+    is_init[2, 1] = True
+    hr, cr = torch.randn(L, B, H), torch.randn(L, B, H)
+    with torch.no_grad():
+        y, _ = lstm(x, is_init=is_init, reset_state=(hr, cr))
+    y_grad, _ = lstm(x.requires_grad_(), is_init=is_init,
+                     reset_state=(hr, cr))
+    assert torch.equal(y, y_grad.detach())
+    with pytest.raises(RNNCError, match=r"tuple \(h_reset, c_reset\)"):
+        lstm(x, is_init=is_init, reset_state=hr)
+    with pytest.raises(RNNCError, match=r"h_reset must have shape \[L, T, B, "
+                                        r"H\] \[2, 5, 2, 4\]"):
+        lstm(x, is_init=is_init, reset_state=(hr[:1], cr))
+    with pytest.raises(RNNCError, match="the same form"):
+        lstm(x, is_init=is_init,
+             reset_state=(hr, torch.randn(L, T, B, H)))
+    with pytest.raises(RNNCError, match="c_reset must be float32"):
+        lstm(x, is_init=is_init, reset_state=(hr, cr.double()))
+    with pytest.raises(RNNCError, match="h_reset must be a tensor"):
+        rt.GRU(I, H, L)(x, is_init=is_init, reset_state=[hr])
 
 
 # --------------------------------------------------------------------------

@@ -13,9 +13,10 @@ import torch
 
 import rnnc.torch as rt
 
-from test_torch import (CELLS, POLICIES, dropout_loss_and_grads,
-                        dropout_scale, episodes_reference, inputs,
-                        loss_and_grads, make_pair, next_seed, rel_err)
+from test_torch import (CELLS, POLICIES, assert_same_bits,
+                        dropout_loss_and_grads, dropout_scale,
+                        episodes_reference, inputs, loss_and_grads, make_pair,
+                        next_seed, rel_err, reset_inputs, reset_loss_and_grads)
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA device")
@@ -242,3 +243,34 @@ def test_dropout_masks_on_the_gpu(cell):
         assert torch.equal(y, first[0]), remat
         for g, g0 in zip(grads, first[1]):
             assert torch.equal(g, g0), remat
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("form", ["step", "column"])
+def test_reset_states_on_the_gpu(cell, form):
+    """Resets that enter given states: the GPU against the CPU library in
+    float64, and every policy bitwise on the GPU."""
+    T, B, I, H, L = 9, 4, 3, 5, 2
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    hr, cr = reset_inputs(cell, T, B, H, L, form)
+    is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(5)) \
+        < 0.3
+    leaves = [t for t in (x, h0, c0, hr, cr) if t is not None]
+    results = {}
+    for remat in ["none", "gates", "chunk:2"]:
+        ours, _ = make_pair(cell, I, H, L, remat=remat)
+        dx, dh0, dc0, dhr, *dcr = to_device(leaves, CUDA)
+        results[remat] = reset_loss_and_grads(
+            cell, ours.to(CUDA), dx, dh0, dc0, gy.to(CUDA),
+            ghn.to(CUDA), is_init.to(CUDA), dhr, dcr[0] if dcr else None)
+    assert_same_bits(results)
+    ref, _ = make_pair(cell, I, H, L)
+    ref = ref.double()
+    fx, fh0, fc0, fhr, *fcr = to_device(leaves, "cpu", torch.float64)
+    y_ref, _, grads_ref = reset_loss_and_grads(
+        cell, ref, fx, fh0, fc0, gy.double(), ghn.double(), is_init, fhr,
+        fcr[0] if fcr else None)
+    y, _, grads = results["none"]
+    assert rel_err(y.cpu().double(), y_ref) < 1e-5
+    for g, g_ref in zip(grads, grads_ref):
+        assert rel_err(g.cpu().double(), g_ref) < 1e-5

@@ -103,8 +103,8 @@ struct TestCellFactsPass
         if (OpOperand *saved = kernel.getSavedOperand(role))
           os << " " << role << "=#" << saved->getOperandNumber();
       os << "\n  initial states " << kernel.getInitialStates().size()
-         << ", reset states " << kernel.getResetStates().size()
-         << ", biases " << kernel.getBiases().size() << ", outputs "
+         << ", reset states " << kernel.getResetStates().size() << ", biases "
+         << kernel.getBiases().size() << ", outputs "
          << kernel.getOutputOperands().size() << ", cotangents "
          << kernel.getCotangents().size() << ", destinations ";
       llvm::interleaveComma(kernel.getDestinationRoles(), os);

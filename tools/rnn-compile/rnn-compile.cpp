@@ -359,8 +359,8 @@ int main(int argc, char **argv) {
   if (!entryFunction.empty() && modelFile.empty())
     fail("--entry needs a model file (MODEL.mlir)");
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
-           &seqLen, &batch, &inputSize, &hiddenSize, &layers, &dtype,
-           &dropout, &resetTo}) {
+           &seqLen, &batch, &inputSize, &hiddenSize, &layers, &dtype, &dropout,
+           &resetTo}) {
     if (!modelFile.empty() && flag->getNumOccurrences())
       fail("--" + flag->ArgStr.str() +
            " applies to --preset: a model file's IR fixes its shapes, "
@@ -400,7 +400,7 @@ int main(int argc, char **argv) {
     shape.layers = layers;
     shape.dropout = dropout;
     shape.resetTo = resetTo;
-  shape.resetTo = resetTo;
+    shape.resetTo = resetTo;
     for (long long value : {shape.seqLen, shape.batch, shape.inputSize,
                             shape.hiddenSize, shape.layers})
       if (value <= 0)

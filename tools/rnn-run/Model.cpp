@@ -69,7 +69,8 @@ LogicalResult checkResetTo(const ModelShape &shape, std::string &error) {
   if (shape.resetTo == "zero" || shape.resetTo == "step" ||
       shape.resetTo == "column")
     return success();
-  error = "--reset-to must be zero, step or column, got '" + shape.resetTo + "'";
+  error =
+      "--reset-to must be zero, step or column, got '" + shape.resetTo + "'";
   return failure();
 }
 

@@ -46,8 +46,8 @@ StringRef kernelPhase(KernelKind kind, bool chunked);
 /// The roles of the operands of a kernel of `cell` in `phase`, per operand
 /// group of its op in order: x, is_init, the initial states (`h0`, ...),
 /// the reset states (`h_reset`, ...; an empty group without
-/// `resetStates`), the weights (`weight_ih`, `weight_hh`, and `bias_ih`, `bias_hh` but for
-/// bwd), then by phase
+/// `resetStates`), the weights (`weight_ih`, `weight_hh`, and `bias_ih`,
+/// `bias_hh` but for bwd), then by phase
 ///   fwd:         y and the final states (`h_n`, ...); the saved roles
 ///   bwd:         y and the saved roles; the cotangents (`grad_y`,
 ///                `grad_h_n`, ...); the gradients (`grad_x`, `grad_h0`,
@@ -60,8 +60,8 @@ SmallVector<SmallVector<std::string>>
 kernelOperandGroups(CellAttrInterface cell, StringRef phase, bool resetStates);
 
 /// kernelOperandGroups, flattened.
-SmallVector<std::string>
-kernelOperandRoles(CellAttrInterface cell, StringRef phase, bool resetStates);
+SmallVector<std::string> kernelOperandRoles(CellAttrInterface cell,
+                                            StringRef phase, bool resetStates);
 } // namespace rnn
 } // namespace mlir
 
@@ -75,8 +75,7 @@ namespace rnn {
 KernelOpInterface createKernel(OpBuilder &builder, Location loc,
                                CellAttrInterface cell, StringRef phase,
                                bool resetStates, TypeRange types,
-                               ValueRange operands,
-                               int64_t block,
+                               ValueRange operands, int64_t block,
                                std::optional<int64_t> chunk = std::nullopt);
 } // namespace rnn
 } // namespace mlir

@@ -59,16 +59,15 @@ template <int64_t G> struct HiddenProjectionCell {
   }
 
   /// The first part of forward step t: the state entering it, the reset
-  /// state where an episode starts, into the scratch, and its recurrent pre-activations
-  /// pre = h W_hh^T.
+  /// state where an episode starts, into the scratch, and its recurrent
+  /// pre-activations pre = h W_hh^T.
   static void emitRecurrentProduct(KernelBuilder &k, const LayerInputs &in,
                                    const StepScratch &s, Value t,
                                    const StepIO &io) {
     Value h = s.states[0];
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(in.enterState(k, 0, reset, t, iv, k.load(io.prev[0], iv)), h,
-              iv);
+      k.store(in.enterState(k, 0, reset, t, iv, k.load(io.prev[0], iv)), h, iv);
     });
     k.matmul(h, in.weightHh, s.pre, false, true, false);
   }

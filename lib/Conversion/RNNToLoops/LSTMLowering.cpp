@@ -63,10 +63,8 @@ struct LSTMCellSteps {
     Value gates = io.saved[0], cells = io.saved[1];
     k.parallel({B, H}, [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(in.enterState(k, 0, reset, t, iv, k.load(io.prev[0], iv)), h,
-              iv);
-      k.store(in.enterState(k, 1, reset, t, iv, k.load(io.prev[1], iv)), c,
-              iv);
+      k.store(in.enterState(k, 0, reset, t, iv, k.load(io.prev[0], iv)), h, iv);
+      k.store(in.enterState(k, 1, reset, t, iv, k.load(io.prev[1], iv)), c, iv);
     });
     k.matmul(h, in.weightHh, s.pre, false, true, false);
     k.parallel({B, H}, [&](ValueRange iv) {
