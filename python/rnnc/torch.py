@@ -382,7 +382,7 @@ class _RNNBase(nn.Module):
                             f"{state.dtype}")
         return state
 
-    def _reset_states(self, reset_state, T, B, device, dtype):
+    def _reset_states(self, reset_state, T, B, dtype):
         """The reset states as the library takes them (time-major) and
         their form, "step" or "column"; (None, None), "zero" without."""
         names = ("h_reset", "c_reset") if self._cell == "lstm" else \
@@ -433,8 +433,7 @@ class _RNNBase(nn.Module):
         h0 = self._state(h0, "h0", B, x.device, dtype)
         if self._cell == "lstm":
             c0 = self._state(c0, "c0", B, x.device, dtype)
-        resets, reset_to = self._reset_states(reset_state, T, B, x.device,
-                                              dtype)
+        resets, reset_to = self._reset_states(reset_state, T, B, dtype)
         states = (h0, c0) + resets
         library = self._library(T, B, x.device, dtype, reset_to)
         params = self._flat_params
