@@ -288,11 +288,16 @@ static void addKernelEffects(
   }
 }
 
-/// The dimensions of the operand or result of role `role` of an op of
-/// `cell` (kernelOperandRoles); `chunked` for checkpointed kernels, whose
-/// checkpoint roles hold one entry per chunk.
+/// The dimensions of the operand or result of role `role` and rank `rank`
+/// of an op of `cell` (kernelOperandRoles); `chunked` for checkpointed
+/// kernels, whose checkpoint roles hold one entry per chunk. A reset state
+/// (and its gradient) is per step or per batch column, as its rank says.
 static SmallVector<Dim, 3> dimsOfRole(CellAttrInterface cell, StringRef role,
-                                      bool chunked) {
+                                      int64_t rank, bool chunked) {
+  if (role.ends_with("_reset") && rank == 2)
+    return {Dim::B, Dim::H};
+  if (role.ends_with("_reset"))
+    return {Dim::T, Dim::B, Dim::H};
   if (llvm::is_contained(cell.getSavedRoles(), role)) {
     bool perChunk =
         chunked && llvm::is_contained(cell.getCheckpointRoles(), role);
@@ -320,9 +325,7 @@ static SmallVector<Dim, 3> dimsOfRole(CellAttrInterface cell, StringRef role,
   return {Dim::B, Dim::H};
 }
 
-/// Checks `values` against `roles`, with the dimensions of their roles. A
-/// reset state (and its gradient) is per step or per batch column, as its
-/// rank says.
+/// Checks `values` against `roles`, with the dimensions of their roles.
 static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
                                   ArrayRef<std::string> roles,
                                   ArrayRef<Value> values,
@@ -331,13 +334,10 @@ static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
   for (auto [role, value] : llvm::zip_equal(roles, values)) {
     if (role == "is_init")
       l.addMask(role, value);
-    else if (StringRef(role).ends_with("_reset") &&
-             cast<ShapedType>(value.getType()).getRank() == 2)
-      l.add(role, value, {Dim::B, Dim::H});
-    else if (StringRef(role).ends_with("_reset"))
-      l.add(role, value, {Dim::T, Dim::B, Dim::H});
     else
-      l.add(role, value, dimsOfRole(cell, role, chunk.has_value()));
+      l.add(role, value,
+            dimsOfRole(cell, role, cast<ShapedType>(value.getType()).getRank(),
+                       chunk.has_value()));
   }
   return verifyRecurrence(op, cell, l.specs, chunk);
 }

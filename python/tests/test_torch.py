@@ -81,17 +81,28 @@ def final(cell, state):
     return state[0] if cell == "lstm" else state
 
 
-def loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init=None):
+def reset_wrt(cell, hr, cr):
+    """The reset states whose gradients are checked: none, h_reset, or
+    h_reset and c_reset for an LSTM."""
+    if hr is None:
+        return []
+    return [hr, cr] if cell == "lstm" else [hr]
+
+
+def loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init=None, hr=None,
+                   cr=None):
     """sum(y * gy) + sum(h_n * ghn) (+ c_n), and its gradients with respect
-    to x, h0 (c0) and every parameter."""
+    to x, h0 (c0), every parameter and, with reset states hr (cr), theirs."""
     kwargs = {} if is_init is None else {"is_init": is_init}
+    if hr is not None:
+        kwargs["reset_state"] = (hr, cr) if cell == "lstm" else hr
     y, state = module(x, state_of(cell, h0, c0), **kwargs)
     loss = (y * gy).sum() + (final(cell, state) * ghn).sum()
     wrt = [x, h0]
     if cell == "lstm":
         loss = loss + (state[1] * ghn.flip(0)).sum()
         wrt.append(c0)
-    wrt += list(module.parameters())
+    wrt += list(module.parameters()) + reset_wrt(cell, hr, cr)
     return y, loss, torch.autograd.grad(loss, wrt)
 
 
@@ -152,17 +163,28 @@ def episodes_reference(cell, ref, x, is_init, h0, c0, entered=None):
     return torch.cat(ys, 1), torch.cat(hns, 1), torch.cat(cns, 1)
 
 
-def episodes_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, is_init):
+def episodes_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, is_init, hr=None,
+                            cr=None):
     """loss_and_grads on episodes_reference: y, the loss and its gradients
-    with respect to x, h0 (c0) and every parameter of `ref`."""
-    y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0, c0)
+    with respect to x, h0 (c0), every parameter of `ref` and the reset
+    states hr (cr), if any (time-major: [L, T, B, H] per step, [L, B, H]
+    per column), from which the episodes that start with a reset start."""
+    entered = None
+    if hr is not None:
+        def entered(s, b):
+            pick = (lambda r: r[:, s, b:b + 1]) if hr.dim() == 4 else \
+                (lambda r: r[:, b:b + 1])
+            # A GRU's c is unused.
+            return pick(hr), pick(cr if cell == "lstm" else hr)
+    y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0, c0,
+                                             entered)
     loss_ref = (y_ref * gy).sum() + (h_ref * ghn).sum()
     wrt = [x, h0]
     if cell == "lstm":
         loss_ref = loss_ref + (c_ref * ghn.flip(0)).sum()
         wrt.append(c0)
     return y_ref, loss_ref, torch.autograd.grad(
-        loss_ref, wrt + list(ref.parameters()))
+        loss_ref, wrt + list(ref.parameters()) + reset_wrt(cell, hr, cr))
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
@@ -427,22 +449,6 @@ def reset_inputs(cell, T, B, H, L, form, batch_first=False, seed=4):
     return h, (c if cell == "lstm" else None)
 
 
-def reset_loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init, hr, cr):
-    """loss_and_grads with reset states, and their gradients last."""
-    reset = (hr, cr) if cell == "lstm" else hr
-    y, state = module(x, state_of(cell, h0, c0), is_init=is_init,
-                      reset_state=reset)
-    loss = (y * gy).sum() + (final(cell, state) * ghn).sum()
-    wrt = [x, h0]
-    if cell == "lstm":
-        loss = loss + (state[1] * ghn.flip(0)).sum()
-        wrt.append(c0)
-    wrt += list(module.parameters()) + [hr]
-    if cell == "lstm":
-        wrt.append(cr)
-    return y, loss, torch.autograd.grad(loss, wrt)
-
-
 @pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
 @pytest.mark.parametrize("form", ["step", "column"])
 @pytest.mark.parametrize("remat", ["none", "chunk:2"])
@@ -458,24 +464,10 @@ def test_reset_states_match_episodes(cell, form, remat):
     is_init[3, 0] = is_init[4, 0] = True
     is_init[6, 2] = True
     is_init[:, 3] = True
-    y, loss, grads = reset_loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
-                                          is_init, hr, cr)
-
-    def entered(s, b):
-        pick = (lambda r: r[:, s, b:b + 1]) if form == "step" else \
-            (lambda r: r[:, b:b + 1])
-        # A GRU's c is unused.
-        return pick(hr), pick(cr if cell == "lstm" else hr)
-
-    y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0,
-                                             c0, entered)
-    loss_ref = (y_ref * gy).sum() + (h_ref * ghn).sum()
-    wrt = [x, h0]
-    if cell == "lstm":
-        loss_ref = loss_ref + (c_ref * ghn.flip(0)).sum()
-        wrt.append(c0)
-    wrt += list(ref.parameters()) + [hr] + ([cr] if cell == "lstm" else [])
-    grads_ref = torch.autograd.grad(loss_ref, wrt)
+    y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init,
+                                    hr, cr)
+    y_ref, _, grads_ref = episodes_loss_and_grads(cell, ref, x, h0, c0, gy,
+                                                  ghn, is_init, hr, cr)
     assert rel_err(y, y_ref) < 1e-5
     for g, g_ref in zip(grads, grads_ref):
         assert g.shape == g_ref.shape
@@ -499,7 +491,7 @@ def test_reset_states_policies_bitwise_and_batch_first(cell, form):
     # The reset states' gradients are results too: a larger budget.
     for remat in POLICIES[:-1] + ["budget:12000"]:
         ours, _ = make_pair(cell, I, H, L, remat=remat)
-        results[remat] = reset_loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+        results[remat] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
                                               is_init, hr, cr)
     assert_same_bits(results)
 
@@ -516,7 +508,7 @@ def test_reset_states_policies_bitwise_and_batch_first(cell, form):
           leaf(hr, 1, 2) if step else leaf(hr),
           None if cr is None else leaf(cr, 1, 2) if step else leaf(cr))
     ours, _ = make_pair(cell, I, H, L, batch_first=True)
-    y, _, grads = reset_loss_and_grads(cell, ours, *bf)
+    y, _, grads = loss_and_grads(cell, ours, *bf)
     y0, _, grads0 = results["none"]
     assert torch.equal(y.transpose(0, 1), y0)
     assert torch.equal(grads[0].transpose(0, 1), grads0[0])

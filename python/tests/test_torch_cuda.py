@@ -16,7 +16,7 @@ import rnnc.torch as rt
 from test_torch import (CELLS, POLICIES, assert_same_bits,
                         dropout_loss_and_grads, dropout_scale,
                         episodes_reference, inputs, loss_and_grads, make_pair,
-                        next_seed, rel_err, reset_inputs, reset_loss_and_grads)
+                        next_seed, rel_err, reset_inputs)
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA device")
@@ -260,14 +260,14 @@ def test_reset_states_on_the_gpu(cell, form):
     for remat in ["none", "gates", "chunk:2"]:
         ours, _ = make_pair(cell, I, H, L, remat=remat)
         dx, dh0, dc0, dhr, *dcr = to_device(leaves, CUDA)
-        results[remat] = reset_loss_and_grads(
+        results[remat] = loss_and_grads(
             cell, ours.to(CUDA), dx, dh0, dc0, gy.to(CUDA),
             ghn.to(CUDA), is_init.to(CUDA), dhr, dcr[0] if dcr else None)
     assert_same_bits(results)
     ref, _ = make_pair(cell, I, H, L)
     ref = ref.double()
     fx, fh0, fc0, fhr, *fcr = to_device(leaves, "cpu", torch.float64)
-    y_ref, _, grads_ref = reset_loss_and_grads(
+    y_ref, _, grads_ref = loss_and_grads(
         cell, ref, fx, fh0, fc0, gy.double(), ghn.double(), is_init, fhr,
         fcr[0] if fcr else None)
     y, _, grads = results["none"]

@@ -400,7 +400,6 @@ int main(int argc, char **argv) {
     shape.layers = layers;
     shape.dropout = dropout;
     shape.resetTo = resetTo;
-    shape.resetTo = resetTo;
     for (long long value : {shape.seqLen, shape.batch, shape.inputSize,
                             shape.hiddenSize, shape.layers})
       if (value <= 0)
@@ -408,8 +407,7 @@ int main(int argc, char **argv) {
              "must be positive");
     std::string error;
     if (failed(checkShapeSizes(context, shape, error)) ||
-        failed(checkDropout(shape, error)) ||
-        failed(checkResetTo(shape, error)))
+        failed(checkPresetOptions(shape, error)))
       fail(error);
     module = buildPresetModel(context, shape);
   }

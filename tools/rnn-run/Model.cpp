@@ -52,7 +52,7 @@ LogicalResult checkTarget(const ModelShape &shape, StringRef target,
   return success();
 }
 
-LogicalResult checkDropout(const ModelShape &shape, std::string &error) {
+LogicalResult checkPresetOptions(const ModelShape &shape, std::string &error) {
   if (!(shape.dropout >= 0.0 && shape.dropout < 1.0)) {
     error = llvm::formatv("--dropout must be in [0, 1), got {0}", shape.dropout)
                 .str();
@@ -62,10 +62,6 @@ LogicalResult checkDropout(const ModelShape &shape, std::string &error) {
     error = "--dropout applies between layers: it needs --layers >= 2";
     return failure();
   }
-  return success();
-}
-
-LogicalResult checkResetTo(const ModelShape &shape, std::string &error) {
   if (shape.resetTo == "zero" || shape.resetTo == "step" ||
       shape.resetTo == "column")
     return success();
@@ -147,8 +143,8 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
     int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
     for (StringRef name : states)
       addArg((name + "0").str(), l, state);
-    for (StringRef name : states)
-      if (resetStates)
+    if (resetStates)
+      for (StringRef name : states)
         addArg((name + "_reset").str(), l, resetType);
     addArg("weight_ih_l" + k, -1, tensor({gates * s.hiddenSize, in}, real));
     addArg("weight_hh_l" + k, -1,

@@ -53,20 +53,19 @@ mlir::LogicalResult checkCellName(mlir::MLIRContext &context,
 mlir::LogicalResult checkTarget(const ModelShape &shape, llvm::StringRef target,
                                 std::string &error);
 
+/// Checks the preset's dropout (in [0, 1), and between layers only: with
+/// one layer it would drop nothing, as in torch.nn.LSTM) and reset target
+/// (zero, step or column); `error` names the flag.
+mlir::LogicalResult checkPresetOptions(const ModelShape &shape,
+                                       std::string &error);
+
 /// Builds `func.func @<cell>` (`@lstm`, ...): L chained layers (the model
-/// op `rnn.<cell>`) with named arguments x, is_init, the initial states
-/// per layer (h0, and c0 for the LSTM: each state name + `0`), with
-/// --reset-to=step|column the reset states per layer (h_reset, c_reset),
-/// weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} and results
-/// y and the final states per layer (h_n, c_n). The cell must exist
-/// (checkCellName).
-/// Checks the preset's dropout: in [0, 1), and between layers only (with
-/// one layer it would drop nothing, as in torch.nn.LSTM).
-mlir::LogicalResult checkDropout(const ModelShape &shape, std::string &error);
-
-/// Checks the preset's reset target: zero, step or column.
-mlir::LogicalResult checkResetTo(const ModelShape &shape, std::string &error);
-
+/// op `rnn.<cell>`) with named arguments x, is_init, a dropout's rng, the
+/// initial states per layer (h0, and c0 for the LSTM: each state name +
+/// `0`), with --reset-to=step|column the reset states per layer (h_reset,
+/// c_reset), weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+/// and results y and the final states per layer (h_n, c_n). The cell must
+/// exist (checkCellName).
 mlir::OwningOpRef<mlir::ModuleOp> buildPresetModel(mlir::MLIRContext &context,
                                                    const ModelShape &shape);
 

@@ -857,8 +857,7 @@ int main(int argc, char **argv) {
   } else {
     shape = presetShape(inputs ? &*inputs : nullptr);
     checkPresetSizes(context, shape);
-    if (std::string error; failed(checkDropout(shape, error)) ||
-                           failed(checkResetTo(shape, error)))
+    if (std::string error; failed(checkPresetOptions(shape, error)))
       fail(error);
     module = buildPresetModel(context, shape);
   }

@@ -250,10 +250,11 @@ template <typename Cell> struct CellLoops {
   /// of one chunk, last chunk first.
   static void
   emitBackward(KernelOpInterface op, KernelBuilder &k, const LayerInputs &in,
-               const typename Cell::GradScratch &g, int64_t chunk,
+               const BackwardIO &io, const typename Cell::GradScratch &g,
+               int64_t chunk,
                function_ref<void(Value first, int64_t len)> emitChunk) {
     // Gradients of reset states per batch column are sums over the steps.
-    for (Value grad : BackwardIO(op).gradResetStates)
+    for (Value grad : io.gradResetStates)
       if (cast<MemRefType>(grad.getType()).getRank() == 2)
         k.zero(grad);
     Cell::beginBackward(k, in, op, g);
@@ -266,7 +267,7 @@ template <typename Cell> struct CellLoops {
     BackwardIO io(op);
     typename Cell::GradScratch g(k, in);
     SmallVector<Value> saved = savedOperands(op);
-    emitBackward(op, k, in, g, in.T, [&](Value first, int64_t len) {
+    emitBackward(op, k, in, io, g, in.T, [&](Value first, int64_t len) {
       emitGradSteps(
           k, in, io, g, first, len, saved, [&](unsigned state, Value t) {
             return savedStatePrev(k, in, op.getCell(), saved, state, t);
@@ -286,7 +287,7 @@ template <typename Cell> struct CellLoops {
           k.alloc({chunk, in.B, cell.getRoleWidth(role, in.H)}, role));
     typename Cell::StepScratch s(k, in, /*replay=*/true);
     typename Cell::GradScratch g(k, in);
-    emitBackward(op, k, in, g, chunk, [&](Value first, int64_t len) {
+    emitBackward(op, k, in, io, g, chunk, [&](Value first, int64_t len) {
       // Replay the chunk from the states that entered it ...
       SmallVector<Value> entries;
       if (!Cell::kStateRoles.empty()) {
