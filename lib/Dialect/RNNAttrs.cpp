@@ -248,6 +248,11 @@ SmallVector<std::string> mlir::rnn::kernelOperandRoles(CellAttrInterface cell,
   return roles;
 }
 
+bool mlir::rnn::isStoredRole(CellAttrInterface cell, StringRef role) {
+  return llvm::is_contained(cell.getSavedRoles(), role) &&
+         !llvm::is_contained(cell.getCheckpointRoles(), role);
+}
+
 OpOperand *KernelOpInterface::getOperandOf(StringRef role) {
   for (auto [operand, name] :
        llvm::zip(getOperation()->getOpOperands(), getOperandRoles()))
@@ -310,7 +315,8 @@ KernelOpInterface mlir::rnn::createKernel(OpBuilder &builder, Location loc,
                                           StringRef phase, bool resetStates,
                                           TypeRange types, ValueRange operands,
                                           int64_t block,
-                                          std::optional<int64_t> chunk) {
+                                          std::optional<int64_t> chunk,
+                                          Type storage) {
   StringRef name = phase == "fwd"      ? CellFwdOp::getOperationName()
                    : phase == "replay" ? CellReplayOp::getOperationName()
                                        : CellBwdOp::getOperationName();
@@ -329,5 +335,8 @@ KernelOpInterface mlir::rnn::createKernel(OpBuilder &builder, Location loc,
   state.addAttribute("block", builder.getI64IntegerAttr(block));
   if (chunk)
     state.addAttribute("chunk", builder.getI64IntegerAttr(*chunk));
+  if (storage &&
+      storage != cast<ShapedType>(operands.front().getType()).getElementType())
+    state.addAttribute("storage", TypeAttr::get(storage));
   return cast<KernelOpInterface>(builder.create(state));
 }

@@ -32,6 +32,8 @@ struct ValueSpec {
   Type type;
   SmallVector<Dim, 3> dims;
   bool isMask = false;
+  /// A saved value that is not a state: in the storage type.
+  bool isStored = false;
 };
 
 /// Builds the specs of one kind of op from the operands in order.
@@ -43,6 +45,10 @@ struct SpecList {
   }
   SpecList &addMask(StringRef name, Value value) {
     specs.push_back({name, value.getType(), {Dim::T, Dim::B}, true});
+    return *this;
+  }
+  SpecList &addStored(StringRef name, Value value, ArrayRef<Dim> dims) {
+    add(name, value, dims).specs.back().isStored = true;
     return *this;
   }
 };
@@ -126,6 +132,9 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
                << spec.name << " must have element type i1, got " << type;
       continue;
     }
+    // In the storage type, which the kernel's verifier checks.
+    if (spec.isStored)
+      continue;
     if (type != elementType)
       return op->emitOpError() << "element type " << type << " of " << spec.name
                                << " != " << elementType << " of x";
@@ -332,14 +341,27 @@ static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
                                   std::optional<int64_t> chunk) {
   SpecList l;
   for (auto [role, value] : llvm::zip_equal(roles, values)) {
+    SmallVector<Dim, 3> dims = dimsOfRole(
+        cell, role, cast<ShapedType>(value.getType()).getRank(),
+        chunk.has_value());
     if (role == "is_init")
       l.addMask(role, value);
+    else if (isStoredRole(cell, role))
+      l.addStored(role, value, dims);
     else
-      l.add(role, value,
-            dimsOfRole(cell, role, cast<ShapedType>(value.getType()).getRank(),
-                       chunk.has_value()));
+      l.add(role, value, dims);
   }
   return verifyRecurrence(op, cell, l.specs, chunk);
+}
+
+/// The storage type of an op whose input is `x`: x's element type, or bf16
+/// with x of f32.
+static LogicalResult verifyStorage(Operation *op, Type storage, Value x) {
+  Type element = cast<ShapedType>(x.getType()).getElementType();
+  if (storage == element || (storage.isBF16() && element.isF32()))
+    return success();
+  return op->emitOpError() << "storage must be bf16 (with x of f32) or "
+                           << element << " of x, got " << storage;
 }
 
 /// The reset states of an op of `cell` are none or one per state.
@@ -375,7 +397,9 @@ static LogicalResult verifyLayer(LayerOpInterface layer) {
   Operation *op = layer;
   SmallVector<Value> values(op->getOperands());
   llvm::append_range(values, op->getResults());
-  return verifyByRole(op, cell, roles, values, std::nullopt);
+  if (failed(verifyByRole(op, cell, roles, values, std::nullopt)))
+    return failure();
+  return verifyStorage(op, layer.getStorageType(), layer.getInput());
 }
 
 LogicalResult LSTMOp::verify() { return verifyLayer(*this); }
@@ -461,6 +485,20 @@ template <typename OpTy> static LogicalResult verifyKernel(OpTy op) {
   SmallVector<Value> operands(op->getOperands());
   if (failed(verifyByRole(op, cell, kernel.getOperandRoles(), operands, chunk)))
     return failure();
+  // The saved values that are not states are in the storage type.
+  Type storage = kernel.getStorageType();
+  if (failed(verifyStorage(op, storage, kernel.getInput())))
+    return failure();
+  for (StringRef role : cell.getSavedRoles()) {
+    Value saved = kernel.get(role);
+    if (!saved || !isStoredRole(cell, role))
+      continue;
+    Type type = cast<ShapedType>(saved.getType()).getElementType();
+    if (type != storage)
+      return op.emitOpError()
+             << "element type " << type << " of " << role << " != storage "
+             << storage << " (x's element type unless `storage` is given)";
+  }
   // A reset state's gradient has its shape (per step or per column).
   for (StringRef state : cell.getStateNames()) {
     std::string role = (state + "_reset").str();

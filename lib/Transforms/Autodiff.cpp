@@ -119,8 +119,9 @@ void Differentiator::emitBackward(Operation *kernel) {
                                                type.getElementType()));
   }
   // The backward's GEMM blocks are the forward's.
-  Operation *bwd = createKernel(builder, loc, cell, "bwd", resetStates, types,
-                                operands, fwd.getBlockSteps());
+  Operation *bwd =
+      createKernel(builder, loc, cell, "bwd", resetStates, types, operands,
+                   fwd.getBlockSteps(), std::nullopt, fwd.getStorageType());
   copyLayer(kernel, bwd);
   for (auto [value, gradient] : llvm::zip(primals, bwd->getResults()))
     accumulate(value, gradient);

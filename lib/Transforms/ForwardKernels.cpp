@@ -99,18 +99,24 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
   SmallVector<Value> operands;
   for (Value operand : modelOp->getOperands())
     operands.push_back(mapping.lookupOrDefault(operand));
-  // The model's results, then one [T, B, width] sequence per saved role.
+  // The model's results, then one [T, B, width] sequence per saved role,
+  // in the storage type but for the states.
   SmallVector<Type> initTypes(modelOp->getResultTypes());
-  for (StringRef role : cell.getSavedRoles())
-    initTypes.push_back(sequenceType(
-        layerOp.getInput(), cell.getRoleWidth(role, layerOp.getHiddenSize())));
+  for (StringRef role : cell.getSavedRoles()) {
+    RankedTensorType type = sequenceType(
+        layerOp.getInput(), cell.getRoleWidth(role, layerOp.getHiddenSize()));
+    if (isStoredRole(cell, role))
+      type = type.clone(layerOp.getStorageType());
+    initTypes.push_back(type);
+  }
   addDestinations(builder, loc, initTypes, operands);
   int64_t block =
       gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(), gemmRows);
 
   Operation *fwd =
       createKernel(builder, loc, cell, "fwd", !layerOp.getResetStates().empty(),
-                   initTypes, operands, block);
+                   initTypes, operands, block, std::nullopt,
+                   layerOp.getStorageType());
   fwd->setAttr(kLayerAttr, layer);
   return fwd;
 }

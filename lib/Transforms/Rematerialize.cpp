@@ -150,7 +150,8 @@ static void replaySaved(KernelOpInterface bwd, RewriterBase &rewriter) {
   }
   Operation *replay =
       createKernel(rewriter, loc, cell, "replay", fwd.hasResetStates(), types,
-                   operands, bwd.getBlockSteps());
+                   operands, bwd.getBlockSteps(), std::nullopt,
+                   bwd.getStorageType());
   copyLayer(bwd, replay);
   rewriter.modifyOpInPlace(bwd, [&] {
     for (auto [role, value] : llvm::zip_equal(replayed, replay->getResults()))
@@ -180,7 +181,7 @@ static KernelOpInterface chunkForward(KernelOpInterface fwd, int64_t chunk,
     types.push_back(operands[init.getOperandNumber()].getType());
   KernelOpInterface chunked = createKernel(
       rewriter, fwd.getLoc(), fwd.getCell(), "fwd", fwd.hasResetStates(), types,
-      operands, fwd.getBlockSteps(), chunk);
+      operands, fwd.getBlockSteps(), chunk, fwd.getStorageType());
   copyLayer(fwd, chunked);
   // The saved values keep no reader: the chunked backward replaces theirs.
   for (auto [oldResult, newResult] :
@@ -214,7 +215,8 @@ static void checkpoint(KernelOpInterface bwd, int64_t chunk,
                      cast<DestinationStyleOpInterface>(*bwd).getDpsInits());
   Operation *replacement = createKernel(
       rewriter, bwd.getLoc(), cell, "chunked_bwd", bwd.hasResetStates(),
-      bwd->getResultTypes(), operands, bwd.getBlockSteps(), chunk);
+      bwd->getResultTypes(), operands, bwd.getBlockSteps(), chunk,
+      bwd.getStorageType());
   copyLayer(bwd, replacement);
   rewriter.replaceOp(bwd, replacement->getResults());
   if (source != fwd)

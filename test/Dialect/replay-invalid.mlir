@@ -232,7 +232,7 @@ func.func @gru_replay_element_type(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %wi: memref<15x4xf32>, %wh: memref<15x5xf32>,
     %bi: memref<15xf32>, %bh: memref<15xf32>, %y: memref<2x3x5xf32>,
     %g0: memref<2x3x15xf16>, %p0: memref<2x3x5xf32>) {
-  // expected-error @+1 {{'rnn.cell_replay' op element type 'f16' of gates != 'f32' of x}}
+  // expected-error @+1 {{'rnn.cell_replay' op element type 'f16' of gates != storage 'f32' (x's element type unless `storage` is given)}}
   rnn.cell_replay #rnn.gru block(1) ins(%x, %r) states(%h0) weights(%wi, %wh, %bi, %bh)
       saved(y %y) outs(gates %g0, hn_proj %p0)
       : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<15x4xf32>,

@@ -97,6 +97,12 @@ static cl::opt<std::string>
                      "[L, T, B, H]) | column ([L, B, H]) (default zero)"),
             cl::cat(category));
 static cl::opt<std::string>
+    storage("storage", cl::init(""),
+            cl::desc("Storage type of a preset's saved values that are not "
+                     "states and of its GEMM operands: bf16 (with f32; f32 "
+                     "accumulation and state) or the element type (default)"),
+            cl::cat(category));
+static cl::opt<std::string>
     dtype("dtype", cl::init("f32"),
           cl::desc("Element type of the preset's float tensors: f32 | f64 "
                    "(default f32; f64 on the cpu target)"),
@@ -360,11 +366,11 @@ int main(int argc, char **argv) {
     fail("--entry needs a model file (MODEL.mlir)");
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
            &seqLen, &batch, &inputSize, &hiddenSize, &layers, &dtype, &dropout,
-           &resetTo}) {
+           &resetTo, &storage}) {
     if (!modelFile.empty() && flag->getNumOccurrences())
       fail("--" + flag->ArgStr.str() +
            " applies to --preset: a model file's IR fixes its shapes, "
-           "types, dropouts and reset states");
+           "types, dropouts, reset states and storage types");
   }
 
   mlir::rnn::PipelineOptions options;
@@ -400,6 +406,7 @@ int main(int argc, char **argv) {
     shape.layers = layers;
     shape.dropout = dropout;
     shape.resetTo = resetTo;
+    shape.storage = storage;
     for (long long value : {shape.seqLen, shape.batch, shape.inputSize,
                             shape.hiddenSize, shape.layers})
       if (value <= 0)

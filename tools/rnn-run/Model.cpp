@@ -62,11 +62,18 @@ LogicalResult checkPresetOptions(const ModelShape &shape, std::string &error) {
     error = "--dropout applies between layers: it needs --layers >= 2";
     return failure();
   }
-  if (shape.resetTo == "zero" || shape.resetTo == "step" ||
-      shape.resetTo == "column")
+  if (shape.resetTo != "zero" && shape.resetTo != "step" &&
+      shape.resetTo != "column") {
+    error =
+        "--reset-to must be zero, step or column, got '" + shape.resetTo + "'";
+    return failure();
+  }
+  std::string element = shape.f64 ? "f64" : "f32";
+  if (shape.storage.empty() || shape.storage == element ||
+      (shape.storage == "bf16" && !shape.f64))
     return success();
-  error =
-      "--reset-to must be zero, step or column, got '" + shape.resetTo + "'";
+  error = "--storage must be bf16 (with --dtype=f32) or " + element +
+          " (the element type), got '" + shape.storage + "'";
   return failure();
 }
 
@@ -178,6 +185,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
     // final states.
     unsigned numOperands = states.size() * (resetStates ? 2 : 1) + 4;
     OperationState layerState(loc, "rnn." + s.cell);
+    if (s.storage == "bf16")
+      layerState.addAttribute("storage",
+                              TypeAttr::get(BFloat16Type::get(&context)));
     layerState.addOperands({x, isInit});
     layerState.addOperands(entry->getArguments().slice(next, numOperands));
     next += numOperands;

@@ -40,6 +40,9 @@ struct ModelShape {
   /// <state>_reset per layer, per step [T, B, H] (`step`) or per batch
   /// column [B, H] (`column`).
   std::string resetTo = "zero";
+  /// The storage type of the saved values that are not states and of the
+  /// GEMM operands (`--storage`): empty for the element type, or bf16.
+  std::string storage;
   int64_t seqLen = 32, batch = 64, inputSize = 256, hiddenSize = 256,
           layers = 1;
 };
@@ -54,8 +57,9 @@ mlir::LogicalResult checkTarget(const ModelShape &shape, llvm::StringRef target,
                                 std::string &error);
 
 /// Checks the preset's dropout (in [0, 1), and between layers only: with
-/// one layer it would drop nothing, as in torch.nn.LSTM) and reset target
-/// (zero, step or column); `error` names the flag.
+/// one layer it would drop nothing, as in torch.nn.LSTM), reset target
+/// (zero, step or column) and storage type (the element type, or bf16 with
+/// f32); `error` names the flag.
 mlir::LogicalResult checkPresetOptions(const ModelShape &shape,
                                        std::string &error);
 

@@ -101,6 +101,12 @@ static cl::opt<std::string>
                      "[L, T, B, H]) | column ([L, B, H]) (default zero)"),
             cl::cat(category));
 static cl::opt<std::string>
+    storage("storage", cl::init(""),
+            cl::desc("Storage type of a preset's saved values that are not "
+                     "states and of its GEMM operands: bf16 (with f32; f32 "
+                     "accumulation and state) or the element type (default)"),
+            cl::cat(category));
+static cl::opt<std::string>
     dtype("dtype", cl::init("f32"),
           cl::desc("Element type of a preset's float tensors: f32 | f64 "
                    "(default f32; f64 on the cpu target)"),
@@ -267,6 +273,9 @@ static void checkOptions(MLIRContext &context,
   if (resetTo.getNumOccurrences() && !modelFile.empty())
     fail("--reset-to applies to --preset: a model file's layers name their "
          "reset states");
+  if (storage.getNumOccurrences() && !modelFile.empty())
+    fail("--storage applies to --preset: a model file's layers give their "
+         "storage type");
   std::string error;
   if (!preset.empty() &&
       failed(::rnn::run::checkCellName(context, preset, error)))
@@ -392,6 +401,7 @@ static ModelShape presetShape(const npz::ArrayMap *inputs) {
   shape.layers = layers;
   shape.dropout = dropout;
   shape.resetTo = resetTo;
+  shape.storage = storage;
   if (!inputs)
     return shape;
 

@@ -103,7 +103,9 @@ def ApproximateMathPass : Pass<"rnn-approximate-math"> {
   let description = [{
     Replaces `math.tanh` and `math.exp` with MLIR's polynomial
     approximations, so that the gate math needs no libm call (it then
-    vectorizes on the CPU, and the GPU needs no libdevice).
+    vectorizes on the CPU, and the GPU needs no libdevice), and the
+    conversions `arith.extf`/`arith.truncf` between f32 and bf16 with
+    integer operations (round to nearest even), the same on every target.
   }];
   let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
                            "vector::VectorDialect"];

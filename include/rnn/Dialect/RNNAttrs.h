@@ -59,6 +59,11 @@ StringRef kernelPhase(KernelKind kind, bool chunked);
 SmallVector<SmallVector<std::string>>
 kernelOperandGroups(CellAttrInterface cell, StringRef phase, bool resetStates);
 
+/// Whether saved role `role` of `cell` is stored in a layer's storage type
+/// (LayerOpInterface::getStorageType): the saved roles that are not
+/// checkpoint roles (states, which stay in the element type of x).
+bool isStoredRole(CellAttrInterface cell, StringRef role);
+
 /// kernelOperandGroups, flattened.
 SmallVector<std::string> kernelOperandRoles(CellAttrInterface cell,
                                             StringRef phase, bool resetStates);
@@ -71,12 +76,13 @@ namespace mlir {
 namespace rnn {
 /// Creates the kernel of `cell` for `phase` (fwd, bwd, chunked_bwd,
 /// replay) with the operands in the order of their roles
-/// (kernelOperandRoles, with reset states if `resetStates`).
+/// (kernelOperandRoles, with reset states if `resetStates`), and
+/// `storage` when it is not the element type of x.
 KernelOpInterface createKernel(OpBuilder &builder, Location loc,
                                CellAttrInterface cell, StringRef phase,
                                bool resetStates, TypeRange types,
                                ValueRange operands, int64_t block,
-                               std::optional<int64_t> chunk = std::nullopt);
+                               std::optional<int64_t> chunk, Type storage);
 } // namespace rnn
 } // namespace mlir
 

@@ -105,6 +105,15 @@ def RNN_LayerOpInterface : OpInterface<"LayerOpInterface"> {
                     (ins), [{ return $_op.getY(); }]>,
     InterfaceMethod<"The final states, in the cell's state order.",
                     "::llvm::SmallVector<::mlir::Value>", "getFinalStates">,
+    InterfaceMethod<"The element type of the saved values that are not "
+                    "states and of the GEMM operands: `storage`, else the "
+                    "element type of x.",
+                    "::mlir::Type", "getStorageType", (ins), [{
+      if (::std::optional<::mlir::Type> storage = $_op.getStorage())
+        return *storage;
+      return ::llvm::cast<::mlir::ShapedType>($_op.getX().getType())
+          .getElementType();
+    }]>,
   ];
   let extraClassDeclaration = [{
     /// T, B, I of x and H of weight_hh (verified static).
@@ -148,6 +157,15 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
                     (ins), [{
       return ::llvm::SmallVector<::mlir::Value>($_op.getResetStates());
     }]>,
+    InterfaceMethod<"The element type of the saved values that are not "
+                    "states and of the GEMM operands: `storage`, else the "
+                    "element type of x.",
+                    "::mlir::Type", "getStorageType", (ins), [{
+      if (::std::optional<::mlir::Type> storage = $_op.getStorage())
+        return *storage;
+      return ::llvm::cast<::mlir::ShapedType>($_op.getX().getType())
+          .getElementType();
+    }]>,
     InterfaceMethod<"The GEMM block P in steps.", "int64_t", "getBlockSteps",
                     (ins), [{ return $_op.getBlock(); }]>,
     InterfaceMethod<"The chunk K in steps of a checkpointed kernel.",
@@ -165,6 +183,7 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
     }
     /// Whether a reset step enters given states (`reset_states`).
     bool hasResetStates() { return !getResetStates().empty(); }
+
     /// The operand of role `role`, or null if the kernel has none.
     ::mlir::OpOperand *getOperandOf(::llvm::StringRef role);
     /// The value of role `role`, or null.

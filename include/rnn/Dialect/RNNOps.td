@@ -52,6 +52,12 @@ def RNN_LSTMOp : RNN_Op<"lstm", [Pure,
     PyTorch's layout (`weight_ih: [4H, I]`, `weight_hh: [4H, H]`, biases
     `[4H]`).
 
+    With `{storage = bf16}` (x of f32), the per-step values saved for the
+    backward that are not states (the gates, the GRU's hidden projection)
+    are stored in bf16, and every GEMM multiplies operands rounded to bf16
+    with f32 accumulation; states, outputs and gradients stay f32. Every
+    rnn layer op takes the attribute.
+
     ```mlir
     %y, %h_n, %c_n = rnn.lstm %x reset %is_init state(%h0, %c0)
         weights(%w_ih, %w_hh, %b_ih, %b_hh)
@@ -64,7 +70,7 @@ def RNN_LSTMOp : RNN_Op<"lstm", [Pure,
       AnyRankedTensor:$h0, AnyRankedTensor:$c0,
       Variadic<AnyRankedTensor>:$resetStates, AnyRankedTensor:$weightIh,
       AnyRankedTensor:$weightHh, AnyRankedTensor:$biasIh,
-      AnyRankedTensor:$biasHh);
+      AnyRankedTensor:$biasHh, OptionalAttr<TypeAttr>:$storage);
   let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$hN,
       AnyRankedTensor:$cN);
   let assemblyFormat = [{
@@ -84,7 +90,7 @@ class RNN_HiddenStateLayerOp<string mnemonic>
       AnyRankedTensor:$h0, Variadic<AnyRankedTensor>:$resetStates,
       AnyRankedTensor:$weightIh,
       AnyRankedTensor:$weightHh, AnyRankedTensor:$biasIh,
-      AnyRankedTensor:$biasHh);
+      AnyRankedTensor:$biasHh, OptionalAttr<TypeAttr>:$storage);
   let results = (outs AnyRankedTensor:$y, AnyRankedTensor:$hN);
   let assemblyFormat = [{
     $x `reset` $isInit (`to` `(` $resetStates^ `)`)? `state` `(` $h0 `)`
@@ -259,7 +265,7 @@ def RNN_CellFwdOp : RNN_KernelOp<"cell_fwd", "Fwd"> {
     ```
   }];
   let arguments = (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block,
-      OptionalAttr<RNN_ChunkAttr>:$chunk,
+      OptionalAttr<RNN_ChunkAttr>:$chunk, OptionalAttr<TypeAttr>:$storage,
       RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       Variadic<RNN_TensorOrMemRef>:$states,
       Variadic<RNN_TensorOrMemRef>:$resetStates,
@@ -315,7 +321,7 @@ def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd"> {
     ```
   }];
   let arguments = (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block,
-      OptionalAttr<RNN_ChunkAttr>:$chunk,
+      OptionalAttr<RNN_ChunkAttr>:$chunk, OptionalAttr<TypeAttr>:$storage,
       RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       Variadic<RNN_TensorOrMemRef>:$states,
       Variadic<RNN_TensorOrMemRef>:$resetStates,
@@ -360,6 +366,7 @@ def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay", [{
     ```
   }];
   let arguments = (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block,
+      OptionalAttr<TypeAttr>:$storage,
       RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
       Variadic<RNN_TensorOrMemRef>:$states,
       Variadic<RNN_TensorOrMemRef>:$resetStates,

@@ -2,13 +2,18 @@
 //
 // Upstream provides the polynomial approximations of math functions only as
 // patterns (its pass is a test pass); this pass applies them so the lowered
-// gate math calls no libm on the CPU and no libdevice on the GPU.
+// gate math calls no libm on the CPU and no libdevice on the GPU. It also
+// expands the conversions between f32 and bf16 (the storage type of saved
+// values under `storage = bf16`) into integer operations, so that both
+// targets round to nearest even the same way and the CPU needs no compiler
+// runtime's conversion functions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -33,6 +38,7 @@ struct ApproximateMathPass
           return name == math::TanhOp::getOperationName() ||
                  name == math::ExpOp::getOperationName();
         });
+    arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

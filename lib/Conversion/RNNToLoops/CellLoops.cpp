@@ -13,13 +13,16 @@ static int64_t dim(Value v, unsigned i) {
   return cast<MemRefType>(v.getType()).getDimSize(i);
 }
 
-LayerInputs::LayerInputs(KernelOpInterface op)
+LayerInputs::LayerInputs(KernelOpInterface op, KernelBuilder &k)
     : x(op.getInput()), isInit(op.getResetMask()),
-      weightIh(op.getInputWeight()), weightHh(op.getRecurrentWeight()),
+      weightIh(k.gemmOperand(op.getInputWeight())),
+      weightHh(k.gemmOperand(op.getRecurrentWeight())),
       // The backward of saved values reads no bias (null).
       biasIh(op.get("bias_ih")), biasHh(op.get("bias_hh")),
       states(op.getInitialStates()), resetStates(op.getResetStates()),
-      T(dim(x, 0)), B(dim(x, 1)), H(dim(weightHh, 1)), P(op.getBlockSteps()) {}
+      T(dim(x, 0)), B(dim(x, 1)), H(dim(weightHh, 1)), P(op.getBlockSteps()),
+      replaysInPlace(op.getStorageType() ==
+                     cast<MemRefType>(x.getType()).getElementType()) {}
 
 /// Element iv = (b, j) of step t of a reset state or its gradient: [t, b, j]
 /// per step, [b, j] per batch column.

@@ -55,13 +55,19 @@ struct BackwardIO;
 /// The inputs of a layer, shared by every kernel of a cell: x, is_init, the
 /// initial states in the cell's order, the states a reset enters (none for
 /// zero; [T, B, H] or [B, H] each), the weights (null biases for a backward
-/// that reads none), and T, B, H, P.
+/// that reads none), and T, B, H, P. The weights are GEMM operands as they
+/// stand (KernelBuilder::gemmOperand): they are read by GEMMs only.
 struct LayerInputs {
   Value x, isInit, weightIh, weightHh, biasIh, biasHh;
   SmallVector<Value> states, resetStates;
   int64_t T = 0, B = 0, H = 0, P = 0;
+  /// Whether a replay computes the gates in place of their input
+  /// projection: not when the gates are stored narrower than the element
+  /// type, where the projection must stay in the element type as it does in
+  /// the forward.
+  bool replaysInPlace = true;
 
-  explicit LayerInputs(KernelOpInterface op);
+  LayerInputs(KernelOpInterface op, KernelBuilder &k);
 
   /// Element iv = (b, j) of state `state` entering step t, from `carried`,
   /// what step t - 1 left, and `reset` = is_init[t, b]: where an episode
@@ -123,7 +129,7 @@ template <typename Cell> struct CellLoops {
   }
 
   static void emitFwd(KernelOpInterface op, KernelBuilder &k) {
-    LayerInputs in(op);
+    LayerInputs in(op, k);
     CellAttrInterface cell = op.getCell();
     std::optional<int64_t> chunk = op.getChunkSteps();
     // The sequences written every step: each saved role but, when
@@ -172,7 +178,8 @@ template <typename Cell> struct CellLoops {
   /// Replays steps [first, first + len) into `saved` ([len, B, width] views
   /// per saved role, null for those not recomputed), block by block: the
   /// projection of a block into its gates (the first saved role, computed
-  /// in place of the projection they are made from), then the steps. The
+  /// in place of the projection they are made from, or into the step
+  /// scratch's projection when it has one), then the steps. The
   /// state i > 0 entering step t is `statePrev(i, j)` (j = t - first).
   static void
   emitReplay(KernelBuilder &k, const LayerInputs &in,
@@ -182,7 +189,8 @@ template <typename Cell> struct CellLoops {
     k.forBlocks(
         first, len, in.P, /*reverse=*/false,
         [&](Value start, Value offset, int64_t blockLen) {
-          Value blockGates = k.steps(saved.front(), offset, blockLen);
+          Value blockGates = s.xproj ? k.leading(s.xproj, blockLen)
+                                     : k.steps(saved.front(), offset, blockLen);
           k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
           k.forBlockSteps(
               start, offset, blockLen, /*reverse=*/false,
@@ -200,7 +208,7 @@ template <typename Cell> struct CellLoops {
   }
 
   static void emitReplayKernel(KernelOpInterface op, KernelBuilder &k) {
-    LayerInputs in(op);
+    LayerInputs in(op, k);
     CellAttrInterface cell = op.getCell();
     typename Cell::StepScratch s(k, in, /*replay=*/true);
     // The replayed roles are written; the states it reads are not.
@@ -263,7 +271,7 @@ template <typename Cell> struct CellLoops {
   }
 
   static void emitBwd(KernelOpInterface op, KernelBuilder &k) {
-    LayerInputs in(op);
+    LayerInputs in(op, k);
     BackwardIO io(op);
     typename Cell::GradScratch g(k, in);
     SmallVector<Value> saved = savedOperands(op);
@@ -276,15 +284,17 @@ template <typename Cell> struct CellLoops {
   }
 
   static void emitChunkedBwd(KernelOpInterface op, KernelBuilder &k) {
-    LayerInputs in(op);
+    LayerInputs in(op, k);
     CellAttrInterface cell = op.getCell();
     int64_t chunk = *op.getChunkSteps();
     BackwardIO io(op);
     // K steps of replay scratch per saved role, reused chunk after chunk.
     SmallVector<Value> saved;
     for (StringRef role : cell.getSavedRoles())
-      saved.push_back(
-          k.alloc({chunk, in.B, cell.getRoleWidth(role, in.H)}, role));
+      saved.push_back(k.alloc({chunk, in.B, cell.getRoleWidth(role, in.H)},
+                              role,
+                              isStoredRole(cell, role) ? op.getStorageType()
+                                                       : Type()));
     typename Cell::StepScratch s(k, in, /*replay=*/true);
     typename Cell::GradScratch g(k, in);
     emitBackward(op, k, in, io, g, chunk, [&](Value first, int64_t len) {

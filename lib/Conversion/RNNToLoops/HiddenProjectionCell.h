@@ -46,7 +46,9 @@ template <int64_t G> struct HiddenProjectionCell {
     StepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
         : states{k.alloc({in.B, in.H}, "h")},
           pre(k.alloc({in.B, G * in.H}, "preact")),
-          xproj(replay ? Value() : k.alloc({in.P, in.B, G * in.H}, "xproj")) {}
+          xproj(replay && in.replaysInPlace
+                    ? Value()
+                    : k.alloc({in.P, in.B, G * in.H}, "xproj")) {}
   };
 
   /// Column `col` of each of the G gates: col, col + H, ..., col + (G-1)H.

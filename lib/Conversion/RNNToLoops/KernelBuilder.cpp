@@ -20,8 +20,11 @@ using namespace mlir;
 using namespace mlir::rnn;
 
 KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
-                             int64_t vectorWidth)
-    : b(loc, builder), elementType(elementType), vectorWidth(vectorWidth) {}
+                             Type storageType, int64_t vectorWidth)
+    : b(loc, builder), elementType(elementType), storageType(storageType),
+      vectorWidth(vectorWidth) {
+  kernelStart = arith::ConstantIndexOp::create(b, 0);
+}
 
 bool KernelBuilder::isAlongLanes(Value index) {
   if (width == 1)
@@ -52,19 +55,48 @@ Value KernelBuilder::scalar(double value) {
   return arith::ConstantOp::create(b, DenseElementsAttr::get(type, attr));
 }
 
+/// `type`, or a vector of `width` of it.
+static Type withWidth(Type type, int64_t width) {
+  return width == 1 ? type : VectorType::get({width}, type);
+}
+
 Value KernelBuilder::load(Value memref, ValueRange indices) {
+  Type stored = cast<MemRefType>(memref.getType()).getElementType();
+  Value value;
   if (!indices.empty() && isAlongLanes(indices.back()))
-    return vector::LoadOp::create(b, VectorType::get({width}, elementType),
-                                  memref, indices);
-  return memref::LoadOp::create(b, memref, indices);
+    value = vector::LoadOp::create(b, VectorType::get({width}, stored), memref,
+                                   indices);
+  else
+    value = memref::LoadOp::create(b, memref, indices);
+  // A mask (i1) is read as it is.
+  if (stored == elementType || !isa<FloatType>(stored))
+    return value;
+  return arith::ExtFOp::create(
+      b, withWidth(elementType, isa<VectorType>(value.getType()) ? width : 1),
+      value);
 }
 
 void KernelBuilder::store(Value value, Value memref, ValueRange indices) {
-  if (!indices.empty() && isAlongLanes(indices.back())) {
-    vector::StoreOp::create(b, lanes(value), memref, indices);
+  Type stored = cast<MemRefType>(memref.getType()).getElementType();
+  bool vector = !indices.empty() && isAlongLanes(indices.back());
+  if (vector)
+    value = lanes(value);
+  if (stored != elementType && isa<FloatType>(stored))
+    value = arith::TruncFOp::create(
+        b, withWidth(stored, vector ? width : 1), value);
+  if (vector) {
+    vector::StoreOp::create(b, value, memref, indices);
     return;
   }
   memref::StoreOp::create(b, value, memref, indices);
+}
+
+Value KernelBuilder::round(Value value) {
+  Type type = value.getType();
+  int64_t w = isa<VectorType>(type) ? width : 1;
+  Value narrow =
+      arith::TruncFOp::create(b, withWidth(storageType, w), value);
+  return arith::ExtFOp::create(b, type, narrow);
 }
 
 Value KernelBuilder::add(Value lhs, Value rhs) {
@@ -146,11 +178,12 @@ void KernelBuilder::forTime(int64_t steps, bool reverse,
   });
 }
 
-Value KernelBuilder::alloc(ArrayRef<int64_t> shape, StringRef role) {
+Value KernelBuilder::alloc(ArrayRef<int64_t> shape, StringRef role,
+                           Type type) {
   // No alignment attribute: the runtime aligns every buffer to 64 bytes, and
   // an attribute would make the lowering over-allocate to align by hand.
-  Value buffer =
-      memref::AllocOp::create(b, MemRefType::get(shape, elementType));
+  Value buffer = memref::AllocOp::create(
+      b, MemRefType::get(shape, type ? type : elementType));
   buffer.getDefiningOp()->setAttr(kRoleAttr, b.getStringAttr(role));
   scratch.push_back(buffer);
   return buffer;
@@ -190,8 +223,61 @@ Value KernelBuilder::previous(Value sequence, Value initial, Value t) {
   return arith::SelectOp::create(b, first, init, view);
 }
 
+/// The buffer `value` is a view of (through subviews, reshapes and casts).
+static Value viewedBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      value = cast.getSource();
+    else
+      break;
+  }
+  return value;
+}
+
+Value KernelBuilder::gemmOperand(Value value) {
+  if (storageType == elementType ||
+      gemmOperands.contains(viewedBuffer(value)))
+    return value;
+  Value converted;
+  {
+    // Once, before the kernel's loops.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(kernelStart);
+    converted = convertOperand(value, /*slot=*/2);
+  }
+  gemmOperands.insert(converted);
+  return converted;
+}
+
+Value KernelBuilder::convertOperand(Value value, unsigned slot) {
+  auto type = cast<MemRefType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  Value &buffer = conversions[{slot, shape}];
+  if (!buffer || slot == 2) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(kernelStart);
+    buffer = alloc(shape, slot == 2 ? "gemm_weight" : "gemm_operand");
+  }
+  Value dst = buffer;
+  bool rounded = type.getElementType() == storageType;
+  parallel(shape, [&](ValueRange iv) {
+    Value element = load(value, iv);
+    store(rounded ? element : round(element), dst, iv);
+  });
+  return dst;
+}
+
 void KernelBuilder::matmul(Value a, Value bMat, Value c, bool transA,
                            bool transB, bool accumulate) {
+  if (storageType != elementType) {
+    // Both operands rounded to bf16, in f32 scratch where needed.
+    if (!gemmOperands.contains(viewedBuffer(a)))
+      a = convertOperand(a, 0);
+    if (!gemmOperands.contains(viewedBuffer(bMat)))
+      bMat = convertOperand(bMat, 1);
+  }
   if (!accumulate)
     linalg::FillOp::create(b, ValueRange{scalar(0.0)}, ValueRange{c});
   MLIRContext *ctx = b.getContext();
@@ -221,6 +307,8 @@ void KernelBuilder::zero(Value dst) {
 Value KernelBuilder::ones(int64_t n) {
   Value buffer = alloc({1, n}, "ones");
   parallel({1, n}, [&](ValueRange iv) { store(scalar(1.0), buffer, iv); });
+  // 1 is a bf16 value.
+  gemmOperands.insert(buffer);
   return buffer;
 }
 

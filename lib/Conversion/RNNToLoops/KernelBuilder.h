@@ -15,6 +15,16 @@
 // vectorizer and its alias checks), and over the remainder with scalars.
 // With W = 1 (GPU) every body is scalar, one thread per element.
 //
+// Buffers of a narrower storage type (bf16 saved values) are read and
+// written through the same `load`/`store`, which widen and round. Under a
+// bf16 storage type every GEMM multiplies operands rounded to bf16 with f32
+// accumulation: `matmul` rounds an f32 operand (and widens a bf16 one) into
+// f32 scratch, where bf16 values are exact and their products too, and
+// calls the f32 GEMM, so the product is that of a bf16 GEMM on every BLAS.
+// Values that are GEMM operands only (the weights) are rounded once per
+// kernel (`gemmOperand`), and the scratch of the conversions is allocated
+// at the kernel's start, outside every loop.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef RNN_LIB_CONVERSION_RNNTOLOOPS_KERNELBUILDER_H
@@ -22,15 +32,19 @@
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <map>
 
 namespace mlir {
 namespace rnn {
 
 class KernelBuilder {
 public:
-  /// Scalars, scratch and vectors of `elementType` (f32 or f64).
+  /// Scalars, scratch and vectors of `elementType` (f32 or f64); GEMM
+  /// operands rounded to `storageType` if it is narrower (bf16).
   KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
-                int64_t vectorWidth = 1);
+                Type storageType, int64_t vectorWidth = 1);
 
   ImplicitLocOpBuilder &builder() { return b; }
 
@@ -38,7 +52,8 @@ public:
   Value index(int64_t value);
   Value scalar(double value);
 
-  /// Scalar memory access and arithmetic on the element type (f32).
+  /// Scalar memory access and arithmetic on the element type (f32): a load
+  /// from a bf16 buffer widens, a store to one rounds to nearest even.
   Value load(Value memref, ValueRange indices);
   void store(Value value, Value memref, ValueRange indices);
   Value add(Value lhs, Value rhs);
@@ -60,9 +75,9 @@ public:
   /// An scf.for over [0, n).
   void forRange(int64_t n, function_ref<void(Value i)> body);
 
-  /// A scratch buffer of the element type, freed by `freeScratch`, with
-  /// its role recorded for the memory plan and report.
-  Value alloc(ArrayRef<int64_t> shape, StringRef role);
+  /// A scratch buffer of the element type (or `type`), freed by
+  /// `freeScratch`, with its role recorded for the memory plan and report.
+  Value alloc(ArrayRef<int64_t> shape, StringRef role, Type type = {});
   void freeScratch();
 
   /// The [B, X] view of step `t` of a [T, B, X] buffer.
@@ -74,14 +89,21 @@ public:
   Value previous(Value sequence, Value initial, Value t);
 
   /// C = op(A) op(B) (or C += ... if `accumulate`) as linalg.matmul whose
-  /// indexing maps carry the transpositions.
+  /// indexing maps carry the transpositions; under a bf16 storage type, of
+  /// A and B rounded to bf16 (gemmOperand).
   void matmul(Value a, Value bMat, Value c, bool transA, bool transB,
               bool accumulate);
+  /// `value` as a GEMM operand: itself, or under a bf16 storage type a
+  /// scratch copy rounded to bf16 (f32 buffers holding bf16 values), made
+  /// here. Operands made by this call are not converted again, so a value
+  /// read only by GEMMs and constant through the kernel (a weight) is
+  /// converted once when the kernel starts.
+  Value gemmOperand(Value value);
   /// dst = src, elementwise over a buffer of any rank.
   void copy(Value src, Value dst);
   /// dst = 0, elementwise over a buffer of any rank.
   void zero(Value dst);
-  /// A [1, n] scratch buffer of ones.
+  /// A [1, n] scratch buffer of ones (a GEMM operand as it stands).
   Value ones(int64_t n);
   /// acc[0, j] += sum_r rows[r, j] of a [R, J] buffer, as a GEMV against
   /// the first R `ones` ([1, >= R]): the order of the sum is the BLAS's,
@@ -128,10 +150,21 @@ private:
   bool isAlongLanes(Value index);
   /// `value` as a vector of the current width if it is a scalar.
   Value lanes(Value value);
+  /// `value` rounded to the storage type, in the element type.
+  Value round(Value value);
+  /// `value` into a scratch GEMM operand of slot `slot` (0: A, 1: B).
+  Value convertOperand(Value value, unsigned slot);
 
   ImplicitLocOpBuilder b;
-  Type elementType;
+  Type elementType, storageType;
   SmallVector<Value> scratch;
+  /// Ops made here go before `kernelStart`: the kernel's first operations,
+  /// outside its loops.
+  Operation *kernelStart;
+  /// GEMM operands made by gemmOperand, and the conversion scratch of each
+  /// slot and shape.
+  llvm::DenseSet<Value> gemmOperands;
+  std::map<std::pair<unsigned, SmallVector<int64_t>>, Value> conversions;
   /// Vector width for `parallel`, and the state of the loop being built:
   /// its innermost induction variable and width (1 outside vector loops).
   int64_t vectorWidth;

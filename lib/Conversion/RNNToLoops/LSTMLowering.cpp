@@ -52,7 +52,9 @@ struct LSTMCellSteps {
     StepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
         : states{k.alloc({in.B, in.H}, "h"), k.alloc({in.B, in.H}, "c")},
           pre(k.alloc({in.B, 4 * in.H}, "preact")),
-          xproj(replay ? Value() : k.alloc({in.P, in.B, 4 * in.H}, "xproj")) {}
+          xproj(replay && in.replaysInPlace
+                    ? Value()
+                    : k.alloc({in.P, in.B, 4 * in.H}, "xproj")) {}
   };
 
   /// One forward step t.

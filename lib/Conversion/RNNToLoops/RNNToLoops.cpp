@@ -80,7 +80,8 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
     }
     rewriter.setInsertionPoint(op);
     Operation *before = op->getPrevNode();
-    KernelBuilder k(rewriter, op.getLoc(), elementType, vectorWidth);
+    KernelBuilder k(rewriter, op.getLoc(), elementType, op.getStorageType(),
+                    vectorWidth);
     lowering.emitKernel(op, k);
     k.freeScratch();
     // The kernel's allocations, loops and calls name the kernel and its
