@@ -150,6 +150,36 @@ func.func @gru_bf16(%x: tensor<2x3x4xbf16>, %r: tensor<2x3xi1>,
 
 // -----
 
+// bf16 is a storage type (saved values and GEMM operands), with x of f32.
+
+func.func @gru_storage_f16(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op storage must be bf16 (with x of f32) or 'f32' of x, got 'f16'}}
+  %y, %hn = rnn.gru %x reset %r state(%h0) weights(%wi, %wh, %bi, %bh)
+      {storage = f16}
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_storage_bf16_f64(%x: tensor<2x3x4xf64>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf64>, %c0: tensor<3x5xf64>, %wi: tensor<20x4xf64>,
+    %wh: tensor<20x5xf64>, %bi: tensor<20xf64>, %bh: tensor<20xf64>) {
+  // expected-error @+1 {{'rnn.lstm' op storage must be bf16 (with x of f32) or 'f64' of x, got 'bf16'}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh) {storage = bf16}
+      : (tensor<2x3x4xf64>, tensor<2x3xi1>, tensor<3x5xf64>, tensor<3x5xf64>,
+         tensor<20x4xf64>, tensor<20x5xf64>, tensor<20xf64>, tensor<20xf64>)
+      -> (tensor<2x3x5xf64>, tensor<3x5xf64>, tensor<3x5xf64>)
+  return
+}
+
+// -----
+
 // f16 throughout, likewise.
 
 func.func @lstm_f16(%x: tensor<2x3x4xf16>, %r: tensor<2x3xi1>,

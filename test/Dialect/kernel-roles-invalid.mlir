@@ -213,3 +213,60 @@ func.func @gru_bwd_reset_gradient_form(%x: memref<2x3x4xf32>,
         memref<15x4xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>
   return
 }
+
+// -----
+
+// Under `storage = bf16`, the saved values that are not states are bf16 and
+// the states (the LSTM's cells) keep the element type of x.
+
+func.func @gru_fwd_storage_f32_gates(%x: tensor<2x3x4xf32>,
+    %r: tensor<2x3xi1>, %h0: tensor<3x5xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<15x5xf32>, %b: tensor<15xf32>, %y0: tensor<2x3x5xf32>,
+    %hn0: tensor<3x5xf32>, %g0: tensor<2x3x15xf32>, %p0: tensor<2x3x5xbf16>) {
+  // expected-error @+1 {{'rnn.cell_fwd' op element type 'f32' of gates != storage 'bf16' (x's element type unless `storage` is given)}}
+  %y, %hn, %g, %p = rnn.cell_fwd #rnn.gru block(1) ins(%x, %r)
+      states(%h0) weights(%wi, %wh, %b, %b) outs(%y0, %hn0)
+      saved(gates %g0, hn_proj %p0) {storage = bf16}
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
+        tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>,
+        tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<2x3x15xf32>,
+        tensor<2x3x5xbf16>
+      -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<2x3x15xf32>,
+         tensor<2x3x5xbf16>
+  return
+}
+
+// -----
+
+func.func @lstm_fwd_bf16_cells(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %wi: tensor<20x4xf32>, %wh: tensor<20x5xf32>,
+    %b: tensor<20xf32>, %y0: tensor<2x3x5xf32>, %hn0: tensor<3x5xf32>,
+    %g0: tensor<2x3x20xbf16>, %c0: tensor<2x3x5xbf16>) {
+  // expected-error @+1 {{'rnn.cell_fwd' op element type 'bf16' of cells != 'f32' of x}}
+  %y, %hn, %cn, %g, %c = rnn.cell_fwd #rnn.lstm block(1) ins(%x, %r)
+      states(%h0, %h0) weights(%wi, %wh, %b, %b) outs(%y0, %hn0, %hn0)
+      saved(gates %g0, cells %c0) {storage = bf16}
+      : tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<20x4xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
+        tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>,
+        tensor<2x3x20xbf16>, tensor<2x3x5xbf16>
+      -> tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<2x3x20xbf16>, tensor<2x3x5xbf16>
+  return
+}
+
+// -----
+
+func.func @mgu_replay_storage_f16(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
+    %h0: memref<3x5xf32>, %wi: memref<10x4xf32>, %wh: memref<10x5xf32>,
+    %bi: memref<10xf32>, %bh: memref<10xf32>, %y: memref<2x3x5xf32>,
+    %g0: memref<2x3x10xf16>, %p0: memref<2x3x5xf16>) {
+  // expected-error @+1 {{'rnn.cell_replay' op storage must be bf16 (with x of f32) or 'f32' of x, got 'f16'}}
+  rnn.cell_replay #rnn.mgu block(1) ins(%x, %r) states(%h0)
+      weights(%wi, %wh, %bi, %bh) saved(y %y) outs(gates %g0, hn_proj %p0)
+      {storage = f16}
+      : memref<2x3x4xf32>, memref<2x3xi1>, memref<3x5xf32>, memref<10x4xf32>,
+        memref<10x5xf32>, memref<10xf32>, memref<10xf32>, memref<2x3x5xf32>,
+        memref<2x3x10xf16>, memref<2x3x5xf16>
+  return
+}
