@@ -310,13 +310,10 @@ SmallVector<std::string> KernelOpInterface::getDestinationRoles() {
 // Creating a cell's kernels
 //===----------------------------------------------------------------------===//
 
-KernelOpInterface mlir::rnn::createKernel(OpBuilder &builder, Location loc,
-                                          CellAttrInterface cell,
-                                          StringRef phase, bool resetStates,
-                                          TypeRange types, ValueRange operands,
-                                          int64_t block,
-                                          std::optional<int64_t> chunk,
-                                          Type storage) {
+KernelOpInterface mlir::rnn::createKernel(
+    OpBuilder &builder, Location loc, CellAttrInterface cell, StringRef phase,
+    bool resetStates, TypeRange types, ValueRange operands, int64_t block,
+    std::optional<int64_t> chunk, Type storage) {
   StringRef name = phase == "fwd"      ? CellFwdOp::getOperationName()
                    : phase == "replay" ? CellReplayOp::getOperationName()
                                        : CellBwdOp::getOperationName();

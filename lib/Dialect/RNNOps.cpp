@@ -341,9 +341,9 @@ static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
                                   std::optional<int64_t> chunk) {
   SpecList l;
   for (auto [role, value] : llvm::zip_equal(roles, values)) {
-    SmallVector<Dim, 3> dims = dimsOfRole(
-        cell, role, cast<ShapedType>(value.getType()).getRank(),
-        chunk.has_value());
+    SmallVector<Dim, 3> dims =
+        dimsOfRole(cell, role, cast<ShapedType>(value.getType()).getRank(),
+                   chunk.has_value());
     if (role == "is_init")
       l.addMask(role, value);
     else if (isStoredRole(cell, role))

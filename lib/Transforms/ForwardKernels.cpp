@@ -113,10 +113,9 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
   int64_t block =
       gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(), gemmRows);
 
-  Operation *fwd =
-      createKernel(builder, loc, cell, "fwd", !layerOp.getResetStates().empty(),
-                   initTypes, operands, block, std::nullopt,
-                   layerOp.getStorageType());
+  Operation *fwd = createKernel(
+      builder, loc, cell, "fwd", !layerOp.getResetStates().empty(), initTypes,
+      operands, block, std::nullopt, layerOp.getStorageType());
   fwd->setAttr(kLayerAttr, layer);
   return fwd;
 }

@@ -148,10 +148,9 @@ static void replaySaved(KernelOpInterface bwd, RewriterBase &rewriter) {
     types.push_back(saved.getType());
     operands.push_back(emptyLike(rewriter, loc, saved));
   }
-  Operation *replay =
-      createKernel(rewriter, loc, cell, "replay", fwd.hasResetStates(), types,
-                   operands, bwd.getBlockSteps(), std::nullopt,
-                   bwd.getStorageType());
+  Operation *replay = createKernel(
+      rewriter, loc, cell, "replay", fwd.hasResetStates(), types, operands,
+      bwd.getBlockSteps(), std::nullopt, bwd.getStorageType());
   copyLayer(bwd, replay);
   rewriter.modifyOpInPlace(bwd, [&] {
     for (auto [role, value] : llvm::zip_equal(replayed, replay->getResults()))
@@ -213,10 +212,10 @@ static void checkpoint(KernelOpInterface bwd, int64_t chunk,
   llvm::append_range(operands, bwd.getCotangents());
   llvm::append_range(operands,
                      cast<DestinationStyleOpInterface>(*bwd).getDpsInits());
-  Operation *replacement = createKernel(
-      rewriter, bwd.getLoc(), cell, "chunked_bwd", bwd.hasResetStates(),
-      bwd->getResultTypes(), operands, bwd.getBlockSteps(), chunk,
-      bwd.getStorageType());
+  Operation *replacement =
+      createKernel(rewriter, bwd.getLoc(), cell, "chunked_bwd",
+                   bwd.hasResetStates(), bwd->getResultTypes(), operands,
+                   bwd.getBlockSteps(), chunk, bwd.getStorageType());
   copyLayer(bwd, replacement);
   rewriter.replaceOp(bwd, replacement->getResults());
   if (source != fwd)

@@ -185,7 +185,8 @@ def _compiler_identity(path):
 
 def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   remat="none", target="cpu", chip=None, device=None,
-                  dtype="float32", dropout=0.0, reset_to="zero"):
+                  dtype="float32", dropout=0.0, reset_to="zero",
+                  storage=None):
     """The library of a preset model, compiled on first use and cached.
     `dtype` is the element type of its float tensors: float32, or float64
     (the cpu target only). With `dropout` > 0 the training entry points
@@ -193,7 +194,9 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     ([seed, offset], int64). With `reset_to` "step" or "column" a step
     whose is_init is set enters the arguments h_reset (and c_reset), per
     layer [T, B, H] or [B, H], instead of zero, and the backward writes
-    their gradients.
+    their gradients. With `storage` "bf16" (float32 only) the saved values
+    that are not states are stored in bf16 and the GEMM operands are
+    rounded to bf16 with f32 accumulation.
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
     `device` the GPU ordinal the loaded library runs on: a library loaded
     in this process serves one device, so each device gets its own."""
@@ -207,11 +210,16 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     if reset_to not in ("zero", "step", "column"):
         raise RNNCError(f"unknown reset_to {reset_to!r} (expected zero, step "
                         f"or column)")
+    if storage not in (None, "bf16"):
+        raise RNNCError(f"unknown storage {storage!r} (expected None or "
+                        f"'bf16')")
+    if storage and dtype != "float32":
+        raise RNNCError(f"bf16 storage needs float32 parameters, got {dtype}")
     compiler = find_compiler()
     key_text = json.dumps([ABI_VERSION, _compiler_identity(compiler), cell,
                            seq_len, batch, input_size, hidden_size, layers,
                            remat, target, chip, dtype, float(dropout),
-                           reset_to])
+                           reset_to, storage])
     key = hashlib.sha256(key_text.encode()).hexdigest()[:32]
     loaded_key = (key, device)
     with _lock:
@@ -233,6 +241,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                     cmd.insert(-2, f"--dropout={float(dropout)!r}")
                 if reset_to != "zero":
                     cmd.insert(-2, f"--reset-to={reset_to}")
+                if storage:
+                    cmd.insert(-2, f"--storage={storage}")
                 if chip:
                     cmd.insert(-2, f"--chip={chip}")
                 run = subprocess.run(cmd, capture_output=True, text=True)

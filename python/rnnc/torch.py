@@ -19,6 +19,9 @@ step t of column b, or `[L, B, H]`, one per column; gradients flow into
 them.
 `remat` picks what the forward saves for the backward: `none`, `gates`,
 `chunk:K` or `budget:BYTES`; every policy gives bitwise identical results.
+`storage="bf16"` stores the saved values that are not states in bf16 and
+rounds every GEMM operand to bf16 with f32 accumulation (float32 modules;
+states, outputs and gradients stay float32).
 `dropout=p` drops between layers in training mode, as `torch.nn.LSTM`'s
 does, with masks that the compiled code regenerates from a Philox4x32-10
 key instead of storing them (rnn.dropout): each call draws its seed from
@@ -200,7 +203,8 @@ class _RNNBase(nn.Module):
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False,
-                 proj_size=0, device=None, dtype=None, remat="none"):
+                 proj_size=0, device=None, dtype=None, remat="none",
+                 storage=None):
         super().__init__()
         if bidirectional:
             raise RNNCError("bidirectional layers are not supported by rnnc")
@@ -231,6 +235,9 @@ class _RNNBase(nn.Module):
                 raise RNNCError(f"{name} must be a positive int, got {value!r}")
         if not isinstance(remat, str):
             raise RNNCError(f"remat must be a string, got {remat!r}")
+        if storage not in (None, "bf16"):
+            raise RNNCError(f"storage must be None or 'bf16', got "
+                            f"{storage!r}")
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers
@@ -240,6 +247,7 @@ class _RNNBase(nn.Module):
         self.bidirectional = False
         self.proj_size = 0
         self.remat = remat
+        self.storage = storage
         self._param_names = []
         gh = self._gates * hidden_size
         for k in range(num_layers):
@@ -271,6 +279,8 @@ class _RNNBase(nn.Module):
             s += ", batch_first=True"
         if self.dropout:
             s += f", dropout={self.dropout}"
+        if self.storage:
+            s += f", storage={self.storage!r}"
         return s + f", remat={self.remat!r}"
 
     @property
@@ -298,7 +308,7 @@ class _RNNBase(nn.Module):
             return compile_model(self._cell, seq_len, batch, self.input_size,
                                  self.hidden_size, self.num_layers, self.remat,
                                  dtype=dtype, dropout=dropout,
-                                 reset_to=reset_to)
+                                 reset_to=reset_to, storage=self.storage)
         if device.type != "cuda":
             raise RNNCError(f"rnnc runs CPU and CUDA tensors, got {device}")
         if dtype != "float32":
@@ -312,7 +322,8 @@ class _RNNBase(nn.Module):
         return compile_model(self._cell, seq_len, batch, self.input_size,
                              self.hidden_size, self.num_layers, self.remat,
                              target="cuda", chip=chip, device=ordinal,
-                             dropout=dropout, reset_to=reset_to)
+                             dropout=dropout, reset_to=reset_to,
+                             storage=self.storage)
 
     def _outputs(self, x):
         T, B = x.shape[0], x.shape[1]

@@ -61,14 +61,14 @@ def rel_err(a, b):
 
 
 def make_pair(cell, I, H, L, remat="none", batch_first=False, seed=0,
-              dropout=0.0):
-    """rnnc's layer (with `dropout`) and torch.nn's (without), holding the
-    same parameters."""
+              dropout=0.0, storage=None):
+    """rnnc's layer (with `dropout` and `storage`) and torch.nn's (without),
+    holding the same parameters."""
     ours_cls, ref_cls = CELLS[cell]
     torch.manual_seed(seed)
     ref = ref_cls(I, H, L, batch_first=batch_first)
     ours = ours_cls(I, H, L, batch_first=batch_first, remat=remat,
-                    dropout=dropout)
+                    dropout=dropout, storage=storage)
     ours.load_state_dict(ref.state_dict())
     return ours, ref
 
@@ -229,6 +229,49 @@ def test_policies_bitwise_equal(cell):
         results[remat] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
                                         is_init)
     assert_same_bits(results)
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+def test_bf16_storage_against_float64_torch(cell):
+    # bf16 saved values and GEMM operands: within 2e-2 of torch.nn in
+    # float64 (about five bf16 unit roundoffs, 2^-8), further than f32
+    # storage gets (the rounding happens), every policy bitwise equal, and
+    # no_grad gives the outputs of the training forward.
+    T, B, I, H, L = 8, 3, 4, 5, 2
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(5)) \
+        < 0.2
+    results = {}
+    # The GEMM operands' conversion scratch raises the smallest budget.
+    for remat in POLICIES[:-1] + ["budget:14000"]:
+        ours, ref = make_pair(cell, I, H, L, remat=remat, storage="bf16")
+        results[remat] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+                                        is_init)
+    assert_same_bits(results)
+    ref = ref.double()
+    y_ref, _, grads_ref = episodes_loss_and_grads(
+        cell, ref, x.double(), h0.double(), c0.double(), gy.double(),
+        ghn.double(), is_init)
+    y, _, grads = results["none"]
+    assert rel_err(y.double(), y_ref) < 2e-2
+    worst = 0.0
+    for g, g_ref in zip(grads, grads_ref):
+        err = rel_err(g.double(), g_ref)
+        assert err < 2e-2
+        worst = max(worst, err)
+    assert worst > 1e-4
+    with torch.no_grad():
+        y_infer, _ = ours(x, state_of(cell, h0, c0), is_init=is_init)
+    assert torch.equal(y_infer, y)
+
+
+def test_bf16_storage_errors():
+    with pytest.raises(RNNCError, match="storage must be None or 'bf16'"):
+        rt.LSTM(3, 4, storage="f16")
+    lstm = rt.LSTM(3, 4, storage="bf16").double()
+    x = torch.randn(2, 1, 3, dtype=torch.float64)
+    with pytest.raises(RNNCError, match="bf16 storage needs float32"):
+        lstm(x)
 
 
 def poison(t):

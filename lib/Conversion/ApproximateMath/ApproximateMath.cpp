@@ -33,11 +33,10 @@ struct ApproximateMathPass
     : public rnn::impl::ApproximateMathPassBase<ApproximateMathPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == math::TanhOp::getOperationName() ||
-                 name == math::ExpOp::getOperationName();
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == math::TanhOp::getOperationName() ||
+             name == math::ExpOp::getOperationName();
+    });
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

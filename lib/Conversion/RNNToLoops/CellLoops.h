@@ -291,10 +291,9 @@ template <typename Cell> struct CellLoops {
     // K steps of replay scratch per saved role, reused chunk after chunk.
     SmallVector<Value> saved;
     for (StringRef role : cell.getSavedRoles())
-      saved.push_back(k.alloc({chunk, in.B, cell.getRoleWidth(role, in.H)},
-                              role,
-                              isStoredRole(cell, role) ? op.getStorageType()
-                                                       : Type()));
+      saved.push_back(
+          k.alloc({chunk, in.B, cell.getRoleWidth(role, in.H)}, role,
+                  isStoredRole(cell, role) ? op.getStorageType() : Type()));
     typename Cell::StepScratch s(k, in, /*replay=*/true);
     typename Cell::GradScratch g(k, in);
     emitBackward(op, k, in, io, g, chunk, [&](Value first, int64_t len) {

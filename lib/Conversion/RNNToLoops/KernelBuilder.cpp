@@ -82,8 +82,8 @@ void KernelBuilder::store(Value value, Value memref, ValueRange indices) {
   if (vector)
     value = lanes(value);
   if (stored != elementType && isa<FloatType>(stored))
-    value = arith::TruncFOp::create(
-        b, withWidth(stored, vector ? width : 1), value);
+    value = arith::TruncFOp::create(b, withWidth(stored, vector ? width : 1),
+                                    value);
   if (vector) {
     vector::StoreOp::create(b, value, memref, indices);
     return;
@@ -94,8 +94,7 @@ void KernelBuilder::store(Value value, Value memref, ValueRange indices) {
 Value KernelBuilder::round(Value value) {
   Type type = value.getType();
   int64_t w = isa<VectorType>(type) ? width : 1;
-  Value narrow =
-      arith::TruncFOp::create(b, withWidth(storageType, w), value);
+  Value narrow = arith::TruncFOp::create(b, withWidth(storageType, w), value);
   return arith::ExtFOp::create(b, type, narrow);
 }
 
@@ -178,8 +177,7 @@ void KernelBuilder::forTime(int64_t steps, bool reverse,
   });
 }
 
-Value KernelBuilder::alloc(ArrayRef<int64_t> shape, StringRef role,
-                           Type type) {
+Value KernelBuilder::alloc(ArrayRef<int64_t> shape, StringRef role, Type type) {
   // No alignment attribute: the runtime aligns every buffer to 64 bytes, and
   // an attribute would make the lowering over-allocate to align by hand.
   Value buffer = memref::AllocOp::create(
@@ -237,8 +235,7 @@ static Value viewedBuffer(Value value) {
 }
 
 Value KernelBuilder::gemmOperand(Value value) {
-  if (storageType == elementType ||
-      gemmOperands.contains(viewedBuffer(value)))
+  if (storageType == elementType || gemmOperands.contains(viewedBuffer(value)))
     return value;
   Value converted;
   {

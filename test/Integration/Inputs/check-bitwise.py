@@ -57,6 +57,17 @@ GEN_CASES = [
     ("lstm", ["--seq-len=13", "--batch=2", "--input-size=48",
               "--hidden-size=33", "--layers=2", "--reset-prob=0.2",
               "--reset-to=column"], 13),
+    # bf16 storage: bf16 gates and hidden projections, GEMM operands
+    # rounded to bf16.
+    ("lstm", ["--seq-len=13", "--batch=2", "--input-size=48",
+              "--hidden-size=33", "--layers=2", "--reset-prob=0.2",
+              "--storage=bf16"], 13),
+    ("gru", ["--seq-len=7", "--batch=3", "--input-size=40",
+             "--hidden-size=9", "--layers=2", "--reset-prob=0.2",
+             "--storage=bf16", "--reset-to=step"], 7),
+    ("mgu", ["--seq-len=9", "--batch=2", "--input-size=16",
+             "--hidden-size=12", "--layers=2", "--reset-prob=0.2",
+             "--storage=bf16"], 9),
 ]
 
 # GEMM rows the blocks aim for: one step per block, a few steps, the

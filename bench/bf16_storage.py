@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""What bf16 storage saves and costs against f32, per cell and remat policy.
+
+Memory and time: for each cell (default LSTM, GRU and MGU; T=32, B=64,
+I=H=256, 1 layer, 5% resets, CPU) and remat policy (none, gates,
+chunk:8), runs `rnn-run --json` in train mode with f32 storage and with
+`--storage=bf16`, and prints saved_bytes, the measured peak (predicted ==
+measured is checked: MISMATCH, exit 1) and the step time of bf16 relative
+to f32 under the same policy. The runs are interleaved over --rounds
+rounds and the time is the median of the per-round medians.
+
+Error: for each cell, runs the float64 reference case `<cell>_l2_random`
+of test/Integration/data (T=11 or 9, B=6, 2 layers, PyTorch float64) with
+both storage types and prints the largest |out - ref| / (1 + |ref|) over
+the outputs (y and the final states) and over the gradients.
+
+    python3 bench/bf16_storage.py [--cells lstm,gru,mgu] [--seq-len 32]
+        [--batch 64] [--size 256] [--layers 1] [--reset-prob 0.05]
+        [--iters 20] [--rounds 3] [--openblas-coretype SkylakeX]
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "test", "Integration", "data")
+STORAGE = ("f32", "bf16")
+POLICIES = ("none", "gates", "chunk:8")
+
+
+def run(args, cmd):
+    env = dict(os.environ)
+    if args.openblas_coretype:
+        env["OPENBLAS_CORETYPE"] = args.openblas_coretype
+    return subprocess.run(cmd, check=True, capture_output=True, text=True,
+                          env=env).stdout
+
+
+def rnn_run(args, cell, storage, remat):
+    return json.loads(run(args, [
+        args.rnn_run, f"--preset={cell}", f"--layers={args.layers}",
+        f"--seq-len={args.seq_len}", f"--batch={args.batch}",
+        f"--input-size={args.size}", f"--hidden-size={args.size}",
+        f"--reset-prob={args.reset_prob}", f"--storage={storage}",
+        f"--remat={remat}", f"--iters={args.iters}", "--warmup=2", "--json"]))
+
+
+def reference_errors(args, cell, storage, tmp):
+    """Largest scaled error vs the float64 reference: (outputs, gradients)."""
+    case = os.path.join(DATA, f"{cell}_l2_random")
+    out = os.path.join(tmp, f"{cell}.{storage}.npz")
+    run(args, [args.rnn_run, f"--preset={cell}", f"--storage={storage}",
+               f"--inputs={case}.in.npz", f"--outputs={out}", "--iters=1",
+               "--warmup=0"])
+    compare = os.path.join(os.path.dirname(args.rnn_run), "rnn-npz-compare")
+    text = run(args, [compare, out, f"{case}.ref.npz", "--rtol=1"])
+    outputs, grads = 0.0, 0.0
+    for line in text.splitlines():
+        m = re.match(r"(\S+)\s.*max_scaled_err=(\S+)", line)
+        if not m:
+            continue
+        err = float(m.group(2))
+        if m.group(1).startswith("grad_"):
+            grads = max(grads, err)
+        else:
+            outputs = max(outputs, err)
+    return outputs, grads
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cells", default="lstm,gru,mgu")
+    ap.add_argument("--seq-len", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--reset-prob", type=float, default=0.05)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--openblas-coretype", default="",
+                    help="OPENBLAS_CORETYPE for the runs (e.g. SkylakeX)")
+    ap.add_argument("--rnn-run", default=os.path.join(ROOT, "build", "bin",
+                                                      "rnn-run"))
+    args = ap.parse_args()
+
+    failed = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for cell in args.cells.split(","):
+            times = {(s, p): [] for s in STORAGE for p in POLICIES}
+            last = {}
+            for _ in range(args.rounds):
+                for p in POLICIES:
+                    for s in STORAGE:
+                        r = rnn_run(args, cell, s, p)
+                        times[(s, p)].append(r["step_ms"]["median"])
+                        last[(s, p)] = r
+            first = next(iter(last.values()))
+            print(f"{cell} T={args.seq_len} B={args.batch} I=H={args.size} "
+                  f"L={args.layers} resets={args.reset_prob:g}: "
+                  f"{first['gemm']}")
+            print(f"  {'remat':8s} {'storage':7s} {'step ms':>9s} "
+                  f"{'vs f32':>7s} {'saved bytes':>12s} {'vs f32':>7s} "
+                  f"{'peak bytes':>12s}")
+            for p in POLICIES:
+                base = statistics.median(times[("f32", p)])
+                for s in STORAGE:
+                    r = last[(s, p)]
+                    ms = statistics.median(times[(s, p)])
+                    peak = r["peak_bytes"]
+                    if peak["predicted"] != peak["measured"]:
+                        failed = True
+                        print(f"  MISMATCH {cell} {p} {s}: predicted "
+                              f"{peak['predicted']} measured "
+                              f"{peak['measured']}")
+                    saved = r["saved_bytes"]
+                    base_saved = last[("f32", p)]["saved_bytes"]
+                    print(f"  {p:8s} {s:7s} {ms:9.3f} {ms / base:7.3f} "
+                          f"{saved:12,d} {saved / base_saved:7.3f} "
+                          f"{peak['measured']:12,d}")
+            print(f"  error vs the float64 reference ({cell}_l2_random), "
+                  "max |out - ref| / (1 + |ref|):")
+            for s in STORAGE:
+                outputs, grads = reference_errors(args, cell, s, tmp)
+                print(f"    {s:5s} outputs {outputs:.2e}  gradients "
+                      f"{grads:.2e}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
