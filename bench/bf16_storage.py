@@ -120,9 +120,10 @@ def main():
                               f"{peak['measured']}")
                     saved = r["saved_bytes"]
                     base_saved = last[("f32", p)]["saved_bytes"]
+                    ratio = f"{saved / base_saved:7.3f}" if base_saved \
+                        else f"{'-':>7s}"
                     print(f"  {p:8s} {s:7s} {ms:9.3f} {ms / base:7.3f} "
-                          f"{saved:12,d} {saved / base_saved:7.3f} "
-                          f"{peak['measured']:12,d}")
+                          f"{saved:12,d} {ratio} {peak['measured']:12,d}")
             print(f"  error vs the float64 reference ({cell}_l2_random), "
                   "max |out - ref| / (1 + |ref|):")
             for s in STORAGE:

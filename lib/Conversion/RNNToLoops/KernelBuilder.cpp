@@ -269,11 +269,16 @@ Value KernelBuilder::convertOperand(Value value, unsigned slot) {
 void KernelBuilder::matmul(Value a, Value bMat, Value c, bool transA,
                            bool transB, bool accumulate) {
   if (storageType != elementType) {
-    // Both operands rounded to bf16, in f32 scratch where needed.
-    if (!gemmOperands.contains(viewedBuffer(a)))
+    // Both operands rounded to bf16, in f32 scratch where needed: the
+    // second one in a buffer of its own if it has the first one's shape.
+    auto shape = [](Value v) {
+      return cast<MemRefType>(v.getType()).getShape();
+    };
+    bool convertA = !gemmOperands.contains(viewedBuffer(a));
+    if (convertA)
       a = convertOperand(a, 0);
     if (!gemmOperands.contains(viewedBuffer(bMat)))
-      bMat = convertOperand(bMat, 1);
+      bMat = convertOperand(bMat, convertA && shape(a) == shape(bMat) ? 1 : 0);
   }
   if (!accumulate)
     linalg::FillOp::create(b, ValueRange{scalar(0.0)}, ValueRange{c});

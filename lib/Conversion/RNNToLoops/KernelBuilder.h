@@ -152,7 +152,9 @@ private:
   Value lanes(Value value);
   /// `value` rounded to the storage type, in the element type.
   Value round(Value value);
-  /// `value` into a scratch GEMM operand of slot `slot` (0: A, 1: B).
+  /// `value` into a scratch GEMM operand: the `slot`th (0 or 1) of its
+  /// shape, so that the operands of one GEMM get distinct buffers, or for
+  /// `slot` = 2 a buffer of its own.
   Value convertOperand(Value value, unsigned slot);
 
   ImplicitLocOpBuilder b;
@@ -162,7 +164,7 @@ private:
   /// outside its loops.
   Operation *kernelStart;
   /// GEMM operands made by gemmOperand, and the conversion scratch of each
-  /// slot and shape.
+  /// slot and shape (one buffer serves every GEMM operand of its shape).
   llvm::DenseSet<Value> gemmOperands;
   std::map<std::pair<unsigned, SmallVector<int64_t>>, Value> conversions;
   /// Vector width for `parallel`, and the state of the loop being built:
