@@ -20,35 +20,17 @@ the outputs (y and the final states) and over the gradients.
 """
 
 import argparse
-import json
 import os
 import re
-import statistics
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from variants import (ROOT, add_preset_args, heading, interleaved,
+                      peak_mismatch, run)
+
 DATA = os.path.join(ROOT, "test", "Integration", "data")
 STORAGE = ("f32", "bf16")
 POLICIES = ("none", "gates", "chunk:8")
-
-
-def run(args, cmd):
-    env = dict(os.environ)
-    if args.openblas_coretype:
-        env["OPENBLAS_CORETYPE"] = args.openblas_coretype
-    return subprocess.run(cmd, check=True, capture_output=True, text=True,
-                          env=env).stdout
-
-
-def rnn_run(args, cell, storage, remat):
-    return json.loads(run(args, [
-        args.rnn_run, f"--preset={cell}", f"--layers={args.layers}",
-        f"--seq-len={args.seq_len}", f"--batch={args.batch}",
-        f"--input-size={args.size}", f"--hidden-size={args.size}",
-        f"--reset-prob={args.reset_prob}", f"--storage={storage}",
-        f"--remat={remat}", f"--iters={args.iters}", "--warmup=2", "--json"]))
 
 
 def reference_errors(args, cell, storage, tmp):
@@ -75,53 +57,33 @@ def reference_errors(args, cell, storage, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cells", default="lstm,gru,mgu")
-    ap.add_argument("--seq-len", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--size", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=1)
-    ap.add_argument("--reset-prob", type=float, default=0.05)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--openblas-coretype", default="",
-                    help="OPENBLAS_CORETYPE for the runs (e.g. SkylakeX)")
-    ap.add_argument("--rnn-run", default=os.path.join(ROOT, "build", "bin",
-                                                      "rnn-run"))
+    add_preset_args(ap, cells="lstm,gru,mgu")
     args = ap.parse_args()
 
     failed = False
+    variants = {s: [f"--storage={s}"] for s in STORAGE}
     with tempfile.TemporaryDirectory() as tmp:
         for cell in args.cells.split(","):
-            times = {(s, p): [] for s in STORAGE for p in POLICIES}
-            last = {}
-            for _ in range(args.rounds):
-                for p in POLICIES:
-                    for s in STORAGE:
-                        r = rnn_run(args, cell, s, p)
-                        times[(s, p)].append(r["step_ms"]["median"])
-                        last[(s, p)] = r
-            first = next(iter(last.values()))
-            print(f"{cell} T={args.seq_len} B={args.batch} I=H={args.size} "
-                  f"L={args.layers} resets={args.reset_prob:g}: "
-                  f"{first['gemm']}")
+            times, last = interleaved(args, cell, variants, POLICIES)
+            print(heading(args, cell, next(iter(last.values()))))
             print(f"  {'remat':8s} {'storage':7s} {'step ms':>9s} "
                   f"{'vs f32':>7s} {'saved bytes':>12s} {'vs f32':>7s} "
                   f"{'peak bytes':>12s}")
             for p in POLICIES:
-                base = statistics.median(times[("f32", p)])
+                base = times[("f32", p)]
+                base_saved = last[("f32", p)]["saved_bytes"]
                 for s in STORAGE:
                     r = last[(s, p)]
-                    ms = statistics.median(times[(s, p)])
                     peak = r["peak_bytes"]
-                    if peak["predicted"] != peak["measured"]:
+                    if peak_mismatch(r):
                         failed = True
                         print(f"  MISMATCH {cell} {p} {s}: predicted "
                               f"{peak['predicted']} measured "
                               f"{peak['measured']}")
                     saved = r["saved_bytes"]
-                    base_saved = last[("f32", p)]["saved_bytes"]
                     ratio = f"{saved / base_saved:7.3f}" if base_saved \
                         else f"{'-':>7s}"
+                    ms = times[(s, p)]
                     print(f"  {p:8s} {s:7s} {ms:9.3f} {ms / base:7.3f} "
                           f"{saved:12,d} {ratio} {peak['measured']:12,d}")
             print(f"  error vs the float64 reference ({cell}_l2_random), "

@@ -17,75 +17,38 @@ every run (MISMATCH, exit 1).
 """
 
 import argparse
-import json
-import os
-import statistics
-import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from variants import add_preset_args, heading, interleaved, peak_mismatch
+
 FORMS = ("zero", "step", "column")
 POLICIES = ("none", "chunk:8")
 
 
-def rnn_run(args, cell, form, remat):
-    cmd = [args.rnn_run, f"--preset={cell}", f"--layers={args.layers}",
-           f"--seq-len={args.seq_len}", f"--batch={args.batch}",
-           f"--input-size={args.size}", f"--hidden-size={args.size}",
-           f"--reset-prob={args.reset_prob}", f"--reset-to={form}",
-           f"--remat={remat}", f"--iters={args.iters}", "--warmup=2",
-           "--json"]
-    env = dict(os.environ)
-    if args.openblas_coretype:
-        env["OPENBLAS_CORETYPE"] = args.openblas_coretype
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True,
-                                     text=True, env=env).stdout)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cells", default="lstm,gru")
-    ap.add_argument("--seq-len", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--size", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=1)
-    ap.add_argument("--reset-prob", type=float, default=0.05)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--openblas-coretype", default="",
-                    help="OPENBLAS_CORETYPE for the runs (e.g. SkylakeX)")
-    ap.add_argument("--rnn-run", default=os.path.join(ROOT, "build", "bin",
-                                                      "rnn-run"))
+    add_preset_args(ap, cells="lstm,gru")
     args = ap.parse_args()
 
     failed = False
+    variants = {f: [f"--reset-to={f}"] for f in FORMS}
     for cell in args.cells.split(","):
-        times = {(f, p): [] for f in FORMS for p in POLICIES}
-        last = {}
-        for _ in range(args.rounds):
-            for p in POLICIES:
-                for f in FORMS:
-                    r = rnn_run(args, cell, f, p)
-                    times[(f, p)].append(r["step_ms"]["median"])
-                    last[(f, p)] = r
-        first = next(iter(last.values()))
-        print(f"{cell} T={args.seq_len} B={args.batch} I=H={args.size} "
-              f"L={args.layers} resets={args.reset_prob:g}: {first['gemm']}")
+        times, last = interleaved(args, cell, variants, POLICIES)
+        print(heading(args, cell, next(iter(last.values()))))
         print(f"  {'reset-to':8s} {'remat':8s} {'step ms':>9s} "
               f"{'vs zero':>8s} {'saved bytes':>12s} {'peak bytes':>12s}")
         for p in POLICIES:
-            base = statistics.median(times[("zero", p)])
+            base = times[("zero", p)]
             for f in FORMS:
                 r = last[(f, p)]
-                ms = statistics.median(times[(f, p)])
-                peak = r["peak_bytes"]
+                ms = times[(f, p)]
                 check = ""
-                if peak["predicted"] != peak["measured"]:
+                if peak_mismatch(r):
                     check = " MISMATCH"
                     failed = True
                 print(f"  {f:8s} {p:8s} {ms:9.3f} {ms / base:8.3f} "
-                      f"{r['saved_bytes']:12,d} {peak['measured']:12,d}"
-                      f"{check}")
+                      f"{r['saved_bytes']:12,d} "
+                      f"{r['peak_bytes']['measured']:12,d}{check}")
     return 1 if failed else 0
 
 

@@ -23,7 +23,9 @@ KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
                              Type storageType, int64_t vectorWidth)
     : b(loc, builder), elementType(elementType), storageType(storageType),
       vectorWidth(vectorWidth) {
-  kernelStart = arith::ConstantIndexOp::create(b, 0);
+  // Only GEMM operands rounded to a narrower storage type are made there.
+  if (storageType != elementType)
+    kernelStart = arith::ConstantIndexOp::create(b, 0);
 }
 
 bool KernelBuilder::isAlongLanes(Value index) {
@@ -237,27 +239,30 @@ static Value viewedBuffer(Value value) {
 Value KernelBuilder::gemmOperand(Value value) {
   if (storageType == elementType || gemmOperands.contains(viewedBuffer(value)))
     return value;
-  Value converted;
-  {
-    // Once, before the kernel's loops.
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(kernelStart);
-    converted = convertOperand(value, /*slot=*/2);
-  }
+  // Once, before the kernel's loops, into a buffer of its own.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(kernelStart);
+  Value converted = convertOperand(value, std::nullopt);
   gemmOperands.insert(converted);
   return converted;
 }
 
-Value KernelBuilder::convertOperand(Value value, unsigned slot) {
+Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
   auto type = cast<MemRefType>(value.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  Value &buffer = conversions[{slot, shape}];
-  if (!buffer || slot == 2) {
+  ArrayRef<int64_t> shape = type.getShape();
+  Value dst;
+  {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(kernelStart);
-    buffer = alloc(shape, slot == 2 ? "gemm_weight" : "gemm_operand");
+    if (!slot) {
+      dst = alloc(shape, "gemm_weight");
+    } else {
+      Value &buffer = conversions[{*slot, SmallVector<int64_t>(shape)}];
+      if (!buffer)
+        buffer = alloc(shape, "gemm_operand");
+      dst = buffer;
+    }
   }
-  Value dst = buffer;
   bool rounded = type.getElementType() == storageType;
   parallel(shape, [&](ValueRange iv) {
     Value element = load(value, iv);

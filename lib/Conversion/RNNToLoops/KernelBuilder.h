@@ -35,6 +35,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <map>
+#include <optional>
 
 namespace mlir {
 namespace rnn {
@@ -153,16 +154,16 @@ private:
   /// `value` rounded to the storage type, in the element type.
   Value round(Value value);
   /// `value` into a scratch GEMM operand: the `slot`th (0 or 1) of its
-  /// shape, so that the operands of one GEMM get distinct buffers, or for
-  /// `slot` = 2 a buffer of its own.
-  Value convertOperand(Value value, unsigned slot);
+  /// shape, so that the operands of one GEMM get distinct buffers, or
+  /// without a slot a buffer of its own.
+  Value convertOperand(Value value, std::optional<unsigned> slot);
 
   ImplicitLocOpBuilder b;
   Type elementType, storageType;
   SmallVector<Value> scratch;
-  /// Ops made here go before `kernelStart`: the kernel's first operations,
-  /// outside its loops.
-  Operation *kernelStart;
+  /// Under a narrower storage type, ops made here go before `kernelStart`:
+  /// the kernel's first operations, outside its loops.
+  Operation *kernelStart = nullptr;
   /// GEMM operands made by gemmOperand, and the conversion scratch of each
   /// slot and shape (one buffer serves every GEMM operand of its shape).
   llvm::DenseSet<Value> gemmOperands;
