@@ -69,44 +69,7 @@ static cl::opt<std::string> outputDir("o", cl::init(""),
 static cl::opt<std::string>
     preset("preset", cl::init(""),
            cl::desc("Build the model: lstm | gru | mgu"), cl::cat(category));
-static cl::opt<long long> seqLen("seq-len", cl::init(32),
-                                 cl::desc("T (preset; default 32)"),
-                                 cl::cat(category));
-static cl::opt<long long> batch("batch", cl::init(64),
-                                cl::desc("B (preset; default 64)"),
-                                cl::cat(category));
-static cl::opt<long long> inputSize("input-size", cl::init(256),
-                                    cl::desc("I (preset; default 256)"),
-                                    cl::cat(category));
-static cl::opt<long long> hiddenSize("hidden-size", cl::init(256),
-                                     cl::desc("H (preset; default 256)"),
-                                     cl::cat(category));
-static cl::opt<long long> layers("layers", cl::init(1),
-                                 cl::desc("L (preset; default 1)"),
-                                 cl::cat(category));
-static cl::opt<double>
-    dropout("dropout", cl::init(0.0),
-            cl::desc("Dropout probability between the preset's layers, with "
-                     "masks keyed by the argument rng = [seed, offset] "
-                     "(default 0)"),
-            cl::cat(category));
-static cl::opt<std::string>
-    resetTo("reset-to", cl::init("zero"),
-            cl::desc("What a step where is_init is set enters in the preset's "
-                     "layers: zero | step (arguments h_reset, c_reset "
-                     "[L, T, B, H]) | column ([L, B, H]) (default zero)"),
-            cl::cat(category));
-static cl::opt<std::string>
-    storage("storage", cl::init(""),
-            cl::desc("Storage type of a preset's saved values that are not "
-                     "states and of its GEMM operands: bf16 (with f32; f32 "
-                     "accumulation and state) or the element type (default)"),
-            cl::cat(category));
-static cl::opt<std::string>
-    dtype("dtype", cl::init("f32"),
-          cl::desc("Element type of the preset's float tensors: f32 | f64 "
-                   "(default f32; f64 on the cpu target)"),
-          cl::cat(category));
+static PresetFlags presetFlags(category);
 static cl::opt<std::string>
     remat("remat", cl::init("none"),
           cl::desc("What the forward saves for the backward: none | gates | "
@@ -355,6 +318,7 @@ int main(int argc, char **argv) {
     fail("--preset: " + error);
   if (target != "cpu" && target != "cuda")
     fail("--target must be cpu or cuda, got '" + target + "'");
+  const std::string &dtype = presetFlags.dtype;
   if (dtype != "f32" && dtype != "f64")
     fail("--dtype must be f32 or f64, got '" + dtype + "'");
   if (target != "cuda")
@@ -365,8 +329,9 @@ int main(int argc, char **argv) {
   if (!entryFunction.empty() && modelFile.empty())
     fail("--entry needs a model file (MODEL.mlir)");
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
-           &seqLen, &batch, &inputSize, &hiddenSize, &layers, &dtype, &dropout,
-           &resetTo, &storage}) {
+           &presetFlags.seqLen, &presetFlags.batch, &presetFlags.inputSize,
+           &presetFlags.hiddenSize, &presetFlags.layers, &presetFlags.dtype,
+           &presetFlags.dropout, &presetFlags.resetTo, &presetFlags.storage}) {
     if (!modelFile.empty() && flag->getNumOccurrences())
       fail("--" + flag->ArgStr.str() +
            " applies to --preset: a model file's IR fixes its shapes, "
@@ -396,17 +361,7 @@ int main(int argc, char **argv) {
     if (!module)
       fail(error);
   } else {
-    ModelShape shape;
-    shape.cell = preset;
-    shape.f64 = dtype == "f64";
-    shape.seqLen = seqLen;
-    shape.batch = batch;
-    shape.inputSize = inputSize;
-    shape.hiddenSize = hiddenSize;
-    shape.layers = layers;
-    shape.dropout = dropout;
-    shape.resetTo = resetTo;
-    shape.storage = storage;
+    ModelShape shape = presetFlags.shape(preset);
     for (long long value : {shape.seqLen, shape.batch, shape.inputSize,
                             shape.hiddenSize, shape.layers})
       if (value <= 0)

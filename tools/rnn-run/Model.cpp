@@ -52,6 +52,61 @@ LogicalResult checkTarget(const ModelShape &shape, StringRef target,
   return success();
 }
 
+namespace cl = llvm::cl;
+
+PresetFlags::PresetFlags(cl::OptionCategory &category)
+    : seqLen("seq-len", cl::init(32),
+             cl::desc("Sequence length T of a preset (default 32)"),
+             cl::cat(category)),
+      batch("batch", cl::init(64),
+            cl::desc("Batch size B of a preset (default 64)"),
+            cl::cat(category)),
+      inputSize("input-size", cl::init(256),
+                cl::desc("Input size I of a preset (default 256)"),
+                cl::cat(category)),
+      hiddenSize("hidden-size", cl::init(256),
+                 cl::desc("Hidden size H of a preset (default 256)"),
+                 cl::cat(category)),
+      layers("layers", cl::init(1),
+             cl::desc("Number of layers L of a preset (default 1)"),
+             cl::cat(category)),
+      dropout("dropout", cl::init(0.0),
+              cl::desc("Dropout probability between a preset's layers, with "
+                       "masks keyed by the argument rng = [seed, offset] "
+                       "(train mode; default 0)"),
+              cl::cat(category)),
+      resetTo("reset-to", cl::init("zero"),
+              cl::desc("What a step where is_init is set enters in a "
+                       "preset's layers: zero | step (arguments h_reset, "
+                       "c_reset [L, T, B, H]) | column ([L, B, H]) (default "
+                       "zero)"),
+              cl::cat(category)),
+      storage("storage", cl::init(""),
+              cl::desc("Storage type of a preset's saved values that are "
+                       "not states and of its GEMM operands: bf16 (with f32; "
+                       "f32 accumulation and state) or the element type "
+                       "(default)"),
+              cl::cat(category)),
+      dtype("dtype", cl::init("f32"),
+            cl::desc("Element type of a preset's float tensors: f32 | f64 "
+                     "(default f32; f64 on the cpu target)"),
+            cl::cat(category)) {}
+
+ModelShape PresetFlags::shape(const std::string &cell) const {
+  ModelShape shape;
+  shape.cell = cell;
+  shape.f64 = dtype == "f64";
+  shape.seqLen = seqLen;
+  shape.batch = batch;
+  shape.inputSize = inputSize;
+  shape.hiddenSize = hiddenSize;
+  shape.layers = layers;
+  shape.dropout = dropout;
+  shape.resetTo = resetTo;
+  shape.storage = storage;
+  return shape;
+}
+
 LogicalResult checkPresetOptions(const ModelShape &shape, std::string &error) {
   if (!(shape.dropout >= 0.0 && shape.dropout < 1.0)) {
     error = llvm::formatv("--dropout must be in [0, 1), got {0}", shape.dropout)

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <string>
 #include <vector>
@@ -45,6 +46,20 @@ struct ModelShape {
   std::string storage;
   int64_t seqLen = 32, batch = 64, inputSize = 256, hiddenSize = 256,
           layers = 1;
+};
+
+/// The flags that build a preset's model (shape, element and storage type,
+/// dropout, reset target), shared by the tools and registered in a tool's
+/// option category.
+struct PresetFlags {
+  explicit PresetFlags(llvm::cl::OptionCategory &category);
+
+  llvm::cl::opt<long long> seqLen, batch, inputSize, hiddenSize, layers;
+  llvm::cl::opt<double> dropout;
+  llvm::cl::opt<std::string> resetTo, storage, dtype;
+
+  /// The shape they give a preset of `cell`.
+  ModelShape shape(const std::string &cell) const;
 };
 
 /// Fails, with `error` listing the dialect's cells, unless `name` is one.

@@ -68,49 +68,12 @@ static cl::opt<std::string> preset(
         "Built-in model: a cell, lstm | gru | mgu (default: none, give it or "
         "MODEL.mlir)"),
     cl::cat(category));
-static cl::opt<long long> seqLen("seq-len", cl::init(32),
-                                 cl::desc("Sequence length T (default 32)"),
-                                 cl::cat(category));
-static cl::opt<long long> batch("batch", cl::init(64),
-                                cl::desc("Batch size B (default 64)"),
-                                cl::cat(category));
-static cl::opt<long long> inputSize("input-size", cl::init(256),
-                                    cl::desc("Input size I (default 256)"),
-                                    cl::cat(category));
-static cl::opt<long long> hiddenSize("hidden-size", cl::init(256),
-                                     cl::desc("Hidden size H (default 256)"),
-                                     cl::cat(category));
-static cl::opt<long long> layers("layers", cl::init(1),
-                                 cl::desc("Number of layers L (default 1)"),
-                                 cl::cat(category));
+static PresetFlags presetFlags(category);
 static cl::opt<double>
     resetProb("reset-prob", cl::init(0.0),
               cl::desc("Probability of is_init[t, b] for generated masks "
                        "(default 0)"),
               cl::cat(category));
-static cl::opt<double>
-    dropout("dropout", cl::init(0.0),
-            cl::desc("Dropout probability between a preset's layers, with "
-                     "masks keyed by the argument rng = [seed, offset] "
-                     "(train mode; default 0)"),
-            cl::cat(category));
-static cl::opt<std::string>
-    resetTo("reset-to", cl::init("zero"),
-            cl::desc("What a step where is_init is set enters in a preset's "
-                     "layers: zero | step (arguments h_reset, c_reset "
-                     "[L, T, B, H]) | column ([L, B, H]) (default zero)"),
-            cl::cat(category));
-static cl::opt<std::string>
-    storage("storage", cl::init(""),
-            cl::desc("Storage type of a preset's saved values that are not "
-                     "states and of its GEMM operands: bf16 (with f32; f32 "
-                     "accumulation and state) or the element type (default)"),
-            cl::cat(category));
-static cl::opt<std::string>
-    dtype("dtype", cl::init("f32"),
-          cl::desc("Element type of a preset's float tensors: f32 | f64 "
-                   "(default f32; f64 on the cpu target)"),
-          cl::cat(category));
 static cl::opt<std::string> mode("mode", cl::init("train"),
                                  cl::desc("train | infer (default train)"),
                                  cl::cat(category));
@@ -263,17 +226,18 @@ static void checkOptions(MLIRContext &context,
     fail("--target must be cpu or cuda, got '" + target + "'");
   if (!emit.empty() && emit != "mlir" && emit != "ptx")
     fail("--emit must be mlir or ptx, got '" + emit + "'");
+  const std::string &dtype = presetFlags.dtype;
   if (dtype != "f32" && dtype != "f64")
     fail("--dtype must be f32 or f64, got '" + dtype + "'");
-  if (dtype.getNumOccurrences() && !modelFile.empty())
+  if (presetFlags.dtype.getNumOccurrences() && !modelFile.empty())
     fail("--dtype applies to --preset: a model file's IR fixes its types");
-  if (dropout.getNumOccurrences() && !modelFile.empty())
+  if (presetFlags.dropout.getNumOccurrences() && !modelFile.empty())
     fail("--dropout applies to --preset: a model file places its rnn.dropout "
          "ops");
-  if (resetTo.getNumOccurrences() && !modelFile.empty())
+  if (presetFlags.resetTo.getNumOccurrences() && !modelFile.empty())
     fail("--reset-to applies to --preset: a model file's layers name their "
          "reset states");
-  if (storage.getNumOccurrences() && !modelFile.empty())
+  if (presetFlags.storage.getNumOccurrences() && !modelFile.empty())
     fail("--storage applies to --preset: a model file's layers give their "
          "storage type");
   std::string error;
@@ -287,9 +251,12 @@ static void checkOptions(MLIRContext &context,
   struct {
     const char *flag;
     long long value;
-  } positive[] = {{"seq-len", seqLen},       {"batch", batch},
-                  {"input-size", inputSize}, {"hidden-size", hiddenSize},
-                  {"layers", layers},        {"iters", iters}};
+  } positive[] = {{"seq-len", presetFlags.seqLen},
+                  {"batch", presetFlags.batch},
+                  {"input-size", presetFlags.inputSize},
+                  {"hidden-size", presetFlags.hiddenSize},
+                  {"layers", presetFlags.layers},
+                  {"iters", iters}};
   for (auto &p : positive)
     if (p.value <= 0)
       fail(std::string("--") + p.flag + " must be positive, got " +
@@ -325,7 +292,8 @@ static void checkOptions(MLIRContext &context,
   // A model file's IR fixes its shapes.
   if (!modelFile.empty())
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
-             &seqLen, &batch, &inputSize, &hiddenSize, &layers})
+             &presetFlags.seqLen, &presetFlags.batch, &presetFlags.inputSize,
+             &presetFlags.hiddenSize, &presetFlags.layers})
       if (flag->getNumOccurrences())
         fail("--" + flag->ArgStr.str() +
              " does not apply to a model file: its shapes are in its IR");
@@ -391,17 +359,7 @@ static void checkPresetSizes(MLIRContext &context, const ModelShape &shape) {
 
 /// The preset's shape: from the flags, or from the arrays in --inputs.
 static ModelShape presetShape(const npz::ArrayMap *inputs) {
-  ModelShape shape;
-  shape.cell = preset;
-  shape.f64 = dtype == "f64";
-  shape.seqLen = seqLen;
-  shape.batch = batch;
-  shape.inputSize = inputSize;
-  shape.hiddenSize = hiddenSize;
-  shape.layers = layers;
-  shape.dropout = dropout;
-  shape.resetTo = resetTo;
-  shape.storage = storage;
+  ModelShape shape = presetFlags.shape(preset);
   if (!inputs)
     return shape;
 
@@ -433,11 +391,11 @@ static ModelShape presetShape(const npz::ArrayMap *inputs) {
   struct {
     cl::opt<long long> &flag;
     int64_t value;
-  } given[] = {{seqLen, fromFile.seqLen},
-               {batch, fromFile.batch},
-               {inputSize, fromFile.inputSize},
-               {hiddenSize, fromFile.hiddenSize},
-               {layers, fromFile.layers}};
+  } given[] = {{presetFlags.seqLen, fromFile.seqLen},
+               {presetFlags.batch, fromFile.batch},
+               {presetFlags.inputSize, fromFile.inputSize},
+               {presetFlags.hiddenSize, fromFile.hiddenSize},
+               {presetFlags.layers, fromFile.layers}};
   for (auto &g : given)
     if (g.flag.getNumOccurrences() && g.flag != g.value)
       fail("--" + g.flag.ArgStr.str() + "=" + std::to_string(g.flag) +
@@ -550,7 +508,8 @@ static void checkInputArrays(const npz::ArrayMap &inputs,
           if (names.find("'" + arg.array + "'") == std::string::npos)
             names += (names.empty() ? "'" : ", '") + arg.array + "'";
       // A preset's layers take reset states with --reset-to.
-      bool resetState = !preset.empty() && !resetTo.getNumOccurrences() &&
+      bool resetState = !preset.empty() &&
+                        !presetFlags.resetTo.getNumOccurrences() &&
                         llvm::StringRef(name).ends_with("_reset");
       fail(inputsFile + ": array '" + name +
            "' is not an input of the model (inputs: " + names + ")" +
