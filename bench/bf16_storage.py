@@ -17,6 +17,7 @@ the outputs (y and the final states) and over the gradients.
     python3 bench/bf16_storage.py [--cells lstm,gru,mgu] [--seq-len 32]
         [--batch 64] [--size 256] [--layers 1] [--reset-prob 0.05]
         [--iters 20] [--rounds 3] [--openblas-coretype SkylakeX]
+        [--target cpu|cuda]
 """
 
 import argparse
@@ -25,8 +26,8 @@ import re
 import sys
 import tempfile
 
-from variants import (ROOT, add_preset_args, heading, interleaved,
-                      peak_mismatch, run)
+from variants import (ROOT, add_preset_args, bytes_column, heading,
+                      interleaved, peak_mismatch, run)
 
 DATA = os.path.join(ROOT, "test", "Integration", "data")
 STORAGE = ("f32", "bf16")
@@ -39,7 +40,7 @@ def reference_errors(args, cell, storage, tmp):
     out = os.path.join(tmp, f"{cell}.{storage}.npz")
     run(args, [args.rnn_run, f"--preset={cell}", f"--storage={storage}",
                f"--inputs={case}.in.npz", f"--outputs={out}", "--iters=1",
-               "--warmup=0"])
+               "--warmup=0", f"--target={args.target}"])
     compare = os.path.join(os.path.dirname(args.rnn_run), "rnn-npz-compare")
     text = run(args, [compare, out, f"{case}.ref.npz", "--rtol=1"])
     outputs, grads = 0.0, 0.0
@@ -85,7 +86,8 @@ def main():
                         else f"{'-':>7s}"
                     ms = times[(s, p)]
                     print(f"  {p:8s} {s:7s} {ms:9.3f} {ms / base:7.3f} "
-                          f"{saved:12,d} {ratio} {peak['measured']:12,d}")
+                          f"{bytes_column(saved)} {ratio} "
+                          f"{peak['measured']:12,d}")
             print(f"  error vs the float64 reference ({cell}_l2_random), "
                   "max |out - ref| / (1 + |ref|):")
             for s in STORAGE:

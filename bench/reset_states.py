@@ -19,7 +19,8 @@ every run (MISMATCH, exit 1).
 import argparse
 import sys
 
-from variants import add_preset_args, heading, interleaved, peak_mismatch
+from variants import (add_preset_args, bytes_column, heading, interleaved,
+                      peak_mismatch)
 
 FORMS = ("zero", "step", "column")
 POLICIES = ("none", "chunk:8")
@@ -47,7 +48,7 @@ def main():
                     check = " MISMATCH"
                     failed = True
                 print(f"  {f:8s} {p:8s} {ms:9.3f} {ms / base:8.3f} "
-                      f"{r['saved_bytes']:12,d} "
+                      f"{bytes_column(r['saved_bytes'])} "
                       f"{r['peak_bytes']['measured']:12,d}{check}")
     return 1 if failed else 0
 

@@ -24,6 +24,7 @@ def add_preset_args(ap, cells):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--openblas-coretype", default="",
                     help="OPENBLAS_CORETYPE for the runs (e.g. SkylakeX)")
+    ap.add_argument("--target", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--rnn-run", default=os.path.join(ROOT, "build", "bin",
                                                       "rnn-run"))
 
@@ -44,7 +45,8 @@ def rnn_run(args, cell, remat, flags):
         f"--seq-len={args.seq_len}", f"--batch={args.batch}",
         f"--input-size={args.size}", f"--hidden-size={args.size}",
         f"--reset-prob={args.reset_prob}", f"--remat={remat}",
-        f"--iters={args.iters}", "--warmup=2", "--json", *flags]))
+        f"--iters={args.iters}", "--warmup=2", f"--target={args.target}",
+        "--json", *flags]))
 
 
 def interleaved(args, cell, variants, policies):
@@ -66,10 +68,17 @@ def interleaved(args, cell, variants, policies):
 def heading(args, cell, result):
     """The line naming the shape and the GEMM backend of `result`."""
     return (f"{cell} T={args.seq_len} B={args.batch} I=H={args.size} "
-            f"L={args.layers} resets={args.reset_prob:g}: {result['gemm']}")
+            f"L={args.layers} resets={args.reset_prob:g}: {args.target}, "
+            f"{result['gemm']}")
 
 
 def peak_mismatch(result):
     """Whether the measured peak differs from the predicted one."""
     peak = result["peak_bytes"]
     return peak["predicted"] != peak["measured"]
+
+
+def bytes_column(value):
+    """A byte count right-aligned in 12 columns; "-" for None (saved_bytes
+    in the cuda target's planned arena, where a step allocates nothing)."""
+    return f"{value:12,d}" if value is not None else f"{'-':>12s}"

@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // What: `_mlir_ciface_rnnrt_cuda_sgemm`, the device GEMM of compiled code,
-// on cuBLAS loaded with dlopen; the TF32 switch; the backend description.
+// and `_mlir_ciface_rnnrt_cuda_gemm_bf16` (bf16 operands, f32 C and
+// accumulation), on cuBLAS loaded with dlopen; the TF32 switch; the
+// backend description.
 //
 // Why: as on the CPU, the GEMMs carry most of an LSTM/GRU step and a vendor
 // library beats generated code. cuBLAS is column-major; GemmPlan.h turns the
@@ -55,6 +57,14 @@ struct BlasApi {
 #define RNN_CUBLAS_DECLARE(name) decltype(&::name) name = nullptr;
   RNN_CUBLAS_FUNCTIONS(RNN_CUBLAS_DECLARE)
 #undef RNN_CUBLAS_DECLARE
+  /// Typed by hand: C++ code also sees an inline overload that takes the
+  /// compute type as a cudaDataType.
+  cublasStatus_t (*cublasGemmEx)(cublasHandle_t, cublasOperation_t,
+                                 cublasOperation_t, int, int, int, const void *,
+                                 const void *, cudaDataType, int, const void *,
+                                 cudaDataType, int, const void *, void *,
+                                 cudaDataType, int, cublasComputeType_t,
+                                 cublasGemmAlgo_t) = nullptr;
 };
 
 /// The loaded library and its handle, bound to the runtime's stream.
@@ -166,6 +176,7 @@ std::string startBlas(CudaState &cuda, BlasState &blas) {
             dlsym(library, RNN_CUDA_SYMBOL(name)))))                           \
     return std::string("cuBLAS lacks ") + RNN_CUDA_SYMBOL(name);
   RNN_CUBLAS_FUNCTIONS(RNN_CUBLAS_RESOLVE)
+  RNN_CUBLAS_RESOLVE(cublasGemmEx)
 #undef RNN_CUBLAS_RESOLVE
 
   if (cublasStatus_t st = blas.api.cublasCreate(&blas.handle))
@@ -229,41 +240,30 @@ std::string rnn::runtime::cuda::gemmBackend() {
   return blasGlobals().tf32Requested ? "cublas-tf32" : "cublas";
 }
 
-extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
-                                              float alpha, float beta,
-                                              StridedMemRefType<float, 2> *A,
-                                              StridedMemRefType<float, 2> *B,
-                                              StridedMemRefType<float, 2> *C) {
-  constexpr const char *kEntry = "rnnrt_cuda_sgemm";
-  rnn::runtime::countGemmCall();
-  bool ta = transA != 0, tb = transB != 0;
-  gemm::Sizes sizes = gemm::checkShapes(kEntry, ta, tb, A, B, C);
-  if (sizes.M == 0 || sizes.N == 0)
-    return;
-  gemm::RowMajorCall rowMajor;
-  if (!gemm::planRowMajor(ta, tb, *A, *B, *C, sizes, rowMajor)) {
-    recordError(std::string(kEntry) +
-                ": operand layout is neither row- nor column-major");
-    return;
-  }
-  CudaState *cuda = acquire(kEntry);
+namespace {
+
+/// The cuBLAS handle ready for a GEMM of entry point `entry` on the
+/// caller's stream, in the requested math mode; null with the error
+/// recorded.
+BlasState *readyBlas(const char *entry) {
+  CudaState *cuda = acquire(entry);
   if (!cuda)
-    return;
+    return nullptr;
   BlasGlobals &g = blasGlobals();
   BlasState *blas = g.ready.load(std::memory_order_acquire);
   if (!blas) {
     // Starting cuBLAS allocates and synchronizes, which would invalidate
     // the capture.
     if (cuda->capturing) {
-      recordError(std::string(kEntry) +
+      recordError(std::string(entry) +
                   ": cuBLAS is not initialized; call initializeBlas() before "
                   "capturing a graph");
-      return;
+      return nullptr;
     }
     std::string error = initializeBlas();
     if (!error.empty()) {
-      recordError(std::string(kEntry) + ": " + error);
-      return;
+      recordError(std::string(entry) + ": " + error);
+      return nullptr;
     }
     blas = g.ready.load(std::memory_order_acquire);
   }
@@ -272,9 +272,9 @@ extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
     cublasStatus_t st = blas->api.cublasSetMathMode(
         blas->handle, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
     if (st != CUBLAS_STATUS_SUCCESS) {
-      recordError(std::string(kEntry) +
+      recordError(std::string(entry) +
                   ": cublasSetMathMode: " + statusText(blas->api, st));
-      return;
+      return nullptr;
     }
     blas->tf32 = tf32;
   }
@@ -283,13 +283,52 @@ extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
   if (stream != blas->stream) {
     cublasStatus_t st = blas->api.cublasSetStream(blas->handle, stream);
     if (st != CUBLAS_STATUS_SUCCESS) {
-      recordError(std::string(kEntry) +
+      recordError(std::string(entry) +
                   ": cublasSetStream: " + statusText(blas->api, st));
-      return;
+      return nullptr;
     }
     blas->stream = stream;
   }
-  gemm::ColumnMajorCall call = gemm::toColumnMajor(rowMajor);
+  return blas;
+}
+
+/// Checks and plans the memref GEMM of `entry` as a column-major call;
+/// false, with the error recorded, if there is nothing to run or the
+/// layout has no BLAS form.
+template <typename T>
+bool planCall(const char *entry, int64_t transA, int64_t transB,
+              gemm::Memref2DOf<T> *A, gemm::Memref2DOf<T> *B,
+              gemm::Memref2DOf<gemm::Product<T>> *C,
+              gemm::ColumnMajorCallOf<T> &call) {
+  rnn::runtime::countGemmCall();
+  bool ta = transA != 0, tb = transB != 0;
+  gemm::Sizes sizes = gemm::checkShapes(entry, ta, tb, A, B, C);
+  if (sizes.M == 0 || sizes.N == 0)
+    return false;
+  gemm::RowMajorCallOf<T> rowMajor;
+  if (!gemm::planRowMajor(ta, tb, *A, *B, *C, sizes, rowMajor)) {
+    recordError(std::string(entry) +
+                ": operand layout is neither row- nor column-major");
+    return false;
+  }
+  call = gemm::toColumnMajor(rowMajor);
+  return true;
+}
+
+} // namespace
+
+extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
+                                              float alpha, float beta,
+                                              StridedMemRefType<float, 2> *A,
+                                              StridedMemRefType<float, 2> *B,
+                                              StridedMemRefType<float, 2> *C) {
+  constexpr const char *kEntry = "rnnrt_cuda_sgemm";
+  gemm::ColumnMajorCall call;
+  if (!planCall(kEntry, transA, transB, A, B, C, call))
+    return;
+  BlasState *blas = readyBlas(kEntry);
+  if (!blas)
+    return;
   cublasStatus_t st = blas->api.cublasSgemm(
       blas->handle, toCublas(call.transA), toCublas(call.transB), call.m,
       call.n, call.k, &alpha, call.a, call.lda, call.b, call.ldb, &beta, call.c,
@@ -297,4 +336,28 @@ extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
   if (st != CUBLAS_STATUS_SUCCESS)
     recordError(std::string(kEntry) +
                 ": cublasSgemm: " + statusText(blas->api, st));
+}
+
+extern "C" void
+_mlir_ciface_rnnrt_cuda_gemm_bf16(int64_t transA, int64_t transB, float alpha,
+                                  float beta, StridedMemRefType<uint16_t, 2> *A,
+                                  StridedMemRefType<uint16_t, 2> *B,
+                                  StridedMemRefType<float, 2> *C) {
+  constexpr const char *kEntry = "rnnrt_cuda_gemm_bf16";
+  gemm::ColumnMajorCallOf<uint16_t> call;
+  if (!planCall(kEntry, transA, transB, A, B, C, call))
+    return;
+  BlasState *blas = readyBlas(kEntry);
+  if (!blas)
+    return;
+  // bf16 operands, f32 products and sums: the tensor cores' bf16 path
+  // whatever the TF32 switch.
+  cublasStatus_t st = blas->api.cublasGemmEx(
+      blas->handle, toCublas(call.transA), toCublas(call.transB), call.m,
+      call.n, call.k, &alpha, call.a, CUDA_R_16BF, call.lda, call.b,
+      CUDA_R_16BF, call.ldb, &beta, call.c, CUDA_R_32F, call.ldc,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (st != CUBLAS_STATUS_SUCCESS)
+    recordError(std::string(kEntry) +
+                ": cublasGemmEx: " + statusText(blas->api, st));
 }

@@ -67,7 +67,7 @@ template <typename T>
 [[noreturn]] void shapeMismatch(const char *entry, const char *what,
                                 bool transA, bool transB,
                                 const Memref2DOf<T> *A, const Memref2DOf<T> *B,
-                                const Memref2DOf<T> *C) {
+                                const Memref2DOf<Product<T>> *C) {
   if (!A || !B || !C) {
     std::fprintf(stderr, "%s: shape mismatch: %s\n", entry, what);
   } else {
@@ -92,7 +92,7 @@ template <typename T>
 Sizes rnn::runtime::gemm::checkShapes(const char *entry, bool transA,
                                       bool transB, const Memref2DOf<T> *A,
                                       const Memref2DOf<T> *B,
-                                      const Memref2DOf<T> *C) {
+                                      const Memref2DOf<Product<T>> *C) {
   if (!A || !B || !C)
     shapeMismatch(entry, "null descriptor", transA, transB, A, B, C);
   Sizes s;
@@ -113,9 +113,10 @@ template <typename T>
 bool rnn::runtime::gemm::planRowMajor(bool transA, bool transB,
                                       const Memref2DOf<T> &A,
                                       const Memref2DOf<T> &B,
-                                      const Memref2DOf<T> &C, Sizes sizes,
-                                      RowMajorCallOf<T> &call) {
-  Operand<T> a, b, c;
+                                      const Memref2DOf<Product<T>> &C,
+                                      Sizes sizes, RowMajorCallOf<T> &call) {
+  Operand<T> a, b;
+  Operand<Product<T>> c;
   if (!fitsBlasInt(sizes.M) || !fitsBlasInt(sizes.N) || !fitsBlasInt(sizes.K) ||
       !asOperand(A, transA, a) || !asOperand(B, transB, b) ||
       !asOperand(C, /*trans=*/false, c))
@@ -147,31 +148,16 @@ bool rnn::runtime::gemm::planRowMajor(bool transA, bool transB,
   return true;
 }
 
-// The element types of the GEMM entry points: rnnrt_sgemm (and the cuda
-// one) and rnnrt_dgemm.
+// The operand types of the GEMM entry points: rnnrt_sgemm (and the cuda
+// one), rnnrt_dgemm and rnnrt_cuda_gemm_bf16.
 #define RNN_GEMM_PLAN_INSTANCES(T)                                             \
   template Sizes rnn::runtime::gemm::checkShapes<T>(                           \
       const char *, bool, bool, const Memref2DOf<T> *, const Memref2DOf<T> *,  \
-      const Memref2DOf<T> *);                                                  \
+      const Memref2DOf<Product<T>> *);                                         \
   template bool rnn::runtime::gemm::planRowMajor<T>(                           \
       bool, bool, const Memref2DOf<T> &, const Memref2DOf<T> &,                \
-      const Memref2DOf<T> &, Sizes, RowMajorCallOf<T> &);
+      const Memref2DOf<Product<T>> &, Sizes, RowMajorCallOf<T> &);
 RNN_GEMM_PLAN_INSTANCES(float)
 RNN_GEMM_PLAN_INSTANCES(double)
+RNN_GEMM_PLAN_INSTANCES(uint16_t)
 #undef RNN_GEMM_PLAN_INSTANCES
-
-ColumnMajorCall rnn::runtime::gemm::toColumnMajor(const RowMajorCall &call) {
-  ColumnMajorCall cm;
-  cm.transA = call.transB;
-  cm.transB = call.transA;
-  cm.m = call.N;
-  cm.n = call.M;
-  cm.k = call.K;
-  cm.a = call.b;
-  cm.lda = call.ldb;
-  cm.b = call.a;
-  cm.ldb = call.lda;
-  cm.c = call.c;
-  cm.ldc = call.ldc;
-  return cm;
-}

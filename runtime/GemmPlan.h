@@ -30,6 +30,13 @@ namespace gemm {
 template <typename T> using Memref2DOf = StridedMemRefType<T, 2>;
 using Memref2D = Memref2DOf<float>;
 
+/// The element type of C in a GEMM whose operands A and B are of T: T
+/// itself, except f32 for bf16 operands, which are passed as their 16 bits
+/// (uint16_t; the GEMMs only pass pointers).
+template <typename T> struct ProductOf { using type = T; };
+template <> struct ProductOf<uint16_t> { using type = float; };
+template <typename T> using Product = typename ProductOf<T>::type;
+
 /// The logical sizes of a GEMM: op(A) is [M,K], op(B) [K,N], C [M,N].
 struct Sizes {
   int64_t M = 0, N = 0, K = 0;
@@ -42,7 +49,7 @@ struct Sizes {
 template <typename T>
 Sizes checkShapes(const char *entry, bool transA, bool transB,
                   const Memref2DOf<T> *A, const Memref2DOf<T> *B,
-                  const Memref2DOf<T> *C);
+                  const Memref2DOf<Product<T>> *C);
 
 /// One row-major BLAS call: c = alpha * op(a) * op(b) + beta * c with
 /// op(a) [M,K], op(b) [K,N], c [M,N], each a row-major matrix with its
@@ -54,7 +61,7 @@ template <typename T> struct RowMajorCallOf {
   int lda = 0;
   const T *b = nullptr;
   int ldb = 0;
-  T *c = nullptr;
+  Product<T> *c = nullptr;
   int ldc = 0;
 };
 using RowMajorCall = RowMajorCallOf<float>;
@@ -66,26 +73,43 @@ using RowMajorCall = RowMajorCallOf<float>;
 /// never read, so they may be device pointers.
 template <typename T>
 bool planRowMajor(bool transA, bool transB, const Memref2DOf<T> &A,
-                  const Memref2DOf<T> &B, const Memref2DOf<T> &C, Sizes sizes,
-                  RowMajorCallOf<T> &call);
+                  const Memref2DOf<T> &B, const Memref2DOf<Product<T>> &C,
+                  Sizes sizes, RowMajorCallOf<T> &call);
 
-/// One column-major BLAS call (cublasSgemm): c = alpha * op(a) * op(b) +
-/// beta * c with op(a) [m,k], op(b) [k,n], c [m,n], column-major.
-struct ColumnMajorCall {
+/// One column-major BLAS call (cublasSgemm, cublasGemmEx): c = alpha *
+/// op(a) * op(b) + beta * c with op(a) [m,k], op(b) [k,n], c [m,n],
+/// column-major.
+template <typename T> struct ColumnMajorCallOf {
   bool transA = false, transB = false;
   int m = 0, n = 0, k = 0;
-  const float *a = nullptr;
+  const T *a = nullptr;
   int lda = 0;
-  const float *b = nullptr;
+  const T *b = nullptr;
   int ldb = 0;
-  float *c = nullptr;
+  Product<T> *c = nullptr;
   int ldc = 0;
 };
+using ColumnMajorCall = ColumnMajorCallOf<float>;
 
 /// The column-major call computing the same result as `call`: a row-major
 /// matrix is its transpose in column-major order, so C^T = op(B)^T op(A)^T
 /// swaps the operands and the M/N sizes while keeping every transpose flag.
-ColumnMajorCall toColumnMajor(const RowMajorCall &call);
+template <typename T>
+ColumnMajorCallOf<T> toColumnMajor(const RowMajorCallOf<T> &call) {
+  ColumnMajorCallOf<T> cm;
+  cm.transA = call.transB;
+  cm.transB = call.transA;
+  cm.m = call.N;
+  cm.n = call.M;
+  cm.k = call.K;
+  cm.a = call.b;
+  cm.lda = call.ldb;
+  cm.b = call.a;
+  cm.ldb = call.lda;
+  cm.c = call.c;
+  cm.ldc = call.ldc;
+  return cm;
+}
 
 } // namespace gemm
 } // namespace runtime

@@ -43,6 +43,8 @@ nullcuda = os.path.join(config.rnn_obj_root, "lib", "libnullcuda.so")
 if os.path.exists(nullcuda):
     config.available_features.add("nullcuda")
     config.substitutions.append(("%nullcuda", nullcuda))
+config.substitutions.append(
+    ("%rnn_unittests", os.path.join(config.rnn_obj_root, "unittests")))
 nvidia_smi = shutil.which("nvidia-smi")
 if nvidia_smi and subprocess.run([nvidia_smi, "-L"], capture_output=True).returncode == 0:
     config.available_features.add("cuda")

@@ -19,7 +19,8 @@
 //           -> LLVM calling the runtime
 //
 // The cuda target runs the same passes up to the memory plan, with scalar
-// loops (vector-width=1), GEMMs through `rnnrt_cuda_sgemm` and the linalg
+// loops (vector-width=1), GEMMs through `rnnrt_cuda_sgemm` (and, under bf16
+// storage, bf16 operands through `rnnrt_cuda_gemm_bf16`) and the linalg
 // ops left after it (fills, elementwise adds) as scf.parallel rather than
 // scf.for, so that every memory access ends up in a kernel.
 //
@@ -148,15 +149,19 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   }
   ConvertRNNToLoopsPassOptions loops;
-  // One thread per element on the GPU; the CPU default vectorizes.
-  if (cuda)
+  // One thread per element on the GPU; the CPU default vectorizes. cuBLAS
+  // multiplies bf16 operands; OpenBLAS 0.3.21 has no bf16 GEMM.
+  if (cuda) {
     loops.vectorWidth = 1;
+    loops.storageGemm = true;
+  }
   pm.addPass(rnn::createConvertRNNToLoopsPass(loops));
   MatmulToBLASPassOptions blas;
   if (cuda) {
-    // cuBLAS's GEMMs are called in f32 only.
+    // cuBLAS's GEMMs: f32 and bf16 operands, no f64.
     blas.callee = "rnnrt_cuda_sgemm";
     blas.calleeF64 = "";
+    blas.calleeBF16 = "rnnrt_cuda_gemm_bf16";
   }
   pm.addPass(rnn::createMatmulToBLASPass(blas));
   if (cuda)

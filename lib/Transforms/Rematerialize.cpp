@@ -269,6 +269,9 @@ namespace {
 /// The shape of one layer, from its forward kernel.
 struct LayerShape {
   double T, B, I, H, G, P;
+  /// Bytes of an element (of x, the weights and the states) and of a
+  /// stored gate (bf16 under bf16 storage).
+  double elementBytes, storageBytes;
 
   explicit LayerShape(KernelOpInterface fwd) {
     T = fwd.getSeqLen();
@@ -278,6 +281,9 @@ struct LayerShape {
     // G*H: the rows of the gates.
     G = fwd.getCell().getNumGates() * H;
     P = fwd.getBlockSteps();
+    elementBytes =
+        cast<ShapedType>(fwd.getInput().getType()).getElementTypeBitWidth() / 8;
+    storageBytes = fwd.getStorageType().getIntOrFloatBitWidth() / 8;
   }
 };
 } // namespace
@@ -302,10 +308,12 @@ double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
     double chunks = std::ceil(s.T / chunk);
     // Each block's input-projection GEMM in the replay packs W_ih (read and
     // written).
-    double packing = std::ceil(s.T / s.P) * 2 * 4 * s.G * s.I;
-    // The replay writes a chunk of gates and states that the backward reads
-    // back: what exceeds the cache goes to memory and back.
-    double scratch = 4 * chunk * s.B * (s.G + s.H);
+    double packing = std::ceil(s.T / s.P) * 2 * s.elementBytes * s.G * s.I;
+    // The replay writes a chunk of gates (in the storage type) and states
+    // that the backward reads back: what exceeds the cache goes to memory
+    // and back.
+    double scratch =
+        chunk * s.B * (s.storageBytes * s.G + s.elementBytes * s.H);
     double spill = chunks * 2 * std::max(0.0, scratch - model.cacheBytes);
     cost += model.flopsPerByte * (packing + spill);
   });

@@ -1,5 +1,5 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-matmul-to-blas | FileCheck %s
-// RUN: rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=rnnrt_cuda_sgemm" | FileCheck %s --check-prefix=CUDA
+// RUN: rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=rnnrt_cuda_sgemm callee-bf16=rnnrt_cuda_gemm_bf16" | FileCheck %s --check-prefix=CUDA
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=" 2>&1 | FileCheck %s --check-prefix=EMPTY
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee-f64=" 2>&1 | FileCheck %s --check-prefix=NOF64
 
@@ -272,6 +272,40 @@ func.func private @rnnrt_sgemm(i64, i64, f32, f32)
 func.func @conflicting(%a: memref<4x3xf32>, %b: memref<3x5xf32>,
                        %c: memref<4x5xf32>) {
   linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>)
+      outs(%c : memref<4x5xf32>)
+  return
+}
+
+// -----
+
+// A product of bf16 A and B into an f32 C (bf16 storage on the cuda target)
+// calls callee-bf16 with f32 alpha and beta; without one (the default: the
+// CPU's OpenBLAS has no bf16 GEMM) it is an error.
+
+// CUDA: func.func private @rnnrt_cuda_gemm_bf16(i64, i64, f32, f32, memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
+// CUDA-LABEL: func.func @bf16(
+// CUDA-DAG: [[YES:%[[:alnum:]_]+]] = arith.constant 1 : i64
+// CUDA-DAG: [[NO:%[[:alnum:]_]+]] = arith.constant 0 : i64
+// CUDA-DAG: [[ONE:%[[:alnum:]_]+]] = arith.constant 1.000000e+00 : f32
+// CUDA: [[ZERO:%[[:alnum:]_]+]] = arith.constant 0.000000e+00 : f32
+// CUDA-DAG: [[CA:%[[:alnum:]_]+]] = memref.cast %{{.*}} : memref<4x3xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
+// CUDA-DAG: [[CB:%[[:alnum:]_]+]] = memref.cast %{{.*}} : memref<5x3xbf16> to memref<?x?xbf16, strided<[?, ?], offset: ?>>
+// CUDA-DAG: [[CC:%[[:alnum:]_]+]] = memref.cast %{{.*}} : memref<4x5xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+// CUDA: call @rnnrt_cuda_gemm_bf16([[NO]], [[YES]], [[ONE]], [[ZERO]], [[CA]], [[CB]], [[CC]])
+// CUDA-NOT: linalg.matmul
+// CUDA-NOT: call @rnnrt_cuda_sgemm
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+func.func @bf16(%a: memref<4x3xbf16>, %b: memref<5x3xbf16>,
+                %c: memref<4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x5xf32>)
+  // expected-error @+1 {{rnn-matmul-to-blas: the target has no bf16 GEMM (no callee-bf16)}}
+  linalg.matmul indexing_maps = [#mk, #nk, #mn]
+      ins(%a, %b : memref<4x3xbf16>, memref<5x3xbf16>)
       outs(%c : memref<4x5xf32>)
   return
 }

@@ -2,6 +2,7 @@
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=gates" | FileCheck %s --check-prefix=GATES
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" | FileCheck %s --check-prefix=CHUNK
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1" | FileCheck %s --check-prefix=LOOPS
+// RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --convert-rnn-to-loops="vector-width=1 storage-gemm=1" | FileCheck %s --check-prefix=GEMM
 
 // `storage = bf16` on a layer: its kernels carry the attribute, the saved
 // values that are not states (the gates) are bf16 and the states (cells,
@@ -48,6 +49,35 @@
 // LOOPS-NEXT: arith.extf %{{.*}} : bf16 to f32
 // LOOPS-NOT: linalg.matmul {{.*}}bf16
 // LOOPS: return
+
+// With storage-gemm (the cuda target, whose GEMM takes bf16 operands) the
+// weights and every converted operand are bf16 scratch, half the bytes, a
+// saved bf16 value (the replayed gates, the gate gradients the backward
+// writes over them) is an operand as it stands, and the ones of the bias
+// gradients are bf16: every matmul takes bf16 A and B into f32 C.
+
+// GEMM-LABEL: func.func @lstm_grad(
+// GEMM: %[[WIH:.*]] = memref.alloc() {rnn.kernel = "lstm_fwd", rnn.layer = 0 : i64, rnn.role = "gemm_weight"} : memref<20x2xbf16>
+// GEMM: scf.parallel
+// GEMM: %[[W:.*]] = memref.load %{{.*}} : memref<20x2xf32>
+// GEMM-NEXT: %[[N:.*]] = arith.truncf %[[W]] : f32 to bf16
+// GEMM-NEXT: memref.store %[[N]], %[[WIH]]
+// GEMM: %[[XOP:.*]] = memref.alloc() {{.*}}rnn.role = "gemm_operand"} : memref<3x2xbf16>
+// GEMM: linalg.matmul {{.*}} ins(%[[XOP]], %[[WIH]] : memref<3x2xbf16>, memref<20x2xbf16>) outs(%{{.*}} : memref<3x20xf32>)
+// GEMM: %[[BWIH:.*]] = memref.alloc() {rnn.kernel = "lstm_chunked_bwd", rnn.layer = 0 : i64, rnn.role = "gemm_weight"} : memref<20x2xbf16>
+// GEMM: %[[BWHH:.*]] = memref.alloc() {rnn.kernel = "lstm_chunked_bwd", rnn.layer = 0 : i64, rnn.role = "gemm_weight"} : memref<20x5xbf16>
+// GEMM: %[[REPLAYED:.*]] = memref.alloc() {{.*}}rnn.kernel = "lstm_chunked_bwd", {{.*}}rnn.role = "gates"} : memref<2x3x20xbf16>
+// GEMM: %[[ONES:.*]] = memref.alloc() {{.*}}rnn.role = "ones"} : memref<1x3xbf16>
+// GEMM: linalg.matmul ins(%{{.*}}, %[[BWHH]] : memref<3x20xbf16, strided<[20, 1], offset: ?>>, memref<20x5xbf16>) outs(%{{.*}} : memref<3x5xf32>)
+// GEMM: %[[BLOCK:.*]] = memref.subview %[[REPLAYED]]
+// GEMM: %[[DG:.*]] = memref.collapse_shape %[[BLOCK]] {{.*}} into memref<3x20xbf16
+// GEMM-NOT: memref.load %[[DG]]
+// GEMM: linalg.matmul ins(%[[DG]], %[[BWIH]] : memref<3x20xbf16, strided<[20, 1], offset: ?>>, memref<20x2xbf16>)
+// GEMM: linalg.matmul {{.*}} ins(%[[DG]], %{{.*}} : memref<3x20xbf16, strided<[20, 1], offset: ?>>, memref<3x2xbf16>) outs(%{{.*}} : memref<20x2xf32>)
+// GEMM: linalg.matmul ins(%[[ONES]], %[[DG]] : memref<1x3xbf16>, memref<3x20xbf16, strided<[20, 1], offset: ?>>) outs(%{{.*}} : memref<1x20xf32>)
+// GEMM-NOT: linalg.matmul ins({{.*}} : memref<{{[0-9x]+}}xf32
+// GEMM-NOT: rnn.role = "gemm_operand"} : memref<{{[0-9x]+}}xf32>
+// GEMM: return
 
 func.func @lstm(%x: tensor<4x3x2xf32> {rnn.name = "x"},
     %r: tensor<4x3xi1> {rnn.name = "is_init"},

@@ -6,9 +6,9 @@
 //
 // What: tests that run device work through the runtime: device memory with
 // its accounting, a PTX kernel loaded and launched through the mgpu*
-// entry points, the cuBLAS GEMM against a double-precision CPU loop (FP32
-// and TF32), and a GEMM captured into a CUDA graph and replayed, including
-// the rule that device memory cannot be allocated during capture.
+// entry points, the cuBLAS GEMMs against a double-precision CPU loop (FP32,
+// TF32 and bf16 operands), and a GEMM captured into a CUDA graph and replayed,
+// including the rule that device memory cannot be allocated during capture.
 //
 // Why: these are the paths compiled GPU programs and rnn-run take. Without
 // a usable driver every test is skipped with initialize()'s message as the
@@ -222,22 +222,51 @@ TEST_F(CudaDevice, PtxKernelLoadsAndRuns) {
   mgpuModuleUnload(bad);
 }
 
-/// A dense row-major matrix on the host and its copy on the device.
+/// A dense row-major matrix on the host and its copy on the device; with
+/// `bf16`, of bf16 values (f32 with the low 16 bits clear), also on the
+/// device as bf16 (`device16`).
 struct Matrix {
   int64_t rows = 0, cols = 0;
   std::vector<float> host;
-  void *device = nullptr;
+  void *device = nullptr, *device16 = nullptr;
 
-  Matrix(int64_t rows, int64_t cols, std::mt19937 &rng)
+  Matrix(int64_t rows, int64_t cols, std::mt19937 &rng, bool bf16 = false)
       : rows(rows), cols(cols), host(static_cast<size_t>(rows * cols)) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    for (float &v : host)
-      v = dist(rng);
+    std::vector<uint16_t> high(host.size());
+    for (size_t e = 0; e < host.size(); ++e) {
+      uint32_t bits;
+      float v = dist(rng);
+      std::memcpy(&bits, &v, sizeof(bits));
+      high[e] = static_cast<uint16_t>(bits >> 16);
+      if (bf16) {
+        bits &= 0xffff0000u;
+        std::memcpy(&v, &bits, sizeof(bits));
+      }
+      host[e] = v;
+    }
     device = cuda::copyToDevice(host.data(), bytes(), /*accounted=*/false);
+    if (bf16)
+      device16 = cuda::copyToDevice(high.data(), high.size() * sizeof(uint16_t),
+                                    /*accounted=*/false);
   }
   Matrix(const Matrix &) = delete;
   Matrix &operator=(const Matrix &) = delete;
-  ~Matrix() { cuda::freeDevice(device); }
+  ~Matrix() {
+    cuda::freeDevice(device);
+    cuda::freeDevice(device16);
+  }
+
+  StridedMemRefType<uint16_t, 2> descriptor16() const {
+    StridedMemRefType<uint16_t, 2> m;
+    m.basePtr = m.data = static_cast<uint16_t *>(device16);
+    m.offset = 0;
+    m.sizes[0] = rows;
+    m.sizes[1] = cols;
+    m.strides[0] = cols;
+    m.strides[1] = 1;
+    return m;
+  }
 
   size_t bytes() const { return host.size() * sizeof(float); }
   StridedMemRefType<float, 2> descriptor() const {
@@ -308,6 +337,38 @@ TEST_F(CudaDevice, SgemmMatchesDoubleReference) {
                      (tf32 ? "tf32 " : "fp32 ") + std::to_string(M) + "x" +
                          std::to_string(N) + "x" + std::to_string(K) + " ta=" +
                          std::to_string(ta) + " tb=" + std::to_string(tb));
+        }
+      }
+    }
+  }
+  cuda::setTF32(false);
+}
+
+TEST_F(CudaDevice, Bf16GemmMatchesDoubleReference) {
+  std::mt19937 rng(13);
+  const int64_t shapes[][3] = {{37, 29, 41}, {1, 7, 5}, {64, 48, 256}};
+  // The switch does not apply to bf16 operands.
+  for (bool tf32 : {false, true}) {
+    cuda::setTF32(tf32);
+    for (const auto &shape : shapes) {
+      int64_t M = shape[0], N = shape[1], K = shape[2];
+      for (int ta = 0; ta < 2; ++ta) {
+        for (int tb = 0; tb < 2; ++tb) {
+          Matrix A(ta ? K : M, ta ? M : K, rng, /*bf16=*/true);
+          Matrix B(tb ? N : K, tb ? K : N, rng, /*bf16=*/true);
+          Matrix C(M, N, rng);
+          ASSERT_TRUE(A.device16 && B.device16 && C.device)
+              << cuda::takeError();
+          std::vector<double> want = reference(ta, tb, 1.5, 0.5, A, B, C);
+          auto a = A.descriptor16(), b = B.descriptor16();
+          auto c = C.descriptor();
+          _mlir_ciface_rnnrt_cuda_gemm_bf16(ta, tb, 1.5f, 0.5f, &a, &b, &c);
+          ASSERT_EQ(cuda::takeError(), "");
+          // Exact products, f32 sums.
+          expectNear(C.download(), want, 1e-5 * static_cast<double>(K + 1) * 4,
+                     "bf16 " + std::to_string(M) + "x" + std::to_string(N) +
+                         "x" + std::to_string(K) + " ta=" + std::to_string(ta) +
+                         " tb=" + std::to_string(tb));
         }
       }
     }

@@ -223,6 +223,34 @@ TEST_F(CudaWithoutDriver, SgemmRecordsErrorsInsteadOfCrashing) {
   EXPECT_EQ(cuda::takeError(), "");
 }
 
+TEST_F(CudaWithoutDriver, Bf16GemmRecordsErrorsInsteadOfCrashing) {
+  // bf16 1.0 is 0x3f80.
+  std::vector<uint16_t> a(6, 0x3f80), b(6, 0x3f80);
+  std::vector<float> c(4, 3.0f);
+  auto view16 = [](uint16_t *data, int64_t rows, int64_t cols, int64_t s0) {
+    StridedMemRefType<uint16_t, 2> m;
+    m.basePtr = m.data = data;
+    m.offset = 0;
+    m.sizes[0] = rows;
+    m.sizes[1] = cols;
+    m.strides[0] = s0;
+    m.strides[1] = 1;
+    return m;
+  };
+  auto A = view16(a.data(), 2, 3, 3), B = view16(b.data(), 3, 2, 2);
+  Memref2D C = view(c.data(), 2, 2, 2, 1);
+  _mlir_ciface_rnnrt_cuda_gemm_bf16(0, 0, 1.0f, 0.0f, &A, &B, &C);
+  std::string error = cuda::takeError();
+  EXPECT_EQ(error.rfind("rnnrt_cuda_gemm_bf16: ", 0), 0u) << error;
+  EXPECT_TRUE(contains(error, kMissingDriver)) << error;
+  EXPECT_EQ(c, std::vector<float>(4, 3.0f));
+
+  auto broadcast = view16(b.data(), 3, 2, 0);
+  _mlir_ciface_rnnrt_cuda_gemm_bf16(0, 0, 1.0f, 0.0f, &A, &broadcast, &C);
+  error = cuda::takeError();
+  EXPECT_TRUE(contains(error, "neither row- nor column-major")) << error;
+}
+
 TEST(CudaWithoutDriverDeathTest, SgemmShapeMismatchAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   std::vector<float> a(6), b(10), c(4);
@@ -265,18 +293,28 @@ TEST(CudaJit, SymbolTableListsEveryEntryPoint) {
     names.insert(name);
   }
   EXPECT_EQ(names.size(), symbols.size()) << "duplicate names";
-  const std::set<std::string> expected = {
-      "mgpuModuleLoad",       "mgpuModuleLoadJIT",
-      "mgpuModuleUnload",     "mgpuModuleGetFunction",
-      "mgpuLaunchKernel",     "mgpuStreamCreate",
-      "mgpuStreamDestroy",    "mgpuStreamSynchronize",
-      "mgpuStreamWaitEvent",  "mgpuEventCreate",
-      "mgpuEventDestroy",     "mgpuEventSynchronize",
-      "mgpuEventRecord",      "mgpuMemAlloc",
-      "mgpuMemFree",          "mgpuMemcpy",
-      "mgpuMemset32",         "mgpuMemset16",
-      "mgpuSetDefaultDevice", "_mlir_ciface_rnnrt_cuda_sgemm",
-      "rnnrt_begin_phase"};
+  const std::set<std::string> expected = {"mgpuModuleLoad",
+                                          "mgpuModuleLoadJIT",
+                                          "mgpuModuleUnload",
+                                          "mgpuModuleGetFunction",
+                                          "mgpuLaunchKernel",
+                                          "mgpuStreamCreate",
+                                          "mgpuStreamDestroy",
+                                          "mgpuStreamSynchronize",
+                                          "mgpuStreamWaitEvent",
+                                          "mgpuEventCreate",
+                                          "mgpuEventDestroy",
+                                          "mgpuEventSynchronize",
+                                          "mgpuEventRecord",
+                                          "mgpuMemAlloc",
+                                          "mgpuMemFree",
+                                          "mgpuMemcpy",
+                                          "mgpuMemset32",
+                                          "mgpuMemset16",
+                                          "mgpuSetDefaultDevice",
+                                          "_mlir_ciface_rnnrt_cuda_sgemm",
+                                          "_mlir_ciface_rnnrt_cuda_gemm_bf16",
+                                          "rnnrt_begin_phase"};
   EXPECT_EQ(names, expected);
   for (const auto &[name, address] : symbols) {
     if (std::string(name) == "mgpuMemAlloc") {
@@ -284,6 +322,9 @@ TEST(CudaJit, SymbolTableListsEveryEntryPoint) {
     } else if (std::string(name) == "_mlir_ciface_rnnrt_cuda_sgemm") {
       EXPECT_EQ(address,
                 reinterpret_cast<void *>(&_mlir_ciface_rnnrt_cuda_sgemm));
+    } else if (std::string(name) == "_mlir_ciface_rnnrt_cuda_gemm_bf16") {
+      EXPECT_EQ(address,
+                reinterpret_cast<void *>(&_mlir_ciface_rnnrt_cuda_gemm_bf16));
     } else if (std::string(name) == "rnnrt_begin_phase") {
       // The device twin, which also records the step timer's event.
       EXPECT_EQ(address, reinterpret_cast<void *>(&rnnrt_cuda_begin_phase));

@@ -12,9 +12,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -49,11 +49,12 @@ protected:
     context.loadAllAvailableDialects();
   }
 
-  /// The training function of kLSTM, as rnn-autodiff leaves it, with GEMM
-  /// blocks of `gemmRows` / B steps.
-  OwningOpRef<ModuleOp> trainingModule(int64_t gemmRows = 2) {
+  /// The training function of `source` (kLSTM), as rnn-autodiff leaves it,
+  /// with GEMM blocks of `gemmRows` / B steps.
+  OwningOpRef<ModuleOp> trainingModule(int64_t gemmRows = 2,
+                                       const std::string &source = kLSTM) {
     OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(kLSTM, &context);
+        parseSourceString<ModuleOp>(source, &context);
     EXPECT_TRUE(module);
     PassManager pm(&context);
     RNNAutodiffPassOptions options;
@@ -92,9 +93,9 @@ TEST_F(RematTest, ParsesEveryPolicy) {
 }
 
 TEST_F(RematTest, RejectsMalformedPolicies) {
-  for (const char *bad : {"chunk:0", "chunk:-3", "chunk:", "chunk:4x",
-                          "budget:", "budget:0", "budget:1e6", "all",
-                          "gates:2", ""}) {
+  for (const char *bad :
+       {"chunk:0", "chunk:-3", "chunk:", "chunk:4x", "budget:", "budget:0",
+        "budget:1e6", "all", "gates:2", ""}) {
     std::string message;
     EXPECT_TRUE(failed(parseRematPolicy(bad, message))) << bad;
     EXPECT_NE(message.find(std::string("'") + bad + "'"), std::string::npos)
@@ -136,6 +137,40 @@ TEST_F(RematTest, CostIsTheReplayedForwardPlusTraffic) {
                    replay + 3 * (packing + 2 * 2 * 2 * stepScratch));
 }
 
+/// `text` with each `from` replaced by `to`.
+std::string replaceAll(std::string text, const std::string &from,
+                       const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST_F(RematTest, TrafficCountsTheBytesOfEachType) {
+  const double T = 6, B = 2, I = 3, H = 4, G = 16;
+  double replay = T * B * (2 * G * (I + H) + 10 * G);
+  RematCostModel model;
+  model.cacheBytes = 0; // every chunk spills
+  model.flopsPerByte = 1;
+  // chunk:3: two chunks of 3 steps, each written and read back; W_ih
+  // packed by 6 block GEMMs; bf16 gates take 2 bytes, f64 values 8.
+  auto expected = [&](double elementBytes, double gateBytes) {
+    double packing = 6 * 2 * elementBytes * G * I;
+    double spill = 2 * 2 * 3 * B * (gateBytes * G + elementBytes * H);
+    return replay + packing + spill;
+  };
+  std::string bf16 = replaceAll(kLSTM, "weights(%wi, %wh, %bi, %bh)",
+                                "weights(%wi, %wh, %bi, %bh) {storage = bf16}");
+  std::string f64 = replaceAll(kLSTM, "f32", "f64");
+  ASSERT_NE(bf16, kLSTM);
+  EXPECT_DOUBLE_EQ(rematCost(*trainingModule(2), chunk(3), model),
+                   expected(4, 4));
+  EXPECT_DOUBLE_EQ(rematCost(*trainingModule(2, bf16), chunk(3), model),
+                   expected(4, 2));
+  EXPECT_DOUBLE_EQ(rematCost(*trainingModule(2, f64), chunk(3), model),
+                   expected(8, 8));
+}
+
 TEST_F(RematTest, ChunksAreWholeBlocks) {
   // Blocks of two steps (gemm-rows = 4): 3 projection GEMMs per replay,
   // and chunk:3 runs as chunk:4.
@@ -156,8 +191,7 @@ TEST_F(RematTest, ChunksAreWholeBlocks) {
   ASSERT_TRUE(succeeded(verify(*module)));
   auto grad = module->lookupSymbol<func::FuncOp>("f_grad");
   ASSERT_TRUE(grad);
-  EXPECT_EQ(grad->getAttrOfType<StringAttr>("rnn.remat").getValue(),
-            "chunk:4");
+  EXPECT_EQ(grad->getAttrOfType<StringAttr>("rnn.remat").getValue(), "chunk:4");
 }
 
 TEST_F(RematTest, LongChunksPaySpills) {

@@ -50,11 +50,23 @@ def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
     followed by a scalar loop over the remainder; W = 1 emits scalar bodies
     only, one element per iteration (the form GPU mapping wants).
 
+    Under `storage = bf16` every GEMM multiplies operands rounded to bf16
+    with f32 accumulation. By default (a BLAS with no bf16 GEMM) the
+    operands are rounded into f32 scratch and multiplied by the f32 GEMM;
+    with `storage-gemm` (the cuda target) the scratch is bf16, bf16 buffers
+    are operands as they stand, and the matmuls take bf16 inputs and an
+    f32 output.
+
     Next: `rnn-matmul-to-blas`, then the LLVM lowering.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
-           "Lanes of the elementwise loops (1 = scalar)">
+           "Lanes of the elementwise loops (1 = scalar)">,
+    Option<"storageGemm", "storage-gemm", "bool", /*default=*/"false",
+           "The target's GEMM takes operands of a narrower storage type "
+           "(bf16) with f32 accumulation: operands are rounded into scratch "
+           "of the storage type and saved bf16 values are multiplied as they "
+           "stand (false: rounded into f32 scratch for the f32 GEMM)">
   ];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "linalg::LinalgDialect", "math::MathDialect",
@@ -82,7 +94,10 @@ def MatmulToBLASPass : Pass<"rnn-matmul-to-blas", "ModuleOp"> {
     With `callee=rnnrt_cuda_sgemm` (the cuda pipeline) the same call goes to
     the runtime's GPU GEMM, which takes device pointers in the descriptors.
     f64 products call `callee-f64` (`rnnrt_dgemm`, OpenBLAS's dgemm); with
-    an empty `callee-f64` they are an error.
+    an empty `callee-f64` they are an error. Products of bf16 A and B into
+    an f32 C call `callee-bf16` (`rnnrt_cuda_gemm_bf16` on the cuda target,
+    cuBLAS's bf16 GEMM with f32 accumulation); with an empty `callee-bf16`
+    (the default: OpenBLAS 0.3.21 has no sbgemm) they are an error.
   }];
   let options = [
     Option<"callee", "callee", "std::string", /*default=*/"\"rnnrt_sgemm\"",
@@ -92,7 +107,11 @@ def MatmulToBLASPass : Pass<"rnn-matmul-to-blas", "ModuleOp"> {
            /*default=*/"\"rnnrt_dgemm\"",
            "Runtime function called for each f64 GEMM (rnnrt_dgemm's "
            "signature); empty: the target has none and an f64 GEMM is an "
-           "error">
+           "error">,
+    Option<"calleeBF16", "callee-bf16", "std::string", /*default=*/"\"\"",
+           "Runtime function called for each GEMM of bf16 A and B into f32 "
+           "C (rnnrt_cuda_gemm_bf16's signature: f32 alpha and beta); empty: "
+           "the target has none and such a GEMM is an error">
   ];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "memref::MemRefDialect"];

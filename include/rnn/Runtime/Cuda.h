@@ -9,7 +9,9 @@
 //   * the `mgpu*` functions that MLIR's gpu-to-llvm lowering and the
 //     gpu.binary translation call (module load, kernel launch, streams,
 //     events, device memory), with upstream's names and ABI;
-//   * `rnnrt_cuda_sgemm`, the device twin of `rnnrt_sgemm`, through cuBLAS;
+//   * `rnnrt_cuda_sgemm`, the device twin of `rnnrt_sgemm`, and
+//     `rnnrt_cuda_gemm_bf16` (bf16 operands, f32 accumulation), through
+//     cuBLAS;
 //   * a C++ API for the host tool: initialization with a one-line error,
 //     host<->device copies, CUDA graph capture and replay, event timing.
 //
@@ -116,6 +118,16 @@ void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB, float alpha,
                                    float beta, StridedMemRefType<float, 2> *A,
                                    StridedMemRefType<float, 2> *B,
                                    StridedMemRefType<float, 2> *C);
+/// The same GEMM on bf16 operands (their 16 bits as stored) with f32 C,
+/// products and sums: cublasGemmEx with CUDA_R_16BF inputs and
+/// CUBLAS_COMPUTE_32F. The product of bf16 values is exact in f32, so the
+/// result is that of rnnrt_cuda_sgemm on the operands widened, up to the
+/// order of the sums.
+void _mlir_ciface_rnnrt_cuda_gemm_bf16(int64_t transA, int64_t transB,
+                                       float alpha, float beta,
+                                       StridedMemRefType<uint16_t, 2> *A,
+                                       StridedMemRefType<uint16_t, 2> *B,
+                                       StridedMemRefType<float, 2> *C);
 /// Starts a library entry point's call on the calling thread: initializes
 /// the runtime if needed, and until rnnrt_cuda_leave the work goes to
 /// `stream`, the caller's (null: the legacy default stream). Returns 0, or

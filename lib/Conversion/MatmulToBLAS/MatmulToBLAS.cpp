@@ -3,9 +3,10 @@
 // Replaces f32 linalg.matmul on memrefs by a call to the runtime's
 // `rnnrt_sgemm`, which runs a tuned BLAS (OpenBLAS on the CPU), or to the
 // callee the `callee` option names (`rnnrt_cuda_sgemm` for the GPU, same
-// signature, device pointers in the descriptors), and f64 ones by a call to
+// signature, device pointers in the descriptors), f64 ones by a call to
 // `callee-f64` (`rnnrt_dgemm`; none on a target without one, where an f64
-// product is an error). The kernels
+// product is an error), and those of bf16 operands into f32 by a call to
+// `callee-bf16` (`rnnrt_cuda_gemm_bf16`; none by default). The kernels
 // express every GEMM as linalg.matmul with the transpositions in its
 // indexing maps, so the same IR can instead be tiled by upstream linalg
 // transforms; this pass is the fast path for a target that has a BLAS.
@@ -42,14 +43,21 @@ static MemRefType dynamicMatrixType(Type element) {
       StridedLayoutAttr::get(ctx, /*offset=*/dyn, /*strides=*/{dyn, dyn}));
 }
 
-/// The callee's type for matrices of `element`: (transA, transB, alpha,
-/// beta, A, B, C).
-static FunctionType calleeType(Type element) {
-  MLIRContext *ctx = element.getContext();
+/// The element types of one GEMM callee: A and B of `operands`, C (and
+/// alpha, beta) of `result`.
+struct GemmTypes {
+  Type operands, result;
+};
+
+/// The callee's type: (transA, transB, alpha, beta, A, B, C).
+static FunctionType calleeType(GemmTypes types) {
+  MLIRContext *ctx = types.result.getContext();
   Type i64 = IntegerType::get(ctx, 64);
-  MemRefType matrix = dynamicMatrixType(element);
+  MemRefType operand = dynamicMatrixType(types.operands);
+  MemRefType result = dynamicMatrixType(types.result);
   return FunctionType::get(
-      ctx, {i64, i64, element, element, matrix, matrix, matrix}, {});
+      ctx, {i64, i64, types.result, types.result, operand, operand, result},
+      {});
 }
 
 /// Reads whether operand `which` (0 = A, 1 = B) is transposed from the
@@ -72,9 +80,9 @@ static FailureOr<bool> isTransposed(linalg::MatmulOp op, unsigned which) {
 
 namespace {
 struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
-  /// Rewrites the products of `element` into calls to `callee`.
-  MatmulToCall(MLIRContext *ctx, Type element, StringRef callee)
-      : OpRewritePattern(ctx), element(element), callee(callee.str()) {}
+  /// Rewrites the products of `types` into calls to `callee`.
+  MatmulToCall(MLIRContext *ctx, GemmTypes types, StringRef callee)
+      : OpRewritePattern(ctx), types(types), callee(callee.str()) {}
 
   LogicalResult matchAndRewrite(linalg::MatmulOp op,
                                 PatternRewriter &rewriter) const override {
@@ -82,9 +90,12 @@ struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
       return rewriter.notifyMatchFailure(op, "not on buffers");
     Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1],
           c = op.getDpsInits()[0];
-    for (Value v : {a, b, c})
-      if (cast<MemRefType>(v.getType()).getElementType() != element)
-        return rewriter.notifyMatchFailure(op, "another element type");
+    auto elementOf = [](Value v) {
+      return cast<MemRefType>(v.getType()).getElementType();
+    };
+    if (elementOf(a) != types.operands || elementOf(b) != types.operands ||
+        elementOf(c) != types.result)
+      return rewriter.notifyMatchFailure(op, "other element types");
     FailureOr<bool> transA = isTransposed(op, 0);
     FailureOr<bool> transB = isTransposed(op, 1);
     MLIRContext *ctx = op.getContext();
@@ -107,25 +118,25 @@ struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
     }
 
     Location loc = op.getLoc();
-    MemRefType matrixType = dynamicMatrixType(element);
     auto flag = [&](bool value) -> Value {
       return arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(),
                                           value);
     };
     auto scalar = [&](double value) -> Value {
-      return arith::ConstantOp::create(rewriter, loc,
-                                       rewriter.getFloatAttr(element, value));
+      return arith::ConstantOp::create(
+          rewriter, loc, rewriter.getFloatAttr(types.result, value));
     };
     SmallVector<Value> args = {flag(*transA), flag(*transB), scalar(1.0),
                                scalar(beta)};
     for (Value v : {a, b, c})
-      args.push_back(memref::CastOp::create(rewriter, loc, matrixType, v));
+      args.push_back(memref::CastOp::create(
+          rewriter, loc, dynamicMatrixType(elementOf(v)), v));
     rewriter.replaceOpWithNewOp<func::CallOp>(op, callee, TypeRange{}, args);
     return success();
   }
 
 private:
-  Type element;
+  GemmTypes types;
   std::string callee;
 };
 
@@ -140,31 +151,41 @@ struct MatmulToBLASPass
       module.emitError("rnn-matmul-to-blas: empty callee name");
       return signalPassFailure();
     }
-    Type f32 = Float32Type::get(ctx), f64 = Float64Type::get(ctx);
-    SmallVector<std::pair<Type, std::string>> callees = {{f32, callee}};
+    Type f32 = Float32Type::get(ctx), f64 = Float64Type::get(ctx),
+         bf16 = BFloat16Type::get(ctx);
+    SmallVector<std::pair<GemmTypes, std::string>> callees = {
+        {{f32, f32}, callee}};
     if (!calleeF64.empty())
-      callees.push_back({f64, calleeF64});
+      callees.push_back({{f64, f64}, calleeF64});
+    if (!calleeBF16.empty())
+      callees.push_back({{bf16, f32}, calleeBF16});
     RewritePatternSet patterns(ctx);
-    for (auto &[element, name] : callees)
-      patterns.add<MatmulToCall>(ctx, element, name);
+    for (auto &[types, name] : callees)
+      patterns.add<MatmulToCall>(ctx, types, name);
     walkAndApplyPatterns(module, std::move(patterns));
 
+    // The products a target has no GEMM for.
     WalkResult left = module.walk([&](linalg::MatmulOp op) {
       if (!op.hasPureBufferSemantics())
         return WalkResult::advance();
       Type element =
-          cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
+          cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
       if (element == f64 && calleeF64.empty()) {
         op.emitError("rnn-matmul-to-blas: the target has no f64 GEMM "
                      "(no callee-f64)");
+        return WalkResult::interrupt();
+      }
+      if (element == bf16 && calleeBF16.empty()) {
+        op.emitError("rnn-matmul-to-blas: the target has no bf16 GEMM "
+                     "(no callee-bf16)");
         return WalkResult::interrupt();
       }
       return WalkResult::advance();
     });
     if (left.wasInterrupted())
       return signalPassFailure();
-    for (auto &[element, name] : callees)
-      if (failed(declare(module, name, calleeType(element))))
+    for (auto &[types, name] : callees)
+      if (failed(declare(module, name, calleeType(types))))
         return signalPassFailure();
   }
 

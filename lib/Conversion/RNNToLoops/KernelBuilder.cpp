@@ -20,8 +20,10 @@ using namespace mlir;
 using namespace mlir::rnn;
 
 KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
-                             Type storageType, int64_t vectorWidth)
+                             Type storageType, int64_t vectorWidth,
+                             bool storageGemm)
     : b(loc, builder), elementType(elementType), storageType(storageType),
+      gemmType(storageGemm ? storageType : elementType),
       vectorWidth(vectorWidth) {
   // Only GEMM operands rounded to a narrower storage type are made there.
   if (storageType != elementType)
@@ -236,8 +238,15 @@ static Value viewedBuffer(Value value) {
   return value;
 }
 
+bool KernelBuilder::isGemmReady(Value value) {
+  return storageType == elementType ||
+         gemmOperands.contains(viewedBuffer(value)) ||
+         (gemmType != elementType &&
+          cast<MemRefType>(value.getType()).getElementType() == gemmType);
+}
+
 Value KernelBuilder::gemmOperand(Value value) {
-  if (storageType == elementType || gemmOperands.contains(viewedBuffer(value)))
+  if (isGemmReady(value))
     return value;
   // Once, before the kernel's loops, into a buffer of its own.
   OpBuilder::InsertionGuard guard(b);
@@ -255,15 +264,18 @@ Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(kernelStart);
     if (!slot) {
-      dst = alloc(shape, "gemm_weight");
+      dst = alloc(shape, "gemm_weight", gemmType);
     } else {
       Value &buffer = conversions[{*slot, SmallVector<int64_t>(shape)}];
       if (!buffer)
-        buffer = alloc(shape, "gemm_operand");
+        buffer = alloc(shape, "gemm_operand", gemmType);
       dst = buffer;
     }
   }
-  bool rounded = type.getElementType() == storageType;
+  // A store into a bf16 buffer rounds; into an f32 one, round first unless
+  // the value is bf16 already.
+  bool rounded =
+      gemmType == storageType || type.getElementType() == storageType;
   parallel(shape, [&](ValueRange iv) {
     Value element = load(value, iv);
     store(rounded ? element : round(element), dst, iv);
@@ -274,15 +286,15 @@ Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
 void KernelBuilder::matmul(Value a, Value bMat, Value c, bool transA,
                            bool transB, bool accumulate) {
   if (storageType != elementType) {
-    // Both operands rounded to bf16, in f32 scratch where needed: the
-    // second one in a buffer of its own if it has the first one's shape.
+    // Both operands rounded to bf16, in scratch where needed: the second
+    // one in a buffer of its own if it has the first one's shape.
     auto shape = [](Value v) {
       return cast<MemRefType>(v.getType()).getShape();
     };
-    bool convertA = !gemmOperands.contains(viewedBuffer(a));
+    bool convertA = !isGemmReady(a);
     if (convertA)
       a = convertOperand(a, 0);
-    if (!gemmOperands.contains(viewedBuffer(bMat)))
+    if (!isGemmReady(bMat))
       bMat = convertOperand(bMat, convertA && shape(a) == shape(bMat) ? 1 : 0);
   }
   if (!accumulate)
@@ -312,7 +324,7 @@ void KernelBuilder::zero(Value dst) {
 }
 
 Value KernelBuilder::ones(int64_t n) {
-  Value buffer = alloc({1, n}, "ones");
+  Value buffer = alloc({1, n}, "ones", gemmType);
   parallel({1, n}, [&](ValueRange iv) { store(scalar(1.0), buffer, iv); });
   // 1 is a bf16 value.
   gemmOperands.insert(buffer);

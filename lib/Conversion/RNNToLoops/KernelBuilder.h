@@ -18,12 +18,15 @@
 // Buffers of a narrower storage type (bf16 saved values) are read and
 // written through the same `load`/`store`, which widen and round. Under a
 // bf16 storage type every GEMM multiplies operands rounded to bf16 with f32
-// accumulation: `matmul` rounds an f32 operand (and widens a bf16 one) into
+// accumulation. Where the target's GEMM takes bf16 operands
+// (`storageGemm`, cuBLAS), `matmul` rounds an f32 operand into bf16
+// scratch and passes a bf16 buffer as it stands; elsewhere (OpenBLAS 0.3.21
+// has no bf16 GEMM) it rounds an f32 operand (and widens a bf16 one) into
 // f32 scratch, where bf16 values are exact and their products too, and
-// calls the f32 GEMM, so the product is that of a bf16 GEMM on every BLAS.
-// Values that are GEMM operands only (the weights) are rounded once per
-// kernel (`gemmOperand`), and the scratch of the conversions is allocated
-// at the kernel's start, outside every loop.
+// calls the f32 GEMM: the same products either way, f32 sums in the BLAS's
+// order. Values that are GEMM operands only (the weights) are rounded once
+// per kernel (`gemmOperand`), and the scratch of the conversions is
+// allocated at the kernel's start, outside every loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,9 +46,12 @@ namespace rnn {
 class KernelBuilder {
 public:
   /// Scalars, scratch and vectors of `elementType` (f32 or f64); GEMM
-  /// operands rounded to `storageType` if it is narrower (bf16).
+  /// operands rounded to `storageType` if it is narrower (bf16), held in
+  /// buffers of the storage type if `storageGemm` (the target's GEMM takes
+  /// them), else in f32 buffers.
   KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
-                Type storageType, int64_t vectorWidth = 1);
+                Type storageType, int64_t vectorWidth = 1,
+                bool storageGemm = false);
 
   ImplicitLocOpBuilder &builder() { return b; }
 
@@ -95,10 +101,10 @@ public:
   void matmul(Value a, Value bMat, Value c, bool transA, bool transB,
               bool accumulate);
   /// `value` as a GEMM operand: itself, or under a bf16 storage type a
-  /// scratch copy rounded to bf16 (f32 buffers holding bf16 values), made
-  /// here. Operands made by this call are not converted again, so a value
-  /// read only by GEMMs and constant through the kernel (a weight) is
-  /// converted once when the kernel starts.
+  /// scratch copy rounded to bf16 (a bf16 buffer, or an f32 one holding
+  /// bf16 values), made here. Operands made by this call are not converted
+  /// again, so a value read only by GEMMs and constant through the kernel
+  /// (a weight) is converted once when the kernel starts.
   Value gemmOperand(Value value);
   /// dst = src, elementwise over a buffer of any rank.
   void copy(Value src, Value dst);
@@ -153,6 +159,9 @@ private:
   Value lanes(Value value);
   /// `value` rounded to the storage type, in the element type.
   Value round(Value value);
+  /// Whether `value` is a GEMM operand as it stands: made by gemmOperand
+  /// (or `ones`), or a buffer of the storage type the GEMM takes.
+  bool isGemmReady(Value value);
   /// `value` into a scratch GEMM operand: the `slot`th (0 or 1) of its
   /// shape, so that the operands of one GEMM get distinct buffers, or
   /// without a slot a buffer of its own.
@@ -160,6 +169,9 @@ private:
 
   ImplicitLocOpBuilder b;
   Type elementType, storageType;
+  /// The element type of GEMM operands: storageType if the target's GEMM
+  /// takes it, else elementType.
+  Type gemmType;
   SmallVector<Value> scratch;
   /// Under a narrower storage type, ops made here go before `kernelStart`:
   /// the kernel's first operations, outside its loops.

@@ -49,9 +49,9 @@ namespace {
 /// Lowers one memref-form kernel: its cell's lowering writes its loops in
 /// its place.
 struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
-  KernelLowering(MLIRContext *ctx, int64_t vectorWidth)
+  KernelLowering(MLIRContext *ctx, int64_t vectorWidth, bool storageGemm)
       : OpInterfaceRewritePattern<KernelOpInterface>(ctx),
-        vectorWidth(vectorWidth) {}
+        vectorWidth(vectorWidth), storageGemm(storageGemm) {}
 
   LogicalResult matchAndRewrite(KernelOpInterface op,
                                 PatternRewriter &rewriter) const override {
@@ -81,7 +81,7 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
     rewriter.setInsertionPoint(op);
     Operation *before = op->getPrevNode();
     KernelBuilder k(rewriter, op.getLoc(), elementType, op.getStorageType(),
-                    vectorWidth);
+                    vectorWidth, storageGemm);
     lowering.emitKernel(op, k);
     k.freeScratch();
     // The kernel's allocations, loops and calls name the kernel and its
@@ -112,6 +112,7 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
   }
 
   int64_t vectorWidth;
+  bool storageGemm;
 };
 
 /// rnn.begin_backward -> call @rnnrt_begin_phase(1).
@@ -157,7 +158,7 @@ struct ConvertRNNToLoopsPass
     }
 
     RewritePatternSet patterns(ctx);
-    patterns.add<KernelLowering>(ctx, vectorWidth);
+    patterns.add<KernelLowering>(ctx, vectorWidth, storageGemm);
     patterns.add<BeginBackwardLowering>(ctx);
     walkAndApplyPatterns(module, std::move(patterns));
 

@@ -2,7 +2,8 @@
 and checks what the host path issued against the device's own report.
 
 Usage: check-null-device.py NULLCUDA_LIB TMP_DIR [--max-syncs=N]
-       [--max-allocations=N] [--graph | --eager] -- RNN_RUN_FLAG...
+       [--max-allocations=N] [--graph | --eager] [--bf16-gemms]
+       -- RNN_RUN_FLAG...
 
 Checks, from rnn-run --json and the null device's NULLCUDA_REPORT:
   * no violation and no failed call on the device (every kernel argument
@@ -14,7 +15,9 @@ Checks, from rnn-run --json and the null device's NULLCUDA_REPORT:
     measured;
   * --graph: one capture, replayed once per step, each replay repeating the
     launches and GEMM calls of the eager step; --eager: every step issued
-    them itself.
+    them itself;
+  * with --bf16-gemms every GEMM the device ran took bf16 operands
+    (cublasGemmEx), without it none did.
 Exits non-zero listing every failure."""
 
 import json
@@ -86,6 +89,12 @@ def main(argv):
         expect(dev["captures"] == 0, f"{dev['captures']} captures")
         seen = [("launches", "launches", steps),
                 ("gemms", "gemm_calls", steps)]
+    gemms = dev["gemms"] + dev["replayed_gemms"]
+    if "bf16-gemms" in opts:
+        expect(dev["bf16_gemms"] == gemms,
+               f"{dev['bf16_gemms']} of {gemms} GEMMs with bf16 operands")
+    else:
+        expect(dev["bf16_gemms"] == 0, f"{dev['bf16_gemms']} bf16 GEMMs")
     for key, per_step, times in seen:
         expect(dev[key] == run[per_step] * times,
                f"device {key} {dev[key]}, expected {run[per_step]} x {times}")

@@ -10,10 +10,10 @@
 // in runtime/CudaBlas.cpp), under the versioned symbol names cuda.h and
 // cublas_v2.h map the API names to. Device memory is host memory. Kernels
 // are not executed, but every launch is checked against the kernel's
-// signature and the live allocations; SGEMM runs on the CPU through
-// OpenBLAS. Stream capture records the work as graph nodes, which a graph
-// launch replays (and checks) in order. With NULLCUDA_REPORT naming a file,
-// counters are written there as one JSON object when the process exits.
+// signature and the live allocations; SGEMM and the bf16 GemmEx run on the
+// CPU through OpenBLAS. Stream capture records the work as graph nodes, which a
+// graph launch replays (and checks) in order. With NULLCUDA_REPORT naming a
+// file, counters are written there as one JSON object when the process exits.
 //
 // Why: CI machines without a GPU must still run the host path of
 // `rnn-run --target=cuda` end to end: module loading, argument passing,
@@ -110,19 +110,21 @@ struct LaunchConfig {
   int maxDynamicShared;
 };
 
-/// One SGEMM, with alpha and beta read at the call (host pointer mode).
+/// One GEMM with f32 C, with alpha and beta read at the call (host pointer
+/// mode): an SGEMM, or a cublasGemmEx with bf16 A and B (`bf16`).
 struct GemmCall {
   cublasContext *handle;
   cublasOperation_t transa, transb;
   int m, n, k;
   float alpha;
-  const float *a;
+  const void *a;
   int lda;
-  const float *b;
+  const void *b;
   int ldb;
   float beta;
   float *c;
   int ldc;
+  bool bf16 = false;
 };
 
 enum class NodeKind { Kernel, Copy, Set, EventRecord, Gemm };
@@ -222,6 +224,8 @@ struct Counters {
   uint64_t allocs = 0, frees = 0, peakBytes = 0, liveBytes = 0;
   uint64_t launches = 0, graphLaunches = 0, replayedLaunches = 0;
   uint64_t gemms = 0, replayedGemms = 0, syncs = 0, moduleLoads = 0;
+  /// GEMMs run (eagerly or replayed) with bf16 operands.
+  uint64_t bf16Gemms = 0;
   uint64_t getFunction = 0, captures = 0, capturedNodes = 0;
   uint64_t violations = 0, errors = 0;
 };
@@ -267,6 +271,7 @@ void writeReport() {
       {"replayed_launches", c.replayedLaunches},
       {"gemms", c.gemms},
       {"replayed_gemms", c.replayedGemms},
+      {"bf16_gemms", c.bf16Gemms},
       {"syncs", c.syncs},
       {"module_loads", c.moduleLoads},
       {"get_function", c.getFunction},
@@ -980,24 +985,26 @@ CUresult checkLaunch(const std::string &entry, const KernelInfo &kernel,
 // SGEMM.
 //===----------------------------------------------------------------------===//
 
-/// Bytes spanned by a column-major rows x cols float matrix with leading
-/// dimension ld; 0 when it is empty.
-uint64_t matrixBytes(int64_t rows, int64_t cols, int64_t ld) {
+/// Bytes spanned by a column-major rows x cols matrix of `element`-byte
+/// values with leading dimension ld; 0 when it is empty.
+uint64_t matrixBytes(int64_t rows, int64_t cols, int64_t ld,
+                     uint64_t element = sizeof(float)) {
   if (rows <= 0 || cols <= 0)
     return 0;
-  return static_cast<uint64_t>((cols - 1) * ld + rows) * sizeof(float);
+  return static_cast<uint64_t>((cols - 1) * ld + rows) * element;
 }
 
 /// Checks that each operand lies wholly in one live device allocation.
 cublasStatus_t checkGemmOperands(const std::string &entry, const GemmCall &g) {
   bool ta = g.transa != CUBLAS_OP_N, tb = g.transb != CUBLAS_OP_N;
+  uint64_t element = g.bf16 ? sizeof(uint16_t) : sizeof(float);
   struct {
     const char *name;
     const void *p;
     uint64_t bytes;
   } operands[] = {
-      {"A", g.a, matrixBytes(ta ? g.k : g.m, ta ? g.m : g.k, g.lda)},
-      {"B", g.b, matrixBytes(tb ? g.n : g.k, tb ? g.k : g.n, g.ldb)},
+      {"A", g.a, matrixBytes(ta ? g.k : g.m, ta ? g.m : g.k, g.lda, element)},
+      {"B", g.b, matrixBytes(tb ? g.n : g.k, tb ? g.k : g.n, g.ldb, element)},
       {"C", g.c, matrixBytes(g.m, g.n, g.ldc)},
   };
   for (const auto &operand : operands) {
@@ -1043,8 +1050,30 @@ void runGemm(const GemmCall &g) {
   auto op = [](cublasOperation_t o) {
     return o == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
   };
+  if (!g.bf16) {
+    cblas_sgemm(CblasColMajor, op(g.transa), op(g.transb), g.m, g.n, g.k,
+                g.alpha, static_cast<const float *>(g.a), g.lda,
+                static_cast<const float *>(g.b), g.ldb, g.beta, g.c, g.ldc);
+    return;
+  }
+  // bf16 operands widened to f32 (exact), then the f32 GEMM: the products
+  // are exact and the sums f32, as on the tensor cores.
+  ++state().count.bf16Gemms;
+  auto widen = [](const void *p, int64_t rows, int64_t cols, int64_t ld) {
+    auto *bits = static_cast<const uint16_t *>(p);
+    std::vector<float> out(static_cast<size_t>(cols * ld));
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t i = 0; i < rows; ++i) {
+        uint32_t wide = static_cast<uint32_t>(bits[j * ld + i]) << 16;
+        std::memcpy(&out[j * ld + i], &wide, sizeof(wide));
+      }
+    return out;
+  };
+  bool ta = g.transa != CUBLAS_OP_N, tb = g.transb != CUBLAS_OP_N;
+  std::vector<float> a = widen(g.a, ta ? g.k : g.m, ta ? g.m : g.k, g.lda);
+  std::vector<float> b = widen(g.b, tb ? g.n : g.k, tb ? g.k : g.n, g.ldb);
   cblas_sgemm(CblasColMajor, op(g.transa), op(g.transb), g.m, g.n, g.k, g.alpha,
-              g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
+              a.data(), g.lda, b.data(), g.ldb, g.beta, g.c, g.ldc);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1097,8 +1126,10 @@ CUresult replay(const std::vector<Node> &nodes) {
     case NodeKind::Gemm:
       if (!s.blasHandles.count(node.gemm.handle))
         return fail(CUDA_ERROR_INVALID_HANDLE,
-                    entry + ": the cuBLAS handle of an SGEMM was destroyed");
-      if (checkGemmOperands(entry + ": cublasSgemm", node.gemm))
+                    entry + ": the cuBLAS handle of a GEMM was destroyed");
+      if (checkGemmOperands(
+              entry + (node.gemm.bf16 ? ": cublasGemmEx" : ": cublasSgemm"),
+              node.gemm))
         return CUDA_ERROR_INVALID_VALUE;
       runGemm(node.gemm);
       ++s.count.replayedGemms;
@@ -2022,33 +2053,38 @@ cublasGetStatusName(cublasStatus_t status) {
   return "CUBLAS_STATUS_UNKNOWN";
 }
 
-NULLCUDA_EXPORT cublasStatus_t CUBLASWINAPI cublasSgemm(
-    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
-    int m, int n, int k, const float *alpha, const float *A, int lda,
-    const float *B, int ldb, const float *beta, float *C, int ldc) {
-  std::lock_guard<std::mutex> lock(enter());
-  const std::string entry = "cublasSgemm";
+} // extern "C"
+
+namespace {
+
+/// cublasSgemm and cublasGemmEx after their own checks of the types:
+/// cuBLAS's argument checks, then the GEMM on the handle's stream (or into
+/// its capture).
+cublasStatus_t gemm(const std::string &entry, GemmCall g, const float *alpha,
+                    const float *beta) {
   State &s = state();
-  if (!s.blasHandles.count(handle))
+  if (!s.blasHandles.count(g.handle))
     return blasFail(CUBLAS_STATUS_NOT_INITIALIZED,
-                    entry + ": unknown handle " + hex(handle));
+                    entry + ": unknown handle " + hex(g.handle));
   // cuBLAS's own argument checks.
   auto validOp = [](cublasOperation_t op) {
     return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C;
   };
+  int m = g.m, n = g.n, k = g.k;
   std::string args =
       " (m=" + std::to_string(m) + " n=" + std::to_string(n) +
-      " k=" + std::to_string(k) + ", lda=" + std::to_string(lda) +
-      " ldb=" + std::to_string(ldb) + " ldc=" + std::to_string(ldc) + ")";
-  if (!validOp(transa) || !validOp(transb))
+      " k=" + std::to_string(k) + ", lda=" + std::to_string(g.lda) +
+      " ldb=" + std::to_string(g.ldb) + " ldc=" + std::to_string(g.ldc) + ")";
+  if (!validOp(g.transa) || !validOp(g.transb))
     return blasFail(CUBLAS_STATUS_INVALID_VALUE,
-                    entry + ": invalid operation " + std::to_string(transa) +
-                        "/" + std::to_string(transb));
+                    entry + ": invalid operation " + std::to_string(g.transa) +
+                        "/" + std::to_string(g.transb));
   if (m < 0 || n < 0 || k < 0)
     return blasFail(CUBLAS_STATUS_INVALID_VALUE,
                     entry + ": negative size" + args);
-  if (lda < std::max(1, transa == CUBLAS_OP_N ? m : k) ||
-      ldb < std::max(1, transb == CUBLAS_OP_N ? k : n) || ldc < std::max(1, m))
+  if (g.lda < std::max(1, g.transa == CUBLAS_OP_N ? m : k) ||
+      g.ldb < std::max(1, g.transb == CUBLAS_OP_N ? k : n) ||
+      g.ldc < std::max(1, m))
     return blasFail(CUBLAS_STATUS_INVALID_VALUE,
                     entry + ": leading dimension too small" + args);
   if (!alpha || !beta)
@@ -2063,10 +2099,10 @@ NULLCUDA_EXPORT cublasStatus_t CUBLASWINAPI cublasSgemm(
                            entry + ": alpha or beta " + hex(scalar) +
                                " is device memory, the pointer mode is host");
   }
-  GemmCall g{handle, transa, transb, m,   n,     k, *alpha,
-             A,      lda,    B,      ldb, *beta, C, ldc};
+  g.alpha = *alpha;
+  g.beta = *beta;
   CUstream_st *capture = nullptr;
-  if (routeWork(entry, handle->stream, capture) != CUDA_SUCCESS)
+  if (routeWork(entry, g.handle->stream, capture) != CUDA_SUCCESS)
     return CUBLAS_STATUS_EXECUTION_FAILED;
   if (cublasStatus_t st = checkGemmOperands(entry, g)) {
     if (capture)
@@ -2082,6 +2118,63 @@ NULLCUDA_EXPORT cublasStatus_t CUBLASWINAPI cublasSgemm(
   runGemm(g);
   ++s.count.gemms;
   return CUBLAS_STATUS_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+NULLCUDA_EXPORT cublasStatus_t CUBLASWINAPI cublasSgemm(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+    int m, int n, int k, const float *alpha, const float *A, int lda,
+    const float *B, int ldb, const float *beta, float *C, int ldc) {
+  std::lock_guard<std::mutex> lock(enter());
+  GemmCall g{handle, transa, transb, m,   n,    k, 0.0f,
+             A,      lda,    B,      ldb, 0.0f, C, ldc};
+  return gemm("cublasSgemm", g, alpha, beta);
+}
+
+/// The one mixed-precision form the runtime calls: bf16 A and B, f32 C and
+/// f32 compute with host-side f32 alpha and beta. Any other combination is
+/// CUBLAS_STATUS_NOT_SUPPORTED, named.
+NULLCUDA_EXPORT cublasStatus_t CUBLASWINAPI cublasGemmEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+    int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype,
+    int lda, const void *B, cudaDataType Btype, int ldb, const void *beta,
+    void *C, cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
+    cublasGemmAlgo_t algo) {
+  std::lock_guard<std::mutex> lock(enter());
+  const std::string entry = "cublasGemmEx";
+  if (Atype != CUDA_R_16BF || Btype != CUDA_R_16BF || Ctype != CUDA_R_32F ||
+      computeType != CUBLAS_COMPUTE_32F)
+    return blasFail(CUBLAS_STATUS_NOT_SUPPORTED,
+                    entry +
+                        ": the null device runs bf16 A and B with f32 C "
+                        "and CUBLAS_COMPUTE_32F only (types " +
+                        std::to_string(Atype) + "/" + std::to_string(Btype) +
+                        "/" + std::to_string(Ctype) + ", compute " +
+                        std::to_string(computeType) + ")");
+  if (algo != CUBLAS_GEMM_DEFAULT)
+    return blasFail(CUBLAS_STATUS_NOT_SUPPORTED,
+                    entry + ": algorithm " + std::to_string(algo) +
+                        " (the runtime asks for CUBLAS_GEMM_DEFAULT)");
+  GemmCall g{handle,
+             transa,
+             transb,
+             m,
+             n,
+             k,
+             0.0f,
+             A,
+             lda,
+             B,
+             ldb,
+             0.0f,
+             static_cast<float *>(C),
+             ldc,
+             /*bf16=*/true};
+  return gemm(entry, g, static_cast<const float *>(alpha),
+              static_cast<const float *>(beta));
 }
 
 } // extern "C"
