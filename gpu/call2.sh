@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU session, call 2 (about 8 minutes): bench/gpu_vs_cudnn.py at B=64
 # (T=32, I=H=256, L=1 and 2, resets 0 and 5%, fp32 and TF32), graph replay
-# against eager launches at B=64, and the RUN lines of test/GPU/run-cuda.test
-# (its bitwise check is ~260 runs of rnn-run, 8 at a time). From the repository root:
+# against eager launches at B=64, the RUN lines of test/GPU/run-cuda.test
+# (its bitwise check is ~260 runs of rnn-run, 8 at a time), and
+# bench/bf16_storage.py for the LSTM. From the repository root:
 #
 #   OUT=$OUT bash .gpu/call2.sh
 #
@@ -29,5 +30,12 @@ echo "bench rc=${PIPESTATUS[0]}"
 stage run-cuda.test
 timeout 330 python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test
 echo "run-cuda.test rc=$?"
+
+# Last, as it matters least: bf16 storage on the GPU (cuBLAS's bf16 GEMM)
+# against f32, and its error vs the float64 reference.
+stage bench bf16 storage
+timeout 60 python3 bench/bf16_storage.py --rnn-run=$RR --target=cuda \
+  --cells=lstm --rounds=1 --iters=5 | tee "$OUT/bench-bf16.txt"
+echo "bench rc=${PIPESTATUS[0]}"
 
 stage done
