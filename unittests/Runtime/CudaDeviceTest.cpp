@@ -257,21 +257,17 @@ struct Matrix {
     cuda::freeDevice(device16);
   }
 
-  StridedMemRefType<uint16_t, 2> descriptor16() const {
-    StridedMemRefType<uint16_t, 2> m;
-    m.basePtr = m.data = static_cast<uint16_t *>(device16);
-    m.offset = 0;
-    m.sizes[0] = rows;
-    m.sizes[1] = cols;
-    m.strides[0] = cols;
-    m.strides[1] = 1;
-    return m;
-  }
-
   size_t bytes() const { return host.size() * sizeof(float); }
+  /// The row-major descriptor of the device copy in f32, or in bf16.
   StridedMemRefType<float, 2> descriptor() const {
-    StridedMemRefType<float, 2> m;
-    m.basePtr = m.data = static_cast<float *>(device);
+    return rowMajor(static_cast<float *>(device));
+  }
+  StridedMemRefType<uint16_t, 2> descriptor16() const {
+    return rowMajor(static_cast<uint16_t *>(device16));
+  }
+  template <typename T> StridedMemRefType<T, 2> rowMajor(T *data) const {
+    StridedMemRefType<T, 2> m;
+    m.basePtr = m.data = data;
     m.offset = 0;
     m.sizes[0] = rows;
     m.sizes[1] = cols;

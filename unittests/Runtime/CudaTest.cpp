@@ -188,8 +188,10 @@ TEST_F(CudaWithoutDriver, OnlyTheFirstErrorIsKept) {
 
 using Memref2D = StridedMemRefType<float, 2>;
 
-Memref2D view(float *data, int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
-  Memref2D m;
+template <typename T>
+StridedMemRefType<T, 2> view(T *data, int64_t rows, int64_t cols, int64_t s0,
+                             int64_t s1) {
+  StridedMemRefType<T, 2> m;
   m.basePtr = m.data = data;
   m.offset = 0;
   m.sizes[0] = rows;
@@ -227,17 +229,7 @@ TEST_F(CudaWithoutDriver, Bf16GemmRecordsErrorsInsteadOfCrashing) {
   // bf16 1.0 is 0x3f80.
   std::vector<uint16_t> a(6, 0x3f80), b(6, 0x3f80);
   std::vector<float> c(4, 3.0f);
-  auto view16 = [](uint16_t *data, int64_t rows, int64_t cols, int64_t s0) {
-    StridedMemRefType<uint16_t, 2> m;
-    m.basePtr = m.data = data;
-    m.offset = 0;
-    m.sizes[0] = rows;
-    m.sizes[1] = cols;
-    m.strides[0] = s0;
-    m.strides[1] = 1;
-    return m;
-  };
-  auto A = view16(a.data(), 2, 3, 3), B = view16(b.data(), 3, 2, 2);
+  auto A = view(a.data(), 2, 3, 3, 1), B = view(b.data(), 3, 2, 2, 1);
   Memref2D C = view(c.data(), 2, 2, 2, 1);
   _mlir_ciface_rnnrt_cuda_gemm_bf16(0, 0, 1.0f, 0.0f, &A, &B, &C);
   std::string error = cuda::takeError();
@@ -245,7 +237,7 @@ TEST_F(CudaWithoutDriver, Bf16GemmRecordsErrorsInsteadOfCrashing) {
   EXPECT_TRUE(contains(error, kMissingDriver)) << error;
   EXPECT_EQ(c, std::vector<float>(4, 3.0f));
 
-  auto broadcast = view16(b.data(), 3, 2, 0);
+  auto broadcast = view(b.data(), 3, 2, 0, 1);
   _mlir_ciface_rnnrt_cuda_gemm_bf16(0, 0, 1.0f, 0.0f, &A, &broadcast, &C);
   error = cuda::takeError();
   EXPECT_TRUE(contains(error, "neither row- nor column-major")) << error;
