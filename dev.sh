@@ -45,14 +45,15 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }
 
-# PyTorch (the reference and the package's framework), pytest, and the rnnc
+# PyTorch (the reference and the package's framework), pytest, NumPy (the
+# benchmarks and gen_reference.py write .npz files with it), and the rnnc
 # package itself, installed from python/ so that the tests import what a
 # user's `pip install ./python` gives.
 install_python() {
-  if ! python3 -c "import torch, pytest" 2>/dev/null; then
-    echo "dev.sh: installing torch and pytest"
-    python3 -m pip install -q torch pytest ||
-      python3 -m pip install -q --break-system-packages torch pytest
+  if ! python3 -c "import torch, pytest, numpy" 2>/dev/null; then
+    echo "dev.sh: installing torch, pytest and numpy"
+    python3 -m pip install -q torch pytest numpy ||
+      python3 -m pip install -q --break-system-packages torch pytest numpy
   fi
   python3 -m pip install -q --no-deps ./python ||
     python3 -m pip install -q --no-deps --break-system-packages ./python
