@@ -79,6 +79,5 @@ def peak_mismatch(result):
 
 
 def bytes_column(value):
-    """A byte count right-aligned in 12 columns; "-" for None (saved_bytes
-    in the cuda target's planned arena, where a step allocates nothing)."""
+    """A byte count right-aligned in 12 columns; "-" for a missing one."""
     return f"{value:12,d}" if value is not None else f"{'-':>12s}"

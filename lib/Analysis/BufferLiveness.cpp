@@ -15,6 +15,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::rnn;
 
@@ -115,22 +117,36 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
   });
 }
 
-std::pair<int64_t, unsigned> BufferLiveness::getPeak() const {
-  // Bytes allocated and freed at each position, then a running sum.
-  SmallVector<int64_t> delta(numPositions + 1, 0);
+/// Bytes held after each position (numPositions + 1 of them: a buffer
+/// freed at the end of the function has its deallocation there).
+static SmallVector<int64_t> heldBytes(ArrayRef<BufferInfo> buffers,
+                                      unsigned numPositions) {
+  SmallVector<int64_t> held(numPositions + 1, 0);
   for (const BufferInfo &buffer : buffers) {
-    delta[buffer.allocIndex] += buffer.bytes;
+    held[buffer.allocIndex] += buffer.bytes;
     if (buffer.dealloc)
-      delta[buffer.deallocIndex] -= buffer.bytes;
+      held[buffer.deallocIndex] -= buffer.bytes;
   }
-  int64_t current = 0, peak = 0;
-  unsigned position = 0;
-  for (auto [index, d] : llvm::enumerate(delta)) {
-    current += d;
-    if (current > peak) {
-      peak = current;
+  for (unsigned i = 1; i < held.size(); ++i)
+    held[i] += held[i - 1];
+  return held;
+}
+
+std::pair<int64_t, unsigned>
+BufferLiveness::getPeak(unsigned begin, std::optional<unsigned> end) const {
+  SmallVector<int64_t> held = heldBytes(buffers, numPositions);
+  unsigned last = std::min<unsigned>(end.value_or(held.size()), held.size());
+  int64_t peak = 0;
+  unsigned position = begin;
+  for (unsigned index = begin; index < last; ++index)
+    if (held[index] > peak) {
+      peak = held[index];
       position = index;
     }
-  }
   return {peak, position};
+}
+
+int64_t BufferLiveness::getHeldBytes(unsigned position) const {
+  SmallVector<int64_t> held = heldBytes(buffers, numPositions);
+  return position < held.size() ? held[position] : 0;
 }

@@ -31,6 +31,31 @@ static bool isBackwardStart(Operation &op) {
   return phase && phase.value() == 1;
 }
 
+std::optional<unsigned> rnn::findBackwardStart(func::FuncOp func) {
+  unsigned position = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (isBackwardStart(op))
+      return position;
+    ++position;
+  }
+  return std::nullopt;
+}
+
+std::optional<PhaseBytes>
+rnn::predictPhaseBytes(func::FuncOp func, const BufferLiveness &liveness) {
+  std::optional<unsigned> start = findBackwardStart(func);
+  if (!start)
+    return std::nullopt;
+  PhaseBytes phases;
+  phases.fwdPeak = liveness.getPeak(0, *start).first;
+  phases.bwdPeak = liveness.getPeak(*start).first;
+  phases.saved = liveness.getHeldBytes(*start);
+  for (const BufferInfo &buffer : liveness.getBuffers())
+    if (buffer.returned && buffer.allocIndex <= *start)
+      phases.saved -= buffer.bytes;
+  return phases;
+}
+
 std::string MemoryPlanReport::describe(const PlannedBuffer &buffer) const {
   if (buffer.layer < 0)
     return buffer.role;
@@ -74,6 +99,7 @@ MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
   if (!named)
     for (std::string &name : report.positionNames)
       name.clear();
+  report.phases = predictPhaseBytes(func, liveness);
 
   for (auto [info, offset] : llvm::zip(liveness.getBuffers(), offsets)) {
     PlannedBuffer buffer;
@@ -132,8 +158,15 @@ void rnn::printMemoryReport(const MemoryPlanReport &report,
   }
   os << llvm::formatv("  predicted peak {0} bytes, arena {1} bytes\n",
                       report.peakBytes, report.arenaBytes);
-  if (report.backwardStart)
-    os << "  backward from op " << *report.backwardStart << "\n";
+  if (report.backwardStart) {
+    os << "  backward from op " << *report.backwardStart;
+    if (report.phases)
+      os << llvm::formatv(": forward peak {0} bytes, backward peak {1} bytes, "
+                          "saved for backward {2} bytes",
+                          report.phases->fwdPeak, report.phases->bwdPeak,
+                          report.phases->saved);
+    os << "\n";
+  }
   if (report.peakBytes == 0)
     return;
   os << "  at the peak (op " << report.peakPosition;
@@ -191,6 +224,11 @@ llvm::json::Value rnn::memoryReportToJSON(ArrayRef<MemoryPlanReport> reports) {
         {"buffers", std::move(buffers)}};
     if (report.budget)
       function["remat_budget"] = *report.budget;
+    if (report.phases)
+      function["phases"] =
+          llvm::json::Object{{"fwd_peak_bytes", report.phases->fwdPeak},
+                             {"bwd_peak_bytes", report.phases->bwdPeak},
+                             {"saved_bytes", report.phases->saved}};
     functions.push_back(std::move(function));
   }
   return llvm::json::Object{{"functions", std::move(functions)}};

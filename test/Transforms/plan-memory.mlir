@@ -153,3 +153,37 @@ func.func @dynamic(%n: index) {
 func.func @no_buffers(%a: memref<4xf32>) {
   return
 }
+
+// -----
+
+// A function with a forward/backward boundary (the top-level call
+// rnnrt_begin_phase(1), position 5) also gets the plan's figures for each
+// phase. Bytes held by hand: 32, 96, 224, 96 (%tmp freed), 96, 96 at the
+// boundary, then 112, 192, 192, 128, 48. Forward peak (positions 0-4): 224
+// at position 2; backward peak (5 on): 192; saved for backward: the 96
+// bytes held at the boundary but the returned %y's 32, i.e. %gates's 64.
+
+// CHECK-LABEL: func.func @phases(
+// CHECK-SAME: rnn.predicted_bwd_peak_bytes = 192 : i64
+// CHECK-SAME: rnn.predicted_fwd_peak_bytes = 224 : i64
+// CHECK-SAME: rnn.predicted_peak_bytes = 224 : i64
+// CHECK-SAME: rnn.predicted_saved_bytes = 64 : i64
+
+// REPORT-LABEL: memory plan of @phases
+// REPORT: {{^}}  predicted peak 224 bytes, arena 320 bytes{{$}}
+// REPORT-NEXT: {{^}}  backward from op 5: forward peak 224 bytes, backward peak 192 bytes, saved for backward 64 bytes{{$}}
+func.func private @rnnrt_begin_phase(i64)
+func.func @phases(%i: index, %v: f32) -> (memref<8xf32>, memref<4xf32>) {
+  %y = memref.alloc() {rnn.role = "y"} : memref<8xf32>             // 0
+  %gates = memref.alloc() {rnn.role = "gates"} : memref<16xf32>    // 1
+  %tmp = memref.alloc() : memref<32xf32>                           // 2
+  memref.dealloc %tmp : memref<32xf32>                             // 3
+  %c1 = arith.constant 1 : i64                                     // 4
+  func.call @rnnrt_begin_phase(%c1) : (i64) -> ()                  // 5
+  %dx = memref.alloc() {rnn.role = "grad_x"} : memref<4xf32>       // 6
+  %s = memref.alloc() : memref<20xf32>                             // 7
+  memref.store %v, %gates[%i] : memref<16xf32>                     // 8
+  memref.dealloc %gates : memref<16xf32>                           // 9
+  memref.dealloc %s : memref<20xf32>                               // 10
+  return %y, %dx : memref<8xf32>, memref<4xf32>                    // 11
+}

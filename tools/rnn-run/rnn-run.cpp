@@ -18,6 +18,7 @@
 #include "Jit.h"
 #include "Model.h"
 
+#include "rnn/Analysis/MemoryReport.h"
 #include "rnn/InitAll.h"
 #include "rnn/Pipelines/Pipelines.h"
 #include "rnn/Runtime/Runtime.h"
@@ -896,13 +897,31 @@ int main(int argc, char **argv) {
   std::optional<int64_t> predictedPeak;
   if (auto attr = entry->getAttrOfType<IntegerAttr>("rnn.predicted_peak_bytes"))
     predictedPeak = attr.getInt();
+  // The plan's figures of each phase: rnn-plan-memory's for a training
+  // function, the one phase of an inference function. In an arena the step
+  // holds one allocation, and the runtime cannot tell the phases apart.
+  std::optional<mlir::rnn::PhaseBytes> plannedPhases;
+  auto planned = [&](llvm::StringRef name) -> std::optional<int64_t> {
+    if (auto attr = entry->getAttrOfType<IntegerAttr>(name))
+      return attr.getInt();
+    return std::nullopt;
+  };
+  auto fwdPlanned = planned("rnn.predicted_fwd_peak_bytes");
+  auto bwdPlanned = planned("rnn.predicted_bwd_peak_bytes");
+  auto savedPlanned = planned("rnn.predicted_saved_bytes");
+  if (train && fwdPlanned && bwdPlanned && savedPlanned)
+    plannedPhases =
+        mlir::rnn::PhaseBytes{*fwdPlanned, *bwdPlanned, *savedPlanned};
+  else if (!train && predictedPeak)
+    plannedPhases = mlir::rnn::PhaseBytes{*predictedPeak, 0, 0};
   std::optional<int64_t> arenaBytes;
   if (pipelineOptions.arena) {
     auto attr = entry->getAttrOfType<IntegerAttr>("rnn.arena_bytes");
-    if (!attr)
+    if (!attr || !plannedPhases)
       fail("--arena: @" + entryName + " has no static memory plan", 1);
     arenaBytes = attr.getInt();
-    // What the step holds is the arena.
+    // What the step holds is the arena: the live bytes' peak, plus
+    // alignment and the space first fit leaves between buffers.
     predictedPeak = *arenaBytes;
   }
   checkMemoryLimit(signature, train, predictedPeak);
@@ -1100,8 +1119,18 @@ int main(int argc, char **argv) {
       fail(llvm::toString(std::move(err)));
   }
 
+  // Bytes held in each phase and what the forward kept for the backward:
+  // as measured when every buffer is allocated on its own (where they equal
+  // the plan's, test/Integration/memory-phases.test), the plan's in the
+  // arena, which the step holds as one allocation.
   int64_t held = train ? last.bytesAtBackwardStart : last.bytesAtEnd;
   int64_t savedBytes = std::max<int64_t>(0, held - resultBytes);
+  int64_t fwdPeak = last.fwdPeakBytes, bwdPeak = last.bwdPeakBytes;
+  if (arenaBytes) {
+    fwdPeak = plannedPhases->fwdPeak;
+    bwdPeak = plannedPhases->bwdPeak;
+    savedBytes = plannedPhases->saved;
+  }
   double stepMedian = median(stepMs);
   if (json) {
     llvm::json::Object out{
@@ -1127,12 +1156,9 @@ int main(int argc, char **argv) {
              {"measured", static_cast<int64_t>(last.peakBytes)},
              {"predicted", predictedPeak ? llvm::json::Value(*predictedPeak)
                                          : llvm::json::Value(nullptr)},
-             {"fwd", static_cast<int64_t>(last.fwdPeakBytes)},
-             {"bwd", static_cast<int64_t>(last.bwdPeakBytes)}}},
-        // Under --arena nothing is allocated in a step: no saved bytes to
-        // measure.
-        {"saved_bytes", arenaBytes ? llvm::json::Value(nullptr)
-                                   : llvm::json::Value(savedBytes)},
+             {"fwd", fwdPeak},
+             {"bwd", bwdPeak}}},
+        {"saved_bytes", savedBytes},
         {"arena_bytes", arenaBytes ? llvm::json::Value(*arenaBytes)
                                    : llvm::json::Value(nullptr)},
         {"flops", flops},
@@ -1169,9 +1195,8 @@ int main(int argc, char **argv) {
       median(fwdMs), median(bwdMs), flops / (stepMedian * 1e6));
   llvm::outs() << "  memory peak " << mib(last.peakBytes) << " measured, "
                << (predictedPeak ? mib(*predictedPeak) : std::string("none"))
-               << " predicted (fwd " << mib(last.fwdPeakBytes) << ", bwd "
-               << mib(last.bwdPeakBytes) << "), saved for backward "
-               << mib(savedBytes) << "\n";
+               << " predicted (fwd " << mib(fwdPeak) << ", bwd " << mib(bwdPeak)
+               << "), saved for backward " << mib(savedBytes) << "\n";
   llvm::outs() << "  gemm   " << memory.gemm(shape.f64) << "; "
                << perStep->gemms << " calls per step, blocks of " << gemmBlock
                << " steps\n";

@@ -36,8 +36,8 @@ inline constexpr llvm::StringLiteral kRoleAttr = "rnn.role";
 /// The model layer a kernel, its buffers and the ops it was lowered to
 /// belong to (discardable; for the memory report).
 inline constexpr llvm::StringLiteral kLayerAttr = "rnn.layer";
-/// The kernel (`lstm_fwd`, `gru_chunked_bwd`: cell and phase) an allocation, loop or call was lowered
-/// from (discardable; for the memory report).
+/// The kernel (`lstm_fwd`, `gru_chunked_bwd`: cell and phase) an allocation,
+/// loop or call was lowered from (discardable; for the memory report).
 inline constexpr llvm::StringLiteral kKernelAttr = "rnn.kernel";
 
 /// Bytes of a statically shaped buffer of `type` under `layout`, or nothing
@@ -85,8 +85,13 @@ public:
   /// a buffer counts from its allocation to its deallocation, and to the
   /// end of the function if it has none (returned buffers).
   int64_t getPeakBytes() const { return getPeak().first; }
-  /// The peak and the first position where it is held.
-  std::pair<int64_t, unsigned> getPeak() const;
+  /// The peak and the first position where it is held, over the positions
+  /// [begin, end) (end: past the end of the function if not given); 0 at
+  /// `begin` if nothing is held there.
+  std::pair<int64_t, unsigned> getPeak(unsigned begin = 0,
+                                       std::optional<unsigned> end = {}) const;
+  /// Bytes held at `position`, once its op has allocated and freed.
+  int64_t getHeldBytes(unsigned position) const;
 
 private:
   llvm::SmallVector<BufferInfo> buffers;

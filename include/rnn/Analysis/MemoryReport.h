@@ -46,6 +46,25 @@ struct PlannedBuffer {
   bool returned = false;
 };
 
+/// What the plan predicts for the two phases of a training function: the
+/// peak before the forward/backward boundary, the peak from it on, and the
+/// bytes held at it that are not returned (what the forward keeps for the
+/// backward). The runtime measures the same three figures when each buffer
+/// is allocated on its own; in an arena they are known only from the plan.
+struct PhaseBytes {
+  int64_t fwdPeak = 0;
+  int64_t bwdPeak = 0;
+  int64_t saved = 0;
+};
+
+/// Position of the top-level `rnnrt_begin_phase(1)` call of `func`, the
+/// forward/backward boundary, if there is one.
+std::optional<unsigned> findBackwardStart(func::FuncOp func);
+
+/// The phase figures of `func` under `liveness`, if it has a boundary.
+std::optional<PhaseBytes> predictPhaseBytes(func::FuncOp func,
+                                            const BufferLiveness &liveness);
+
 struct MemoryPlanReport {
   std::string function;
   /// rnn.remat of the function, and rnn.remat_budget if it was chosen
@@ -59,6 +78,8 @@ struct MemoryPlanReport {
   /// Position of the forward/backward boundary (rnnrt_begin_phase(1)), if
   /// the function has a backward.
   std::optional<unsigned> backwardStart;
+  /// The phase figures, with the boundary.
+  std::optional<PhaseBytes> phases;
   /// The first position where the peak is held, and the buffers (indices
   /// into `buffers`) live there.
   unsigned peakPosition = 0;

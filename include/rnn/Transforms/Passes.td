@@ -242,7 +242,11 @@ def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "ModuleOp"> {
     order, reusing space freed before the buffer is allocated) and computes
     the peak of bytes held in program order. The results are attached as
     attributes: `rnn.offset` on each allocation, `rnn.predicted_peak_bytes`
-    and `rnn.arena_bytes` on the function. With `report`, prints each
+    and `rnn.arena_bytes` on the function, and for a function with a
+    forward/backward boundary (`rnnrt_begin_phase(1)`) the peak before it
+    (`rnn.predicted_fwd_peak_bytes`), from it on
+    (`rnn.predicted_bwd_peak_bytes`), and the bytes held at it that are not
+    returned (`rnn.predicted_saved_bytes`). With `report`, prints each
     buffer (role and layer, bytes, live range, offset, and the range's ends
     named by phase and kernel), the peak, the backward boundary and what is
     live at the peak (MemoryReport.h) to stdout; `report-file` writes the
@@ -250,7 +254,9 @@ def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "ModuleOp"> {
     in `.json`, else text), and `svg-file` a picture of the plans.
 
     The runtime allocates the buffers one by one through its accounting, in
-    the same order, so the predicted peak is what it measures.
+    the same order, so the predicted figures are what it measures; in an
+    arena (rnn-place-in-arena) the step holds one allocation, and the phase
+    figures are known from the plan only.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

@@ -4,7 +4,9 @@
 Usage: check-memory-report.py RUN.json REPORT.json PICTURE.svg LAYERS
 
 RUN.json is `rnn-run --json` of the same run. Checks, for the training
-function: the report's peak is the peak rnn-run predicted and measured;
+function: the report's peak is the peak rnn-run predicted and measured, and its
+phase figures (the peaks before and after the boundary, the bytes saved
+for the backward) are the ones rnn-run measured;
 the buffers live at the peak hold exactly the peak; every position name is
 a phase (fwd before the backward boundary, bwd after) and a kernel with a
 layer below LAYERS; buffers of every layer appear; a value of layer 0
@@ -42,6 +44,11 @@ def main(run_path, report_path, svg_path, layers):
            f"the buffers live at the peak hold {held}, not {peak['bytes']}")
     start = grad["backward_start"]
     expect(start is not None, "no backward boundary in the training function")
+    measured = {"fwd_peak_bytes": run["peak_bytes"]["fwd"],
+                "bwd_peak_bytes": run["peak_bytes"]["bwd"],
+                "saved_bytes": run["saved_bytes"]}
+    expect(grad.get("phases") == measured,
+           f"phases: report {grad.get('phases')}, rnn-run {measured}")
     name_re = re.compile(r"^(fwd|bwd) [a-z_]+ L(\d+)$")
     for b in buffers:
         for key, pos in (("alloc_at", "alloc"), ("last_use_at", "last_use"),
