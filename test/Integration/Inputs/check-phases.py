@@ -82,7 +82,8 @@ def main(argv):
         if (want["bwd"] > 0) != training:
             failures.append(f"{tag}: backward peak {want['bwd']}")
         print(f"{tag}: fwd {want['fwd']} bwd {want['bwd']} saved "
-              f"{want['saved']} bytes, same in the arena")
+              f"{want['saved']} bytes" +
+              (", the same in the arena" if got == want else ""))
     for f in failures:
         print("FAIL:", f)
     print(f"phases: {len(CASES)} cases, " +
