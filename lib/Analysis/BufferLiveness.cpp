@@ -15,8 +15,6 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <algorithm>
-
 using namespace mlir;
 using namespace mlir::rnn;
 
@@ -117,10 +115,8 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
   });
 }
 
-/// Bytes held after each position (numPositions + 1 of them: a buffer
-/// freed at the end of the function has its deallocation there).
-static SmallVector<int64_t> heldBytes(ArrayRef<BufferInfo> buffers,
-                                      unsigned numPositions) {
+SmallVector<int64_t> BufferLiveness::getHeldBytes() const {
+  // Bytes allocated and freed at each position, then a running sum.
   SmallVector<int64_t> held(numPositions + 1, 0);
   for (const BufferInfo &buffer : buffers) {
     held[buffer.allocIndex] += buffer.bytes;
@@ -132,21 +128,13 @@ static SmallVector<int64_t> heldBytes(ArrayRef<BufferInfo> buffers,
   return held;
 }
 
-std::pair<int64_t, unsigned>
-BufferLiveness::getPeak(unsigned begin, std::optional<unsigned> end) const {
-  SmallVector<int64_t> held = heldBytes(buffers, numPositions);
-  unsigned last = std::min<unsigned>(end.value_or(held.size()), held.size());
+std::pair<int64_t, unsigned> BufferLiveness::getPeak() const {
   int64_t peak = 0;
-  unsigned position = begin;
-  for (unsigned index = begin; index < last; ++index)
-    if (held[index] > peak) {
-      peak = held[index];
+  unsigned position = 0;
+  for (auto [index, bytes] : llvm::enumerate(getHeldBytes()))
+    if (bytes > peak) {
+      peak = bytes;
       position = index;
     }
   return {peak, position};
-}
-
-int64_t BufferLiveness::getHeldBytes(unsigned position) const {
-  SmallVector<int64_t> held = heldBytes(buffers, numPositions);
-  return position < held.size() ? held[position] : 0;
 }

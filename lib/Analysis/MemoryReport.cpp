@@ -41,17 +41,19 @@ std::optional<unsigned> rnn::findBackwardStart(func::FuncOp func) {
   return std::nullopt;
 }
 
-std::optional<PhaseBytes>
-rnn::predictPhaseBytes(func::FuncOp func, const BufferLiveness &liveness) {
-  std::optional<unsigned> start = findBackwardStart(func);
-  if (!start)
-    return std::nullopt;
+PhaseBytes rnn::predictPhaseBytes(const BufferLiveness &liveness,
+                                  unsigned backwardStart) {
+  SmallVector<int64_t> held = liveness.getHeldBytes();
+  ArrayRef<int64_t> fwd = ArrayRef(held).take_front(backwardStart);
+  ArrayRef<int64_t> bwd = ArrayRef(held).drop_front(backwardStart);
   PhaseBytes phases;
-  phases.fwdPeak = liveness.getPeak(0, *start).first;
-  phases.bwdPeak = liveness.getPeak(*start).first;
-  phases.saved = liveness.getHeldBytes(*start);
+  for (int64_t bytes : fwd)
+    phases.fwdPeak = std::max(phases.fwdPeak, bytes);
+  for (int64_t bytes : bwd)
+    phases.bwdPeak = std::max(phases.bwdPeak, bytes);
+  phases.saved = bwd.empty() ? 0 : bwd.front();
   for (const BufferInfo &buffer : liveness.getBuffers())
-    if (buffer.returned && buffer.allocIndex <= *start)
+    if (buffer.returned && buffer.allocIndex <= backwardStart)
       phases.saved -= buffer.bytes;
   return phases;
 }
@@ -99,7 +101,8 @@ MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
   if (!named)
     for (std::string &name : report.positionNames)
       name.clear();
-  report.phases = predictPhaseBytes(func, liveness);
+  if (report.backwardStart)
+    report.phases = predictPhaseBytes(liveness, *report.backwardStart);
 
   for (auto [info, offset] : llvm::zip(liveness.getBuffers(), offsets)) {
     PlannedBuffer buffer;

@@ -134,13 +134,14 @@ struct RNNPlanMemoryPass
     int64_t peak = liveness.getPeakBytes();
     func->setAttr("rnn.predicted_peak_bytes", b.getI64IntegerAttr(peak));
     func->setAttr("rnn.arena_bytes", b.getI64IntegerAttr(arena));
-    if (std::optional<PhaseBytes> phases = predictPhaseBytes(func, liveness)) {
+    if (std::optional<unsigned> start = findBackwardStart(func)) {
+      PhaseBytes phases = predictPhaseBytes(liveness, *start);
       func->setAttr("rnn.predicted_fwd_peak_bytes",
-                    b.getI64IntegerAttr(phases->fwdPeak));
+                    b.getI64IntegerAttr(phases.fwdPeak));
       func->setAttr("rnn.predicted_bwd_peak_bytes",
-                    b.getI64IntegerAttr(phases->bwdPeak));
+                    b.getI64IntegerAttr(phases.bwdPeak));
       func->setAttr("rnn.predicted_saved_bytes",
-                    b.getI64IntegerAttr(phases->saved));
+                    b.getI64IntegerAttr(phases.saved));
     }
     if (!report && reportFile.empty() && svgFile.empty())
       return;

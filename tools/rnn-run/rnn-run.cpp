@@ -894,18 +894,17 @@ int main(int argc, char **argv) {
   PassManager toBuffers(&context);
   mlir::rnn::buildToBuffersPipeline(toBuffers, pipelineOptions);
   runPipeline(toBuffers, *module);
-  std::optional<int64_t> predictedPeak;
-  if (auto attr = entry->getAttrOfType<IntegerAttr>("rnn.predicted_peak_bytes"))
-    predictedPeak = attr.getInt();
-  // The plan's figures of each phase: rnn-plan-memory's for a training
-  // function, the one phase of an inference function. In an arena the step
-  // holds one allocation, and the runtime cannot tell the phases apart.
-  std::optional<mlir::rnn::PhaseBytes> plannedPhases;
+  // The plan's figures, attributes of the entry function.
   auto planned = [&](llvm::StringRef name) -> std::optional<int64_t> {
     if (auto attr = entry->getAttrOfType<IntegerAttr>(name))
       return attr.getInt();
     return std::nullopt;
   };
+  std::optional<int64_t> predictedPeak = planned("rnn.predicted_peak_bytes");
+  // The figures of each phase: rnn-plan-memory's for a training function,
+  // the one phase of an inference function. In an arena the step holds one
+  // allocation, and the runtime cannot tell the phases apart.
+  std::optional<mlir::rnn::PhaseBytes> plannedPhases;
   auto fwdPlanned = planned("rnn.predicted_fwd_peak_bytes");
   auto bwdPlanned = planned("rnn.predicted_bwd_peak_bytes");
   auto savedPlanned = planned("rnn.predicted_saved_bytes");
@@ -916,10 +915,9 @@ int main(int argc, char **argv) {
     plannedPhases = mlir::rnn::PhaseBytes{*predictedPeak, 0, 0};
   std::optional<int64_t> arenaBytes;
   if (pipelineOptions.arena) {
-    auto attr = entry->getAttrOfType<IntegerAttr>("rnn.arena_bytes");
-    if (!attr || !plannedPhases)
+    arenaBytes = planned("rnn.arena_bytes");
+    if (!arenaBytes || !plannedPhases)
       fail("--arena: @" + entryName + " has no static memory plan", 1);
-    arenaBytes = attr.getInt();
     // What the step holds is the arena: the live bytes' peak, plus
     // alignment and the space first fit leaves between buffers.
     predictedPeak = *arenaBytes;

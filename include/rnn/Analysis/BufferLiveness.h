@@ -85,13 +85,11 @@ public:
   /// a buffer counts from its allocation to its deallocation, and to the
   /// end of the function if it has none (returned buffers).
   int64_t getPeakBytes() const { return getPeak().first; }
-  /// The peak and the first position where it is held, over the positions
-  /// [begin, end) (end: past the end of the function if not given); 0 at
-  /// `begin` if nothing is held there.
-  std::pair<int64_t, unsigned> getPeak(unsigned begin = 0,
-                                       std::optional<unsigned> end = {}) const;
-  /// Bytes held at `position`, once its op has allocated and freed.
-  int64_t getHeldBytes(unsigned position) const;
+  /// The peak and the first position where it is held.
+  std::pair<int64_t, unsigned> getPeak() const;
+  /// Bytes held at each position once its op has allocated and freed, and
+  /// at the end (getNumPositions() + 1 entries).
+  llvm::SmallVector<int64_t> getHeldBytes() const;
 
 private:
   llvm::SmallVector<BufferInfo> buffers;

@@ -61,9 +61,9 @@ struct PhaseBytes {
 /// forward/backward boundary, if there is one.
 std::optional<unsigned> findBackwardStart(func::FuncOp func);
 
-/// The phase figures of `func` under `liveness`, if it has a boundary.
-std::optional<PhaseBytes> predictPhaseBytes(func::FuncOp func,
-                                            const BufferLiveness &liveness);
+/// The phase figures of a function whose boundary is at `backwardStart`.
+PhaseBytes predictPhaseBytes(const BufferLiveness &liveness,
+                             unsigned backwardStart);
 
 struct MemoryPlanReport {
   std::string function;
