@@ -162,39 +162,68 @@ class _Function(torch.autograd.Function):
         (x, is_init, rng, h0, c0, h_reset, c_reset, y, saved,
          *params) = ctx.saved_tensors
         states = (h0, c0, h_reset, c_reset)
-        if ctx.consumed:
-            _, saved = _forward(module, library, x, is_init, rng, states,
-                                params)
+        consumed = ctx.consumed
         ctx.consumed = True
-        tensors = module._named(x, is_init, rng, states, params)
-        tensors["y"] = y
-        tensors["saved"] = saved
 
         def cotangent(grad, like):
             if grad is None:
                 return torch.zeros_like(like)
             return grad.contiguous()
 
-        tensors["grad_y"] = cotangent(grad_y, y)
-        tensors["grad_h_n"] = cotangent(grad_h_n, h0)
+        cotangents = {"grad_y": cotangent(grad_y, y),
+                      "grad_h_n": cotangent(grad_h_n, h0)}
         if ctx.has_c:
-            tensors["grad_c_n"] = cotangent(grad_c_n, c0)
-        grads = {"grad_x": torch.empty_like(x),
-                 "grad_h0": torch.empty_like(h0)}
-        if ctx.has_c:
-            grads["grad_c0"] = torch.empty_like(c0)
-        for name, reset in (("h_reset", h_reset), ("c_reset", c_reset)):
-            if reset is not None:
-                grads["grad_" + name] = torch.empty_like(reset)
-        for name, p in zip(module._param_names, params):
-            grads["grad_" + name] = torch.empty_like(p)
-        tensors.update(grads)
-        _call(library, "bwd", tensors, module.num_layers, x.device)
-        result = [None, None, grads["grad_x"], None, None, grads["grad_h0"],
-                  grads.get("grad_c0"), grads.get("grad_h_reset"),
-                  grads.get("grad_c_reset")]
-        result += [grads["grad_" + name] for name in module._param_names]
+            cotangents["grad_c_n"] = cotangent(grad_c_n, c0)
+        inputs = [x, *states, *params]
+        names = ["grad_x", "grad_h0", "grad_c0", "grad_h_reset",
+                 "grad_c_reset"] + ["grad_" + n for n in module._param_names]
+
+        def run():
+            """The gradients of `inputs` (None where an input is absent)."""
+            region = saved
+            if consumed:
+                _, region = _forward(module, library, x, is_init, rng, states,
+                                     params)
+            tensors = module._named(x, is_init, rng, states, params)
+            tensors.update(cotangents)
+            tensors["y"] = y
+            tensors["saved"] = region
+            for name, tensor in zip(names, inputs):
+                if tensor is not None:
+                    tensors[name] = torch.empty_like(tensor)
+            _call(library, "bwd", tensors, module.num_layers, x.device)
+            return tuple(tensors[name] for name, tensor in zip(names, inputs)
+                         if tensor is not None)
+
+        if torch.is_grad_enabled():
+            # create_graph=True: the gradients are recorded as a function
+            # of every input, so that differentiating them again is an
+            # error rather than a result that silently misses terms.
+            present = _Recorded.apply(run, *inputs, *cotangents.values())
+        else:
+            present = run()
+        grads = iter(present)
+        result = [None, None]
+        result += [None if t is None else next(grads) for t in inputs[:1]]
+        result += [None, None]
+        result += [None if t is None else next(grads) for t in inputs[1:]]
         return tuple(result)
+
+
+class _Recorded(torch.autograd.Function):
+    """The backward entry point's results as a node of a recorded graph
+    (`create_graph=True`): they depend on every input and cotangent, and
+    rnnc has no second-order derivative to offer."""
+
+    @staticmethod
+    def forward(ctx, run, *inputs):
+        return run()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RNNCError("rnnc's backward is not differentiable: a gradient "
+                        "computed with create_graph=True cannot be "
+                        "differentiated again")
 
 
 class _RNNBase(nn.Module):
@@ -354,6 +383,9 @@ class _RNNBase(nn.Module):
         if input.dtype != dtype:
             raise RNNCError(f"input must be {_FLOATS[dtype]} (the "
                             f"parameters' dtype), got {input.dtype}")
+        if input.shape[0] == 0 or input.shape[1] == 0:
+            raise RNNCError(f"input must have at least one step and one "
+                            f"batch column, got shape {list(input.shape)}")
         if input.shape[-1] != self.input_size:
             raise RNNCError(f"input has {input.shape[-1]} features, the "
                             f"layer expects input_size={self.input_size}")

@@ -473,6 +473,21 @@ def test_errors_are_one_clear_exception():
         rt.LSTM(3, 4, device="meta")
     with pytest.raises(RNNCError, match="CPU and CUDA tensors, got meta"):
         lstm.to("meta")(torch.randn(5, 2, 3, device="meta"))
+    with pytest.raises(RNNCError, match=r"at least one step and one batch "
+                                        r"column, got shape \[0, 2, 3\]"):
+        lstm(torch.randn(0, 2, 3))
+    with pytest.raises(RNNCError, match=r"got shape \[5, 0, 3\]"):
+        rt.GRU(3, 4)(torch.randn(5, 0, 3))
+    # The backward is not itself differentiable: a second-order gradient
+    # (a gradient penalty) is refused rather than silently missing terms.
+    xg = torch.randn(5, 2, 3, requires_grad=True)
+    penalized = rt.LSTM(3, 4)
+    plain, = torch.autograd.grad(penalized(xg)[0].sum(), xg)
+    grad, = torch.autograd.grad(penalized(xg)[0].sum(), xg,
+                                create_graph=True)
+    assert grad.requires_grad and torch.equal(grad.detach(), plain)
+    with pytest.raises(RNNCError, match="backward is not differentiable"):
+        grad.square().sum().backward()
 
 
 # --------------------------------------------------------------------------
