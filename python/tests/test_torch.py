@@ -7,6 +7,7 @@ go to a fresh cache directory per test session (conftest.py).
 
 import os
 import sys
+import threading
 
 import pytest
 import torch
@@ -443,6 +444,51 @@ def test_repeated_backward_gives_the_same_bits(cell, remat):
     third = torch.autograd.grad(outs, wrt, (gy, ghn))
     for a, b, c in zip(first, second, third):
         assert torch.equal(a, b) and torch.equal(a, c)
+
+
+def test_calls_from_many_threads_give_the_sequential_bits():
+    """One module called from 8 threads at once (each thread has its own
+    scratch arena; the runtime's shared state is locked) gives every
+    call's sequential outputs and gradients, bit for bit."""
+    T, B, I, H, L = 7, 5, 6, 8, 2
+    ours, _ = make_pair("lstm", I, H, L, remat="chunk:2")
+    resets = torch.Generator().manual_seed(3)
+    cases = []
+    for seed in range(8):
+        x, h0, c0, gy, ghn = inputs(T, B, I, H, L, seed=10 + seed)
+        is_init = torch.rand(T, B, generator=resets) < 0.2
+        cases.append((x, h0, c0, gy, is_init))
+
+    def run(case):
+        x, h0, c0, gy, is_init = case
+        y, _ = ours(x, (h0, c0), is_init=is_init)
+        grads = torch.autograd.grad(y, [x, h0, c0, *ours.parameters()], gy)
+        return [y.detach(), *grads]
+
+    sequential = [run(case) for case in cases]
+    concurrent = [None] * len(cases)
+    failures = []
+
+    def work(i):
+        try:
+            for _ in range(4):
+                results = run(cases[i])
+                if concurrent[i] is None:
+                    concurrent[i] = results
+                assert all(torch.equal(a, b)
+                           for a, b in zip(results, concurrent[i]))
+        except Exception as error:  # reported by the main thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,))
+               for i in range(len(cases))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    for want, got in zip(sequential, concurrent):
+        assert all(torch.equal(a, b) for a, b in zip(want, got))
 
 
 def test_errors_are_one_clear_exception():
