@@ -17,6 +17,8 @@ or with `reset_state` the given one (TorchRL's stored recurrent state):
 each `[L, T, B, H]` (`[L, B, T, H]` with `batch_first`), the state entering
 step t of column b, or `[L, B, H]`, one per column; gradients flow into
 them.
+An unbatched input `[T, I]` takes states `[L, H]`, `is_init` `[T]` and
+reset states `[L, T, H]` or `[L, H]`, as `torch.nn.LSTM`'s does.
 `remat` picks what the forward saves for the backward: `none`, `gates`,
 `chunk:K` or `budget:BYTES`; every policy gives bitwise identical results.
 `storage="bf16"` stores the saved values that are not states in bf16 and
@@ -378,8 +380,8 @@ class _RNNBase(nn.Module):
             raise RNNCError(f"input must be a tensor, got {type(input)}")
         if input.dim() != 3:
             raise RNNCError(f"input must be 3-D ([T, B, I], or [B, T, I] "
-                            f"with batch_first), got shape "
-                            f"{list(input.shape)}")
+                            f"with batch_first) or 2-D [T, I] (unbatched), "
+                            f"got shape {list(input.shape)}")
         if input.dtype != dtype:
             raise RNNCError(f"input must be {_FLOATS[dtype]} (the "
                             f"parameters' dtype), got {input.dtype}")
@@ -469,7 +471,48 @@ class _RNNBase(nn.Module):
         states += [None] * (2 - len(states))
         return tuple(states), forms[0]
 
+    def _unbatched(self, input, h0, c0, is_init, reset_state):
+        """A 2-D input `[T, I]` as `torch.nn.LSTM` takes it (states `[L,
+        H]`, `is_init` `[T]`, reset states `[L, T, H]` or `[L, H]`, whatever
+        `batch_first`), made a batch of one column."""
+        col = 0 if self.batch_first else 1
+
+        def column(state, name, step_dim=None):
+            if state is None:
+                return None
+            if not isinstance(state, torch.Tensor):
+                raise RNNCError(f"{name} must be a tensor")
+            if step_dim is not None and state.dim() == 3:
+                return state.unsqueeze(step_dim)
+            if state.dim() != 2:
+                raise RNNCError(f"{name} of an unbatched (2-D) input must be "
+                                f"2-D [num_layers, hidden_size], got shape "
+                                f"{list(state.shape)}")
+            return state.unsqueeze(1)
+
+        if isinstance(is_init, torch.Tensor):
+            if is_init.dim() != 1:
+                raise RNNCError(f"is_init of an unbatched (2-D) input must "
+                                f"be 1-D [T], got shape "
+                                f"{list(is_init.shape)}")
+            is_init = is_init.unsqueeze(col)
+        if reset_state is not None:
+            step_dim = 1 + col
+            if isinstance(reset_state, (tuple, list)):
+                names = ("h_reset", "c_reset")[:len(reset_state)]
+                reset_state = tuple(column(s, n, step_dim)
+                                    for s, n in zip(reset_state, names))
+            else:
+                reset_state = column(reset_state, "h_reset", step_dim)
+        return (input.unsqueeze(col), column(h0, "h0"), column(c0, "c0"),
+                is_init, reset_state)
+
     def _run(self, input, h0, c0, is_init, reset_state=None):
+        if isinstance(input, torch.Tensor) and input.dim() == 2:
+            batched = self._unbatched(input, h0, c0, is_init, reset_state)
+            y, *final = self._run(*batched)
+            col = 0 if self.batch_first else 1
+            return (y.squeeze(col),) + tuple(s.squeeze(1) for s in final)
         dtype = self._dtype
         x, is_init = self._check_input(input, is_init, dtype)
         T, B = x.shape[0], x.shape[1]

@@ -491,6 +491,49 @@ def test_calls_from_many_threads_give_the_sequential_bits():
         assert all(torch.equal(a, b) for a, b in zip(want, got))
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_unbatched_input_as_torch_takes_it(cell, batch_first):
+    """A 2-D input [T, I] with states [L, H], as torch.nn takes it: the
+    outputs and gradients of torch.nn's unbatched call; with resets, the
+    bits of the same call as a batch of one column."""
+    T, I, H, L = 6, 4, 5, 2
+    ours, ref = make_pair(cell, I, H, L, batch_first=batch_first)
+    x, h0, c0, gy, ghn = inputs(T, 1, I, H, L)
+    x, gy = x.detach()[:, 0].requires_grad_(), gy[:, 0]
+    h0, c0, ghn = (t.detach()[:, 0].requires_grad_() for t in (h0, c0, ghn))
+    y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn)
+    y_ref, _, grads_ref = loss_and_grads(cell, ref, x, h0, c0, gy, ghn)
+    assert y.shape == y_ref.shape == (T, H)
+    assert rel_err(y, y_ref) < 1e-5
+    for g, g_ref in zip(grads, grads_ref):
+        assert g.shape == g_ref.shape
+        assert rel_err(g, g_ref) < 1e-5
+
+    is_init = torch.zeros(T, dtype=torch.bool)
+    is_init[2] = is_init[4] = True
+    hr, cr = reset_inputs(cell, T, 1, H, L, "step")
+    hr, cr = (None if r is None else r.detach()[:, :, 0].requires_grad_()
+              for r in (hr, cr))
+    y, _, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init,
+                                 hr, cr)
+    col = 0 if batch_first else 1
+    as_batch = [x.unsqueeze(col), h0.unsqueeze(1), c0.unsqueeze(1),
+                gy.unsqueeze(col), ghn.unsqueeze(1), is_init.unsqueeze(col),
+                hr.unsqueeze(col + 1)]
+    as_batch.append(None if cr is None else cr.unsqueeze(col + 1))
+    y_one, _, grads_one = loss_and_grads(cell, ours, *as_batch)
+    assert torch.equal(y, y_one.squeeze(col))
+    for g, g_one in zip(grads, grads_one):
+        assert torch.equal(g, g_one.reshape(g.shape))
+    with pytest.raises(RNNCError, match=r"h0 of an unbatched \(2-D\) input "
+                                        r"must be 2-D"):
+        ours(x, state_of(cell, h0.unsqueeze(1), c0.unsqueeze(1)))
+    with pytest.raises(RNNCError, match=r"is_init of an unbatched \(2-D\) "
+                                        r"input must be 1-D \[T\]"):
+        ours(x, is_init=is_init.unsqueeze(1))
+
+
 def test_errors_are_one_clear_exception():
     lstm = rt.LSTM(3, 4)
     x = torch.randn(5, 2, 3)
@@ -522,6 +565,9 @@ def test_errors_are_one_clear_exception():
     with pytest.raises(RNNCError, match=r"at least one step and one batch "
                                         r"column, got shape \[0, 2, 3\]"):
         lstm(torch.randn(0, 2, 3))
+    with pytest.raises(RNNCError, match=r"or 2-D \[T, I\] \(unbatched\), "
+                                        r"got shape \[5\]"):
+        lstm(torch.randn(5))
     with pytest.raises(RNNCError, match=r"got shape \[5, 0, 3\]"):
         rt.GRU(3, 4)(torch.randn(5, 0, 3))
     # The backward is not itself differentiable: a second-order gradient
