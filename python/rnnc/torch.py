@@ -302,6 +302,17 @@ class _RNNBase(nn.Module):
     def _flat_params(self):
         return [getattr(self, name) for name in self._param_names]
 
+    @property
+    def all_weights(self):
+        """`torch.nn.LSTM`'s: per layer, [weight_ih, weight_hh, bias_ih,
+        bias_hh]."""
+        params = self._flat_params
+        return [params[4 * k:4 * k + 4] for k in range(self.num_layers)]
+
+    def flatten_parameters(self):
+        """A no-op, as `torch.nn.LSTM`'s is off cuDNN: rnnc reads every
+        parameter where it is."""
+
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:

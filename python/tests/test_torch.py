@@ -534,6 +534,24 @@ def test_unbatched_input_as_torch_takes_it(cell, batch_first):
         ours(x, is_init=is_init.unsqueeze(1))
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_module_surface_of_torch_nn(cell):
+    """What code written for torch.nn.LSTM/GRU touches besides the call:
+    parameter names and shapes in order, all_weights, flatten_parameters."""
+    ours, ref = make_pair(cell, 3, 4, 2)
+    assert [(n, p.shape) for n, p in ours.named_parameters()] == \
+        [(n, p.shape) for n, p in ref.named_parameters()]
+    assert [[p.shape for p in layer] for layer in ours.all_weights] == \
+        [[p.shape for p in layer] for layer in ref.all_weights]
+    assert all(a is b for layer, names in zip(ours.all_weights,
+                                              ref._all_weights)
+               for a, b in zip(layer, (getattr(ours, n) for n in names)))
+    ours.flatten_parameters()
+    x = torch.randn(5, 2, 3)
+    with torch.no_grad():
+        assert rel_err(ours(x)[0], ref(x)[0]) < 1e-5
+
+
 def test_errors_are_one_clear_exception():
     lstm = rt.LSTM(3, 4)
     x = torch.randn(5, 2, 3)
