@@ -388,6 +388,10 @@ class _RNNBase(nn.Module):
 
     def _check_input(self, input, is_init, dtype):
         if not isinstance(input, torch.Tensor):
+            if isinstance(input, nn.utils.rnn.PackedSequence):
+                raise RNNCError("rnnc does not take a PackedSequence: pass "
+                                "the padded tensor, and is_init to start "
+                                "each sequence from a fresh state")
             raise RNNCError(f"input must be a tensor, got {type(input)}")
         if input.dim() != 3:
             raise RNNCError(f"input must be 3-D ([T, B, I], or [B, T, I] "

@@ -586,6 +586,9 @@ def test_errors_are_one_clear_exception():
     with pytest.raises(RNNCError, match=r"or 2-D \[T, I\] \(unbatched\), "
                                         r"got shape \[5\]"):
         lstm(torch.randn(5))
+    packed = torch.nn.utils.rnn.pack_padded_sequence(x, [5, 3])
+    with pytest.raises(RNNCError, match="does not take a PackedSequence"):
+        lstm(packed)
     with pytest.raises(RNNCError, match=r"got shape \[5, 0, 3\]"):
         rt.GRU(3, 4)(torch.randn(5, 0, 3))
     # The backward is not itself differentiable: a second-order gradient
