@@ -6,7 +6,8 @@ and `MGU`, the minimal gated unit (rnn.mgu) in `torch.nn.GRU`'s interface.
     y, (h_n, c_n) = lstm(x, (h0, c0), is_init=dones)
 
 Constructor arguments, parameter names and shapes are `torch.nn.LSTM`'s
-(`weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`, `bias_hh_l{k}`);
+(`weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`, `bias_hh_l{k}`; the
+weights only with `bias=False`);
 `is_init[t, b]` (bool, `[T, B]`, or `[B, T]` with `batch_first`) starts a
 new episode at step t of column b: the state entering that step is zero,
 or with `reset_state` the given one (TorchRL's stored recurrent state):
@@ -250,8 +251,6 @@ class _RNNBase(nn.Module):
             warnings.warn(f"dropout applies between layers: with "
                           f"num_layers=1 and dropout={dropout} nothing is "
                           f"dropped")
-        if not bias:
-            raise RNNCError("bias=False is not supported by rnnc")
         dtype = torch.float32 if dtype is None else dtype
         if dtype not in _FLOATS:
             raise RNNCError(f"rnnc supports float32 and float64, got {dtype}")
@@ -287,9 +286,15 @@ class _RNNBase(nn.Module):
                                 (f"weight_hh_l{k}", (gh, hidden_size)),
                                 (f"bias_ih_l{k}", (gh,)),
                                 (f"bias_hh_l{k}", (gh,))):
-                self.register_parameter(
-                    name, nn.Parameter(torch.empty(shape, dtype=dtype,
-                                                   device=device)))
+                tensor = torch.empty(shape, dtype=dtype, device=device)
+                if bias or name.startswith("weight"):
+                    self.register_parameter(name, nn.Parameter(tensor))
+                else:
+                    # bias=False: the library adds zero biases (kept out of
+                    # the parameters and the state dict, as torch.nn has
+                    # none) and their gradients are dropped.
+                    self.register_buffer(name, tensor.zero_(),
+                                         persistent=False)
                 self._param_names.append(name)
         self.reset_parameters()
 
@@ -305,9 +310,10 @@ class _RNNBase(nn.Module):
     @property
     def all_weights(self):
         """`torch.nn.LSTM`'s: per layer, [weight_ih, weight_hh, bias_ih,
-        bias_hh]."""
+        bias_hh] ([weight_ih, weight_hh] with bias=False)."""
         params = self._flat_params
-        return [params[4 * k:4 * k + 4] for k in range(self.num_layers)]
+        kept = 4 if self.bias else 2
+        return [params[4 * k:4 * k + kept] for k in range(self.num_layers)]
 
     def flatten_parameters(self):
         """A no-op, as `torch.nn.LSTM`'s is off cuDNN: rnnc reads every
@@ -317,6 +323,8 @@ class _RNNBase(nn.Module):
         s = f"{self.input_size}, {self.hidden_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
         if self.batch_first:
             s += ", batch_first=True"
         if self.dropout:

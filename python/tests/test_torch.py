@@ -29,12 +29,12 @@ class MguAsGru(torch.nn.Module):
     the MGU's names and shapes (as rnnc.torch.MGU); autograd carries the
     gradients back through the map."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1,
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False):
         super().__init__()
         # Not a submodule: its own parameters are replaced on every call.
         self._gru = [torch.nn.GRU(input_size, hidden_size, num_layers,
-                                  batch_first=batch_first)]
+                                  bias=bias, batch_first=batch_first)]
         for name, p in self._gru[0].named_parameters():
             self.register_parameter(name, torch.nn.Parameter(
                 torch.empty(p.shape[0] // 3 * 2, *p.shape[1:])))
@@ -532,6 +532,31 @@ def test_unbatched_input_as_torch_takes_it(cell, batch_first):
     with pytest.raises(RNNCError, match=r"is_init of an unbatched \(2-D\) "
                                         r"input must be 1-D \[T\]"):
         ours(x, is_init=is_init.unsqueeze(1))
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+def test_without_biases(cell):
+    """bias=False: torch.nn's parameters (weights only, loadable from its
+    state dict), and the outputs and gradients of torch.nn's own bias=False
+    layer."""
+    T, B, I, H, L = 6, 3, 4, 5, 2
+    ours_cls, ref_cls = CELLS[cell]
+    torch.manual_seed(0)
+    ref = ref_cls(I, H, L, bias=False)
+    ours = ours_cls(I, H, L, bias=False, remat="chunk:2")
+    assert [n for n, _ in ours.named_parameters()] == \
+        [n for n, _ in ref.named_parameters()]
+    ours.load_state_dict(ref.state_dict())
+    assert "bias=False" in repr(ours)
+    assert [len(layer) for layer in ours.all_weights] == [2] * L
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    y, _, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn)
+    y_ref, _, grads_ref = loss_and_grads(cell, ref, x, h0, c0, gy, ghn)
+    assert rel_err(y, y_ref) < 1e-5
+    assert len(grads) == len(grads_ref)
+    for g, g_ref in zip(grads, grads_ref):
+        assert g.shape == g_ref.shape
+        assert rel_err(g, g_ref) < 1e-5
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
