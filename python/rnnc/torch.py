@@ -508,9 +508,10 @@ class _RNNBase(nn.Module):
             if step_dim is not None and state.dim() == 3:
                 return state.unsqueeze(step_dim)
             if state.dim() != 2:
+                shapes = "[L, H]" if step_dim is None else \
+                    "[L, T, H] (per step) or [L, H]"
                 raise RNNCError(f"{name} of an unbatched (2-D) input must be "
-                                f"2-D [num_layers, hidden_size], got shape "
-                                f"{list(state.shape)}")
+                                f"{shapes}, got shape {list(state.shape)}")
             return state.unsqueeze(1)
 
         if isinstance(is_init, torch.Tensor):

@@ -527,11 +527,17 @@ def test_unbatched_input_as_torch_takes_it(cell, batch_first):
     for g, g_one in zip(grads, grads_one):
         assert torch.equal(g, g_one.reshape(g.shape))
     with pytest.raises(RNNCError, match=r"h0 of an unbatched \(2-D\) input "
-                                        r"must be 2-D"):
+                                        r"must be \[L, H\], got shape "
+                                        r"\[2, 1, 5\]"):
         ours(x, state_of(cell, h0.unsqueeze(1), c0.unsqueeze(1)))
     with pytest.raises(RNNCError, match=r"is_init of an unbatched \(2-D\) "
                                         r"input must be 1-D \[T\]"):
         ours(x, is_init=is_init.unsqueeze(1))
+    with pytest.raises(RNNCError, match=r"h_reset of an unbatched \(2-D\) "
+                                        r"input must be \[L, T, H\] \(per "
+                                        r"step\) or \[L, H\]"):
+        ours(x, is_init=is_init, reset_state=state_of(
+            cell, hr.unsqueeze(0), None if cr is None else cr.unsqueeze(0)))
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
