@@ -252,8 +252,12 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                                     f"rnn-compile exited {run.returncode}")
 
             _publish(final, run_compiler)
-        library = Library(final if device is None else
-                          _device_copy(final, device))
+        directory = final if device is None else _device_copy(final, device)
+        try:
+            library = Library(directory)
+        except RNNCError as e:
+            raise RNNCError(f"{e} (a damaged cache entry: remove "
+                            f"{directory} to compile it again)") from None
         if device is not None:
             library.use_device(device)
         _loaded[loaded_key] = library

@@ -6,6 +6,8 @@ go to a fresh cache directory per test session (conftest.py).
 """
 
 import os
+import re
+import shutil
 import sys
 import threading
 
@@ -862,6 +864,26 @@ def test_compile_cache_reuses_the_library(monkeypatch):
     assert os.stat(manifest).st_mtime_ns == stamp
     assert not [n for n in os.listdir(os.path.dirname(lib.directory))
                 if ".tmp-" in n]
+
+
+def test_damaged_cache_entry_is_named(monkeypatch):
+    """A cache entry damaged outside rnnc (the compile itself publishes
+    atomically) is an error naming the entry to remove."""
+    from rnnc import library
+    lib = compile_model("mgu", 3, 2, 3, 3, 1, "none")
+    monkeypatch.setattr(library, "_loaded", {})
+    with open(os.path.join(lib.directory, "manifest.json"), "w") as f:
+        f.write("{")
+    try:
+        with pytest.raises(RNNCError, match=r"cannot read .*manifest.json.* "
+                                            r"\(a damaged cache entry: remove "
+                                            + re.escape(lib.directory)):
+            compile_model("mgu", 3, 2, 3, 3, 1, "none")
+    finally:
+        shutil.rmtree(lib.directory)
+    # Removed, it is compiled again.
+    assert compile_model("mgu", 3, 2, 3, 3, 1, "none").saved_bytes == \
+        lib.saved_bytes
 
 
 def test_readme_example_trains():
