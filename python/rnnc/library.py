@@ -19,6 +19,8 @@ target and GPU chip, and the identity of the compiler) into a cache directory
 (`$RNNC_CACHE_DIR`, else `~/.cache/rnnc`), one subdirectory per key, written
 under a temporary name and renamed into place, so a crash or a concurrent
 compile never leaves a partial library where a later run would load it.
+Within a process, a library once loaded is returned for the same request
+without a look at the disk or the compiler.
 """
 
 import ctypes
@@ -173,7 +175,8 @@ class Library:
         return self.entries[kind]
 
 
-_loaded = {}
+_loaded = {}      # (cache key, device) -> Library
+_requested = {}   # compile_model's arguments and environment -> Library
 _lock = threading.Lock()
 
 
@@ -215,6 +218,17 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                         f"'bf16')")
     if storage and dtype != "float32":
         raise RNNCError(f"bf16 storage needs float32 parameters, got {dtype}")
+    # A library this process loaded for the same request is returned
+    # without looking for the compiler again (a call's fast path); a
+    # compiler rebuilt meanwhile is seen by the next process.
+    request = (cell, seq_len, batch, input_size, hidden_size, layers, remat,
+               target, chip, device, dtype, float(dropout), reset_to,
+               storage, cache_dir()) + tuple(
+                   os.environ.get(name) for name in ("RNNC_COMPILE", "PATH",
+                                                     "RNNC_RUNTIME_LIB"))
+    library = _requested.get(request)
+    if library is not None:
+        return library
     compiler = find_compiler()
     key_text = json.dumps([ABI_VERSION, _compiler_identity(compiler), cell,
                            seq_len, batch, input_size, hidden_size, layers,
@@ -224,6 +238,7 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     loaded_key = (key, device)
     with _lock:
         if loaded_key in _loaded:
+            _requested[request] = _loaded[loaded_key]
             return _loaded[loaded_key]
         root = cache_dir()
         final = os.path.join(root, key)
@@ -261,6 +276,7 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
         if device is not None:
             library.use_device(device)
         _loaded[loaded_key] = library
+        _requested[request] = library
         return library
 
 

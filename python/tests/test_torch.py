@@ -857,6 +857,7 @@ def test_compile_cache_reuses_the_library(monkeypatch):
     manifest = os.path.join(lib.directory, "manifest.json")
     stamp = os.stat(manifest).st_mtime_ns
     monkeypatch.setattr(library, "_loaded", {})
+    monkeypatch.setattr(library, "_requested", {})
     # A cached library is loaded, not compiled again.
     monkeypatch.setattr(library.subprocess, "run", None)
     again = compile_model("gru", 4, 2, 3, 3, 1, "none")
@@ -865,6 +866,17 @@ def test_compile_cache_reuses_the_library(monkeypatch):
     assert not [n for n in os.listdir(os.path.dirname(lib.directory))
                 if ".tmp-" in n]
 
+    # Loaded in this process, the same request is answered without looking
+    # for the compiler (a call's fast path); another compiler is looked up.
+    def no_lookup():
+        raise AssertionError("the compiler was looked up")
+
+    monkeypatch.setattr(library, "find_compiler", no_lookup)
+    assert compile_model("gru", 4, 2, 3, 3, 1, "none") is again
+    monkeypatch.setenv("RNNC_COMPILE", "/nonexistent/rnn-compile")
+    with pytest.raises(AssertionError, match="looked up"):
+        compile_model("gru", 4, 2, 3, 3, 1, "none")
+
 
 def test_damaged_cache_entry_is_named(monkeypatch):
     """A cache entry damaged outside rnnc (the compile itself publishes
@@ -872,6 +884,7 @@ def test_damaged_cache_entry_is_named(monkeypatch):
     from rnnc import library
     lib = compile_model("mgu", 3, 2, 3, 3, 1, "none")
     monkeypatch.setattr(library, "_loaded", {})
+    monkeypatch.setattr(library, "_requested", {})
     with open(os.path.join(lib.directory, "manifest.json"), "w") as f:
         f.write("{")
     try:
