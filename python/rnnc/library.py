@@ -148,6 +148,19 @@ class Library:
             self._set_device.argtypes = [ctypes.c_int32]
             self._set_device.restype = ctypes.c_int32
         self.device = None
+        self._blas_threads = None
+        if self.target == "cpu":
+            # The library's OpenBLAS (a dependency, found through its
+            # handle): its thread count is the process's.
+            try:
+                get = self._lib.openblas_get_num_threads
+                put = self._lib.openblas_set_num_threads
+            except AttributeError:
+                raise RNNCError(f"{path} does not reach OpenBLAS's thread "
+                                f"control (openblas_set_num_threads)")
+            get.argtypes, get.restype = [], ctypes.c_int
+            put.argtypes, put.restype = [ctypes.c_int], None
+            self._blas_threads = (get, put)
         self.entries = {kind: Entry(self._lib, kind, spec, self._last_error)
                         for kind, spec in self.manifest["entries"].items()}
         # The scratch arena is the library's: contents are not kept between
@@ -166,6 +179,18 @@ class Library:
             raise RNNCError(f"rnnc_set_device({ordinal}) failed: "
                             f"{self._last_error()}")
         self.device = ordinal
+
+    def blas_threads(self):
+        """The threads of the OpenBLAS the library calls (cpu target)."""
+        return self._blas_threads[0]()
+
+    def set_blas_threads(self, count):
+        """Makes OpenBLAS, the process's one, use `count` threads (cpu
+        target); a no-op when it already does."""
+        get, put = self._blas_threads
+        if get() != count:
+            with _lock:
+                put(count)
 
     @property
     def saved_bytes(self):

@@ -41,7 +41,9 @@ the CPU or on a CUDA device, or float64 on the CPU (`dtype=torch.float64`
 or `.double()`: for gradient checks): CUDA tensors run the library compiled for the
 cuda target, on PyTorch's current stream of their device, without a
 synchronization, and every buffer (the saved region and the scratch arena
-included) comes from PyTorch's allocator.
+included) comes from PyTorch's allocator. On the CPU the library's GEMMs
+(OpenBLAS) run on `torch.get_num_threads()` threads, as PyTorch's own
+operators do.
 """
 
 import math
@@ -120,6 +122,9 @@ def _call(library, kind, tensors, layers, device):
     stream = None
     if device.type == "cuda":
         stream = torch.cuda.current_stream(device).cuda_stream
+    else:
+        # The GEMMs use as many threads as PyTorch's CPU operators.
+        library.set_blas_threads(torch.get_num_threads())
     entry.call(pointers, stream)
 
 

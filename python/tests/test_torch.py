@@ -878,6 +878,26 @@ def test_compile_cache_reuses_the_library(monkeypatch):
         compile_model("gru", 4, 2, 3, 3, 1, "none")
 
 
+def test_gemm_threads_follow_torch():
+    """The library's OpenBLAS runs on torch.get_num_threads() threads (an
+    actor process with torch.set_num_threads(1) does not get one BLAS
+    thread per core), and its results do not depend on the count."""
+    lstm = rt.LSTM(3, 4)
+    x = torch.randn(5, 2, 3)
+    library = compile_model("lstm", 5, 2, 3, 4, 1, "none")
+    before = torch.get_num_threads()
+    try:
+        outputs = []
+        for count in (1, 2, 1):
+            torch.set_num_threads(count)
+            with torch.no_grad():
+                outputs.append(lstm(x)[0])
+            assert library.blas_threads() == count
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(outputs[0], outputs[1])
+
+
 def test_damaged_cache_entry_is_named(monkeypatch):
     """A cache entry damaged outside rnnc (the compile itself publishes
     atomically) is an error naming the entry to remove."""
