@@ -296,7 +296,7 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
         try:
             library = Library(directory)
         except RNNCError as e:
-            raise RNNCError(f"{e} (a damaged cache entry: remove "
+            raise RNNCError(f"{e} (if the cache entry is damaged, remove "
                             f"{directory} to compile it again)") from None
         if device is not None:
             library.use_device(device)

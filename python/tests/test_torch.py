@@ -909,7 +909,8 @@ def test_damaged_cache_entry_is_named(monkeypatch):
         f.write("{")
     try:
         with pytest.raises(RNNCError, match=r"cannot read .*manifest.json.* "
-                                            r"\(a damaged cache entry: remove "
+                                            r"\(if the cache entry is "
+                                            r"damaged, remove "
                                             + re.escape(lib.directory)):
             compile_model("mgu", 3, 2, 3, 3, 1, "none")
     finally:
