@@ -211,11 +211,10 @@ class _Function(torch.autograd.Function):
         else:
             present = run()
         grads = iter(present)
-        result = [None, None]
-        result += [None if t is None else next(grads) for t in inputs[:1]]
-        result += [None, None]
-        result += [None if t is None else next(grads) for t in inputs[1:]]
-        return tuple(result)
+        grad_x, *grad_rest = [None if t is None else next(grads)
+                              for t in inputs]
+        # module, library, x, is_init, rng, then the states and parameters.
+        return (None, None, grad_x, None, None, *grad_rest)
 
 
 class _Recorded(torch.autograd.Function):
@@ -349,6 +348,11 @@ class _RNNBase(nn.Module):
         if any(p.dtype != dtype for p in self._flat_params):
             raise RNNCError("the parameters have different dtypes")
         return dtype
+
+    @property
+    def _batch_dim(self):
+        """The batch dimension of the input and the output."""
+        return 0 if self.batch_first else 1
 
     @property
     def _dropping(self):
@@ -503,7 +507,7 @@ class _RNNBase(nn.Module):
         """A 2-D input `[T, I]` as `torch.nn.LSTM` takes it (states `[L,
         H]`, `is_init` `[T]`, reset states `[L, T, H]` or `[L, H]`, whatever
         `batch_first`), made a batch of one column."""
-        col = 0 if self.batch_first else 1
+        col = self._batch_dim
 
         def column(state, name, step_dim=None):
             if state is None:
@@ -540,8 +544,8 @@ class _RNNBase(nn.Module):
         if isinstance(input, torch.Tensor) and input.dim() == 2:
             batched = self._unbatched(input, h0, c0, is_init, reset_state)
             y, *final = self._run(*batched)
-            col = 0 if self.batch_first else 1
-            return (y.squeeze(col),) + tuple(s.squeeze(1) for s in final)
+            return (y.squeeze(self._batch_dim),) + tuple(s.squeeze(1)
+                                                         for s in final)
         dtype = self._dtype
         x, is_init = self._check_input(input, is_init, dtype)
         T, B = x.shape[0], x.shape[1]
