@@ -23,6 +23,7 @@
 
 #include "rnn/Runtime/Cuda.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -31,6 +32,10 @@ using namespace rnn::runtime::cuda;
 namespace {
 /// The message of the calling thread's last failed call.
 thread_local std::string lastError;
+
+/// The alignment every caller buffer must have: the kernels load and store
+/// vectors of 4 floats (convert-rnn-to-loops{whole-vectors}).
+constexpr uintptr_t kBufferAlignment = 16;
 
 std::string describePointer(const void *p) {
   char text[32];
@@ -49,10 +54,20 @@ int32_t keepError() {
 }
 } // namespace
 
-extern "C" int32_t rnnrt_cuda_enter(void *stream) {
+extern "C" int32_t rnnrt_cuda_enter(void *stream, void *const *buffers,
+                                    int64_t count) {
   // An error left by earlier work outside a call (a module unloaded, say)
   // must not be blamed on this one.
   (void)takeError();
+  for (int64_t i = 0; i < count; ++i)
+    if (reinterpret_cast<uintptr_t>(buffers[i]) % kBufferAlignment != 0) {
+      lastError = "rnnc: buffer " + std::to_string(i) + " (" +
+                  describePointer(buffers[i]) +
+                  ") is not aligned to " + std::to_string(kBufferAlignment) +
+                  " bytes; the kernels access 16-byte vectors, so every "
+                  "buffer must start at a multiple of 16 bytes";
+      return 1;
+    }
   CudaState *s = enterCall("rnnc");
   if (!s) {
     leaveCall();

@@ -18,8 +18,9 @@
 //     cuda: see GPUPipeline.cpp: parallel loops -> kernels -> PTX, host code
 //           -> LLVM calling the runtime
 //
-// The cuda target runs the same passes up to the memory plan, with scalar
-// loops (vector-width=1), GEMMs through `rnnrt_cuda_sgemm` (and, under bf16
+// The cuda target runs the same passes up to the memory plan, with loops
+// of 4 lanes over whole vectors (vector-width=4 whole-vectors: 128-bit
+// accesses where the innermost size allows, scalar elsewhere), GEMMs through `rnnrt_cuda_sgemm` (and, under bf16
 // storage, bf16 operands through `rnnrt_cuda_gemm_bf16`) and the linalg
 // ops left after it (fills, elementwise adds) as scf.parallel rather than
 // scf.for, so that every memory access ends up in a kernel.
@@ -149,10 +150,13 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   }
   ConvertRNNToLoopsPassOptions loops;
-  // One thread per element on the GPU; the CPU default vectorizes. cuBLAS
-  // multiplies bf16 operands; OpenBLAS 0.3.21 has no bf16 GEMM.
+  // On the GPU one thread per 4 elements of the innermost dimension, with
+  // 128-bit loads and stores where it divides (one per element elsewhere);
+  // the CPU default vectorizes by 8. cuBLAS multiplies bf16 operands;
+  // OpenBLAS 0.3.21 has no bf16 GEMM.
   if (cuda) {
-    loops.vectorWidth = 1;
+    loops.vectorWidth = 4;
+    loops.wholeVectors = true;
     loops.storageGemm = true;
   }
   pm.addPass(rnn::createConvertRNNToLoopsPass(loops));

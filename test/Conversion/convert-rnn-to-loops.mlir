@@ -32,6 +32,7 @@
 // CHECK-DAG: [[GATES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "gates"} : memref<6x2x16xf32>
 // CHECK-DAG: [[CELLS:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "cells"} : memref<6x2x4xf32>
 // CHECK-DAG: [[XP:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "xproj"} : memref<6x2x16xf32>
+// CHECK-DAG: [[C:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "c"} : memref<2x4xf32>
 // CHECK: [[X2:%[[:alnum:]_]+]] = memref.collapse_shape [[X]] {{\[\[}}0, 1], [2]] : memref<6x2x3xf32> into memref<12x3xf32>
 // CHECK: [[XP2:%[[:alnum:]_]+]] = memref.collapse_shape [[XP]] {{\[\[}}0, 1], [2]] : memref<6x2x16xf32> into memref<12x16xf32>
 // CHECK: linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs([[XP2]] : memref<12x16xf32>)
@@ -41,28 +42,37 @@
 // CHECK-NOT: linalg.matmul
 // CHECK: scf.for [[I:%[[:alnum:]_]+]] = {{%[[:alnum:]_]+}} to [[STEPS]] step
 // CHECK-NEXT: [[T:%[[:alnum:]_]+]] = arith.addi {{%[[:alnum:]_]+}}, [[I]] : index
+//   The states entering step t as step t - 1 left them: y[t - 1] (h0 at
+//   t = 0) and the carried c (c0 at t = 0).
+// CHECK: [[HPREV:%[[:alnum:]_]+]] = arith.select {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<2x4xf32, strided<[4, 1], offset: ?>>
+// CHECK: [[CPREV:%[[:alnum:]_]+]] = arith.select {{%[[:alnum:]_]+}}, [[C0]], [[C]] : memref<2x4xf32>
 //   Step t's views: its row of the input projection and of every output.
 // CHECK-NEXT: [[XPT:%[[:alnum:]_]+]] = memref.subview [[XP]]{{\[}}[[I]], 0, 0] [1, 2, 16]
 // CHECK-NEXT: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]{{\[}}[[T]], 0, 0] [1, 2, 16]
 // CHECK-NEXT: [[CT:%[[:alnum:]_]+]] = memref.subview [[CELLS]]{{\[}}[[T]], 0, 0] [1, 2, 4]
 // CHECK-NEXT: [[YT:%[[:alnum:]_]+]] = memref.subview [[Y]]{{\[}}[[T]], 0, 0] [1, 2, 4]
-// CHECK-NOT: linalg.matmul
-// CHECK: scf.parallel
-// CHECK: [[RESET:%[[:alnum:]_]+]] = memref.load [[R]]{{\[}}[[T]], {{%[[:alnum:]_]+}}] : memref<6x2xi1>
-// CHECK: arith.select [[RESET]],
-// CHECK: scf.reduce
-//   The recurrent GEMM of step t.
+//   The recurrent GEMM of step t, on the unmasked state: no kernel before it.
+// CHECK-NOT: scf.parallel
 // CHECK: linalg.fill ins({{%[[:alnum:]_]+}} : f32) outs([[PRE:%[[:alnum:]_]+]] : memref<2x16xf32>)
-// CHECK-NEXT: linalg.matmul indexing_maps = {{\[}}[[MK]], [[NK]], [[MN]]] ins([[H:%[[:alnum:]_]+]], [[WH]] : memref<2x4xf32>, memref<16x4xf32>) outs([[PRE]] : memref<2x16xf32>)
-//   The fused gate math, storing what the step saves.
+// CHECK-NEXT: linalg.matmul indexing_maps = {{\[}}[[MK]], [[NK]], [[MN]]] ins([[HPREV]], [[WH]] : memref<2x4xf32, strided<[4, 1], offset: ?>>, memref<16x4xf32>) outs([[PRE]] : memref<2x16xf32>)
+//   One kernel: where is_init[t, b], zero for the recurrent term of each
+//   gate and the incoming cell state; the gate math, storing what the step
+//   saves and the state it leaves.
 // CHECK: scf.parallel
+// CHECK-NEXT: [[RESET:%[[:alnum:]_]+]] = memref.load [[R]]{{\[}}[[T]], {{%[[:alnum:]_]+}}] : memref<6x2xi1>
 // CHECK-DAG: memref.load [[XPT]]
+// CHECK-DAG: memref.load [[CPREV]]
+// CHECK-DAG: arith.select [[RESET]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : f32
+// CHECK-DAG: arith.select [[RESET]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : f32
+// CHECK-DAG: arith.select [[RESET]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : f32
+// CHECK-DAG: arith.select [[RESET]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : f32
+// CHECK-DAG: arith.select [[RESET]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : f32
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.tanh
 // CHECK-DAG: math.tanh
-// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[H]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[C]]
 // CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[YT]]
 // CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[CT]]
 // CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
@@ -73,10 +83,15 @@
 // CHECK: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: }
-//   After the loop: the final state, and the scratch is freed.
+//   After the loop, one kernel: the final states (h is y's last step), and
+//   the scratch is freed.
 // CHECK-NOT: linalg.matmul
+// CHECK: scf.parallel
 // CHECK: memref.store {{%[[:alnum:]_]+}}, [[HN]]
 // CHECK: memref.store {{%[[:alnum:]_]+}}, [[CN]]
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NOT: scf.parallel
 // CHECK: memref.dealloc [[XP]]
 // CHECK-NOT: linalg.matmul
 // CHECK: return [[Y]], [[HN]], [[CN]] :
@@ -118,6 +133,14 @@
 // TRAIN: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]
 // TRAIN-NOT: linalg.matmul
 // TRAIN: scf.parallel
+//   The gradient reaching h from step t + 1 is masked here with
+//   is_init[t + 1] (nothing stops it after the last step), not by a kernel
+//   after the GEMM that made it.
+// TRAIN: [[NEXT:%[[:alnum:]_]+]] = arith.minui
+// TRAIN-NEXT: [[RNEXT:%[[:alnum:]_]+]] = memref.load [[R]]{{\[}}[[NEXT]], {{%[[:alnum:]_]+}}] : memref<6x2xi1>
+// TRAIN-NEXT: [[BEFORE:%[[:alnum:]_]+]] = arith.cmpi ult,
+// TRAIN-NEXT: [[STOP:%[[:alnum:]_]+]] = arith.andi [[RNEXT]], [[BEFORE]] : i1
+// TRAIN: arith.select [[STOP]],
 // TRAIN-DAG: math.tanh
 //   The gate gradients of step t take the place of its gates.
 // TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
@@ -126,11 +149,10 @@
 // TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
 // TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[HT]]
 // TRAIN: scf.reduce
-//   The one GEMM of a step: the recurrent gradient.
+//   The one GEMM of a step, the recurrent gradient, ends it.
 // TRAIN-NOT: linalg.matmul
 // TRAIN: linalg.matmul ins([[GT]], [[WH]] : memref<2x16xf32, strided<[16, 1], offset: ?>>, memref<16x4xf32>)
-// TRAIN-NOT: linalg.matmul
-// TRAIN: scf.reduce
+// TRAIN-NEXT: }
 //   Per block, on its 4 rows of gate gradients: grad_x, the weight
 //   gradients (accumulated: no fill before them) and the bias GEMV.
 // TRAIN: [[DG:%[[:alnum:]_]+]] = memref.collapse_shape {{%[[:alnum:]_]+}} {{\[\[}}0, 1], [2]] : memref<2x2x16xf32, {{.*}}> into memref<4x16xf32, {{.*}}>
@@ -191,12 +213,17 @@ func.func @lstm(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 // CHECK-NOT: linalg.matmul
 // CHECK: scf.for [[I:%[[:alnum:]_]+]] =
 // CHECK-NEXT: [[T:%[[:alnum:]_]+]] = arith.addi {{%[[:alnum:]_]+}}, [[I]] : index
+// CHECK: [[HPREV:%[[:alnum:]_]+]] = arith.select {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<2x4xf32, strided<[4, 1], offset: ?>>
 // CHECK-NEXT: memref.subview
 // CHECK-NEXT: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]{{\[}}[[T]], 0, 0] [1, 2, 12]
 // CHECK-NEXT: [[HNT:%[[:alnum:]_]+]] = memref.subview [[HNP]]{{\[}}[[T]], 0, 0] [1, 2, 4]
 // CHECK-NEXT: [[YT:%[[:alnum:]_]+]] = memref.subview [[Y]]{{\[}}[[T]], 0, 0] [1, 2, 4]
-// CHECK: linalg.matmul {{.*}}ins({{%[[:alnum:]_]+}}, [[WH]] : memref<2x4xf32>, memref<12x4xf32>) outs({{%[[:alnum:]_]+}} : memref<2x12xf32>)
+// CHECK-NOT: scf.parallel
+// CHECK: linalg.matmul {{.*}}ins([[HPREV]], [[WH]] : memref<2x4xf32, strided<[4, 1], offset: ?>>, memref<12x4xf32>) outs({{%[[:alnum:]_]+}} : memref<2x12xf32>)
 // CHECK: scf.parallel
+// CHECK-NEXT: [[RESET:%[[:alnum:]_]+]] = memref.load [[R]]{{\[}}[[T]], {{%[[:alnum:]_]+}}] : memref<6x2xi1>
+// CHECK-DAG: memref.load [[HPREV]]
+// CHECK-DAG: arith.select [[RESET]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : f32
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.exp
 // CHECK-DAG: math.tanh
@@ -242,8 +269,7 @@ func.func @lstm(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 // TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
 // TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
 // TRAIN: linalg.matmul ins([[DHID]], [[WH]] :
-// TRAIN-NOT: linalg.matmul
-// TRAIN: scf.reduce
+// TRAIN-NEXT: }
 //   Per block: grad_x, grad_W_ih, grad_W_hh in two parts (r, z from the
 //   input projection's gradients, n from hn_proj's), two bias GEMVs.
 // TRAIN: linalg.matmul ins({{%[[:alnum:]_]+}}, [[WI]] : memref<4x12xf32, {{.*}}>, memref<12x3xf32>) outs({{%[[:alnum:]_]+}} : memref<4x3xf32, {{.*}}>)
@@ -271,15 +297,22 @@ func.func @gru(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 // -----
 
 // vector-width=4 with H = 6: each elementwise loop runs lanes [0, 4) four
-// at a time on vector<4xf32>, then the remainder [4, 6) one at a time.
+// at a time on vector<4xf32>, then the remainder [4, 6) one at a time; the
+// reset selects work on whole vectors (one mask per batch row).
 
 // VEC-LABEL: func.func @lstm_wide(
 // VEC: scf.for [[T:%[[:alnum:]_]+]] =
+// VEC-NOT: scf.parallel
+// VEC: linalg.matmul
+//   Gate math, vector part then scalar remainder.
 // VEC: [[UB:%[[:alnum:]_]+]] = arith.constant 4 : index
 // VEC-NEXT: [[W:%[[:alnum:]_]+]] = arith.constant 4 : index
 // VEC-NEXT: scf.parallel ({{%[[:alnum:]_]+}}, [[J:%[[:alnum:]_]+]]) = ({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}) to ({{%[[:alnum:]_]+}}, [[UB]]) step ({{%[[:alnum:]_]+}}, [[W]])
-// VEC: vector.load {{%[[:alnum:]_]+}}{{\[}}{{%[[:alnum:]_]+}}, [[J]]] : memref<1x6xf32>, vector<4xf32>
+// VEC: vector.load {{%[[:alnum:]_]+}}{{\[}}{{%[[:alnum:]_]+}}, [[J]]] : memref<1x24xf32>, vector<4xf32>
 // VEC: arith.select {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : vector<4xf32>
+// VEC: math.exp {{%[[:alnum:]_]+}} : vector<4xf32>
+// VEC: math.tanh {{%[[:alnum:]_]+}} : vector<4xf32>
+// VEC: vector.store {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}{{\[}}{{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}] : memref<1x6xf32, strided<[6, 1], offset: ?>>, vector<4xf32>
 // VEC: scf.reduce
 // VEC: [[LO:%[[:alnum:]_]+]] = arith.constant 4 : index
 // VEC-NEXT: [[HI:%[[:alnum:]_]+]] = arith.constant 6 : index
@@ -287,14 +320,6 @@ func.func @gru(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 // VEC-NEXT: scf.parallel ({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}) = ({{%[[:alnum:]_]+}}, [[LO]]) to ({{%[[:alnum:]_]+}}, [[HI]]) step ({{%[[:alnum:]_]+}}, [[ONE]])
 // VEC: memref.load
 // VEC: arith.select {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : f32
-// VEC: linalg.matmul
-//   Gate math, vector part then scalar remainder.
-// VEC: scf.parallel
-// VEC: math.exp {{%[[:alnum:]_]+}} : vector<4xf32>
-// VEC: math.tanh {{%[[:alnum:]_]+}} : vector<4xf32>
-// VEC: vector.store {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}{{\[}}{{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}] : memref<1x6xf32, strided<[6, 1], offset: ?>>, vector<4xf32>
-// VEC: scf.reduce
-// VEC: scf.parallel
 // VEC: math.exp {{%[[:alnum:]_]+}} : f32
 // VEC: math.tanh {{%[[:alnum:]_]+}} : f32
 // VEC: memref.store {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}{{\[}}{{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}] : memref<1x6xf32, strided<[6, 1], offset: ?>>

@@ -35,11 +35,13 @@
 // PREFIX: func.func @lib_step(
 
 // caller-stream (the cuda target): the call runs between rnnrt_cuda_enter,
-// given the caller's stream, and rnnrt_cuda_leave, whose status the entry
-// point returns; if entering fails the function does not run.
+// given the caller's stream and the buffers to check (2 for @step), and
+// rnnrt_cuda_leave, whose status the entry point returns; if entering
+// fails the function does not run.
 // STREAM-LABEL: func.func @rnnc_step(
-// STREAM-SAME: %{{.*}}: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
-// STREAM: [[ENTERED:%.+]] = call @rnnrt_cuda_enter([[STREAM]]) : (!llvm.ptr) -> i32
+// STREAM-SAME: [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
+// STREAM: [[COUNT:%.+]] = arith.constant 2 : i64
+// STREAM: [[ENTERED:%.+]] = call @rnnrt_cuda_enter([[STREAM]], [[BUFFERS]], [[COUNT]]) : (!llvm.ptr, !llvm.ptr, i64) -> i32
 // STREAM: [[FAILED:%.+]] = arith.cmpi ne, [[ENTERED]], %{{.*}} : i32
 // STREAM: cf.cond_br [[FAILED]], ^[[EARLY:bb[0-9]+]], ^[[CALL:bb[0-9]+]]
 // STREAM: ^[[CALL]]:
@@ -48,7 +50,7 @@
 // STREAM: return [[STATUS]] : i32
 // STREAM: ^[[EARLY]]:
 // STREAM: return [[ENTERED]] : i32
-// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr) -> i32
+// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, i64) -> i32
 // STREAM-DAG: func.func private @rnnrt_cuda_leave() -> i32
 
 // After the LLVM lowering the casts are gone: the entry point calls the

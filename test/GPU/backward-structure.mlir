@@ -6,8 +6,10 @@
 // are GEMVs against a buffer of ones, computed by cuBLAS
 // (rnnrt_cuda_sgemm), and no kernel walks rows serially: no gpu.func holds
 // a loop, so every kernel is one thread per element, as many blocks as the
-// elements ask for (at B = 4096, blocks of P = 4 steps: the 16384 ones are
-// filled by 64 blocks).
+// elements ask for. At B = 4096 (blocks of P = 4 steps) the kernel that
+// begins the backward sets the gradients reaching the last step (4096 x 5
+// each), the 16384 ones and the zeroed weight gradients on 80 blocks of
+// 256 threads.
 
 // CHECK-LABEL: func.func @lstm_b4096_grad(
 // CHECK: [[ONES:%[[:alnum:]_]+]], {{%[[:alnum:]_]+}} = gpu.alloc async {{.*}}rnn.role = "ones"{{.*}} : memref<1x16384xf32>
@@ -20,7 +22,7 @@
 // CHECK: call @rnnrt_cuda_sgemm({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, [[ONESM]],
 // CHECK-LABEL: gpu.module @rnn_kernels
 // CHECK-NOT: scf.for
-// CHECK: gpu.func {{.*}}known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 64, 1, 1>
+// CHECK: gpu.func {{.*}}known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 80, 1, 1>
 // CHECK-NOT: scf.for
 
 // GEMMs per step and per block with the cuda target's GEMM rows (16384):

@@ -39,16 +39,20 @@ def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
     scf.for %j = %c0 to %c2 step %c1 {
       linalg.matmul ins(%x_block, %w_ih ...) outs(%xp2d ...)
       scf.for %i = %c0 to %c4 step %c1 {
-        scf.parallel (%b, %h) = ... { /* masked state */ }
-        linalg.matmul ins(%h_in, %w_hh ...) outs(%pre ...)
-        scf.parallel (%b, %h) = ... { /* gates, c, h; stores */ }
+        linalg.matmul ins(%y_prev, %w_hh ...) outs(%pre ...)
+        scf.parallel (%b, %h) = ... { /* reset, gates, c, h; stores */ }
       }
     }
     ```
     With `vector-width=W` > 1 (the CPU default), each elementwise loop runs
     the innermost dimension W lanes at a time with vector loads and stores,
     followed by a scalar loop over the remainder; W = 1 emits scalar bodies
-    only, one element per iteration (the form GPU mapping wants).
+    only, one element per iteration. With `whole-vectors` (the cuda target,
+    where each loop becomes a kernel) a loop whose innermost size is not a
+    multiple of W runs scalar instead of splitting off a remainder loop,
+    and each vector load and store carries the alignment its view proves
+    (W elements, when every stride but the innermost and the view's offset
+    are multiples of W and the buffers it views are aligned to that).
 
     Under `storage = bf16` every GEMM multiplies operands rounded to bf16
     with f32 accumulation. By default (a BLAS with no bf16 GEMM) the
@@ -62,6 +66,10 @@ def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
            "Lanes of the elementwise loops (1 = scalar)">,
+    Option<"wholeVectors", "whole-vectors", "bool", /*default=*/"false",
+           "Vector loops only over whole vectors, with their alignment (a "
+           "loop whose innermost size W does not divide runs scalar; "
+           "buffers must be aligned to W elements)">,
     Option<"storageGemm", "storage-gemm", "bool", /*default=*/"false",
            "The target's GEMM takes operands of a narrower storage type "
            "(bf16) with f32 accumulation: operands are rounded into scratch "
@@ -291,8 +299,9 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
 
     On the CPU `stream` is unused (null). With `caller-stream` (the cuda
     target) the entry point runs the function on the caller's CUDA stream:
-    it calls `rnnrt_cuda_enter(stream)` first, skipping the function if
-    that fails, and returns `rnnrt_cuda_leave()`: 0, or 1 when the runtime
+    it calls `rnnrt_cuda_enter(stream, buffers, count)` first (which also
+    checks that every buffer is aligned to 16 bytes, as the kernels' vector
+    accesses need), skipping the function if that fails, and returns `rnnrt_cuda_leave()`: 0, or 1 when the runtime
     recorded an error, which the library's `rnnc_last_error()` gives. The
     work is enqueued on `stream` and not waited for.
     The memref calling convention (descriptors of five fields per

@@ -128,11 +128,12 @@ void _mlir_ciface_rnnrt_cuda_gemm_bf16(int64_t transA, int64_t transB,
                                        StridedMemRefType<uint16_t, 2> *A,
                                        StridedMemRefType<uint16_t, 2> *B,
                                        StridedMemRefType<float, 2> *C);
-/// Starts a library entry point's call on the calling thread: initializes
-/// the runtime if needed, and until rnnrt_cuda_leave the work goes to
-/// `stream`, the caller's (null: the legacy default stream). Returns 0, or
-/// 1 with the error recorded.
-int32_t rnnrt_cuda_enter(void *stream);
+/// Starts a library entry point's call on the calling thread: checks that
+/// each of the `count` buffers is aligned to 16 bytes (the kernels access
+/// 16-byte vectors), initializes the runtime if needed, and until
+/// rnnrt_cuda_leave the work goes to `stream`, the caller's (null: the
+/// legacy default stream). Returns 0, or 1 with the error recorded.
+int32_t rnnrt_cuda_enter(void *stream, void *const *buffers, int64_t count);
 /// Ends the call begun by rnnrt_cuda_enter. Returns 0 if no error was
 /// recorded since, else 1, keeping the error for rnnc_last_error.
 int32_t rnnrt_cuda_leave();

@@ -119,7 +119,8 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       auto ptrType = LLVM::LLVMPointerType::get(&getContext());
       Type i32 = b.getI32Type();
       enter = declare(b, module, "rnnrt_cuda_enter",
-                      b.getFunctionType({ptrType}, {i32}));
+                      b.getFunctionType({ptrType, ptrType, b.getI64Type()},
+                                        {i32}));
       leave =
           declare(b, module, "rnnrt_cuda_leave", b.getFunctionType({}, {i32}));
       if (!enter || !leave)
@@ -146,9 +147,13 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       Value buffers = body->getArgument(0);
       Type i32 = b.getI32Type();
       if (callerStream) {
-        // if (rnnrt_cuda_enter(stream)) return 1;
-        Value failed = func::CallOp::create(b, loc, enter, body->getArgument(1))
-                           .getResult(0);
+        // if (rnnrt_cuda_enter(stream, buffers, count)) return 1;
+        Value count = arith::ConstantIntOp::create(
+            b, loc, b.getI64Type(), func.getNumArguments());
+        Value failed =
+            func::CallOp::create(b, loc, enter,
+                                 ValueRange{body->getArgument(1), buffers, count})
+                .getResult(0);
         Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
         Value isFailed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                                failed, zero);

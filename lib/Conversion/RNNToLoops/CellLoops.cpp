@@ -42,6 +42,17 @@ Value LayerInputs::enterState(KernelBuilder &k, unsigned state, Value reset,
   return k.select(reset, k.load(given, resetIndices(given, t, iv)), carried);
 }
 
+Value LayerInputs::resetAfter(KernelBuilder &k, Value t, Value b) const {
+  ImplicitLocOpBuilder &builder = k.builder();
+  Value last = k.index(T - 1);
+  // Step t + 1, clamped so that the load stays inside is_init at T - 1.
+  Value next = arith::MinUIOp::create(builder, k.addIndex(t, 1), last);
+  Value reset = k.load(isInit, {next, b});
+  Value before =
+      arith::CmpIOp::create(builder, arith::CmpIPredicate::ult, t, last);
+  return arith::AndIOp::create(builder, reset, before);
+}
+
 Value LayerInputs::carryGradient(KernelBuilder &k, const BackwardIO &io,
                                  unsigned state, Value reset, Value t,
                                  ValueRange iv, Value gradient) const {
@@ -64,4 +75,48 @@ BackwardIO::BackwardIO(KernelOpInterface op)
   for (StringRef state : op.getCell().getStateNames())
     if (Value grad = op.get(("grad_" + state + "_reset").str()))
       gradResetStates.push_back(grad);
+}
+
+Value StepIO::reset(KernelBuilder &k, const LayerInputs &in, Value b) const {
+  return masked ? Value() : k.load(in.isInit, {t, b});
+}
+
+Value StepIO::enter(KernelBuilder &k, unsigned state, Value reset,
+                    ValueRange iv) const {
+  Value value = k.load(prev[state], iv);
+  return reset ? k.zeroIf(reset, value) : value;
+}
+
+Value StepIO::recurrent(KernelBuilder &k, Value reset, Value value) const {
+  return reset ? k.zeroIf(reset, value) : value;
+}
+
+StateScratch::StateScratch(KernelBuilder &k, const LayerInputs &in,
+                           CellAttrInterface cell, bool carries) {
+  ArrayRef<StringRef> names = cell.getStateNames();
+  for (auto [i, name] : llvm::enumerate(names))
+    carried.push_back(carries && i > 0 ? k.alloc({in.B, in.H}, name)
+                                       : Value());
+  if (!in.resetsToZero())
+    for (StringRef name : names)
+      masked.push_back(k.alloc({in.B, in.H}, (name + "_entering").str()));
+}
+
+StepIO StateScratch::enter(KernelBuilder &k, const LayerInputs &in, Value t,
+                           ArrayRef<Value> prev) const {
+  StepIO io;
+  io.t = t;
+  if (in.resetsToZero()) {
+    io.prev.assign(prev.begin(), prev.end());
+    return io;
+  }
+  k.parallel({in.B, in.H}, [&](ValueRange iv) {
+    Value reset = k.load(in.isInit, {t, iv[0]});
+    for (auto [i, state] : llvm::enumerate(masked))
+      k.store(in.enterState(k, i, reset, t, iv, k.load(prev[i], iv)), state,
+              iv);
+  });
+  io.prev = masked;
+  io.masked = true;
+  return io;
 }

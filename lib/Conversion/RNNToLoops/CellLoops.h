@@ -8,9 +8,8 @@
 // steps, forward and backward. A cell supplies only what happens in one
 // step and one block (a `Cell` type, see LSTMLowering.cpp):
 //
-//   Cell::StepScratch(k, in, replay)   scratch of the forward steps; its
-//                                      `states` hold the state in order
-//   Cell::emitStep(k, in, s, t, io)    one forward step (StepIO)
+//   Cell::StepScratch(k, in, replay)   scratch of the forward steps
+//   Cell::emitStep(k, in, s, io)       one forward step (StepIO)
 //   Cell::GradScratch(k, in)           scratch of the backward steps
 //   Cell::emitGradStep(k, in, io, g, t, saved, prev, hIn)
 //                                      one backward step: reads the saved
@@ -28,14 +27,27 @@
 //   for each chunk [s, s + K):   checkpoints[s / K] = the checkpointed states
 //     for each block [p, p + P) in it:
 //       xproj = x[p : p+P] W_ih^T                          (one GEMM)
-//       for t in the block: step t (state in scratch, saved values written)
+//       for t in the block: step t (saved values written)
 //
 // Backward, per chunk last first (one chunk of T steps without a chunk):
 // replay the chunk into K-step scratch when chunked, then per block, last
 // first, the steps downwards and the block's gradients.
 //
-// The recurrent state lives in scratch buffers, not in the saved outputs,
-// so that a store of a saved value is only ever read by the backward.
+// A step is one recurrent GEMM and one elementwise kernel in each
+// direction. A reset that enters zero is per batch row, so the recurrent
+// product of the masked state is the masked product of the state,
+// (reset ? 0 : h) W = reset ? 0 : h W: the forward's GEMM reads the state
+// step t - 1 left (y[t - 1], or h0) and its gate kernel selects zero for
+// the recurrent term and the incoming states where is_init[t, b]; the
+// backward's gate kernel of step t masks the recurrent gradient that step
+// t + 1's GEMM produced with is_init[t + 1, b]. Resets that enter given
+// states (`reset_states`) cannot be moved past the GEMM: there a kernel
+// of its own selects them into scratch before it, and one masks the
+// recurrent gradient after the backward's GEMM.
+//
+// h is carried in y (a step reads y[t - 1]); the other states in scratch
+// buffers, not in the saved outputs, so that a store of a saved value is
+// only ever read by the backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +81,13 @@ struct LayerInputs {
 
   LayerInputs(KernelOpInterface op, KernelBuilder &k);
 
+  /// Whether a reset enters zero (no reset states), so that the steps
+  /// apply it inside their elementwise kernels.
+  bool resetsToZero() const { return resetStates.empty(); }
+  /// is_init[t + 1, b] as the backward step t reads it: whether the
+  /// gradient reaching h from step t + 1 stops there (false at T - 1).
+  Value resetAfter(KernelBuilder &k, Value t, Value b) const;
+
   /// Element iv = (b, j) of state `state` entering step t, from `carried`,
   /// what step t - 1 left, and `reset` = is_init[t, b]: where an episode
   /// starts, the reset state (zero without one).
@@ -84,14 +103,30 @@ struct LayerInputs {
                       Value gradient) const;
 };
 
-/// Where one forward step reads its state and writes its results. Null
+/// Where one forward step t reads its state and writes its results. Null
 /// outputs are not written; without `y` the step only recomputes saved
-/// values and leaves the state in the scratch alone.
+/// values and writes no state.
 struct StepIO {
-  SmallVector<Value> prev;  // [B, H] per state, entering the step, unmasked
+  Value t;
+  /// [B, H] per state entering the step: as step t - 1 left it, or with
+  /// `masked` as the reset made it (reset states, selected by a kernel of
+  /// their own before the step).
+  SmallVector<Value> prev;
+  bool masked = false;
   Value xproj;              // [B, G*H] input projection of the step
   SmallVector<Value> saved; // [B, width] per saved role of the cell
   Value y;                  // [B, H]
+  /// [B, H] per state after h: where the step leaves it (with `y`).
+  SmallVector<Value> next;
+
+  /// For element (b, .) of the step's kernel: is_init[t, b] if the kernel
+  /// applies the reset, else null.
+  Value reset(KernelBuilder &k, const LayerInputs &in, Value b) const;
+  /// Element iv of state `state` entering the step.
+  Value enter(KernelBuilder &k, unsigned state, Value reset,
+              ValueRange iv) const;
+  /// A recurrent term (an element of prev[0] W_hh^T) of the step.
+  Value recurrent(KernelBuilder &k, Value reset, Value value) const;
 };
 
 /// What the backward steps read and write besides the layer inputs.
@@ -102,6 +137,22 @@ struct BackwardIO {
   SmallVector<Value> gradResetStates;
 
   explicit BackwardIO(KernelOpInterface op);
+};
+
+/// The states of forward steps outside the saved values: where the
+/// forward carries each state after h from step to step (h is carried in
+/// y), and with reset states the masked states entering a step.
+struct StateScratch {
+  SmallVector<Value> carried; // [B, H] per state; null for h
+  SmallVector<Value> masked;  // [B, H] per state, with reset states
+
+  StateScratch(KernelBuilder &k, const LayerInputs &in, CellAttrInterface cell,
+               bool carries);
+
+  /// The step's IO for states `prev` entering step t (as step t - 1 left
+  /// them): with reset states, a kernel selects them into `masked`.
+  StepIO enter(KernelBuilder &k, const LayerInputs &in, Value t,
+               ArrayRef<Value> prev) const;
 };
 
 template <typename Cell> struct CellLoops {
@@ -140,16 +191,24 @@ template <typename Cell> struct CellLoops {
       if (chunk && llvm::is_contained(cell.getCheckpointRoles(), role))
         value = Value();
     typename Cell::StepScratch s(k, in, /*replay=*/false);
-    for (auto [initial, state] : llvm::zip(in.states, s.states))
-      k.copy(initial, state);
+    StateScratch states(k, in, cell, /*carries=*/true);
+    Value y = op.getOutput();
+    // The states entering step t as step t - 1 left them.
+    auto statesBefore = [&](Value t) {
+      SmallVector<Value> prev = {k.previous(y, in.states[0], t)};
+      for (unsigned i = 1; i < in.states.size(); ++i)
+        prev.push_back(k.initialOr(in.states[i], states.carried[i], t));
+      return prev;
+    };
     k.forChunks(
         in.T, chunk.value_or(in.T), /*reverse=*/false,
         [&](Value first, int64_t len) {
           if (chunk) {
             Value w =
                 arith::DivUIOp::create(k.builder(), first, k.index(*chunk));
+            SmallVector<Value> prev = statesBefore(first);
             for (auto [i, role] : llvm::enumerate(Cell::kStateRoles))
-              k.copy(s.states[i + 1], k.step(saved[roleIndex(cell, role)], w));
+              k.copy(prev[i + 1], k.step(saved[roleIndex(cell, role)], w));
           }
           k.forBlocks(
               first, len, in.P, /*reverse=*/false,
@@ -158,21 +217,24 @@ template <typename Cell> struct CellLoops {
                 k.project(k.steps(in.x, start, blockLen), in.weightIh, xproj);
                 k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
                   Value t = arith::AddIOp::create(k.builder(), start, i);
-                  StepIO io;
-                  io.prev = s.states;
+                  StepIO io = states.enter(k, in, t, statesBefore(t));
                   io.xproj = k.step(xproj, i);
                   for (Value value : perStep)
                     io.saved.push_back(value ? k.step(value, t) : Value());
-                  io.y = k.step(op.getOutput(), t);
-                  Cell::emitStep(k, in, s, t, io);
+                  io.y = k.step(y, t);
+                  io.next = states.carried;
+                  Cell::emitStep(k, in, s, io);
                 });
               });
         });
-    // The outputs are y, then the final states.
+    // The outputs are y, then the final states: h is y's last step.
     SmallVector<OpOperand *> outputs = op.getOutputOperands();
-    for (auto [state, final] :
-         llvm::zip(s.states, ArrayRef(outputs).drop_front()))
-      k.copy(state, final->get());
+    SmallVector<Value> last(states.carried);
+    last[0] = k.step(y, k.index(in.T - 1));
+    SmallVector<SmallVector<int64_t>> shapes(last.size(), {in.B, in.H});
+    k.parallelEach(shapes, [&](unsigned i, ValueRange iv) {
+      k.store(k.load(last[i], iv), outputs[i + 1]->get(), iv);
+    });
   }
 
   /// Replays steps [first, first + len) into `saved` ([len, B, width] views
@@ -183,7 +245,8 @@ template <typename Cell> struct CellLoops {
   /// state i > 0 entering step t is `statePrev(i, j)` (j = t - first).
   static void
   emitReplay(KernelBuilder &k, const LayerInputs &in,
-             const typename Cell::StepScratch &s, Value y, Value first,
+             const typename Cell::StepScratch &s, const StateScratch &states,
+             Value y, Value first,
              int64_t len, ArrayRef<Value> saved,
              function_ref<Value(unsigned state, Value j)> statePrev) {
     k.forBlocks(
@@ -195,14 +258,14 @@ template <typename Cell> struct CellLoops {
           k.forBlockSteps(
               start, offset, blockLen, /*reverse=*/false,
               [&](Value t, Value j, Value i) {
-                StepIO io;
-                io.prev.push_back(k.previous(y, in.states[0], t));
+                SmallVector<Value> prev = {k.previous(y, in.states[0], t)};
                 for (unsigned state = 1; state < in.states.size(); ++state)
-                  io.prev.push_back(statePrev(state, j));
+                  prev.push_back(statePrev(state, j));
+                StepIO io = states.enter(k, in, t, prev);
                 io.xproj = k.step(blockGates, i);
                 for (Value value : saved)
                   io.saved.push_back(value ? k.step(value, j) : Value());
-                Cell::emitStep(k, in, s, t, io);
+                Cell::emitStep(k, in, s, io);
               });
         });
   }
@@ -211,13 +274,14 @@ template <typename Cell> struct CellLoops {
     LayerInputs in(op, k);
     CellAttrInterface cell = op.getCell();
     typename Cell::StepScratch s(k, in, /*replay=*/true);
+    StateScratch states(k, in, cell, /*carries=*/false);
     // The replayed roles are written; the states it reads are not.
     SmallVector<Value> saved = savedOperands(op);
     SmallVector<Value> written(saved);
     for (auto [role, value] : llvm::zip(cell.getSavedRoles(), written))
       if (!llvm::is_contained(cell.getReplayedRoles(), role))
         value = Value();
-    emitReplay(k, in, s, op.getOutput(), k.index(0), in.T, written,
+    emitReplay(k, in, s, states, op.getOutput(), k.index(0), in.T, written,
                [&](unsigned state, Value t) {
                  return savedStatePrev(k, in, cell, saved, state, t);
                });
@@ -295,6 +359,7 @@ template <typename Cell> struct CellLoops {
           k.alloc({chunk, in.B, cell.getRoleWidth(role, in.H)}, role,
                   isStoredRole(cell, role) ? op.getStorageType() : Type()));
     typename Cell::StepScratch s(k, in, /*replay=*/true);
+    StateScratch states(k, in, cell, /*carries=*/false);
     typename Cell::GradScratch g(k, in);
     emitBackward(op, k, in, io, g, chunk, [&](Value first, int64_t len) {
       // Replay the chunk from the states that entered it ...
@@ -308,7 +373,8 @@ template <typename Cell> struct CellLoops {
         Value steps = saved[roleIndex(cell, Cell::kStateRoles[state - 1])];
         return k.previous(steps, entries[state - 1], j);
       };
-      emitReplay(k, in, s, op.getOutput(), first, len, saved, statePrev);
+      emitReplay(k, in, s, states, op.getOutput(), first, len, saved,
+                 statePrev);
       // ... and differentiate it.
       emitGradSteps(k, in, io, g, first, len, saved, statePrev);
     });

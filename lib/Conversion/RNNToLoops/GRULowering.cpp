@@ -1,27 +1,33 @@
 //===- GRULowering.cpp - GRU kernels to loops -----------------------------===//
 //
 // The steps of the GRU kernels, on the loops of CellLoops.h. Forward step t
-// (the input projection xproj of its block comes from the skeleton):
+// (the input projection xproj of its block comes from the skeleton; h the
+// state step t - 1 left, y[t - 1]):
 //
-//   h = reset[t] ? h_r : h          (state in scratch; h_r the reset state,
-//                                   or zero)
 //   pre[B, 3H] = h W_hh^T                                  (GEMM)
-//   r, z = sigmoid(xproj + b_i + pre + b_h)                (gates r, z)
-//   hn = pre_n + b_hn ; n = tanh(xproj_n + b_in + r hn)
-//   h = (1 - z) n + z h
-//   y[t] = h ; saved: gates[t] = (r, z, n), hn_proj[t] = hn
+//   one kernel, per element (b, j), with r0 = is_init[t, b],
+//   h_in = r0 ? 0 : h and hp = r0 ? 0 : pre:
+//     r, z = sigmoid(xproj + b_i + hp + b_h)               (gates r, z)
+//     hn = hp_n + b_hn ; n = tanh(xproj_n + b_in + r hn)
+//     y[t] = h = (1 - z) n + z h_in
+//     saved: gates[t] = (r, z, n), hn_proj[t] = hn
+//
+// (With reset states a kernel before the GEMM selects them into scratch,
+// CellLoops.h, and the step reads it unmasked.)
 //
 // Backward, per block, last first:
 //
 //   for t in the block, downwards:
-//       dI[t] = (da_r, da_z, da_n)     gradients of the input projection,
-//                                      written over gates[t]
-//       dHn[t] = da_n r                the n part of the hidden
+//       one kernel: dh' = (is_init[t + 1] ? 0 : dh + dh_in) + grad_y[t]
+//               dI[t] = (da_r, da_z, da_n)     gradients of the input
+//                                      projection, written over gates[t]
+//               dHn[t] = da_n r        the n part of the hidden
 //                                      projection's, written over hn_proj[t]
-//       hIn[t - p] = reset[t] ? h_r : h[t-1]
-//       dh = reset[t] ? 0 : dh z + (da_r, da_z, da_n r) W_hh   (one GEMM)
-//       (where reset[t], the sum goes to the reset state)
+//               hIn[t - p] = reset[t] ? 0 : h[t-1] ; dh = dh' z
+//       dh_in = (da_r, da_z, da_n r) W_hh                  (one GEMM)
 //
+// (With reset states a kernel after the GEMM masks dh + dh_in, and where
+// reset[t] the sum goes to the reset state.)
 // and the block gradients of HiddenProjectionCell.h with G = 3. The only
 // state is h, whose steps are y: a chunked backward replays each chunk from
 // y alone.
@@ -37,8 +43,8 @@ namespace {
 struct GRUCellSteps : HiddenProjectionCell<3> {
   /// One forward step t.
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
-                       const StepScratch &s, Value t, const StepIO &io) {
-    emitRecurrentProduct(k, in, s, t, io);
+                       const StepScratch &s, const StepIO &io) {
+    emitRecurrentProduct(k, in, s, io);
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
       PreActivations pre(k, in, s, io, iv);
       Value r = k.sigmoid(k.add(pre.input(0), pre.hidden(0)));

@@ -36,16 +36,14 @@ template <int64_t G> struct HiddenProjectionCell {
   /// No state besides h.
   static constexpr std::array<StringLiteral, 0> kStateRoles = {};
 
-  /// Scratch of the forward steps: reset-masked state, recurrent
-  /// pre-activations, and the input projection of one block (none for a
-  /// replay, which computes the gates in place of their projection).
+  /// Scratch of the forward steps: recurrent pre-activations, and the
+  /// input projection of one block (none for a replay, which computes the
+  /// gates in place of their projection).
   struct StepScratch {
-    SmallVector<Value> states; // h
     Value pre, xproj;
 
     StepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
-        : states{k.alloc({in.B, in.H}, "h")},
-          pre(k.alloc({in.B, G * in.H}, "preact")),
+        : pre(k.alloc({in.B, G * in.H}, "preact")),
           xproj(replay && in.replaysInPlace
                     ? Value()
                     : k.alloc({in.P, in.B, G * in.H}, "xproj")) {}
@@ -60,42 +58,36 @@ template <int64_t G> struct HiddenProjectionCell {
     return cols;
   }
 
-  /// The first part of forward step t: the state entering it, the reset
-  /// state where an episode starts, into the scratch, and its recurrent
-  /// pre-activations pre = h W_hh^T.
+  /// The first part of a forward step: its recurrent pre-activations
+  /// pre = h W_hh^T of the state entering it.
   static void emitRecurrentProduct(KernelBuilder &k, const LayerInputs &in,
-                                   const StepScratch &s, Value t,
-                                   const StepIO &io) {
-    Value h = s.states[0];
-    k.parallel({in.B, in.H}, [&](ValueRange iv) {
-      Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(in.enterState(k, 0, reset, t, iv, k.load(io.prev[0], iv)), h, iv);
-    });
-    k.matmul(h, in.weightHh, s.pre, false, true, false);
+                                   const StepScratch &s, const StepIO &io) {
+    k.matmul(io.prev[0], in.weightHh, s.pre, false, true, false);
   }
 
   /// The pre-activations of one element (b, j) of a forward step, per gate:
-  /// the input part xproj + b_ih and the hidden part pre + b_hh.
+  /// the input part xproj + b_ih and the hidden part pre + b_hh (pre
+  /// zero where the step applies a reset).
   struct PreActivations {
     KernelBuilder &k;
     const LayerInputs &in;
     const StepScratch &s;
     const StepIO &io;
     SmallVector<Value> iv;
-    Value b;
+    Value b, reset;
     SmallVector<Value> cols;
 
     PreActivations(KernelBuilder &k, const LayerInputs &in,
                    const StepScratch &s, const StepIO &io, ValueRange iv)
         : k(k), in(in), s(s), io(io), iv(iv), b(iv[0]),
-          cols(gateColumns(k, in.H, iv[1])) {}
+          reset(io.reset(k, in, b)), cols(gateColumns(k, in.H, iv[1])) {}
 
     Value input(int gate) const {
       return k.add(k.load(io.xproj, {b, cols[gate]}),
                    k.load(in.biasIh, cols[gate]));
     }
     Value hidden(int gate) const {
-      return k.add(k.load(s.pre, {b, cols[gate]}),
+      return k.add(io.recurrent(k, reset, k.load(s.pre, {b, cols[gate]})),
                    k.load(in.biasHh, cols[gate]));
     }
 
@@ -109,22 +101,21 @@ template <int64_t G> struct HiddenProjectionCell {
         k.store(value, io.saved[0], {b, cols[gate]});
       if (!io.y)
         return;
-      Value hNew = update(k.load(s.states[0], iv));
-      k.store(hNew, s.states[0], iv);
-      k.store(hNew, io.y, iv);
+      k.store(update(io.enter(k, 0, reset, iv)), io.y, iv);
     }
   };
 
-  /// Scratch of the backward steps: the recurrent gradients, the hidden
-  /// projection's gradients of one step, and the masked states entering the
-  /// steps of one block.
+  /// Scratch of the backward steps: the recurrent gradients (dh through the
+  /// state update, dh_in the GEMM's), the hidden projection's gradients of
+  /// one step, and the masked states entering the steps of one block.
   struct GradScratch {
     Value dh, dhIn, dHidden, hIn, ones;
 
     GradScratch(KernelBuilder &k, const LayerInputs &in)
         : dh(k.alloc({in.B, in.H}, "dh")), dhIn(k.alloc({in.B, in.H}, "dh_in")),
           dHidden(k.alloc({in.B, G * in.H}, "dhproj")),
-          hIn(k.alloc({in.P, in.B, in.H}, "h_in")), ones(k.ones(in.P * in.B)) {}
+          hIn(k.alloc({in.P, in.B, in.H}, "h_in")),
+          ones(k.allocOnes(in.P * in.B)) {}
   };
 
   /// One element (b, j) of backward step t: the step's saved gates and hn,
@@ -151,7 +142,11 @@ template <int64_t G> struct HiddenProjectionCell {
       hn = k.load(saved[1], iv);
       hIn = in.enterState(k, 0, reset, t, iv, k.load(hPrev, iv));
       one = k.scalar(1.0);
-      dhT = k.add(k.load(g.dh, iv), k.load(io.gradY, {t, b, iv[1]}));
+      // The gradient reaching h from step t + 1.
+      Value dh = k.load(g.dh, iv);
+      if (in.resetsToZero())
+        dh = k.zeroIf(in.resetAfter(k, t, b), k.add(dh, k.load(g.dhIn, iv)));
+      dhT = k.add(dh, k.load(io.gradY, {t, b, iv[1]}));
     }
 
     /// Overwrites the saved gates with dI (the G gates' input-projection
@@ -186,12 +181,15 @@ template <int64_t G> struct HiddenProjectionCell {
 
   /// The last part of backward step t, once g.dh holds the gradient
   /// through the state update and g.dHidden the hidden projection's:
-  /// dh = reset[t] ? 0 : dh + dHidden W_hh (where reset[t], the sum goes
-  /// to the reset state).
+  /// dh_in = dHidden W_hh, and with reset states dh = reset[t] ? 0 : dh +
+  /// dh_in (where reset[t], the sum goes to the reset state); otherwise
+  /// the next step's kernel masks dh + dh_in.
   static void emitRecurrentGradient(KernelBuilder &k, const LayerInputs &in,
                                     const BackwardIO &io, const GradScratch &g,
                                     Value t) {
     k.matmul(g.dHidden, in.weightHh, g.dhIn, false, false, false);
+    if (in.resetsToZero())
+      return;
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
       Value sum = k.add(k.load(g.dh, iv), k.load(g.dhIn, iv));
@@ -225,22 +223,41 @@ template <int64_t G> struct HiddenProjectionCell {
     k.addColumnSums(dN, g.ones, gradBiasHhN);
   }
 
+  /// One kernel: the gradient reaching the last step, the weight and bias
+  /// gradients zeroed (they are sums over the blocks), the ones.
   static void beginBackward(KernelBuilder &k, const LayerInputs &,
                             KernelOpInterface op, const GradScratch &g) {
-    k.copy(op.get("grad_h_n"), g.dh);
-    k.zero(op.get("grad_weight_ih"));
-    k.zero(op.get("grad_weight_hh"));
-    k.zero(op.get("grad_bias_ih"));
-    k.zero(op.get("grad_bias_hh"));
+    Value dst[] = {g.dh,
+                   g.dhIn,
+                   op.get("grad_weight_ih"),
+                   op.get("grad_weight_hh"),
+                   op.get("grad_bias_ih"),
+                   op.get("grad_bias_hh"),
+                   g.ones};
+    Value gradHn = op.get("grad_h_n");
+    k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
+      k.store(i == 0 ? k.load(gradHn, iv) : k.scalar(i == 6 ? 1.0 : 0.0),
+              dst[i], iv);
+    });
   }
 
+  /// One kernel: the gradient of the initial state, and the part of
+  /// grad_b_hh the gates before n share with grad_b_ih.
   static void endBackward(KernelBuilder &k, const LayerInputs &in,
                           KernelOpInterface op, const GradScratch &g) {
-    k.copy(g.dh, op.get("grad_h0"));
     int64_t gated = (G - 1) * in.H;
     Value biasIh = k.columns(k.row(op.get("grad_bias_ih")), 0, gated);
     Value biasHh = k.columns(k.row(op.get("grad_bias_hh")), 0, gated);
-    k.copy(biasIh, biasHh);
+    Value gradH0 = op.get("grad_h0");
+    k.parallelEach(shapesOf({gradH0, biasHh}), [&](unsigned i, ValueRange iv) {
+      if (i == 1)
+        return k.store(k.load(biasIh, iv), biasHh, iv);
+      Value dh = k.load(g.dh, iv);
+      if (in.resetsToZero())
+        dh = k.zeroIf(k.load(in.isInit, {k.index(0), iv[0]}),
+                      k.add(dh, k.load(g.dhIn, iv)));
+      k.store(dh, gradH0, iv);
+    });
   }
 };
 

@@ -19,12 +19,20 @@
 using namespace mlir;
 using namespace mlir::rnn;
 
+SmallVector<SmallVector<int64_t>>
+mlir::rnn::shapesOf(ArrayRef<Value> buffers) {
+  return llvm::map_to_vector(buffers, [](Value buffer) {
+    return SmallVector<int64_t>(
+        cast<MemRefType>(buffer.getType()).getShape());
+  });
+}
+
 KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
                              Type storageType, int64_t vectorWidth,
-                             bool storageGemm)
+                             bool storageGemm, bool wholeVectors)
     : b(loc, builder), elementType(elementType), storageType(storageType),
       gemmType(storageGemm ? storageType : elementType),
-      vectorWidth(vectorWidth) {
+      vectorWidth(vectorWidth), wholeVectors(wholeVectors) {
   // Only GEMM operands rounded to a narrower storage type are made there.
   if (storageType != elementType)
     kernelStart = arith::ConstantIndexOp::create(b, 0);
@@ -38,6 +46,62 @@ bool KernelBuilder::isAlongLanes(Value index) {
   auto add = index.getDefiningOp<arith::AddIOp>();
   return add && add.getLhs() == laneIv &&
          add.getRhs().getDefiningOp<arith::ConstantOp>();
+}
+
+/// The constant `index` adds to a lane index (0 for the index itself).
+static int64_t laneOffset(Value index) {
+  auto add = index.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return 0;
+  return getConstantIntValue(add.getRhs()).value_or(1);
+}
+
+bool KernelBuilder::isAligned(Value memref, int64_t elements) {
+  Operation *def = memref.getDefiningOp();
+  if (!def)
+    return true;
+  if (auto cast = dyn_cast<memref::CastOp>(def))
+    return isAligned(cast.getSource(), elements);
+  if (auto select = dyn_cast<arith::SelectOp>(def))
+    return isAligned(select.getTrueValue(), elements) &&
+           isAligned(select.getFalseValue(), elements);
+  if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+    return isAligned(def->getOperand(0), elements);
+  if (auto subview = dyn_cast<memref::SubViewOp>(def)) {
+    auto [strides, offset] = subview.getSourceType().getStridesAndOffset();
+    for (auto [stride, start] :
+         llvm::zip(strides, subview.getMixedOffsets())) {
+      // A dimension adds start * stride elements to the offset.
+      std::optional<int64_t> constant = getConstantIntValue(start);
+      if (constant && *constant == 0)
+        continue;
+      if (ShapedType::isDynamic(stride) ||
+          (stride % elements != 0 &&
+           (!constant || (*constant * stride) % elements != 0)))
+        return false;
+    }
+    return isAligned(subview.getSource(), elements);
+  }
+  // Allocations, function arguments and views the loops do not make are
+  // buffers of their own.
+  return isa<memref::AllocOp, memref::AllocaOp>(def);
+}
+
+llvm::MaybeAlign KernelBuilder::vectorAlignment(Value memref,
+                                                ValueRange indices) {
+  if (!wholeVectors || laneOffset(indices.back()) % width != 0)
+    return std::nullopt;
+  auto type = cast<MemRefType>(memref.getType());
+  auto [strides, offset] = type.getStridesAndOffset();
+  if (strides.back() != 1)
+    return std::nullopt;
+  for (int64_t stride : ArrayRef(strides).drop_back())
+    if (ShapedType::isDynamic(stride) || stride % width != 0)
+      return std::nullopt;
+  if (!isAligned(memref, width))
+    return std::nullopt;
+  int64_t bytes = width * type.getElementTypeBitWidth() / 8;
+  return llvm::MaybeAlign(bytes);
 }
 
 Value KernelBuilder::lanes(Value value) {
@@ -69,7 +133,8 @@ Value KernelBuilder::load(Value memref, ValueRange indices) {
   Value value;
   if (!indices.empty() && isAlongLanes(indices.back()))
     value = vector::LoadOp::create(b, VectorType::get({width}, stored), memref,
-                                   indices);
+                                   indices, /*nontemporal=*/false,
+                                   vectorAlignment(memref, indices));
   else
     value = memref::LoadOp::create(b, memref, indices);
   // A mask (i1) is read as it is.
@@ -89,7 +154,8 @@ void KernelBuilder::store(Value value, Value memref, ValueRange indices) {
     value = arith::TruncFOp::create(b, withWidth(stored, vector ? width : 1),
                                     value);
   if (vector) {
-    vector::StoreOp::create(b, value, memref, indices);
+    vector::StoreOp::create(b, value, memref, indices, /*nontemporal=*/false,
+                            vectorAlignment(memref, indices));
     return;
   }
   memref::StoreOp::create(b, value, memref, indices);
@@ -159,10 +225,59 @@ void KernelBuilder::parallel(ArrayRef<int64_t> upperBounds,
   };
   int64_t inner = upperBounds.back();
   int64_t vectorized = vectorWidth > 1 ? inner / vectorWidth * vectorWidth : 0;
+  // A remainder would be a loop (a kernel) of its own.
+  if (wholeVectors && vectorized != inner)
+    vectorized = 0;
   if (vectorized > 0)
     emit(0, vectorized, vectorWidth);
   if (vectorized < inner)
     emit(vectorized, inner, 1);
+}
+
+void KernelBuilder::parallelEach(
+    ArrayRef<SmallVector<int64_t>> shapes,
+    function_ref<void(unsigned i, ValueRange iv)> body) {
+  if (llvm::all_equal(shapes)) {
+    parallel(shapes.front(), [&](ValueRange iv) {
+      for (unsigned i = 0; i < shapes.size(); ++i)
+        body(i, iv);
+    });
+    return;
+  }
+  auto count = [](ArrayRef<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t size : shape)
+      n *= size;
+    return n;
+  };
+  int64_t largest = 0;
+  for (ArrayRef<int64_t> shape : shapes)
+    largest = std::max(largest, count(shape));
+  auto loop = scf::ParallelOp::create(b, ValueRange{index(0)},
+                                      ValueRange{index(largest)},
+                                      ValueRange{index(1)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value linear = loop.getInductionVars().front();
+  for (auto [i, shape] : llvm::enumerate(shapes)) {
+    OpBuilder::InsertionGuard inner(b);
+    if (int64_t n = count(shape); n < largest) {
+      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                           linear, index(n));
+      auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      b.setInsertionPoint(guarded.thenBlock()->getTerminator());
+    }
+    SmallVector<Value> iv(shape.size());
+    Value rest = linear;
+    for (size_t d = shape.size(); d-- > 0;) {
+      iv[d] = d == 0 ? rest
+                     : arith::RemUIOp::create(b, rest, index(shape[d]))
+                           .getResult();
+      if (d > 0)
+        rest = arith::DivUIOp::create(b, rest, index(shape[d]));
+    }
+    body(i, iv);
+  }
 }
 
 void KernelBuilder::forRange(int64_t n, function_ref<void(Value i)> body) {
@@ -219,10 +334,17 @@ Value KernelBuilder::previous(Value sequence, Value initial, Value t) {
   Value zero = index(0);
   Value before =
       arith::MaxSIOp::create(b, arith::SubIOp::create(b, t, index(1)), zero);
-  Value view = step(sequence, before);
-  Value init = memref::CastOp::create(b, view.getType(), initial);
-  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, zero);
-  return arith::SelectOp::create(b, first, init, view);
+  return initialOr(initial, step(sequence, before), t);
+}
+
+Value KernelBuilder::initialOr(Value initial, Value carried, Value t) {
+  Value init = initial.getType() == carried.getType()
+                   ? initial
+                   : memref::CastOp::create(b, carried.getType(), initial)
+                         .getResult();
+  Value first =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, index(0));
+  return arith::SelectOp::create(b, first, init, carried);
 }
 
 /// The buffer `value` is a view of (through subviews, reshapes and casts).
@@ -323,9 +445,8 @@ void KernelBuilder::zero(Value dst) {
   parallel(shape, [&](ValueRange iv) { store(scalar(0.0), dst, iv); });
 }
 
-Value KernelBuilder::ones(int64_t n) {
+Value KernelBuilder::allocOnes(int64_t n) {
   Value buffer = alloc({1, n}, "ones", gemmType);
-  parallel({1, n}, [&](ValueRange iv) { store(scalar(1.0), buffer, iv); });
   // 1 is a bf16 value.
   gemmOperands.insert(buffer);
   return buffer;

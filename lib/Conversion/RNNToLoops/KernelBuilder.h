@@ -13,7 +13,11 @@
 // vector.load/vector.store and every other operation works on vector<Wxf32>
 // (so the CPU runs W lanes at once without relying on LLVM's loop
 // vectorizer and its alias checks), and over the remainder with scalars.
-// With W = 1 (GPU) every body is scalar, one thread per element.
+// With W = 1 every body is scalar, one element per iteration. With
+// `wholeVectors` (GPU: each loop is a kernel, one thread per iteration) a
+// loop whose innermost size W does not divide is scalar rather than split,
+// and a vector access carries the alignment of W elements where its view
+// proves it (see `isAligned`), so that the target emits 128-bit accesses.
 //
 // Buffers of a narrower storage type (bf16 saved values) are read and
 // written through the same `load`/`store`, which widen and round. Under a
@@ -43,6 +47,9 @@
 namespace mlir {
 namespace rnn {
 
+/// The shapes of some buffers (for KernelBuilder::parallelEach).
+SmallVector<SmallVector<int64_t>> shapesOf(ArrayRef<Value> buffers);
+
 class KernelBuilder {
 public:
   /// Scalars, scratch and vectors of `elementType` (f32 or f64); GEMM
@@ -51,7 +58,7 @@ public:
   /// them), else in f32 buffers.
   KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
                 Type storageType, int64_t vectorWidth = 1,
-                bool storageGemm = false);
+                bool storageGemm = false, bool wholeVectors = false);
 
   ImplicitLocOpBuilder &builder() { return b; }
 
@@ -77,6 +84,14 @@ public:
   /// An scf.parallel over [0, ubs[0]) x [0, ubs[1]) x ...
   void parallel(ArrayRef<int64_t> upperBounds,
                 function_ref<void(ValueRange ivs)> body);
+  /// Elementwise loops over buffers of several shapes as one scf.parallel
+  /// (one kernel on a GPU): `body(i, iv)` runs for every element iv of
+  /// `shapes[i]`. With equal shapes this is `parallel` over that shape with
+  /// the bodies in turn; otherwise it is one scalar loop over the largest
+  /// element count, each body guarded by its own count and given its
+  /// indices delinearized (row-major).
+  void parallelEach(ArrayRef<SmallVector<int64_t>> shapes,
+                    function_ref<void(unsigned i, ValueRange iv)> body);
   /// An scf.for over time, from 0 to `steps` - 1 or, if `reverse`, back.
   void forTime(int64_t steps, bool reverse, function_ref<void(Value t)> body);
   /// An scf.for over [0, n).
@@ -94,6 +109,8 @@ public:
   /// The state entering step `t` before the reset mask: step t-1 of
   /// `sequence`, or `initial` at t = 0. Both views have the same type.
   Value previous(Value sequence, Value initial, Value t);
+  /// `carried`, or `initial` (cast to its type) at t = 0.
+  Value initialOr(Value initial, Value carried, Value t);
 
   /// C = op(A) op(B) (or C += ... if `accumulate`) as linalg.matmul whose
   /// indexing maps carry the transpositions; under a bf16 storage type, of
@@ -110,10 +127,11 @@ public:
   void copy(Value src, Value dst);
   /// dst = 0, elementwise over a buffer of any rank.
   void zero(Value dst);
-  /// A [1, n] scratch buffer of ones (a GEMM operand as it stands).
-  Value ones(int64_t n);
+  /// A [1, n] scratch buffer for ones, a GEMM operand as it stands; the
+  /// caller stores the ones (in a loop it has anyway).
+  Value allocOnes(int64_t n);
   /// acc[0, j] += sum_r rows[r, j] of a [R, J] buffer, as a GEMV against
-  /// the first R `ones` ([1, >= R]): the order of the sum is the BLAS's,
+  /// the first R ones ([1, >= R]): the order of the sum is the BLAS's,
   /// fixed for a given shape, and on a GPU it runs on many blocks.
   void addColumnSums(Value rows, Value ones, Value acc);
   /// The [1, N] view of a [N] buffer.
@@ -155,6 +173,18 @@ private:
   /// Whether `index` moves along the innermost induction variable of the
   /// current vectorized loop (it is that variable plus a constant).
   bool isAlongLanes(Value index);
+  /// With `wholeVectors`, the alignment in bytes of a vector access at
+  /// `indices` of `memref` (along lanes): the lanes start at multiples of
+  /// the width, so the access is aligned to the whole vector when the
+  /// constant added to them, every stride but the innermost and the view's
+  /// offset from its buffer are multiples of the width. Buffers (function
+  /// arguments and allocations) are taken to be aligned to it: the runtime
+  /// aligns its allocations to 64 bytes and the caller's buffers are
+  /// checked on entry.
+  llvm::MaybeAlign vectorAlignment(Value memref, ValueRange indices);
+  /// Whether the offset of view `memref` from its buffer is a multiple of
+  /// `elements`.
+  bool isAligned(Value memref, int64_t elements);
   /// `value` as a vector of the current width if it is a scalar.
   Value lanes(Value value);
   /// `value` rounded to the storage type, in the element type.
@@ -183,6 +213,7 @@ private:
   /// Vector width for `parallel`, and the state of the loop being built:
   /// its innermost induction variable and width (1 outside vector loops).
   int64_t vectorWidth;
+  bool wholeVectors;
   Value laneIv;
   int64_t width = 1;
 };

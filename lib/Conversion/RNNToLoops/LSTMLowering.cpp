@@ -1,28 +1,35 @@
 //===- LSTMLowering.cpp - LSTM kernels to loops ---------------------------===//
 //
 // The steps of the LSTM kernels, on the loops of CellLoops.h. Forward step t
-// (the input projection xproj of its block comes from the skeleton):
+// (the input projection xproj of its block comes from the skeleton; h, c
+// the states step t - 1 left, h = y[t - 1]):
 //
-//   h, c = reset[t] ? h_r, c_r : h, c                      (state in scratch;
-//                                       h_r, c_r the reset states, or zero)
 //   pre[B, 4H] = h W_hh^T                                  (GEMM)
-//   i, f, g, o = act(pre + xproj[t - p] + b_ih + b_hh)
-//   c = f c + i g ; h = o tanh(c)
-//   y[t] = h ; saved: gates[t] = (i, f, g, o), cells[t] = c
+//   one kernel, per element (b, j), with r = is_init[t, b]:
+//     i, f, g, o = act((r ? 0 : pre) + xproj[t - p] + b_ih + b_hh)
+//     c = f (r ? 0 : c) + i g ; h = o tanh(c)
+//     y[t] = h ; saved: gates[t] = (i, f, g, o), cells[t] = c
+//
+// With reset states a kernel before the GEMM selects them into scratch
+// where is_init (CellLoops.h), and the step reads that scratch unmasked.
 //
 // Backward, shaped like cuDNN's: per step only the recurrent chain, per
 // block the rest. For each block, last first:
 //
 //   for t in the block, downwards:
-//       dG[t] = gate gradients from gates[t], c[t], c[t-1], dh, dc
+//       one kernel: dh = (is_init[t + 1] ? 0 : dh_in) + grad_y[t]
+//               dG[t] = gate gradients from gates[t], c[t], c[t-1], dh, dc
 //               (written over gates[t]: each element of dG is computed from
 //               the same elements of the gates)
-//       hIn[t - p] = reset[t] ? h_r : h[t-1] ; dc = reset[t] ? 0 : dc f
-//       dh = reset[t] ? 0 : dG[t] W_hh                     (one GEMM)
-//       (where reset[t], dc f and dG[t] W_hh go to the reset states)
+//               hIn[t - p] = reset[t] ? 0 : h[t-1] ; dc = reset[t] ? 0 : dc f
+//       dh_in = dG[t] W_hh                                 (one GEMM)
 //   grad_x[p : p+P] = dG W_ih                              (one GEMM each:
 //   grad_W_ih += dG^T x[p : p+P] ; grad_W_hh += dG^T hIn    P*B rows)
 //   grad_b += ones^T dG                                    (a GEMV)
+//
+// With reset states a kernel after the GEMM masks dh_in into dh (where
+// reset[t], dc f and dG[t] W_hh go to the reset states). The first and
+// last kernels of the backward set up and finish every gradient at once.
 //
 // The cell state c is saved per step as `cells` (its checkpoint role): a
 // replay reads it, a chunked backward recomputes it from the checkpoint
@@ -40,42 +47,36 @@ struct LSTMCellSteps {
   /// The saved role holding c.
   static constexpr std::array<StringLiteral, 1> kStateRoles = {"cells"};
 
-  /// Scratch of the forward steps: reset-masked state, recurrent
-  /// pre-activations, and the input projection of one block. A replay
-  /// computes the gates in place of the projection they are made from (each
-  /// element of the gates is computed from the same element of the
-  /// projection alone), so it allocates no projection scratch.
+  /// Scratch of the forward steps: recurrent pre-activations and the input
+  /// projection of one block. A replay computes the gates in place of the
+  /// projection they are made from (each element of the gates is computed
+  /// from the same element of the projection alone), so it allocates no
+  /// projection scratch.
   struct StepScratch {
-    SmallVector<Value> states; // h, c
     Value pre, xproj;
 
     StepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
-        : states{k.alloc({in.B, in.H}, "h"), k.alloc({in.B, in.H}, "c")},
-          pre(k.alloc({in.B, 4 * in.H}, "preact")),
+        : pre(k.alloc({in.B, 4 * in.H}, "preact")),
           xproj(replay && in.replaysInPlace
                     ? Value()
                     : k.alloc({in.P, in.B, 4 * in.H}, "xproj")) {}
   };
 
-  /// One forward step t.
+  /// One forward step: the recurrent GEMM, then one kernel.
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
-                       const StepScratch &s, Value t, const StepIO &io) {
+                       const StepScratch &s, const StepIO &io) {
     int64_t B = in.B, H = in.H;
-    Value h = s.states[0], c = s.states[1];
     Value gates = io.saved[0], cells = io.saved[1];
-    k.parallel({B, H}, [&](ValueRange iv) {
-      Value reset = k.load(in.isInit, {t, iv[0]});
-      k.store(in.enterState(k, 0, reset, t, iv, k.load(io.prev[0], iv)), h, iv);
-      k.store(in.enterState(k, 1, reset, t, iv, k.load(io.prev[1], iv)), c, iv);
-    });
-    k.matmul(h, in.weightHh, s.pre, false, true, false);
+    k.matmul(io.prev[0], in.weightHh, s.pre, false, true, false);
     k.parallel({B, H}, [&](ValueRange iv) {
       Value b = iv[0];
+      Value reset = io.reset(k, in, b);
       SmallVector<Value> cols;
       auto preact = [&](int64_t gate) {
         Value col = k.addIndex(iv[1], gate * H);
         cols.push_back(col);
-        Value sum = k.add(k.load(s.pre, {b, col}), k.load(io.xproj, {b, col}));
+        Value sum = k.add(io.recurrent(k, reset, k.load(s.pre, {b, col})),
+                          k.load(io.xproj, {b, col}));
         return k.add(sum,
                      k.add(k.load(in.biasIh, col), k.load(in.biasHh, col)));
       };
@@ -88,27 +89,28 @@ struct LSTMCellSteps {
         k.store(value, gates, {b, cols[gate]});
       if (!cells && !io.y)
         return;
-      Value cNew = k.add(k.mul(f, k.load(c, iv)), k.mul(i, g));
+      Value cNew = k.add(k.mul(f, io.enter(k, 1, reset, iv)), k.mul(i, g));
       if (cells)
         k.store(cNew, cells, iv);
       if (!io.y)
         return;
-      Value hNew = k.mul(o, k.tanh(cNew));
-      k.store(cNew, c, iv);
-      k.store(hNew, h, iv);
-      k.store(hNew, io.y, iv);
+      k.store(cNew, io.next[1], iv);
+      k.store(k.mul(o, k.tanh(cNew)), io.y, iv);
     });
   }
 
-  /// Scratch of the backward steps: the recurrent gradients, and the
-  /// masked states entering the steps of one block.
+  /// Scratch of the backward steps: the recurrent gradients (dh_in the
+  /// GEMM's; dh the masked one, with reset states only), and the masked
+  /// states entering the steps of one block.
   struct GradScratch {
     Value dh, dc, dhIn, hIn, ones;
 
     GradScratch(KernelBuilder &k, const LayerInputs &in)
-        : dh(k.alloc({in.B, in.H}, "dh")), dc(k.alloc({in.B, in.H}, "dc")),
+        : dh(in.resetsToZero() ? Value() : k.alloc({in.B, in.H}, "dh")),
+          dc(k.alloc({in.B, in.H}, "dc")),
           dhIn(k.alloc({in.B, in.H}, "dh_in")),
-          hIn(k.alloc({in.P, in.B, in.H}, "h_in")), ones(k.ones(in.P * in.B)) {}
+          hIn(k.alloc({in.P, in.B, in.H}, "h_in")),
+          ones(k.allocOnes(in.P * in.B)) {}
   };
 
   /// One backward step t, reading the step's gates (overwritten with their
@@ -131,7 +133,11 @@ struct LSTMCellSteps {
       }
       Value i = act[0], f = act[1], gg = act[2], o = act[3];
       Value one = k.scalar(1.0);
-      Value dhT = k.add(k.load(g.dh, iv), k.load(io.gradY, {t, b, iv[1]}));
+      // The gradient reaching h from step t + 1.
+      Value dh = in.resetsToZero()
+                     ? k.zeroIf(in.resetAfter(k, t, b), k.load(g.dhIn, iv))
+                     : k.load(g.dh, iv);
+      Value dhT = k.add(dh, k.load(io.gradY, {t, b, iv[1]}));
       Value cIn = in.enterState(k, 1, reset, t, iv, k.load(cPrev, iv));
       Value tc = k.tanh(k.load(cells, iv));
       Value dO = k.mul(dhT, tc);
@@ -151,6 +157,8 @@ struct LSTMCellSteps {
       k.store(in.enterState(k, 0, reset, t, iv, k.load(hPrev, iv)), hIn, iv);
     });
     k.matmul(gates, in.weightHh, g.dhIn, false, false, false);
+    if (in.resetsToZero())
+      return;
     k.parallel({B, H}, [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
       k.store(in.carryGradient(k, io, 0, reset, t, iv, k.load(g.dhIn, iv)),
@@ -176,21 +184,34 @@ struct LSTMCellSteps {
     k.addColumnSums(dG, g.ones, gradBias);
   }
 
-  static void beginBackward(KernelBuilder &k, const LayerInputs &,
+  /// One kernel: the gradients reaching the last step, the weight and bias
+  /// gradients zeroed (they are sums over the blocks), the ones.
+  static void beginBackward(KernelBuilder &k, const LayerInputs &in,
                             KernelOpInterface op, const GradScratch &g) {
-    k.copy(op.get("grad_h_n"), g.dh);
-    k.copy(op.get("grad_c_n"), g.dc);
-    k.zero(op.get("grad_weight_ih"));
-    k.zero(op.get("grad_weight_hh"));
-    k.zero(op.get("grad_bias_ih"));
+    Value dst[] = {in.resetsToZero() ? g.dhIn : g.dh, g.dc,
+                   op.get("grad_weight_ih"), op.get("grad_weight_hh"),
+                   op.get("grad_bias_ih"), g.ones};
+    Value src[] = {op.get("grad_h_n"), op.get("grad_c_n")};
+    k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
+      k.store(i < 2 ? k.load(src[i], iv) : k.scalar(i == 5 ? 1.0 : 0.0),
+              dst[i], iv);
+    });
   }
 
-  static void endBackward(KernelBuilder &k, const LayerInputs &,
+  /// One kernel: the gradients of the initial states, and grad_b_hh.
+  static void endBackward(KernelBuilder &k, const LayerInputs &in,
                           KernelOpInterface op, const GradScratch &g) {
-    k.copy(g.dh, op.get("grad_h0"));
-    k.copy(g.dc, op.get("grad_c0"));
     // The input and hidden projections share their pre-activations.
-    k.copy(op.get("grad_bias_ih"), op.get("grad_bias_hh"));
+    Value dst[] = {op.get("grad_h0"), op.get("grad_c0"),
+                   op.get("grad_bias_hh")};
+    Value src[] = {in.resetsToZero() ? g.dhIn : g.dh, g.dc,
+                   op.get("grad_bias_ih")};
+    k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
+      Value value = k.load(src[i], iv);
+      if (i == 0 && in.resetsToZero())
+        value = k.zeroIf(k.load(in.isInit, {k.index(0), iv[0]}), value);
+      k.store(value, dst[i], iv);
+    });
   }
 };
 } // namespace

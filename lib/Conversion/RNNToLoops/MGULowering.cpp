@@ -2,26 +2,28 @@
 //
 // The steps of the MGU kernels (rnn.mgu), on the loops of CellLoops.h.
 // Forward step t (the input projection xproj of its block comes from the
-// skeleton):
+// skeleton; h the state step t - 1 left, y[t - 1]):
 //
-//   h = reset[t] ? 0 : h                                   (state in scratch)
 //   pre[B, 2H] = h W_hh^T                                  (GEMM)
-//   f = sigmoid(xproj_f + b_if + pre_f + b_hf)
-//   hn = pre_n + b_hn ; n = tanh(xproj_n + b_in + f hn)
-//   h = (1 - f) h + f n
-//   y[t] = h ; saved: gates[t] = (f, n), hn_proj[t] = hn
+//   one kernel, per element (b, j), with r = is_init[t, b],
+//   h_in = r ? 0 : h and hp = r ? 0 : pre:
+//     f = sigmoid(xproj_f + b_if + hp_f + b_hf)
+//     hn = hp_n + b_hn ; n = tanh(xproj_n + b_in + f hn)
+//     y[t] = h = (1 - f) h_in + f n
+//     saved: gates[t] = (f, n), hn_proj[t] = hn
 //
-// Backward, per block, last first, with dh' = dh + grad_y[t]:
+// Backward, per block, last first:
 //
 //   for t in the block, downwards:
-//       da_n = dh' f (1 - n^2)
-//       da_f = (dh' (n - hIn) + da_n hn) f (1 - f)
-//       dI[t] = (da_f, da_n)           gradients of the input projection,
+//       one kernel: dh' = (is_init[t + 1] ? 0 : dh + dh_in) + grad_y[t]
+//               da_n = dh' f (1 - n^2)
+//               da_f = (dh' (n - hIn) + da_n hn) f (1 - f)
+//               dI[t] = (da_f, da_n)   gradients of the input projection,
 //                                      written over gates[t]
-//       dHn[t] = da_n f                the n part of the hidden
+//               dHn[t] = da_n f        the n part of the hidden
 //                                      projection's, written over hn_proj[t]
-//       hIn[t - p] = reset[t] ? 0 : h[t-1]
-//       dh = reset[t] ? 0 : dh' (1 - f) + (da_f, da_n f) W_hh   (one GEMM)
+//               hIn[t - p] = reset[t] ? 0 : h[t-1] ; dh = dh' (1 - f)
+//       dh_in = (da_f, da_n f) W_hh                        (one GEMM)
 //
 // and the block gradients of HiddenProjectionCell.h with G = 2.
 //
@@ -36,8 +38,8 @@ namespace {
 struct MGUCellSteps : HiddenProjectionCell<2> {
   /// One forward step t.
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
-                       const StepScratch &s, Value t, const StepIO &io) {
-    emitRecurrentProduct(k, in, s, t, io);
+                       const StepScratch &s, const StepIO &io) {
+    emitRecurrentProduct(k, in, s, io);
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
       PreActivations pre(k, in, s, io, iv);
       Value f = k.sigmoid(k.add(pre.input(0), pre.hidden(0)));

@@ -49,9 +49,11 @@ namespace {
 /// Lowers one memref-form kernel: its cell's lowering writes its loops in
 /// its place.
 struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
-  KernelLowering(MLIRContext *ctx, int64_t vectorWidth, bool storageGemm)
+  KernelLowering(MLIRContext *ctx, int64_t vectorWidth, bool wholeVectors,
+                 bool storageGemm)
       : OpInterfaceRewritePattern<KernelOpInterface>(ctx),
-        vectorWidth(vectorWidth), storageGemm(storageGemm) {}
+        vectorWidth(vectorWidth), wholeVectors(wholeVectors),
+        storageGemm(storageGemm) {}
 
   LogicalResult matchAndRewrite(KernelOpInterface op,
                                 PatternRewriter &rewriter) const override {
@@ -81,7 +83,7 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
     rewriter.setInsertionPoint(op);
     Operation *before = op->getPrevNode();
     KernelBuilder k(rewriter, op.getLoc(), elementType, op.getStorageType(),
-                    vectorWidth, storageGemm);
+                    vectorWidth, storageGemm, wholeVectors);
     lowering.emitKernel(op, k);
     k.freeScratch();
     // The kernel's allocations, loops and calls name the kernel and its
@@ -112,6 +114,7 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
   }
 
   int64_t vectorWidth;
+  bool wholeVectors;
   bool storageGemm;
 };
 
@@ -158,7 +161,7 @@ struct ConvertRNNToLoopsPass
     }
 
     RewritePatternSet patterns(ctx);
-    patterns.add<KernelLowering>(ctx, vectorWidth, storageGemm);
+    patterns.add<KernelLowering>(ctx, vectorWidth, wholeVectors, storageGemm);
     patterns.add<BeginBackwardLowering>(ctx);
     walkAndApplyPatterns(module, std::move(patterns));
 

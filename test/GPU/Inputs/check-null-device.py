@@ -2,7 +2,8 @@
 and checks what the host path issued against the device's own report.
 
 Usage: check-null-device.py NULLCUDA_LIB TMP_DIR [--max-syncs=N]
-       [--max-allocations=N] [--graph | --eager] [--bf16-gemms]
+       [--max-allocations=N] [--max-launches=N] [--graph | --eager]
+       [--bf16-gemms]
        -- RNN_RUN_FLAG...
 
 Checks, from rnn-run --json and the null device's NULLCUDA_REPORT:
@@ -10,8 +11,9 @@ Checks, from rnn-run --json and the null device's NULLCUDA_REPORT:
     inside a live allocation, cuBLAS arguments valid, and under graph
     capture no allocation, free, synchronization or module load);
   * the PTX is loaded once and every kernel resolved once, not per launch;
-  * per step at most --max-syncs synchronizations and --max-allocations
-    device allocations, and the device peak the plan predicted is the one
+  * per step at most --max-syncs synchronizations, --max-allocations
+    device allocations and --max-launches kernel launches (if given), and
+    the device peak the plan predicted is the one
     measured;
   * --graph: one capture, replayed once per step, each replay repeating the
     launches and GEMM calls of the eager step; --eager: every step issued
@@ -67,6 +69,9 @@ def main(argv):
            f"{run['syncs']} synchronizations per step")
     expect(run["allocations"] <= int(opts.get("max-allocations", 0)),
            f"{run['allocations']} allocations per step")
+    if "max-launches" in opts:
+        expect(run["launches"] <= int(opts["max-launches"]),
+               f"{run['launches']} kernel launches per step")
     peak = run["peak_bytes"]
     expect(peak["measured"] == peak["predicted"],
            f"device peak measured {peak['measured']} != predicted "
