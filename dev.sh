@@ -5,7 +5,9 @@
 #                                  rnn-run --preset=lstm (train step, CPU)
 #   ./dev.sh test                  install what is missing, build, run every
 #                                  test (lit: passes, integration, unit tests;
-#                                  pytest: the rnnc Python package vs PyTorch)
+#                                  pytest: the rnnc Python package vs PyTorch,
+#                                  and its CUDA tests with the CPU in place of
+#                                  the GPU)
 #   ./dev.sh build                 install what is missing and build
 #   ./dev.sh test-sanitize         the same tests on a build with
 #                                  AddressSanitizer and UBSan (build-sanitize/)
@@ -78,6 +80,10 @@ case "${1:-}" in
     ninja -C "$BUILD_DIR" check-rnn
     install_python
     PATH="$PWD/$BUILD_DIR/bin:$PATH" python3 -m pytest -q python/tests
+    # The CUDA tests with the CPU in place of the GPU (those that need a
+    # real GPU skip), so that breakage of their test code shows here.
+    PATH="$PWD/$BUILD_DIR/bin:$PATH" RNNC_TEST_CUDA_AS_CPU=1 \
+      python3 -m pytest -q python/tests/test_torch_cuda.py
     ;;
   build)
     build
@@ -119,7 +125,7 @@ case "${1:-}" in
     tools/fuzz/run-libfuzzer.sh "${3:-60}" "$dir"
     ;;
   *)
-    sed -n '2,20p' "$0"
+    sed -n '2,/^set -euo/p' "$0" | sed '$d'
     exit 2
     ;;
 esac

@@ -1,41 +1,73 @@
 #!/usr/bin/env bash
-# GPU session, call 2 (about 8 minutes): bench/gpu_vs_cudnn.py at B=64
-# (T=32, I=H=256, L=1 and 2, resets 0 and 5%, fp32 and TF32), graph replay
-# against eager launches at B=64, the RUN lines of test/GPU/run-cuda.test
-# (its bitwise check is ~260 runs of rnn-run, 8 at a time), and
-# bench/bf16_storage.py for the LSTM. From the repository root:
+# GPU session, call 2 (under 10 minutes): the tests. From the repository
+# root with the bundle carried as .gpu:
 #
 #   OUT=$OUT bash .gpu/call2.sh
 #
-# The tables go to $OUT/bench-*.txt, the log to $OUT/call2.log.
+# 1. The CUDA unit tests of the bundle (RNNCudaDeviceTests,
+#    RNNCudaRuntimeTests, RNNRuntimeTests).
+# 2. python/tests/test_torch_cuda.py: rnnc.torch on CUDA tensors (the
+#    libraries the bundle's rnn-compile links), every test.
+# 3. compute-sanitizer memcheck of rnn-run --target=cuda on three small
+#    shapes.
+# 4. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
+#    (its bitwise check is ~260 runs of rnn-run), last, with the time that
+#    is left: the first GPU run needed more than 5.5 minutes for it.
+# Logs to $OUT/call2.log (and stdout), the pytest report to
+# $OUT/pytest-cuda.txt, run-cuda.test's lines to $OUT/run-cuda.txt. Each
+# stage has its own timeout, so that the call ends inside the 10-minute
+# limit with everything it made under $OUT.
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/call2.log") 2>&1
 export PYTHONUNBUFFERED=1
-stage() { echo; echo "##### $* ($(date +%T))"; }
+stage() { echo; echo "##### $* ($(date +%T), ${SECONDS}s into the call)"; }
+# Seconds left until $1 seconds into the call (at least 1); with a second
+# argument, at most that many.
+left_until() {
+  local s=$(($1 - SECONDS))
+  [ -n "${2:-}" ] && [ "$s" -gt "$2" ] && s=$2
+  echo $((s > 0 ? s : 1))
+}
+
+stage probe
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
+python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
 source .gpu/unpack.sh
-RR=$(command -v rnn-run)
 
-stage bench B=64
-timeout 120 python3 bench/gpu_vs_cudnn.py --rnn-run=$RR --batch=64 \
-  --layers=1,2 --reset-prob=0,0.05 --tf32=both --rounds=1 --iters=20 \
-  --warmup=5 | tee "$OUT/bench-b64.txt"
-echo "bench rc=${PIPESTATUS[0]}"
+stage unit tests
+for t in RNNCudaDeviceTests RNNCudaRuntimeTests RNNRuntimeTests; do
+  timeout "$(left_until 150 60)" .gpu/unittests/$t --gtest_brief=1
+  echo "$t rc=$?"
+done
 
-stage bench B=64 eager launches
-timeout 60 python3 bench/gpu_vs_cudnn.py --rnn-run=$RR --batch=64 \
-  --layers=1 --reset-prob=0 --tf32=off --rounds=1 --iters=20 --warmup=5 \
-  --rnn-run-flag=--no-cuda-graph | tee "$OUT/bench-b64-eager.txt"
-echo "bench rc=${PIPESTATUS[0]}"
-stage run-cuda.test
-timeout 330 python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test
-echo "run-cuda.test rc=$?"
+stage rnnc.torch on CUDA tensors
+# The package from the source tree; the libraries rnn-compile (bundle) links.
+export RNNC_CACHE_DIR=/tmp/rnnc-cache
+timeout "$(left_until 330 180)" env PYTHONPATH="$PWD/python" python3 -m pytest \
+  -q -rs python/tests/test_torch_cuda.py > "$OUT/pytest-cuda.txt" 2>&1
+echo "test_torch_cuda rc=$?"
+tail -30 "$OUT/pytest-cuda.txt"
 
-# Last, as it matters least: bf16 storage on the GPU (cuBLAS's bf16 GEMM)
-# against f32, and its error vs the float64 reference.
-stage bench bf16 storage
-timeout 60 python3 bench/bf16_storage.py --rnn-run=$RR --target=cuda \
-  --cells=lstm --rounds=1 --iters=5 | tee "$OUT/bench-bf16.txt"
-echo "bench rc=${PIPESTATUS[0]}"
+stage compute-sanitizer
+D=test/Integration/data
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+if [ -z "$CS" ]; then
+  echo "no compute-sanitizer on this machine"
+else
+  for a in "--preset=lstm --inputs=$D/lstm_l2_wide_random.in.npz" \
+           "--preset=gru --inputs=$D/gru_l1_random.in.npz --remat=chunk:3" \
+           "--preset=lstm --seq-len=3 --batch=3 --input-size=300 --hidden-size=300"; do
+    timeout "$(left_until 420 60)" "$CS" --tool memcheck --print-limit 5 \
+      --error-exitcode 9 rnn-run --target=cuda --no-cuda-graph $a --iters=1 \
+      --warmup=0 2>&1 | tail -4
+    echo "memcheck rc=${PIPESTATUS[0]}"
+  done
+fi
 
+stage "run-cuda.test ($(left_until 585)s)"
+timeout "$(left_until 585)" python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test \
+  > "$OUT/run-cuda.txt" 2>&1
+echo "run-cuda.test rc=$? (124: out of time)"
+tail -40 "$OUT/run-cuda.txt"
 stage done

@@ -15,7 +15,12 @@
 # module's tests (python/tests/test_torch_cuda.py).
 # The folder also holds OpenBLAS and its Fortran runtime, libdevice (in a
 # toolkit layout, for --cuda-toolkit), the CUDA unit tests, the null CUDA
-# device and the scripts of a GPU session (gpu/call1.sh, gpu/call2.sh).
+# device, the scripts of a GPU session (gpu/call1.sh, gpu/call2.sh) and, in
+# wheels/, the wheels of TorchRL 0.14.1 and tensordict for the triton peer
+# of bench/gpu_vs_cudnn.py (about 6.3 MiB, gpu/fetch-wheels.sh: pip
+# download into a cache, build/gpu-wheels). Where they cannot be downloaded
+# (no network, no pip) the bundle is made without them, with a warning: the
+# GPU session then runs everything but that peer.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 mkdir -p "$2"
@@ -23,7 +28,7 @@ OUT=$(cd "$2" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 LL=/usr/lib/llvm-22/lib
 CUDA=${CUDA_TOOLKIT_ROOT:-/usr/local/cuda}
-rm -rf "$OUT"/{bin,lib,cuda,unittests}
+rm -rf "$OUT"/{bin,lib,cuda,unittests,wheels}
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/cuda/nvvm/libdevice" "$OUT/unittests"
 
 # Every MLIR/LLVM archive but those of tools rnn-run does not contain; the
@@ -85,4 +90,6 @@ PY
 cp "$TMP/libgfortran.so.5" "$TMP/libquadmath.so.0" "$OUT/lib/"
 cp "$CUDA/nvvm/libdevice/libdevice.10.bc" "$OUT/cuda/nvvm/libdevice/"
 cp "$HERE"/unpack.sh "$HERE"/call1.sh "$HERE"/call2.sh "$HERE"/run-test-lines.py "$OUT/"
+RNNC_WHEEL_CACHE=${RNNC_WHEEL_CACHE:-$BUILD/gpu-wheels} \
+  bash "$HERE/fetch-wheels.sh" "$OUT/wheels" || rm -rf "$OUT/wheels"
 echo "gpu/make-bundle.sh: $(du -sm "$OUT" | cut -f1) MiB in $OUT"

@@ -13,7 +13,10 @@
 #   compiled with the bundle's libdevice;
 # * the bundle's rnn-compile, with the bundle's runtime archives, writes a
 #   cuda library that passes test/GPU/Inputs/check-cuda-library.py on the
-#   null device, as the PyTorch module's GPU tests will use it.
+#   null device, as the PyTorch module's GPU tests will use it;
+# * where the bundle carries the TorchRL wheels and unpack.sh found those
+#   for this Python, TorchRL's recurrent modules import from them (with
+#   PyTorch installed).
 set -euo pipefail
 B=$(cd "$1" && pwd)
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +38,11 @@ for tool in rnn-run rnn-compile rnn-npz-compare; do
     exit 1
   fi
 done
+if [ -d /tmp/rnnc/py ] && python3 -c 'import torch' 2>/dev/null; then
+  python3 -W ignore -c 'import tensordict; from torchrl.modules import LSTMModule, GRUModule' ||
+    { echo "FAIL: the bundled TorchRL wheels do not import"; exit 1; }
+  echo "wheels: TorchRL's LSTMModule and GRUModule import from /tmp/rnnc/py"
+fi
 export LD_LIBRARY_PATH=/tmp/rnnc/lib
 D=$REPO/test/Integration/data
 rnn-run --preset=lstm --inputs=$D/lstm_l2_wide_random.in.npz --outputs=$W/cpu.npz

@@ -63,9 +63,9 @@ _TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
 _FLOATS = {torch.float32: "float32", torch.float64: "float64"}
 
 
-def _pointer(tensor, arg, layer_count, device):
-    """Data pointer of `arg` in `tensor` (a `[L, ...]` stack for per-layer
-    arguments), after checking dtype, shape, layout and device."""
+def _buffer(tensor, arg, layer_count, device):
+    """The part of `tensor` that is `arg` (a layer of a `[L, ...]` stack for
+    per-layer arguments), after checking dtype, shape, layout and device."""
     if arg.layer is not None:
         if tensor.dim() != len(arg.shape) + 1 or tensor.shape[0] != layer_count:
             raise RNNCError(f"{arg.name} must have shape "
@@ -86,7 +86,15 @@ def _pointer(tensor, arg, layer_count, device):
     if part.device != device:
         raise RNNCError(f"{arg.name} is on {part.device}, the input on "
                         f"{device}; rnnc needs every tensor on one device")
-    return part.data_ptr()
+    return part
+
+
+# The cuda library's kernels access 16-byte vectors: every buffer it is
+# given must start at a multiple of 16 bytes (its entry points refuse
+# others).
+_CUDA_ALIGNMENT = 16
+# The roles of the arguments an entry point writes.
+_WRITTEN = ("output", "gradient", "saved", "scratch")
 
 
 def _scratch(library, kind, device):
@@ -110,6 +118,10 @@ def _call(library, kind, tensors, layers, device):
     `device`."""
     entry = library[kind]
     pointers = []
+    # Parts not aligned for the cuda kernels (a layer of a stack whose
+    # layers are not multiples of 16 bytes, a view at an odd offset) run
+    # through aligned copies; those the call writes are copied back.
+    write_back = []
     for arg in entry.args:
         if arg.name == "arena":
             tensor = _scratch(library, kind, device)
@@ -118,7 +130,14 @@ def _call(library, kind, tensors, layers, device):
             if tensor is None:
                 raise RNNCError(f"internal: no buffer for {arg.name} of "
                                 f"{entry.symbol}")
-        pointers.append(_pointer(tensor, arg, layers, device))
+        part = _buffer(tensor, arg, layers, device)
+        if device.type == "cuda" and part.data_ptr() % _CUDA_ALIGNMENT:
+            aligned = part.clone()
+            if arg.role in _WRITTEN:
+                write_back.append((part, aligned))
+            part = aligned
+            tensors.setdefault("_aligned", []).append(aligned)
+        pointers.append(part.data_ptr())
     stream = None
     if device.type == "cuda":
         stream = torch.cuda.current_stream(device).cuda_stream
@@ -126,6 +145,9 @@ def _call(library, kind, tensors, layers, device):
         # The GEMMs use as many threads as PyTorch's CPU operators.
         library.set_blas_threads(torch.get_num_threads())
     entry.call(pointers, stream)
+    # On the same stream, after the call's work.
+    for part, aligned in write_back:
+        part.copy_(aligned)
 
 
 def _forward(module, library, x, is_init, rng, states, params):

@@ -772,11 +772,13 @@ def next_seed(seed, device="cpu"):
 
 def dropout_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, drops):
     """loss_and_grads on single-layer torch.nn modules holding `ref`'s
-    layers, chained by hand with drops[k] multiplying layer k's output."""
+    layers (in its dtype: float64 for a float64 `ref`), chained by hand
+    with drops[k] multiplying layer k's output."""
     L, H = h0.shape[0], h0.shape[2]
+    dtype = ref.weight_ih_l0.dtype
     layers = []
     for k in range(L):
-        m = CELLS[cell][1](x.shape[2] if k == 0 else H, H, 1)
+        m = CELLS[cell][1](x.shape[2] if k == 0 else H, H, 1).to(dtype)
         m.load_state_dict({f"{name}_l0": getattr(ref, f"{name}_l{k}")
                            for name in ("weight_ih", "weight_hh", "bias_ih",
                                         "bias_hh")})
