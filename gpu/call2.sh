@@ -21,14 +21,7 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/call2.log") 2>&1
 export PYTHONUNBUFFERED=1
-stage() { echo; echo "##### $* ($(date +%T), ${SECONDS}s into the call)"; }
-# Seconds left until $1 seconds into the call (at least 1); with a second
-# argument, at most that many.
-left_until() {
-  local s=$(($1 - SECONDS))
-  [ -n "${2:-}" ] && [ "$s" -gt "$2" ] && s=$2
-  echo $((s > 0 ? s : 1))
-}
+source "$(dirname "$0")/stage.sh"
 
 stage probe
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true

@@ -89,7 +89,8 @@ for src, dst in (('rnn-run', 'bin/rnn-run.xz'),
 PY
 cp "$TMP/libgfortran.so.5" "$TMP/libquadmath.so.0" "$OUT/lib/"
 cp "$CUDA/nvvm/libdevice/libdevice.10.bc" "$OUT/cuda/nvvm/libdevice/"
-cp "$HERE"/unpack.sh "$HERE"/call1.sh "$HERE"/call2.sh "$HERE"/run-test-lines.py "$OUT/"
+cp "$HERE"/unpack.sh "$HERE"/stage.sh "$HERE"/call1.sh "$HERE"/call2.sh \
+  "$HERE"/run-test-lines.py "$OUT/"
 RNNC_WHEEL_CACHE=${RNNC_WHEEL_CACHE:-$BUILD/gpu-wheels} \
   bash "$HERE/fetch-wheels.sh" "$OUT/wheels" || rm -rf "$OUT/wheels"
 echo "gpu/make-bundle.sh: $(du -sm "$OUT" | cut -f1) MiB in $OUT"

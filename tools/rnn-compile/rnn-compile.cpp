@@ -401,8 +401,13 @@ int main(int argc, char **argv) {
   // Up to planned buffers with C entry points, then LLVM.
   {
     std::string error;
+    PassManager train(&context);
+    mlir::rnn::buildTrainingFunctionPipeline(train, options);
+    if (failed(runPipeline(train, *module, error)))
+      fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
+    // The inference entry point reads no rng: its dropouts drop nothing.
+    removeDropouts(model);
     PassManager pm(&context);
-    mlir::rnn::buildTrainingFunctionPipeline(pm, options);
     mlir::rnn::buildToBuffersPipeline(pm, options);
     if (failed(runPipeline(pm, *module, error)))
       fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));

@@ -16,6 +16,8 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include "llvm/ADT/SetVector.h"
+
 #include <map>
 #include <set>
 
@@ -108,6 +110,13 @@ ModelShape PresetFlags::shape(const std::string &cell) const {
 }
 
 LogicalResult checkPresetOptions(const ModelShape &shape, std::string &error) {
+  if (shape.layers > kMaxLayers) {
+    error = llvm::formatv("--layers must be at most {0}, got {1}: the "
+                          "compiled program grows with the layer count",
+                          kMaxLayers, shape.layers)
+                .str();
+    return failure();
+  }
   if (!(shape.dropout >= 0.0 && shape.dropout < 1.0)) {
     error = llvm::formatv("--dropout must be in [0, 1), got {0}", shape.dropout)
                 .str();
@@ -411,6 +420,34 @@ OwningOpRef<ModuleOp> parseModelFile(MLIRContext &context,
   return module;
 }
 
+void removeDropouts(func::FuncOp model) {
+  llvm::SetVector<Value> rngs;
+  model.walk([&](mlir::rnn::DropoutOp dropout) {
+    rngs.insert(dropout.getRng());
+    dropout.getY().replaceAllUsesWith(dropout.getX());
+    dropout.erase();
+  });
+  llvm::BitVector unused(model.getNumArguments());
+  for (Value rng : rngs)
+    if (auto arg = dyn_cast<BlockArgument>(rng); arg && arg.use_empty())
+      unused.set(arg.getArgNumber());
+  (void)model.eraseArguments(unused);
+}
+
+/// Whether `model` has at most kMaxLayers layers; else `error` says so.
+static bool checkLayerCount(func::FuncOp model, std::string &error) {
+  int64_t count = 0;
+  model.walk([&](mlir::rnn::LayerOpInterface) { ++count; });
+  if (count <= kMaxLayers)
+    return true;
+  error = llvm::formatv("@{0} has {1} layers, more than the {2} rnnc "
+                        "compiles (the compiled program grows with the layer "
+                        "count)",
+                        model.getName(), count, kMaxLayers)
+              .str();
+  return false;
+}
+
 func::FuncOp selectModelFunction(ModuleOp module, const std::string &entry,
                                  const std::string &modelFile,
                                  std::string &error) {
@@ -423,7 +460,7 @@ func::FuncOp selectModelFunction(ModuleOp module, const std::string &entry,
               entry + " with " + layers;
       return nullptr;
     }
-    return model;
+    return checkLayerCount(model, error) ? model : nullptr;
   }
   func::FuncOp model = findModelFunction(module);
   if (!model) {
@@ -438,7 +475,7 @@ func::FuncOp selectModelFunction(ModuleOp module, const std::string &entry,
               "); pick one with --entry=NAME";
       return nullptr;
     }
-  return model;
+  return checkLayerCount(model, error) ? model : nullptr;
 }
 
 LogicalResult runPipeline(PassManager &pm, ModuleOp module,

@@ -71,7 +71,15 @@ mlir::LogicalResult checkCellName(mlir::MLIRContext &context,
 mlir::LogicalResult checkTarget(const ModelShape &shape, llvm::StringRef target,
                                 std::string &error);
 
-/// Checks the preset's dropout (in [0, 1), and between layers only: with
+/// The most layers a model may have. The compiled program grows with the
+/// layer count (every layer has its own kernels, loops and buffers; a
+/// 32-layer LSTM step takes about 35 s and 0.3 GB to compile, 128 layers
+/// 140 s and 1 GB), so a model beyond it is refused before its IR is
+/// built rather than running the compiler out of memory.
+constexpr int64_t kMaxLayers = 64;
+
+/// Checks the preset's layer count (at most kMaxLayers), dropout (in
+/// [0, 1), and between layers only: with
 /// one layer it would drop nothing, as in torch.nn.LSTM), reset target
 /// (zero, step or column) and storage type (the element type, or bf16 with
 /// f32); `error` names the flag.
@@ -148,6 +156,13 @@ mlir::OwningOpRef<mlir::ModuleOp> parseModelFile(mlir::MLIRContext &context,
 /// The model function of `module`: @`entry` if given (it must contain rnn
 /// model ops), else its only function with them. Null with `error` set if
 /// there is none, or several and no `entry`.
+/// Makes `model` what inference runs: its dropouts become the identity
+/// (inference drops nothing, as rnn-expand-forward has it), and an argument
+/// only they read (the rng) is erased, so that no caller has to give an
+/// array inference never reads.
+void removeDropouts(mlir::func::FuncOp model);
+
+/// (Also fails if the function has more than kMaxLayers layer ops.)
 mlir::func::FuncOp selectModelFunction(mlir::ModuleOp module,
                                        const std::string &entry,
                                        const std::string &modelFile,

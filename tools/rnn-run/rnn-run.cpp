@@ -290,6 +290,9 @@ static void checkOptions(MLIRContext &context,
   if (mode == "infer" && remat.getNumOccurrences())
     fail("--remat applies to --mode=train: inference saves nothing for a "
          "backward pass");
+  if (mode == "infer" && presetFlags.dropout > 0.0)
+    fail("--dropout applies to --mode=train: inference drops nothing (as "
+         "torch.nn.LSTM in eval mode)");
   // A model file's IR fixes its shapes.
   if (!modelFile.empty())
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
@@ -839,6 +842,9 @@ int main(int argc, char **argv) {
     if (!model)
       fail(error);
   }
+  // Inference reads no rng: its dropouts drop nothing.
+  if (mode == "infer")
+    removeDropouts(model);
   // An argument the model does not read would be demanded from --inputs or
   // generated for nothing.
   for (BlockArgument arg : model.getArguments())

@@ -9,7 +9,8 @@ rnn.dropout(x), p = 0.3, layer 2, 2^20 elements) as compiled:
   * another offset or another seed gives another mask: the fraction of
     elements whose fate changes is within 3 sigma of 2 p (1 - p);
   * the training masks are identical under every remat policy;
-  * inference drops nothing (x_dropped == x).
+  * inference drops nothing (x_dropped == x) and reads no rng (its inputs
+    have none).
 
 Usage: check-dropout-mask.py MODEL.mlir TMP_DIR [RNN_RUN_FLAG...]
 """
@@ -38,8 +39,8 @@ def main(model, tmp, flags):
     n = T * B * I
     x = [float((i % 7) + 1) for i in range(n)]
 
-    def inputs(path, seed, offset):
-        write_npz(path, {
+    def inputs(path, seed, offset, infer):
+        arrays = {
             "x": ("<f4", (T, B, I), x),
             "is_init": ("|b1", (T, B), [False] * (T * B)),
             "rng": ("<i8", (2,), [seed, offset]),
@@ -49,14 +50,18 @@ def main(model, tmp, flags):
             "bias_ih_l0": ("<f4", (4 * H,), [0.0] * (4 * H)),
             "bias_hh_l0": ("<f4", (4 * H,), [0.0] * (4 * H)),
             "grad_y": ("<f4", (T, B, H), [1.0] * (T * B * H)),
-            "grad_x_dropped": ("<f4", (T, B, I), [1.0] * n)})
+            "grad_x_dropped": ("<f4", (T, B, I), [1.0] * n)}
+        if infer:
+            for name in ("rng", "grad_y", "grad_x_dropped"):
+                del arrays[name]
+        write_npz(path, arrays)
         return path
 
     def run(tag, seed, offset, *extra):
         out = os.path.join(tmp, tag + ".out.npz")
         args = ["rnn-run", model, "--iters=1", "--warmup=0",
                 "--inputs=" + inputs(os.path.join(tmp, tag + ".in.npz"),
-                                     seed, offset),
+                                     seed, offset, "--mode=infer" in extra),
                 "--outputs=" + out, *extra, *flags]
         r = subprocess.run(args, capture_output=True, text=True)
         if r.returncode != 0:
