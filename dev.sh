@@ -17,7 +17,8 @@
 #   ./dev.sh test-bundle           pack into build/gpu-bundle and check that
 #                                  the packed tools run with LLVM hidden
 #   ./dev.sh fuzz [RUNS] [SECONDS] the rnn-opt mutation fuzzer on the release
-#                                  build (default 1200 runs, about a minute),
+#                                  build (default 800 runs, about 40 s), 100
+#                                  runs of rnn-compile's fuzzer (about 25 s),
 #                                  then the libFuzzer target rnn-fuzz
 #                                  (build-fuzz/, clang) for SECONDS (default
 #                                  60); fails on any crash, timeout or
@@ -113,8 +114,11 @@ case "${1:-}" in
     ;;
   fuzz)
     build
-    python3 tools/fuzz/fuzz-mlir.py --runs "${2:-1200}" --seed 1 \
+    python3 tools/fuzz/fuzz-mlir.py --runs "${2:-800}" --seed 1 \
       --rnn-opt "$BUILD_DIR/bin/rnn-opt" --out "$BUILD_DIR/fuzz-out" --quiet
+    python3 tools/fuzz/fuzz-compile.py --runs 100 --seed 1 \
+      --rnn-compile "$BUILD_DIR/bin/rnn-compile" \
+      --out "$BUILD_DIR/fuzz-compile-out" --quiet
     install_missing "${FUZZ_PACKAGES[@]}"
     dir=${RNN_FUZZ_BUILD_DIR:-build-fuzz}
     if [ ! -f "$dir/build.ninja" ]; then

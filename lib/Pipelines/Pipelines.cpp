@@ -168,11 +168,18 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
     blas.calleeBF16 = "rnnrt_cuda_gemm_bf16";
   }
   pm.addPass(rnn::createMatmulToBLASPass(blas));
-  if (cuda)
+  if (cuda) {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  else
+    // Every scf.parallel becomes a kernel: one of a single iteration (a
+    // [1, 4] loop of 4 lanes at B = 1, H = 4) must stay a loop, not be
+    // folded into host code that would touch device memory.
+    pm.addPass(createCanonicalizerPass(
+        GreedyRewriteConfig(),
+        {"(anonymous namespace)::ParallelOpSingleOrZeroIterationDimsFolder"}));
+  } else {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNDSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNEarlyFreePass());

@@ -298,8 +298,20 @@ static void link(llvm::StringRef object, llvm::StringRef library,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "rnnc: compile a model into a shared library\n");
+  std::string parseErrors;
+  llvm::raw_string_ostream parseStream(parseErrors);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv, "rnnc: compile a model into a shared library\n",
+          &parseStream)) {
+    // A bad option value is reported by the option itself, on stderr, in
+    // one line; a bad option name comes back here. Either is a bad option:
+    // exit 2, as for every other refusal.
+    llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
+    first.consume_front("rnn-compile: ");
+    if (first.trim().empty())
+      std::exit(2);
+    fail(first.trim().str());
+  }
   DialectRegistry registry;
   mlir::rnn::registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);
