@@ -255,6 +255,11 @@ class _Recorded(torch.autograd.Function):
                         "differentiated again")
 
 
+# The most layers rnn-compile compiles (its --layers limit: the compiled
+# program grows with the layer count).
+MAX_LAYERS = 64
+
+
 class _RNNBase(nn.Module):
     _cell = None
     _gates = None
@@ -289,6 +294,10 @@ class _RNNBase(nn.Module):
                             ("num_layers", num_layers)):
             if not isinstance(value, int) or value <= 0:
                 raise RNNCError(f"{name} must be a positive int, got {value!r}")
+        if num_layers > MAX_LAYERS:
+            raise RNNCError(f"num_layers must be at most {MAX_LAYERS}, got "
+                            f"{num_layers}: the compiled program grows with "
+                            f"the layer count")
         if not isinstance(remat, str):
             raise RNNCError(f"remat must be a string, got {remat!r}")
         if storage not in (None, "bf16"):

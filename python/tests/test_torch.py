@@ -8,6 +8,7 @@ go to a fresh cache directory per test session (conftest.py).
 import os
 import re
 import shutil
+import subprocess
 import sys
 import threading
 
@@ -634,6 +635,21 @@ def test_errors_are_one_clear_exception():
     assert grad.requires_grad and torch.equal(grad.detach(), plain)
     with pytest.raises(RNNCError, match="backward is not differentiable"):
         grad.square().sum().backward()
+
+
+def test_layer_limit_is_rnn_compiles():
+    """More layers than rnn-compile compiles is refused when the module is
+    made, with rnn-compile's own limit."""
+    limit = rt.MAX_LAYERS
+    with pytest.raises(RNNCError, match=f"num_layers must be at most {limit}, "
+                                        f"got {limit + 1}"):
+        rt.GRU(3, 4, num_layers=limit + 1)
+    assert rt.LSTM(3, 4, num_layers=limit).num_layers == limit
+    compiler = os.environ.get("RNNC_COMPILE") or shutil.which("rnn-compile")
+    r = subprocess.run([compiler, "--preset=gru", f"--layers={limit + 1}",
+                        "-o", os.devnull], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert f"--layers must be at most {limit}, got {limit + 1}" in r.stderr
 
 
 # --------------------------------------------------------------------------
