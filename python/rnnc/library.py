@@ -163,6 +163,7 @@ class Library:
             self._blas_threads = (get, put)
         self.entries = {kind: Entry(self._lib, kind, spec, self._last_error)
                         for kind, spec in self.manifest["entries"].items()}
+        self.saved_gaps = self._saved_gaps()
         # The scratch arena is the library's: contents are not kept between
         # calls, so one per thread serves every call.
         self._local = threading.local()
@@ -195,6 +196,21 @@ class Library:
     @property
     def saved_bytes(self):
         return self.entries["fwd"].saved_bytes
+
+    def _saved_gaps(self):
+        """The byte ranges [start, end) of the saved region that no saved
+        value covers (alignment padding): nothing writes them."""
+        if "fwd" not in self.entries:
+            return []
+        gaps, end = [], 0
+        for value in sorted(self.entries["fwd"].saved_layout,
+                            key=lambda v: v["offset"]):
+            if value["offset"] > end:
+                gaps.append((end, value["offset"]))
+            end = max(end, value["offset"] + value["bytes"])
+        if end < self.saved_bytes:
+            gaps.append((end, self.saved_bytes))
+        return gaps
 
     def __getitem__(self, kind):
         return self.entries[kind]

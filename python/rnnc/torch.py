@@ -29,12 +29,22 @@ states, outputs and gradients stay float32).
 does, with masks that the compiled code regenerates from a Philox4x32-10
 key instead of storing them (rnn.dropout): each call draws its seed from
 PyTorch's generator of the input's device, so `torch.manual_seed` makes
-runs repeatable.
+runs repeatable (a compiled graph draws it with the graph's RNG).
 
 The first call for a (cell, shape, remat, device) compiles a library
 (`rnnc.library`, cached on disk); every call runs it on the tensors'
-storage. With gradients the forward entry point fills a saved region (a
-uint8 tensor kept in the autograd context, its size known at compile time)
+storage. Its entry points are the custom ops rnnc::forward,
+rnnc::backward and rnnc::inference (torch.library, with fake
+implementations and an autograd formula), so that
+`torch.compile(fullgraph=True)` and `torch.export` see one opaque call
+per layer stack: the library is compiled or loaded while the graph is
+traced and the graph holds its key, a string. A compiled graph is
+specialized to the sequence length and batch size, as the library is.
+`torch.func` transforms and `torch.jit.trace` are refused with an
+`RNNCError`.
+
+With gradients the forward entry point fills a saved region (a uint8
+tensor kept in the autograd context, its size known at compile time)
 and the backward entry point reads it; under `torch.no_grad()` the
 inference entry point runs and nothing is saved. Tensors are float32, on
 the CPU or on a CUDA device, or float64 on the CPU (`dtype=torch.float64`
@@ -46,17 +56,22 @@ included) comes from PyTorch's allocator. On the CPU the library's GEMMs
 operators do.
 """
 
+import ctypes
+import functools
+import json
 import math
+import operator
 import warnings
+from typing import Optional
 
 import torch
 from torch import nn
+from torch._subclasses.functional_tensor import FunctionalTensor
 
 from .library import RNNCError, compile_model
 
 __all__ = ["LSTM", "GRU", "MGU", "RNNCError"]
 
-_OUTPUTS = ("y", "h_n", "c_n")
 _TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
                  "int64": torch.int64, "float32": torch.float32,
                  "float64": torch.float64}
@@ -150,93 +165,415 @@ def _call(library, kind, tensors, layers, device):
         part.copy_(aligned)
 
 
-def _forward(module, library, x, is_init, rng, states, params):
-    """Runs the forward entry point: the outputs and the saved region.
-    `states` are h0, c0, h_reset, c_reset (None where absent)."""
-    outputs = module._outputs(x)
-    saved = torch.empty(library.saved_bytes, dtype=torch.uint8,
-                        device=x.device)
-    tensors = module._named(x, is_init, rng, states, params)
-    tensors.update(outputs)
-    tensors["saved"] = saved
-    _call(library, "fwd", tensors, module.num_layers, x.device)
-    return outputs, saved
+# --------------------------------------------------------------------------
+# The library's entry points as PyTorch operators
+# --------------------------------------------------------------------------
+#
+# Three custom ops (torch.library.custom_op, namespace rnnc) call the
+# entry points; torch.compile, torch.export and opcheck see each as one
+# opaque call:
+#
+#   rnnc::forward(key, x, is_init, rng?, h0, c0?, h_reset?, c_reset?,
+#                 params[], consume_saved=False) -> (y, h_n, c_n, saved)
+#   rnnc::backward(key, x, is_init, rng?, h0, c0?, h_reset?, c_reset?,
+#                  params[], y, saved!, grad_y, grad_h_n, grad_c_n?)
+#                  -> (grad_x, grad_h0, grad_c0, grad_h_reset, grad_c_reset,
+#                      grad_params)
+#   rnnc::inference(key, x, is_init, h0, c0?, h_reset?, c_reset?, params[])
+#                   -> (y, h_n, c_n)
+#
+# `key` names the compiled library: a JSON object of compile_model's
+# arguments. The module fills the registry `_LIBRARIES` (key -> loaded
+# library) before it calls an op, in `_library_key`, which torch.compile
+# runs once while tracing and keeps the key as a constant; an op whose key
+# is not there (an exported program in a fresh process) compiles or loads
+# the library. `params` are every layer's weight_ih, weight_hh, bias_ih,
+# bias_hh in order (zero biases with bias=False). A GRU's or MGU's c_n is
+# an empty tensor, as are the gradients of absent inputs; `grad_params`
+# holds every parameter's gradient, one after the other (a custom op that
+# mutates an input cannot return a list). The backward entry point
+# computes in place in the saved region (the gates become their
+# gradients): rnnc::backward mutates `saved` (see `_gradients` for what
+# rnnc::forward's autograd formula does about it).
+#
+# The modules call the ops where a graph tool may be looking
+# (torch.compile, torch.export, FakeTensor, make_fx: `_through_ops`);
+# plain eager calls run the same implementations and the same autograd
+# formula without the dispatcher's Python layers (`_Eager`), which would
+# double the cost of a small training call.
+
+_LIBRARIES = {}   # key -> Library
+_KEYS = {}        # _library_key's arguments -> (key, compile_model's)
 
 
-class _Function(torch.autograd.Function):
-    """Forward and backward entry points of one library."""
+@torch.compiler.assume_constant_result
+def _library_key(cell, seq_len, batch, input_size, hidden_size, layers, remat,
+                 device, dtype, dropout, reset_to, storage):
+    """The key of the library for these arguments (torch.device, torch
+    dtype), compiled or loaded (`compile_model`) and registered in
+    `_LIBRARIES`. torch.compile runs it while tracing and keeps its result,
+    so the compiled graph holds the key and calls no Python around it."""
+    args = (cell, seq_len, batch, input_size, hidden_size, layers, remat,
+            device, dtype, dropout, reset_to, storage)
+    known = _KEYS.get(args)
+    if known is None:
+        request = _request(*args)
+        known = (json.dumps(request, sort_keys=True, separators=(",", ":")),
+                 request)
+        if device.type == "cpu" or device.index is not None:
+            _KEYS[args] = known
+    key, request = known
+    # Every call asks compile_model (a dictionary look-up once loaded), so
+    # that a changed compiler or cache directory is seen as before.
+    _LIBRARIES[key] = compile_model(**request)
+    return key
+
+
+def _request(cell, seq_len, batch, input_size, hidden_size, layers, remat,
+             device, dtype, dropout, reset_to, storage):
+    """compile_model's arguments for `_library_key`'s."""
+    dtype = _FLOATS[dtype]
+    if device.type == "cpu":
+        request = dict(target="cpu", chip=None, device=None)
+    elif device.type != "cuda":
+        raise RNNCError(f"rnnc runs CPU and CUDA tensors, got {device}")
+    elif dtype != "float32":
+        raise RNNCError("float64 runs on the CPU only (the cuda target "
+                        "computes in float32)")
+    else:
+        ordinal = device.index if device.index is not None else \
+            torch.cuda.current_device()
+        major, minor = torch.cuda.get_device_capability(ordinal)
+        # PTX for sm_90 also runs on newer GPUs (the driver compiles it).
+        request = dict(target="cuda", chip=f"sm_{min(major * 10 + minor, 90)}",
+                       device=ordinal)
+    request.update(cell=cell, seq_len=seq_len, batch=batch,
+                   input_size=input_size, hidden_size=hidden_size,
+                   layers=layers, remat=remat, dtype=dtype,
+                   dropout=float(dropout), reset_to=reset_to, storage=storage)
+    return request
+
+
+def _library_of(key):
+    """The library a key names: registered by `_library_key`, else (an
+    exported program run in a fresh process) compiled or loaded now."""
+    library = _LIBRARIES.get(key)
+    if library is None:
+        try:
+            request = json.loads(key)
+        except ValueError:
+            raise RNNCError(f"not an rnnc library key: {key!r}") from None
+        library = _LIBRARIES[key] = compile_model(**request)
+    return library
+
+
+_PARAM_KINDS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+
+
+@functools.lru_cache(maxsize=None)
+def _param_names(layers):
+    return tuple(f"{kind}_l{k}" for k in range(layers)
+                 for kind in _PARAM_KINDS)
+
+
+def _named(x, is_init, rng, states, params):
+    """The buffers of an entry point's inputs by manifest name; `states`
+    are h0, c0, h_reset, c_reset (None where absent)."""
+    tensors = {"x": x, "is_init": is_init}
+    if rng is not None:
+        tensors["rng"] = rng
+    for name, state in zip(("h0", "c0", "h_reset", "c_reset"), states):
+        if state is not None:
+            tensors[name] = state
+    tensors.update(zip(_param_names(states[0].shape[0]), params))
+    return tensors
+
+
+def _new_outputs(x, h0, has_c):
+    """y [T, B, H], h_n and c_n [L, B, H] (c_n empty without a cell
+    state)."""
+    T, B = x.shape[0], x.shape[1]
+    y = x.new_empty((T, B, h0.shape[2]))
+    h_n = h0.new_empty(h0.shape)
+    c_n = h0.new_empty(h0.shape) if has_c else h0.new_empty(0)
+    return y, h_n, c_n
+
+
+def _saved_region(library, device):
+    """A saved region for the forward entry point. The bytes that no
+    saved value covers (alignment padding) are zero, so that the region,
+    an output of rnnc::forward, is a function of the inputs."""
+    gaps = library.saved_gaps
+    if device.type == "cuda" and gaps:
+        return torch.zeros(library.saved_bytes, dtype=torch.uint8,
+                           device=device)
+    saved = torch.empty(library.saved_bytes, dtype=torch.uint8, device=device)
+    if gaps:
+        base = saved.data_ptr()
+        for start, end in gaps:
+            ctypes.memset(base + start, 0, end - start)
+    return saved
+
+
+def _forward_impl(key: str, x: torch.Tensor, is_init: torch.Tensor,
+                  rng: Optional[torch.Tensor], h0: torch.Tensor,
+                  c0: Optional[torch.Tensor], h_reset: Optional[torch.Tensor],
+                  c_reset: Optional[torch.Tensor], params: list[torch.Tensor],
+                  consume_saved: bool = False
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                             torch.Tensor]:
+    """The forward entry point: y, h_n, c_n and the saved region (see
+    `_gradients` for `consume_saved`)."""
+    library = _library_of(key)
+    y, h_n, c_n = _new_outputs(x, h0, c0 is not None)
+    saved = _saved_region(library, x.device)
+    tensors = _named(x, is_init, rng, (h0, c0, h_reset, c_reset), params)
+    tensors.update(y=y, h_n=h_n, saved=saved)
+    if c0 is not None:
+        tensors["c_n"] = c_n
+    _call(library, "fwd", tensors, h0.shape[0], x.device)
+    return y, h_n, c_n, saved
+
+
+def _backward_impl(key: str, x: torch.Tensor, is_init: torch.Tensor,
+                   rng: Optional[torch.Tensor], h0: torch.Tensor,
+                   c0: Optional[torch.Tensor], h_reset: Optional[torch.Tensor],
+                   c_reset: Optional[torch.Tensor], params: list[torch.Tensor],
+                   y: torch.Tensor, saved: torch.Tensor, grad_y: torch.Tensor,
+                   grad_h_n: torch.Tensor, grad_c_n: Optional[torch.Tensor]
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                              torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The backward entry point: the gradients of x, h0, c0, h_reset,
+    c_reset (empty where absent) and of every parameter (one tensor);
+    computes in place in `saved`."""
+    return _backward_run(key, x, is_init, rng, h0, c0, h_reset, c_reset,
+                         params, y, saved, grad_y, grad_h_n, grad_c_n)[0]
+
+
+def _backward_run(key, x, is_init, rng, h0, c0, h_reset, c_reset, params, y,
+                  saved, grad_y, grad_h_n, grad_c_n):
+    """rnnc::backward's implementation: its results, and the parameters'
+    gradients (views of the last)."""
+    library = _library_of(key)
+    states = (h0, c0, h_reset, c_reset)
+    tensors = _named(x, is_init, rng, states, params)
+    tensors.update(y=y, saved=saved, grad_y=grad_y, grad_h_n=grad_h_n)
+    if grad_c_n is not None:
+        tensors["grad_c_n"] = grad_c_n
+    grads = _new_grads(x, states, params)
+    for name, grad, tensor in zip(("grad_x", "grad_h0", "grad_c0",
+                                   "grad_h_reset", "grad_c_reset"), grads,
+                                  (x, *states)):
+        if tensor is not None:
+            tensors[name] = grad
+    param_grads = _param_grads(grads[-1], params)
+    for name, grad in zip(_param_names(h0.shape[0]), param_grads):
+        tensors["grad_" + name] = grad
+    _call(library, "bwd", tensors, h0.shape[0], x.device)
+    return grads, param_grads
+
+
+def _inference_impl(key: str, x: torch.Tensor, is_init: torch.Tensor,
+                    h0: torch.Tensor, c0: Optional[torch.Tensor],
+                    h_reset: Optional[torch.Tensor],
+                    c_reset: Optional[torch.Tensor],
+                    params: list[torch.Tensor]
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The inference entry point: y, h_n, c_n; nothing is saved."""
+    library = _library_of(key)
+    y, h_n, c_n = _new_outputs(x, h0, c0 is not None)
+    tensors = _named(x, is_init, None, (h0, c0, h_reset, c_reset), params)
+    tensors.update(y=y, h_n=h_n)
+    if c0 is not None:
+        tensors["c_n"] = c_n
+    _call(library, "infer", tensors, h0.shape[0], x.device)
+    return y, h_n, c_n
+
+
+def _new_grads(x, states, params):
+    """Empty gradients of x and the states (empty tensors where a state is
+    absent) and of the parameters (one tensor)."""
+    grads = [x.new_empty(x.shape)]
+    for state in states:
+        grads.append(x.new_empty(0) if state is None else
+                     state.new_empty(state.shape))
+    grads.append(x.new_empty(sum(p.numel() for p in params)))
+    return tuple(grads)
+
+
+def _param_grads(flat, params):
+    """Each parameter's gradient: its part of `flat`, in order."""
+    parts = flat.split_with_sizes([p.numel() for p in params])
+    return [part.view(p.shape) for part, p in zip(parts, params)]
+
+
+_forward_op = torch.library.custom_op("rnnc::forward", _forward_impl,
+                                      mutates_args=())
+_backward_op = torch.library.custom_op("rnnc::backward", _backward_impl,
+                                       mutates_args=("saved",))
+_inference_op = torch.library.custom_op("rnnc::inference", _inference_impl,
+                                        mutates_args=())
+
+
+@_forward_op.register_fake
+def _(key, x, is_init, rng, h0, c0, h_reset, c_reset, params,
+      consume_saved=False):
+    # The saved region's size is the manifest's (the library is loaded,
+    # not called).
+    saved = x.new_empty(_library_of(key).saved_bytes, dtype=torch.uint8)
+    return (*_new_outputs(x, h0, c0 is not None), saved)
+
+
+@_backward_op.register_fake
+def _(key, x, is_init, rng, h0, c0, h_reset, c_reset, params, y, saved,
+      grad_y, grad_h_n, grad_c_n):
+    return _new_grads(x, (h0, c0, h_reset, c_reset), params)
+
+
+@_inference_op.register_fake
+def _(key, x, is_init, h0, c0, h_reset, c_reset, params):
+    return _new_outputs(x, h0, c0 is not None)
+
+
+def _setup_forward(ctx, inputs, output):
+    (key, x, is_init, rng, h0, c0, h_reset, c_reset, params,
+     consume_saved) = inputs
+    y, _, _, saved = output
+    ctx.key = key
+    ctx.has_c = c0 is not None
+    ctx.consume_saved = consume_saved
+    ctx.consumed = False
+    # An output without a gradient comes as None (`cotangent` makes the
+    # zeros the entry point reads): no zeros for the saved region.
+    ctx.set_materialize_grads(False)
+    ctx.save_for_backward(x, is_init, rng, h0, c0, h_reset, c_reset, y,
+                          saved, *params)
+
+
+def _gradients(ctx, grad_y, grad_h_n, grad_c_n, ops):
+    """rnnc::forward's gradients by rnnc::backward (through the ops, or
+    their implementations without `ops`), which computes in place in the
+    saved region (the gates become their gradients): the
+    gradients of x, h0, c0, h_reset, c_reset (None where absent) and the
+    list of the parameters'.
+
+    By default the backward runs on a copy of the region, which
+    rnnc::forward returned unchanged. With `consume_saved=True` (the
+    modules' calls: the caller drops the region) it runs in the region
+    itself, and a second backward through the forward (retain_graph) runs
+    the forward again first; traced into a graph (torch.compile,
+    AOTAutograd), where the region is a value of the graph that its
+    backward may read more than once, it runs on a copy (which inductor
+    elides where the graph owns the region)."""
+    (x, is_init, rng, h0, c0, h_reset, c_reset, y, saved,
+     *params) = ctx.saved_tensors
+    states = (h0, c0, h_reset, c_reset)
+    consumed = ctx.consumed
+    ctx.consumed = True
+
+    def cotangent(grad, like):
+        if grad is None:
+            return torch.zeros_like(like)
+        return grad.contiguous()
+
+    cotangents = (cotangent(grad_y, y), cotangent(grad_h_n, h0),
+                  cotangent(grad_c_n, c0) if ctx.has_c else None)
+
+    def backward(region):
+        """rnnc::backward's results and the parameters' gradients."""
+        args = (ctx.key, x, is_init, rng, *states, params, y, region,
+                *cotangents)
+        if not ops:
+            return _backward_run(*args)
+        grads = _BACKWARD(*args)
+        return grads, _param_grads(grads[-1], params)
+
+    def run():
+        if not ctx.consume_saved or isinstance(saved, FunctionalTensor):
+            return backward(saved.clone())
+        if consumed:
+            forward = _FORWARD if ops else _forward_impl
+            return backward(forward(ctx.key, x, is_init, rng, *states,
+                                    params)[3])
+        if not ops:
+            return backward(saved)
+        # The region is this node's, and `consumed` sees to it that no
+        # later backward reads what rnnc::backward (a declared mutation)
+        # leaves there: autograd's saved-tensor check, which would refuse
+        # a second backward (retain_graph), is kept out of it.
+        with torch.autograd._unsafe_preserve_version_counter(saved):
+            return backward(saved)
+
+    if torch.is_grad_enabled():
+        # create_graph=True: the gradients are recorded as a function of
+        # every input, so that differentiating them again is an error
+        # rather than a result that silently misses terms.
+        grads = _Recorded.apply(lambda: run()[0], x, *states, *params,
+                                *[c for c in cotangents if c is not None])
+        param_grads = _param_grads(grads[-1], params)
+    else:
+        grads, param_grads = run()
+    grad_x, *grad_states, _ = grads
+    grad_states = [None if state is None else grad
+                   for state, grad in zip(states, grad_states)]
+    return grad_x, grad_states, param_grads
+
+
+def _backward_formula(ctx, grad_y, grad_h_n, grad_c_n, grad_saved):
+    grad_x, grad_states, grad_params = _gradients(
+        ctx, grad_y, grad_h_n, grad_c_n, ops=True)
+    # key, x, is_init, rng, the states, the parameters, consume_saved.
+    return (None, grad_x, None, None, *grad_states, grad_params, None)
+
+
+_forward_op.register_autograd(_backward_formula, setup_context=_setup_forward)
+
+
+def _no_inference_gradient(ctx, *grads):
+    raise RNNCError("rnnc::inference computes no gradients: call the module "
+                    "with gradients enabled (rnnc::forward), e.g. export it "
+                    "outside torch.no_grad() to differentiate the result")
+
+
+_inference_op.register_autograd(_no_inference_gradient)
+
+_FORWARD = torch.ops.rnnc.forward.default
+_BACKWARD = torch.ops.rnnc.backward.default
+_INFERENCE = torch.ops.rnnc.inference.default
+
+
+def _through_ops(tensors):
+    """Whether a call must go through the ops: while torch.compile or
+    torch.export traces, under a dispatch or torch-function mode
+    (FakeTensor, make_fx, functionalization) or with tensor subclasses;
+    otherwise (plain eager PyTorch) the modules call the implementations
+    directly."""
+    return (torch.compiler.is_compiling()
+            or torch._C._len_torch_dispatch_stack() > 0
+            or torch._C._is_torch_function_mode_enabled()
+            or torch.overrides.has_torch_function(tensors))
+
+
+class _Eager(torch.autograd.Function):
+    """rnnc::forward (consume_saved=True) with its autograd formula, run
+    without the dispatcher: the modules' eager calls."""
 
     @staticmethod
-    def forward(ctx, module, library, x, is_init, rng, h0, c0, h_reset,
-                c_reset, *params):
-        states = (h0, c0, h_reset, c_reset)
-        outputs, saved = _forward(module, library, x, is_init, rng, states,
-                                  params)
-        ctx.module = module
-        ctx.library = library
-        ctx.has_c = c0 is not None
-        # The backward entry point computes in place in the saved region
-        # (the gates become their gradients): a second backward through
-        # this forward (retain_graph) runs the forward again first.
-        ctx.consumed = False
-        ctx.save_for_backward(x, is_init, rng, *states, outputs["y"], saved,
-                              *params)
-        result = [outputs["y"], outputs["h_n"]]
-        if ctx.has_c:
-            result.append(outputs["c_n"])
-        return tuple(result)
+    def forward(ctx, key, x, is_init, rng, h0, c0, h_reset, c_reset,
+                *params):
+        params = list(params)
+        outputs = _forward_impl(key, x, is_init, rng, h0, c0, h_reset,
+                                c_reset, params)
+        _setup_forward(ctx, (key, x, is_init, rng, h0, c0, h_reset, c_reset,
+                             params, True), outputs)
+        return outputs[:3]
 
     @staticmethod
-    def backward(ctx, grad_y, grad_h_n, grad_c_n=None):
-        module, library = ctx.module, ctx.library
-        (x, is_init, rng, h0, c0, h_reset, c_reset, y, saved,
-         *params) = ctx.saved_tensors
-        states = (h0, c0, h_reset, c_reset)
-        consumed = ctx.consumed
-        ctx.consumed = True
-
-        def cotangent(grad, like):
-            if grad is None:
-                return torch.zeros_like(like)
-            return grad.contiguous()
-
-        cotangents = {"grad_y": cotangent(grad_y, y),
-                      "grad_h_n": cotangent(grad_h_n, h0)}
-        if ctx.has_c:
-            cotangents["grad_c_n"] = cotangent(grad_c_n, c0)
-        inputs = [x, *states, *params]
-        names = ["grad_x", "grad_h0", "grad_c0", "grad_h_reset",
-                 "grad_c_reset"] + ["grad_" + n for n in module._param_names]
-
-        def run():
-            """The gradients of `inputs` (None where an input is absent)."""
-            region = saved
-            if consumed:
-                _, region = _forward(module, library, x, is_init, rng, states,
-                                     params)
-            tensors = module._named(x, is_init, rng, states, params)
-            tensors.update(cotangents)
-            tensors["y"] = y
-            tensors["saved"] = region
-            for name, tensor in zip(names, inputs):
-                if tensor is not None:
-                    tensors[name] = torch.empty_like(tensor)
-            _call(library, "bwd", tensors, module.num_layers, x.device)
-            return tuple(tensors[name] for name, tensor in zip(names, inputs)
-                         if tensor is not None)
-
-        if torch.is_grad_enabled():
-            # create_graph=True: the gradients are recorded as a function
-            # of every input, so that differentiating them again is an
-            # error rather than a result that silently misses terms.
-            present = _Recorded.apply(run, *inputs, *cotangents.values())
-        else:
-            present = run()
-        grads = iter(present)
-        grad_x, *grad_rest = [None if t is None else next(grads)
-                              for t in inputs]
-        # module, library, x, is_init, rng, then the states and parameters.
-        return (None, None, grad_x, None, None, *grad_rest)
+    def backward(ctx, grad_y, grad_h_n, grad_c_n):
+        grad_x, grad_states, grad_params = _gradients(
+            ctx, grad_y, grad_h_n, grad_c_n, ops=False)
+        # key, x, is_init, rng, the states, the parameters.
+        return (None, grad_x, None, None, *grad_states, *grad_params)
 
 
 class _Recorded(torch.autograd.Function):
@@ -391,48 +728,17 @@ class _RNNBase(nn.Module):
         layers."""
         return self.dropout if self.training and self.num_layers > 1 else 0.0
 
+    def _library_key(self, seq_len, batch, device, dtype, reset_to):
+        """The key of the library for a call (see `_library_key`)."""
+        return _library_key(self._cell, seq_len, batch, self.input_size,
+                            self.hidden_size, self.num_layers, self.remat,
+                            device, dtype, self._dropping, reset_to,
+                            self.storage)
+
     def _library(self, seq_len, batch, device, dtype, reset_to):
-        dtype = _FLOATS[dtype]
-        dropout = self._dropping
-        if device.type == "cpu":
-            return compile_model(self._cell, seq_len, batch, self.input_size,
-                                 self.hidden_size, self.num_layers, self.remat,
-                                 dtype=dtype, dropout=dropout,
-                                 reset_to=reset_to, storage=self.storage)
-        if device.type != "cuda":
-            raise RNNCError(f"rnnc runs CPU and CUDA tensors, got {device}")
-        if dtype != "float32":
-            raise RNNCError("float64 runs on the CPU only (the cuda target "
-                            "computes in float32)")
-        ordinal = device.index if device.index is not None else \
-            torch.cuda.current_device()
-        major, minor = torch.cuda.get_device_capability(ordinal)
-        # PTX for sm_90 also runs on newer GPUs (the driver compiles it).
-        chip = f"sm_{min(major * 10 + minor, 90)}"
-        return compile_model(self._cell, seq_len, batch, self.input_size,
-                             self.hidden_size, self.num_layers, self.remat,
-                             target="cuda", chip=chip, device=ordinal,
-                             dropout=dropout, reset_to=reset_to,
-                             storage=self.storage)
-
-    def _outputs(self, x):
-        T, B = x.shape[0], x.shape[1]
-        L, H = self.num_layers, self.hidden_size
-        outputs = {"y": x.new_empty((T, B, H)),
-                   "h_n": x.new_empty((L, B, H))}
-        if self._cell == "lstm":
-            outputs["c_n"] = x.new_empty((L, B, H))
-        return outputs
-
-    def _named(self, x, is_init, rng, states, params):
-        tensors = {"x": x, "is_init": is_init}
-        if rng is not None:
-            tensors["rng"] = rng
-        for name, state in zip(("h0", "c0", "h_reset", "c_reset"), states):
-            if state is not None:
-                tensors[name] = state
-        tensors.update(zip(self._param_names, params))
-        return tensors
+        """The library for a call, compiled on first use."""
+        return _LIBRARIES[self._library_key(seq_len, batch, device, dtype,
+                                            reset_to)]
 
     def _check_input(self, input, is_init, dtype):
         if not isinstance(input, torch.Tensor):
@@ -572,6 +878,19 @@ class _RNNBase(nn.Module):
                 is_init, reset_state)
 
     def _run(self, input, h0, c0, is_init, reset_state=None):
+        if torch.jit.is_tracing():
+            raise RNNCError("torch.jit.trace cannot record rnnc's modules "
+                            "(the library is chosen by the traced sizes): "
+                            "use torch.compile, or torch.export to save a "
+                            "program")
+        if not torch.compiler.is_compiling() and \
+                torch._C._functorch.peek_interpreter_stack() is not None:
+            raise RNNCError("rnnc's modules do not run under torch.func "
+                            "transforms (grad, vmap, jacrev, ...): the "
+                            "rnnc ops have no functorch rules. Take "
+                            "gradients with torch.autograd.grad or "
+                            ".backward(), and batch along the batch "
+                            "dimension")
         if isinstance(input, torch.Tensor) and input.dim() == 2:
             batched = self._unbatched(input, h0, c0, is_init, reset_state)
             y, *final = self._run(*batched)
@@ -585,7 +904,10 @@ class _RNNBase(nn.Module):
             c0 = self._state(c0, "c0", B, x.device, dtype)
         resets, reset_to = self._reset_states(reset_state, T, B, dtype)
         states = (h0, c0) + resets
-        library = self._library(T, B, x.device, dtype, reset_to)
+        # A library is compiled for its sizes: under torch.compile with
+        # dynamic shapes, operator.index specializes the graph to them.
+        key = self._library_key(operator.index(T), operator.index(B),
+                                x.device, dtype, reset_to)
         params = self._flat_params
         inputs = [x] + [t for t in states if t is not None] + params
         rng = None
@@ -593,31 +915,36 @@ class _RNNBase(nn.Module):
             # [seed, offset]: a fresh seed per call from the generator of
             # the input's device, offset 0. Drawn in place on the device,
             # so that a captured CUDA graph draws a new seed per replay.
-            rng = torch.zeros(2, dtype=torch.int64, device=x.device)
-            rng[0].random_()
+            if torch.compiler.is_compiling():
+                # Dynamo does not trace the in-place draw: a compiled
+                # graph draws its seed with the compiled graph's RNG.
+                rng = torch.cat([
+                    torch.randint(2 ** 62, (1,), dtype=torch.int64,
+                                  device=x.device),
+                    torch.zeros(1, dtype=torch.int64, device=x.device)])
+            else:
+                rng = torch.zeros(2, dtype=torch.int64, device=x.device)
+                rng[0].random_()
+        ops = _through_ops(inputs)
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-            results = _Function.apply(self, library, x, is_init, rng, *states,
-                                      *params)
+            if ops:
+                y, h_n, c_n, _ = _FORWARD(key, x, is_init, rng, *states,
+                                          params, True)
+            else:
+                y, h_n, c_n = _Eager.apply(key, x, is_init, rng, *states,
+                                           *params)
         elif rng is not None:
             # Training mode without gradients still drops: the forward
             # entry point (the inference one drops nothing).
             with torch.no_grad():
-                outputs, _ = _forward(self, library, x, is_init, rng, states,
-                                      [p.detach() for p in params])
-            results = tuple(outputs[name] for name in _OUTPUTS
-                            if name in outputs)
+                y, h_n, c_n, _ = (_FORWARD if ops else _forward_impl)(
+                    key, x, is_init, rng, *states, params)
         else:
-            outputs = self._outputs(x)
-            tensors = self._named(x, is_init, None, states,
-                                  [p.detach() for p in params])
-            tensors.update(outputs)
-            _call(library, "infer", tensors, self.num_layers, x.device)
-            results = tuple(outputs[name] for name in _OUTPUTS
-                            if name in outputs)
-        y = results[0]
+            y, h_n, c_n = (_INFERENCE if ops else _inference_impl)(
+                key, x, is_init, *states, params)
         if self.batch_first:
             y = y.transpose(0, 1)
-        return (y,) + tuple(results[1:])
+        return (y, h_n, c_n) if self._cell == "lstm" else (y, h_n)
 
 
 class LSTM(_RNNBase):
