@@ -135,8 +135,9 @@ def _call(library, kind, tensors, layers, device):
     pointers = []
     # Parts not aligned for the cuda kernels (a layer of a stack whose
     # layers are not multiples of 16 bytes, a view at an odd offset) run
-    # through aligned copies; those the call writes are copied back.
-    write_back = []
+    # through aligned copies, kept alive until the call is enqueued; those
+    # the call writes are copied back.
+    copies, write_back = [], []
     for arg in entry.args:
         if arg.name == "arena":
             tensor = _scratch(library, kind, device)
@@ -151,7 +152,7 @@ def _call(library, kind, tensors, layers, device):
             if arg.role in _WRITTEN:
                 write_back.append((part, aligned))
             part = aligned
-            tensors.setdefault("_aligned", []).append(aligned)
+            copies.append(aligned)
         pointers.append(part.data_ptr())
     stream = None
     if device.type == "cuda":

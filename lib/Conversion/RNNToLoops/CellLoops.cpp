@@ -43,6 +43,8 @@ Value LayerInputs::enterState(KernelBuilder &k, unsigned state, Value reset,
 }
 
 Value LayerInputs::resetAfter(KernelBuilder &k, Value t, Value b) const {
+  if (!t)
+    return k.load(isInit, {k.index(0), b});
   ImplicitLocOpBuilder &builder = k.builder();
   Value last = k.index(T - 1);
   // Step t + 1, clamped so that the load stays inside is_init at T - 1.
@@ -83,11 +85,10 @@ Value StepIO::reset(KernelBuilder &k, const LayerInputs &in, Value b) const {
 
 Value StepIO::enter(KernelBuilder &k, unsigned state, Value reset,
                     ValueRange iv) const {
-  Value value = k.load(prev[state], iv);
-  return reset ? k.zeroIf(reset, value) : value;
+  return afterReset(k, reset, k.load(prev[state], iv));
 }
 
-Value StepIO::recurrent(KernelBuilder &k, Value reset, Value value) const {
+Value StepIO::afterReset(KernelBuilder &k, Value reset, Value value) const {
   return reset ? k.zeroIf(reset, value) : value;
 }
 

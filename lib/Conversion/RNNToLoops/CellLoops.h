@@ -85,7 +85,8 @@ struct LayerInputs {
   /// apply it inside their elementwise kernels.
   bool resetsToZero() const { return resetStates.empty(); }
   /// is_init[t + 1, b] as the backward step t reads it: whether the
-  /// gradient reaching h from step t + 1 stops there (false at T - 1).
+  /// gradient reaching h from step t + 1 stops there (false at T - 1);
+  /// with a null `t`, is_init[0, b], whether it reaches the initial state.
   Value resetAfter(KernelBuilder &k, Value t, Value b) const;
 
   /// Element iv = (b, j) of state `state` entering step t, from `carried`,
@@ -125,8 +126,10 @@ struct StepIO {
   /// Element iv of state `state` entering the step.
   Value enter(KernelBuilder &k, unsigned state, Value reset,
               ValueRange iv) const;
-  /// A recurrent term (an element of prev[0] W_hh^T) of the step.
-  Value recurrent(KernelBuilder &k, Value reset, Value value) const;
+  /// `value`, a term computed from the unmasked state (an element of
+  /// prev[0] W_hh^T, or of prev itself), as the step sees it: zero where
+  /// `reset` (non-null when the step applies the reset).
+  Value afterReset(KernelBuilder &k, Value reset, Value value) const;
 };
 
 /// What the backward steps read and write besides the layer inputs.

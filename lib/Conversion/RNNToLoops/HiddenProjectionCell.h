@@ -87,7 +87,7 @@ template <int64_t G> struct HiddenProjectionCell {
                    k.load(in.biasIh, cols[gate]));
     }
     Value hidden(int gate) const {
-      return k.add(io.recurrent(k, reset, k.load(s.pre, {b, cols[gate]})),
+      return k.add(io.afterReset(k, reset, k.load(s.pre, {b, cols[gate]})),
                    k.load(in.biasHh, cols[gate]));
     }
 
@@ -254,7 +254,7 @@ template <int64_t G> struct HiddenProjectionCell {
         return k.store(k.load(biasIh, iv), biasHh, iv);
       Value dh = k.load(g.dh, iv);
       if (in.resetsToZero())
-        dh = k.zeroIf(k.load(in.isInit, {k.index(0), iv[0]}),
+        dh = k.zeroIf(in.resetAfter(k, Value(), iv[0]),
                       k.add(dh, k.load(g.dhIn, iv)));
       k.store(dh, gradH0, iv);
     });

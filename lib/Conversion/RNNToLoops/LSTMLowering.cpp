@@ -75,7 +75,7 @@ struct LSTMCellSteps {
       auto preact = [&](int64_t gate) {
         Value col = k.addIndex(iv[1], gate * H);
         cols.push_back(col);
-        Value sum = k.add(io.recurrent(k, reset, k.load(s.pre, {b, col})),
+        Value sum = k.add(io.afterReset(k, reset, k.load(s.pre, {b, col})),
                           k.load(io.xproj, {b, col}));
         return k.add(sum,
                      k.add(k.load(in.biasIh, col), k.load(in.biasHh, col)));
@@ -209,7 +209,7 @@ struct LSTMCellSteps {
     k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
       Value value = k.load(src[i], iv);
       if (i == 0 && in.resetsToZero())
-        value = k.zeroIf(k.load(in.isInit, {k.index(0), iv[0]}), value);
+        value = k.zeroIf(in.resetAfter(k, Value(), iv[0]), value);
       k.store(value, dst[i], iv);
     });
   }
