@@ -48,8 +48,14 @@ tensor kept in the autograd context, its size known at compile time)
 and the backward entry point reads it; under `torch.no_grad()` the
 inference entry point runs and nothing is saved. Tensors are float32, on
 the CPU or on a CUDA device, or float64 on the CPU (`dtype=torch.float64`
-or `.double()`: for gradient checks): CUDA tensors run the library compiled for the
-cuda target, on PyTorch's current stream of their device, without a
+or `.double()`: for gradient checks). Under `torch.autocast` a float32
+module takes float32, bfloat16 or float16 inputs and states and returns
+torch.nn's dtypes (see `_RNNBase._autocast`): bf16 autocast runs the
+library with bf16 storage (`storage="bf16"`), fp16 autocast computes in
+float32. bf16 and fp16 modules are refused (keep the module float32).
+An input, state or `is_init` that is not contiguous in rnnc's layout is
+copied once; a batch of no columns gives empty outputs, as torch.nn's
+does. CUDA tensors run the library compiled for the cuda target, on PyTorch's current stream of their device, without a
 synchronization, and every buffer (the saved region and the scratch arena
 included) comes from PyTorch's allocator. On the CPU the library's GEMMs
 (OpenBLAS) run on `torch.get_num_threads()` threads, as PyTorch's own
@@ -76,6 +82,12 @@ _TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
                  "int64": torch.int64, "float32": torch.float32,
                  "float64": torch.float64}
 _FLOATS = {torch.float32: "float32", torch.float64: "float64"}
+# The floating types torch.autocast hands a module: converted to float32
+# on the way in.
+_AUTOCAST_INPUTS = (torch.float32, torch.bfloat16, torch.float16)
+_NARROW_PARAMETERS = ("rnnc keeps float32 (or float64) parameters: for "
+                      "bf16 compute keep the module float32 and call it "
+                      "under torch.autocast, or pass storage='bf16'")
 
 
 def _buffer(tensor, arg, layer_count, device):
@@ -621,6 +633,9 @@ class _RNNBase(nn.Module):
                           f"num_layers=1 and dropout={dropout} nothing is "
                           f"dropped")
         dtype = torch.float32 if dtype is None else dtype
+        if dtype in (torch.bfloat16, torch.float16):
+            raise RNNCError(f"rnnc supports float32 and float64, got "
+                            f"{dtype}: {_NARROW_PARAMETERS}")
         if dtype not in _FLOATS:
             raise RNNCError(f"rnnc supports float32 and float64, got {dtype}")
         if device is not None and torch.device(device).type not in ("cpu",
@@ -711,6 +726,10 @@ class _RNNBase(nn.Module):
         """The element type of the parameters (float32 or float64; a
         module converted with .double() computes in float64)."""
         dtype = self._flat_params[0].dtype
+        if dtype in (torch.bfloat16, torch.float16):
+            raise RNNCError(f"rnnc supports float32 and float64 parameters, "
+                            f"got {dtype} (a module converted with "
+                            f".to({dtype}) or .half()): {_NARROW_PARAMETERS}")
         if dtype not in _FLOATS:
             raise RNNCError(f"rnnc supports float32 and float64 parameters, "
                             f"got {dtype}")
@@ -729,19 +748,53 @@ class _RNNBase(nn.Module):
         layers."""
         return self.dropout if self.training and self.num_layers > 1 else 0.0
 
-    def _library_key(self, seq_len, batch, device, dtype, reset_to):
-        """The key of the library for a call (see `_library_key`)."""
+    def _library_key(self, seq_len, batch, device, dtype, reset_to,
+                     storage=None):
+        """The key of the library for a call (see `_library_key`), with
+        the module's storage unless the call gives one."""
         return _library_key(self._cell, seq_len, batch, self.input_size,
                             self.hidden_size, self.num_layers, self.remat,
                             device, dtype, self._dropping, reset_to,
-                            self.storage)
+                            storage or self.storage)
 
     def _library(self, seq_len, batch, device, dtype, reset_to):
         """The library for a call, compiled on first use."""
         return _LIBRARIES[self._library_key(seq_len, batch, device, dtype,
                                             reset_to)]
 
-    def _check_input(self, input, is_init, dtype):
+    def _autocast(self, input):
+        """(autocast's dtype, the dtype of the results) for this call, or
+        (None, None) where torch.autocast is off for the input's device.
+        The results' dtype is torch.nn's: autocast's on CUDA and for
+        torch.nn.LSTM on the CPU, the input's for torch.nn.GRU on the CPU
+        (which CPU autocast does not list; its GEMMs still run in
+        autocast's dtype)."""
+        if not isinstance(input, torch.Tensor):
+            return None, None
+        kind = input.device.type
+        if kind not in ("cpu", "cuda") or not torch.is_autocast_enabled(kind):
+            return None, None
+        cast = torch.get_autocast_dtype(kind)
+        if cast not in (torch.bfloat16, torch.float16):
+            return None, None
+        if self._cell != "lstm" and kind == "cpu" and \
+                input.dtype in _AUTOCAST_INPUTS:
+            return cast, input.dtype
+        return cast, cast
+
+    @staticmethod
+    def _converted(tensor, name, dtype, cast):
+        """`tensor` in the parameters' dtype: under autocast (`cast` set)
+        a float32, bfloat16 or float16 tensor is converted to float32 (a
+        copy, through which gradients flow)."""
+        if cast is not None and tensor.dtype in _AUTOCAST_INPUTS:
+            return tensor.to(dtype)
+        if tensor.dtype != dtype:
+            raise RNNCError(f"{name} must be {_FLOATS[dtype]}, got "
+                            f"{tensor.dtype}")
+        return tensor
+
+    def _check_input(self, input, is_init, dtype, cast):
         if not isinstance(input, torch.Tensor):
             if isinstance(input, nn.utils.rnn.PackedSequence):
                 raise RNNCError("rnnc does not take a PackedSequence: pass "
@@ -752,17 +805,22 @@ class _RNNBase(nn.Module):
             raise RNNCError(f"input must be 3-D ([T, B, I], or [B, T, I] "
                             f"with batch_first) or 2-D [T, I] (unbatched), "
                             f"got shape {list(input.shape)}")
-        if input.dtype != dtype:
+        if not (cast is not None and input.dtype in _AUTOCAST_INPUTS) and \
+                input.dtype != dtype:
             raise RNNCError(f"input must be {_FLOATS[dtype]} (the "
                             f"parameters' dtype), got {input.dtype}")
-        if input.shape[0] == 0 or input.shape[1] == 0:
-            raise RNNCError(f"input must have at least one step and one "
-                            f"batch column, got shape {list(input.shape)}")
+        if input.shape[self._batch_dim ^ 1] == 0:
+            raise RNNCError(f"input must have at least one step, got shape "
+                            f"{list(input.shape)}")
         if input.shape[-1] != self.input_size:
             raise RNNCError(f"input has {input.shape[-1]} features, the "
                             f"layer expects input_size={self.input_size}")
+        input = self._converted(input, "input", dtype, cast)
         if self.batch_first:
-            input = input.transpose(0, 1).contiguous()
+            input = input.transpose(0, 1)
+        # The library reads [T, B, I] in place: anything else is copied
+        # once (a batch_first input always is).
+        input = input.contiguous()
         T, B = input.shape[0], input.shape[1]
         if is_init is None:
             is_init = torch.zeros((T, B), dtype=torch.bool,
@@ -782,7 +840,7 @@ class _RNNBase(nn.Module):
             is_init = is_init.contiguous()
         return input, is_init
 
-    def _state(self, state, name, B, device, dtype):
+    def _state(self, state, name, B, device, dtype, cast):
         L, H = self.num_layers, self.hidden_size
         if state is None:
             return torch.zeros((L, B, H), dtype=dtype, device=device)
@@ -792,12 +850,9 @@ class _RNNBase(nn.Module):
             raise RNNCError(f"{name} must have shape [{L}, {B}, {H}] "
                             f"(num_layers, batch, hidden_size), got "
                             f"{list(state.shape)}")
-        if state.dtype != dtype:
-            raise RNNCError(f"{name} must be {_FLOATS[dtype]}, got "
-                            f"{state.dtype}")
-        return state
+        return self._converted(state, name, dtype, cast).contiguous()
 
-    def _reset_states(self, reset_state, T, B, dtype):
+    def _reset_states(self, reset_state, T, B, dtype, cast):
         """The reset states as the library takes them (time-major) and
         their form, "step" or "column"; (None, None), "zero" without."""
         names = ("h_reset", "c_reset") if self._cell == "lstm" else \
@@ -819,9 +874,7 @@ class _RNNBase(nn.Module):
         for name, state in zip(names, given):
             if not isinstance(state, torch.Tensor):
                 raise RNNCError(f"{name} must be a tensor")
-            if state.dtype != dtype:
-                raise RNNCError(f"{name} must be {_FLOATS[dtype]}, got "
-                                f"{state.dtype}")
+            state = self._converted(state, name, dtype, cast)
             if tuple(state.shape) == step:
                 forms.append("step")
                 if self.batch_first:
@@ -829,7 +882,7 @@ class _RNNBase(nn.Module):
                 states.append(state.contiguous())
             elif tuple(state.shape) == (L, B, H):
                 forms.append("column")
-                states.append(state)
+                states.append(state.contiguous())
             else:
                 raise RNNCError(f"{name} must have shape {order} {list(step)} "
                                 f"(one state per step) or [L, B, H] "
@@ -898,19 +951,55 @@ class _RNNBase(nn.Module):
             return (y.squeeze(self._batch_dim),) + tuple(s.squeeze(1)
                                                          for s in final)
         dtype = self._dtype
-        x, is_init = self._check_input(input, is_init, dtype)
+        cast, result = self._autocast(input)
+        if cast is not None and dtype != torch.float32:
+            raise RNNCError(f"torch.autocast needs a float32 module, this "
+                            f"one is {dtype}")
+        x, is_init = self._check_input(input, is_init, dtype, cast)
         T, B = x.shape[0], x.shape[1]
-        h0 = self._state(h0, "h0", B, x.device, dtype)
+        h0 = self._state(h0, "h0", B, x.device, dtype, cast)
         if self._cell == "lstm":
-            c0 = self._state(c0, "c0", B, x.device, dtype)
-        resets, reset_to = self._reset_states(reset_state, T, B, dtype)
+            c0 = self._state(c0, "c0", B, x.device, dtype, cast)
+        resets, reset_to = self._reset_states(reset_state, T, B, dtype, cast)
         states = (h0, c0) + resets
+        params = self._flat_params
+        inputs = [x] + [t for t in states if t is not None] + params
+        if B == 0:
+            y, h_n, c_n = self._empty_outputs(x, inputs)
+        else:
+            # Under bf16 autocast the library stores bf16 and rounds the
+            # GEMM operands to bf16, accumulating in float32; under fp16
+            # autocast it computes in float32 (rnnc has no fp16 storage).
+            storage = "bf16" if cast == torch.bfloat16 else None
+            y, h_n, c_n = self._call(x, is_init, states, params, inputs,
+                                     reset_to, storage)
+        if cast is not None:
+            y, h_n, c_n = (t if t is None else t.to(result)
+                           for t in (y, h_n, c_n))
+        if self.batch_first:
+            y = y.transpose(0, 1)
+        return (y, h_n, c_n) if self._cell == "lstm" else (y, h_n)
+
+    def _empty_outputs(self, x, inputs):
+        """The outputs of a batch of 0 columns, as torch.nn's: empty, and
+        with gradients (zero) for every input that requires them."""
+        T, L, H = x.shape[0], self.num_layers, self.hidden_size
+        y, h_n = x.new_zeros((T, 0, H)), x.new_zeros((L, 0, H))
+        c_n = x.new_zeros((L, 0, H)) if self._cell == "lstm" else None
+        if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+            anchor = sum(t.sum() for t in inputs) * 0
+            y, h_n = y + anchor, h_n + anchor
+            c_n = None if c_n is None else c_n + anchor
+        return y, h_n, c_n
+
+    def _call(self, x, is_init, states, params, inputs, reset_to, storage):
+        """The library's outputs y, h_n, c_n (None for a GRU) for
+        time-major `x`."""
+        T, B = x.shape[0], x.shape[1]
         # A library is compiled for its sizes: under torch.compile with
         # dynamic shapes, operator.index specializes the graph to them.
         key = self._library_key(operator.index(T), operator.index(B),
-                                x.device, dtype, reset_to)
-        params = self._flat_params
-        inputs = [x] + [t for t in states if t is not None] + params
+                                x.device, x.dtype, reset_to, storage)
         rng = None
         if self._dropping:
             # [seed, offset]: a fresh seed per call from the generator of
@@ -943,9 +1032,7 @@ class _RNNBase(nn.Module):
         else:
             y, h_n, c_n = (_INFERENCE if ops else _inference_impl)(
                 key, x, is_init, *states, params)
-        if self.batch_first:
-            y = y.transpose(0, 1)
-        return (y, h_n, c_n) if self._cell == "lstm" else (y, h_n)
+        return y, h_n, c_n
 
 
 class LSTM(_RNNBase):

@@ -591,8 +591,6 @@ def test_errors_are_one_clear_exception():
     x = torch.randn(5, 2, 3)
     with pytest.raises(RNNCError, match="float32"):
         lstm(x.double())
-    with pytest.raises(RNNCError, match="not contiguous"):
-        lstm(torch.randn(5, 3, 2).transpose(1, 2))
     with pytest.raises(RNNCError, match="input_size=3"):
         lstm(torch.randn(5, 2, 4))
     with pytest.raises(RNNCError, match="is_init must have shape"):
@@ -614,8 +612,8 @@ def test_errors_are_one_clear_exception():
         rt.LSTM(3, 4, device="meta")
     with pytest.raises(RNNCError, match="CPU and CUDA tensors, got meta"):
         lstm.to("meta")(torch.randn(5, 2, 3, device="meta"))
-    with pytest.raises(RNNCError, match=r"at least one step and one batch "
-                                        r"column, got shape \[0, 2, 3\]"):
+    with pytest.raises(RNNCError, match=r"at least one step, got shape "
+                                        r"\[0, 2, 3\]"):
         lstm(torch.randn(0, 2, 3))
     with pytest.raises(RNNCError, match=r"or 2-D \[T, I\] \(unbatched\), "
                                         r"got shape \[5\]"):
@@ -623,8 +621,6 @@ def test_errors_are_one_clear_exception():
     packed = torch.nn.utils.rnn.pack_padded_sequence(x, [5, 3])
     with pytest.raises(RNNCError, match="does not take a PackedSequence"):
         lstm(packed)
-    with pytest.raises(RNNCError, match=r"got shape \[5, 0, 3\]"):
-        rt.GRU(3, 4)(torch.randn(5, 0, 3))
     # The backward is not itself differentiable: a second-order gradient
     # (a gradient penalty) is refused rather than silently missing terms.
     xg = torch.randn(5, 2, 3, requires_grad=True)

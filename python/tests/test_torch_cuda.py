@@ -331,3 +331,38 @@ def test_bf16_storage_on_the_gpu(cell):
     assert rel_err(y.double(), y_ref) < 2e-2
     for g, g_ref in zip(grads, grads_ref):
         assert rel_err(g.double(), g_ref) < 2e-2
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cast", [torch.bfloat16, torch.float16])
+def test_autocast_on_the_gpu(cell, cast):
+    """Under autocast on the device the results have torch.nn's dtypes on
+    that device; bf16 autocast runs bf16 storage (within 2e-2 of torch.nn
+    in float64, as on the CPU), fp16 autocast computes in float32 (within
+    1e-5 before the results are rounded to float16)."""
+    if AS_CPU and cell == "lstm" and cast == torch.float16:
+        pytest.skip("torch.nn.LSTM does not run under the CPU's fp16 "
+                    "autocast (oneDNN has no such primitive): needs a GPU")
+    T, B, I, H, L = 8, 3, 4, 5, 2
+    ours, ref = make_pair(cell, I, H, L)
+    ours = ours.to(CUDA)
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(5)) \
+        < 0.2
+    nn_cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+    xd, h0d, c0d = to_device((x, h0, c0), CUDA)
+    with torch.autocast(CUDA.type, dtype=cast):
+        want = nn_cls(I, H, L).to(CUDA)(xd.detach())
+        got = ours(xd.detach())
+        y, _, grads = loss_and_grads(cell, ours, xd, h0d, c0d, gy.to(CUDA),
+                                     ghn.to(CUDA), is_init.to(CUDA))
+    flat = (lambda out: [out[0], *out[1]] if cell == "lstm" else list(out))
+    assert [t.dtype for t in flat(got)] == [t.dtype for t in flat(want)]
+    y_ref, _, grads_ref = episodes_loss_and_grads(
+        cell, ref.double(), x.double(), h0.double(), c0.double(),
+        gy.double(), ghn.double(), is_init)
+    tol = 2e-2 if cast == torch.bfloat16 else 1e-5
+    # fp16's rounding of y (2^-11 relative) bounds its comparison.
+    assert rel_err(y.cpu().double(), y_ref) < max(tol, 2 ** -10)
+    for g, g_ref in zip(grads, grads_ref):
+        assert rel_err(g.cpu().double(), g_ref) < tol

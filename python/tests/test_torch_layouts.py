@@ -1,0 +1,167 @@
+"""Dtypes and layouts as torch.nn.LSTM/GRU take them: torch.autocast,
+narrow-precision modules, non-contiguous inputs and states, and a batch of
+no columns."""
+
+import pytest
+import torch
+
+import rnnc.torch as rt
+from rnnc.library import RNNCError
+
+from test_torch import (episodes_loss_and_grads, inputs, loss_and_grads,
+                        make_pair, rel_err, state_of)
+
+
+def results(cell, out):
+    """The output and final states of a module's call, flat."""
+    y, state = out
+    return [y, *state] if cell == "lstm" else [y, state]
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("given", [torch.float32, torch.bfloat16])
+def test_autocast_bf16_returns_what_torch_nn_returns(cell, given):
+    # Under CPU bf16 autocast the module runs with bf16 storage and f32
+    # accumulation. Its results have torch.nn's dtypes (bf16 for an LSTM;
+    # a GRU's follow its input, as CPU autocast leaves torch.nn.GRU's call
+    # alone and casts only its GEMMs) and, as bf16 storage does, lie
+    # within 2e-2 of torch.nn in float64 (about five bf16 unit roundoffs,
+    # 2^-8) in outputs and every gradient, further than f32 gets (the
+    # rounding happens).
+    T, B, I, H, L = 8, 3, 4, 5, 2
+    ours, ref = make_pair(cell, I, H, L)
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(5)) \
+        < 0.2
+    nn_cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        want = [t.dtype for t in results(cell, nn_cls(I, H, L)(
+            x.detach().to(given)))]
+        got = [t.dtype for t in results(cell, ours(x.detach().to(given)))]
+        xg = x.detach().to(given).requires_grad_()
+        y, _, grads = loss_and_grads(cell, ours, xg, h0, c0, gy, ghn,
+                                     is_init)
+    assert got == want
+    assert y.dtype == want[0] and grads[0].dtype == given
+    y_ref, _, grads_ref = episodes_loss_and_grads(
+        cell, ref.double(), x.double(), h0.double(), c0.double(),
+        gy.double(), ghn.double(), is_init)
+    assert rel_err(y.double(), y_ref) < 2e-2
+    worst = 0.0
+    for g, g_ref in zip(grads, grads_ref):
+        err = rel_err(g.double(), g_ref)
+        assert err < 2e-2
+        worst = max(worst, err)
+    assert worst > 1e-4
+    # Outside autocast the same module computes in float32 again.
+    y32, _, _ = loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init)
+    assert y32.dtype == torch.float32 and rel_err(y32.double(), y_ref) < 1e-5
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_autocast_fp16_computes_in_float32(cell):
+    # rnnc has no fp16 storage: under fp16 autocast it computes in float32
+    # (what a float32 call gives, bit for bit) and returns what torch.nn
+    # returns: float16 for an LSTM, a float32 input's dtype for a GRU on
+    # the CPU.
+    T, B, I, H, L = 6, 2, 3, 4, 1
+    ours, _ = make_pair(cell, I, H, L)
+    x = torch.randn(T, B, I)
+    with torch.no_grad():
+        plain = results(cell, ours(x))
+        with torch.autocast("cpu", dtype=torch.float16):
+            cast = results(cell, ours(x))
+    want = torch.float16 if cell == "lstm" else torch.float32
+    assert all(t.dtype == want for t in cast)
+    assert all(torch.equal(a, b.to(want)) for a, b in zip(cast, plain))
+
+
+def test_narrow_modules_are_refused_with_what_to_use():
+    x = torch.randn(3, 2, 4)
+    for narrow in (rt.LSTM(4, 5).bfloat16(), rt.GRU(4, 5).half()):
+        with pytest.raises(RNNCError, match=r"keep the module float32 and "
+                                            r"call it under torch.autocast, "
+                                            r"or pass storage='bf16'"):
+            narrow(x.to(narrow.weight_ih_l0.dtype))
+    with pytest.raises(RNNCError, match="under torch.autocast"):
+        rt.LSTM(4, 5, dtype=torch.bfloat16)
+    with pytest.raises(RNNCError, match="input must be float32"):
+        rt.LSTM(4, 5)(x.bfloat16())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with pytest.raises(RNNCError, match="autocast needs a float32 "
+                                            "module, this one is "
+                                            "torch.float64"):
+            rt.LSTM(4, 5).double()(x.double())
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_non_contiguous_inputs_and_states_are_copied(cell, batch_first):
+    # A transposed replay batch, a strided slice of features and
+    # transposed states give what their contiguous copies give, bit for
+    # bit, and their gradients reach the original tensors.
+    T, B, I, H, L = 5, 3, 4, 6, 2
+    ours, _ = make_pair(cell, I, H, L, batch_first=batch_first)
+    g = torch.Generator().manual_seed(3)
+    wide = torch.randn(B, T, 2 * I, generator=g) if not batch_first else \
+        torch.randn(T, B, 2 * I, generator=g)
+    x = wide[..., ::2].transpose(0, 1).requires_grad_()
+    assert not x.is_contiguous()
+    h0 = torch.randn(B, L, H, generator=g).transpose(0, 1).requires_grad_()
+    c0 = torch.randn(B, L, H, generator=g).transpose(0, 1).requires_grad_()
+    # is_init in the input's order, as the transpose of a contiguous one.
+    is_init = torch.rand(T, B, generator=g) < 0.3
+    is_init = is_init.T if batch_first else \
+        is_init.T.contiguous().T
+    assert not is_init.is_contiguous()
+    y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, torch.ones(1),
+                                    torch.ones(1), is_init)
+    dense = [t.detach().contiguous().requires_grad_() for t in (x, h0, c0)]
+    y_d, loss_d, grads_d = loss_and_grads(cell, ours, *dense, torch.ones(1),
+                                          torch.ones(1),
+                                          is_init.contiguous())
+    assert torch.equal(y, y_d) and torch.equal(loss, loss_d)
+    assert all(torch.equal(a, b) for a, b in zip(grads, grads_d))
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_empty_batch_returns_empty_outputs(cell, batch_first):
+    # As torch.nn: outputs [T, 0, H] ([0, T, H] batch_first) and states
+    # [L, 0, H]; a loss over them gives zero gradients.
+    T, I, H, L = 4, 3, 5, 2
+    ours, ref = make_pair(cell, I, H, L, batch_first=batch_first)
+    shape = (0, T, I) if batch_first else (T, 0, I)
+    x = torch.randn(shape, requires_grad=True)
+    got, want = results(cell, ours(x)), results(cell, ref(x))
+    assert [t.shape for t in got] == [t.shape for t in want]
+    sum(t.sum() for t in got).backward()
+    assert x.grad.shape == x.shape
+    assert all(torch.equal(p.grad, torch.zeros_like(p))
+               for p in ours.parameters())
+    with torch.no_grad():
+        quiet = results(cell, ours(x, state_of(cell, torch.zeros(L, 0, H),
+                                               torch.zeros(L, 0, H))))
+    assert [t.shape for t in quiet] == [t.shape for t in want]
+    with pytest.raises(RNNCError, match="at least one step"):
+        ours(torch.randn((4, 0, I) if batch_first else (0, 4, I)))
+
+
+def test_autocast_inside_a_compiled_policy():
+    # torch.compile(fullgraph=True) of a policy that calls the module
+    # under autocast: no graph break, eager's bits and dtypes.
+    lstm = rt.LSTM(4, 8, 2)
+    head = torch.nn.Linear(8, 2)
+
+    def policy(x, dones):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y, _ = lstm(x, is_init=dones)
+            return head(y)
+
+    x = torch.randn(6, 3, 4)
+    dones = torch.rand(6, 3, generator=torch.Generator().manual_seed(2)) \
+        < 0.2
+    eager = policy(x, dones)
+    compiled = torch.compile(policy, fullgraph=True)(x, dones)
+    assert compiled.dtype == eager.dtype == torch.bfloat16
+    assert torch.equal(compiled, eager)
