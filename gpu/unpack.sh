@@ -17,9 +17,10 @@
 G=$(pwd)/.gpu
 D=/tmp/rnnc
 rm -rf $D
-mkdir -p $D/bin $D/lib
+mkdir -p $D/bin $D/lib $D/link
 cp "$G/bin/rnn-npz-compare" "$G"/bin/*.xz $D/bin/
 cp "$G"/lib/*.so* "$G"/lib/*.a $D/lib/
+cp "$G"/link/*.xz $D/link/
 python3 - "$D" <<'PY'
 import glob, lzma, os, shutil, sys
 for packed in glob.glob(os.path.join(sys.argv[1], '*', '*.xz')):
@@ -30,10 +31,10 @@ PY
 chmod +x $D/bin/* "$G"/unittests/*
 export PATH=$D/bin:$PATH
 export LD_LIBRARY_PATH=$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-# rnn-compile links libraries from the bundle's runtime archives, and a cpu
-# library against the bundle's OpenBLAS (found through LIBRARY_PATH).
-ln -sf libopenblas.so.0 $D/lib/libopenblas.so
-export LIBRARY_PATH=$D/lib${LIBRARY_PATH:+:$LIBRARY_PATH}
+# rnn-compile links libraries in process from the bundle's runtime archives
+# and link kit, a cpu library against the bundle's OpenBLAS.
+ln -sf ../lib/libopenblas.so.0 $D/link/libopenblas.so.0
+export RNNC_LINK_KIT=$D/link
 export RNNC_RUNTIME_LIB=$D/lib/librnn_library_runtime.a
 export RNNC_CUDA_RUNTIME_LIB=$D/lib/librnn_library_cuda_runtime.a
 export RNNC_COMPILE=$D/bin/rnn-compile

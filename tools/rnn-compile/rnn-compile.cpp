@@ -16,7 +16,11 @@
 // gradients, the saved region (fwd and bwd) and a scratch arena of the
 // planned size (contents not kept between calls). The library links the
 // project's runtime and OpenBLAS, and needs neither LLVM nor MLIR at run
-// time.
+// time. LLD links it in this process (no toolchain needed), from the link
+// kit (--link-kit: the C runtime objects and the static C++ runtime, as
+// `c++ -shared -static-libstdc++ -static-libgcc` adds them, and OpenBLAS)
+// and the glibc this process runs on; --linker=DRIVER links with a C++
+// compiler driver instead.
 //
 // With --target=cuda every buffer is device memory, the kernels' PTX is
 // embedded in the library (loaded by the driver at the first call, on the
@@ -54,6 +58,12 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "lld/Common/Driver.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+LLD_HAS_DRIVER(elf)
 
 using namespace mlir;
 using namespace ::rnn::run;
@@ -107,9 +117,15 @@ static cl::opt<std::string> cudaRuntimeLib(
     cl::cat(category));
 static cl::opt<std::string>
     linker("linker", cl::init(""),
-           cl::desc("C++ compiler driver that links the library (default: "
-                    "$CXX, else c++)"),
+           cl::desc("C++ compiler driver that links the library instead of "
+                    "the built-in linker (LLD, in process)"),
            cl::cat(category));
+static cl::opt<std::string> linkKit(
+    "link-kit", cl::init(""),
+    cl::desc("Directory with what the built-in linker links besides glibc "
+             "(C runtime objects, static C++ runtime, OpenBLAS) (default: "
+             "$RNNC_LINK_KIT, else the build's)"),
+    cl::cat(category));
 
 [[noreturn]] static void fail(const std::string &message, int code = 2) {
   llvm::errs() << "rnn-compile: " << message << "\n";
@@ -245,21 +261,39 @@ static std::string findArchive(llvm::StringRef what,
   return path;
 }
 
-/// Links `object` with the runtime into the shared library `library`,
-/// exporting only the entry points.
-static void link(llvm::StringRef object, llvm::StringRef library,
-                 llvm::StringRef scratch) {
-  std::string driver = linker;
-  if (driver.empty())
-    if (const char *cxx = std::getenv("CXX"); cxx && *cxx)
-      driver = cxx;
-  if (driver.empty())
-    driver = "c++";
-  auto program = llvm::sys::findProgramByName(driver);
-  if (!program)
-    fail("no C++ compiler driver '" + driver +
-         "' to link the library (install g++ or give --linker / $CXX)");
-  // The CUDA runtime comes first: it calls into the other.
+/// The files of the link kit, in link order around the program: C runtime
+/// objects first, then the static C++ and C runtimes, then the objects
+/// that end the library.
+static constexpr const char *kKitFirst[] = {"crti.o", "crtbeginS.o",
+                                            "shims.o"};
+static constexpr const char *kKitArchives[] = {"libstdc++.a", "libgcc.a",
+                                               "libgcc_eh.a",
+                                               "libc_nonshared.a"};
+static constexpr const char *kKitLast[] = {"crtendS.o", "crtn.o"};
+/// The kit's BLAS: a library for the cpu target calls it.
+static constexpr const char *kKitBlas = "libopenblas.so.0";
+
+/// The path of the glibc library `soname` this process has loaded (or can
+/// load): the built-in linker links against the C library the process runs
+/// on, so a library compiled here loads here.
+static std::optional<std::string> loadedLibrary(const char *soname) {
+  void *handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle)
+    handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return std::nullopt;
+  struct link_map *map = nullptr;
+  std::optional<std::string> path;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name &&
+      *map->l_name)
+    path = map->l_name;
+  dlclose(handle);
+  return path;
+}
+
+/// The runtime archives a library links: the CUDA runtime first (it calls
+/// into the other).
+static llvm::SmallVector<std::string> runtimeArchives() {
   llvm::SmallVector<std::string> archives;
   if (target == "cuda")
     archives.push_back(findArchive("rnnc CUDA runtime", cudaRuntimeLib,
@@ -267,11 +301,20 @@ static void link(llvm::StringRef object, llvm::StringRef library,
                                    RNN_CUDA_RUNTIME_ARCHIVE));
   archives.push_back(findArchive("rnnc runtime", runtimeLib, "RNNC_RUNTIME_LIB",
                                  RNN_RUNTIME_ARCHIVE));
+  return archives;
+}
 
-  std::string exports = (scratch + "/exports.map").str();
-  writeAtomically(exports, "{ global: rnnc_*; local: *; };\n");
+/// Links with the C++ compiler driver `driver` (--linker).
+static void linkWithDriver(llvm::StringRef driver, llvm::StringRef object,
+                           llvm::StringRef library, llvm::StringRef exports,
+                           llvm::StringRef scratch) {
+  auto program = llvm::sys::findProgramByName(driver);
+  if (!program)
+    fail("no C++ compiler driver '" + driver.str() +
+         "' to link the library (--linker)");
+  llvm::SmallVector<std::string> archives = runtimeArchives();
   std::string log = (scratch + "/link.log").str();
-  std::string versionScript = "-Wl,--version-script=" + exports;
+  std::string versionScript = ("-Wl,--version-script=" + exports).str();
   llvm::SmallVector<llvm::StringRef> args = {*program, "-shared", "-o", library,
                                              object};
   args.append(archives.begin(), archives.end());
@@ -293,6 +336,91 @@ static void link(llvm::StringRef object, llvm::StringRef library,
         text ? (*text)->getBuffer().split('\n').first.str() : message;
     fail("linking the library failed: " + first);
   }
+}
+
+/// Links with LLD in this process: no toolchain is needed, only the link
+/// kit (what `c++ -shared -static-libstdc++ -static-libgcc` would add) and
+/// the glibc this process runs on. The link line is the driver's.
+static void linkInProcess(llvm::StringRef object, llvm::StringRef library,
+                          llvm::StringRef exports) {
+  std::string kit = linkKit;
+  if (kit.empty())
+    if (const char *value = std::getenv("RNNC_LINK_KIT"); value && *value)
+      kit = value;
+  if (kit.empty())
+    kit = RNN_LINK_KIT;
+  auto inKit = [&](llvm::StringRef name) {
+    llvm::SmallString<256> path(kit);
+    llvm::sys::path::append(path, name);
+    if (!llvm::sys::fs::exists(path))
+      fail("the link kit " + kit + " has no " + name.str() +
+           " (give --link-kit or $RNNC_LINK_KIT, or --linker=c++)");
+    return path.str().str();
+  };
+  // Every string the argument list points into.
+  std::vector<std::string> strings;
+  for (const char *name : kKitFirst)
+    strings.push_back(inKit(name));
+  strings.push_back(object.str());
+  for (std::string &archive : runtimeArchives())
+    strings.push_back(std::move(archive));
+  if (target == "cpu")
+    strings.push_back(inKit(kKitBlas));
+  strings.push_back("--start-group");
+  for (const char *name : kKitArchives)
+    strings.push_back(inKit(name));
+  // glibc: libpthread and libdl are stubs since 2.34 and real before;
+  // --as-needed drops what is not used.
+  for (const char *soname : {"libm.so.6", "libc.so.6", "libpthread.so.0",
+                             "libdl.so.2", "ld-linux-x86-64.so.2"}) {
+    std::optional<std::string> path = loadedLibrary(soname);
+    if (!path) {
+      if (llvm::StringRef(soname).starts_with("libpthread") ||
+          llvm::StringRef(soname).starts_with("libdl"))
+        continue;
+      fail(std::string("cannot find this system's ") + soname +
+           " to link the library against");
+    }
+    strings.push_back(*path);
+  }
+  strings.push_back("--end-group");
+  for (const char *name : kKitLast)
+    strings.push_back(inKit(name));
+
+  std::string out = library.str();
+  std::string versionScript = ("--version-script=" + exports).str();
+  std::vector<const char *> args = {
+      "ld.lld", "--build-id",     "--eh-frame-hdr",      "-m",
+      "elf_x86_64", "--hash-style=gnu", "--as-needed",   "-shared",
+      "-z",     "relro",          "-z",                  "now",
+      "--no-undefined", versionScript.c_str(), "-o",     out.c_str()};
+  for (const std::string &s : strings)
+    args.push_back(s.c_str());
+
+  std::string diagnostics;
+  llvm::raw_string_ostream errs(diagnostics);
+  lld::Result result =
+      lld::lldMain(args, llvm::nulls(), errs, {{lld::Gnu, &lld::elf::link}});
+  if (result.retCode != 0) {
+    llvm::StringRef first = llvm::StringRef(diagnostics).split('\n').first;
+    first.consume_front("ld.lld: ");
+    fail("linking the library failed: " +
+         (first.empty() ? std::string("ld.lld exited with ") +
+                              std::to_string(result.retCode)
+                        : first.str()));
+  }
+}
+
+/// Links `object` with the runtime into the shared library `library`,
+/// exporting only the entry points.
+static void link(llvm::StringRef object, llvm::StringRef library,
+                 llvm::StringRef scratch) {
+  std::string exports = (scratch + "/exports.map").str();
+  writeAtomically(exports, "{ global: rnnc_*; local: *; };\n");
+  if (!linker.empty())
+    linkWithDriver(linker, object, library, exports, scratch);
+  else
+    linkInProcess(object, library, exports);
 }
 
 int main(int argc, char **argv) {
@@ -468,14 +596,6 @@ int main(int argc, char **argv) {
     std::string path;
     ~RemoveScratch() { llvm::sys::fs::remove_directories(path); }
   } removeScratch{scratch.str().str()};
-  std::string object = (scratch + "/model.o").str();
-  emitObject(*llvmModule, object);
-  std::string library = (scratch + "/librnnc_model.so").str();
-  link(object, library, scratch);
-  std::string finalLibrary = outputDir + "/librnnc_model.so";
-  if (std::error_code ec = llvm::sys::fs::rename(library, finalLibrary))
-    fail("cannot write " + finalLibrary + ": " + ec.message());
-
   // What the library exports besides its entry points.
   llvm::json::Object functions;
   if (target == "cuda") {
@@ -504,6 +624,16 @@ int main(int argc, char **argv) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  writeAtomically(outputDir + "/manifest.json", text);
+  std::string object = (scratch + "/model.o").str();
+  emitObject(*llvmModule, object);
+  std::string library = (scratch + "/librnnc_model.so").str();
+  // The built-in linker resets every command-line option to its default:
+  // what follows the link reads none.
+  std::string directory = outputDir;
+  link(object, library, scratch);
+  std::string finalLibrary = directory + "/librnnc_model.so";
+  if (std::error_code ec = llvm::sys::fs::rename(library, finalLibrary))
+    fail("cannot write " + finalLibrary + ": " + ec.message());
+  writeAtomically(directory + "/manifest.json", text);
   return 0;
 }
