@@ -7,8 +7,8 @@
 #
 # BUILD_DIR is a built tree (./dev.sh build). rnn-run, rnn-compile and
 # rnn-npz-compare are relinked from its objects against the static LLVM/MLIR
-# archives, so that they need only glibc, libstdc++ and what the folder
-# carries (libMLIR.so and libLLVM.so together are 257 MB). rnn-run,
+# archives (tools/package/link-static.sh), so that they need only glibc and
+# what the folder carries (libMLIR.so and libLLVM.so together are 257 MB). rnn-run,
 # rnn-compile and OpenBLAS travel compressed with Python's lzma (no xz binary
 # is needed on either side); gpu/unpack.sh expands them. The runtime
 # archives rnn-compile links into libraries travel too, with its link kit
@@ -27,78 +27,22 @@ BUILD=$(cd "$1" && pwd)
 mkdir -p "$2"
 OUT=$(cd "$2" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
-LL=/usr/lib/llvm-22/lib
 CUDA=${CUDA_TOOLKIT_ROOT:-/usr/local/cuda}
 rm -rf "$OUT"/{bin,lib,link,cuda,unittests,wheels}
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/cuda/nvvm/libdevice" "$OUT/unittests"
 
-# Every MLIR/LLVM archive but those of tools rnn-run does not contain; the
-# linker takes only what is referenced.
-MLIR_LIBS=$(ls $LL/libMLIR*.a | grep -v 'CAPI\|Python\|Tblgen\|TableGen\|Lsp\|Reduce\|Query\|OptMain\|TestTransform')
-# Code generators for the host (X86) and NVPTX only: LLD's LTO set-up
-# initializes every target LLVM has, and those initializers are stubbed
-# (the tools never generate code for other targets).
-OTHER_TARGETS=$(/usr/lib/llvm-22/bin/llvm-config --targets-built | tr ' ' '\n' |
-  grep -vx 'X86\|NVPTX' | paste -sd'|')
-LLVM_LIBS=$(ls $LL/libLLVM*.a | grep -v 'TableGen\|FuzzMutate\|Exegesis\|CFIVerify\|DWARFLinker' |
-  grep -Ev "/libLLVM($OTHER_TARGETS)[A-Z]")
-ZSTD=$(ls /lib/x86_64-linux-gnu/libzstd.so.1)
-# LLVM's Support library calls arc4random (glibc 2.36+); a local definition
-# keeps the binaries loadable on glibc 2.34/2.35 (Ubuntu 22.04) as well.
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-printf '#include <stdint.h>\n#include <sys/random.h>\nuint32_t arc4random(void){uint32_t v=0;while(getrandom(&v,sizeof v,0)!=sizeof v){}return v;}\n' |
-  cc -O2 -fPIC -x c -c - -o "$TMP/arc4random.o"
-
-# LLD's LTO backend (linked into rnn-compile, never run: the libraries it
-# links are native objects) registers Debian's Polly plugin, which has no
-# static archive: an empty plugin stands in, with the other targets'
-# initializers.
-cat > "$TMP/polly.cpp" <<'CPP'
-#include "llvm/Plugins/PassPlugin.h"
-llvm::PassPluginLibraryInfo getPollyPluginInfo() {
-  return {LLVM_PLUGIN_API_VERSION, "Polly", "none", [](llvm::PassBuilder &) {}};
-}
-CPP
-for t in ${OTHER_TARGETS//|/ }; do
-  for part in TargetInfo Target TargetMC AsmParser AsmPrinter Disassembler \
-              TargetMCA; do
-    echo "extern \"C\" void LLVMInitialize$t$part() {}"
-  done
-done >> "$TMP/polly.cpp"
-c++ -O2 -fPIC -std=c++17 -I/usr/lib/llvm-22/include -c "$TMP/polly.cpp" \
-  -o "$TMP/polly.o"
+"$HERE/../tools/package/link-static.sh" "$BUILD" "$TMP"
+mv "$TMP/rnn-npz-compare" "$OUT/bin/"
 
 cd "$BUILD"
-c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
-  tools/rnn-run/CMakeFiles/rnn-run.dir/{rnn-run,Jit}.cpp.o "$TMP/arc4random.o" "$TMP/polly.o" \
-  -o "$TMP/rnn-run" \
-  tools/rnn-run/libRNNToolModel.a \
-  lib/libRNNPipelines.a lib/Support/libRNNSupport.a runtime/librnn_cuda_runtime.a \
-  runtime/librnn_runtime.a lib/libRNNConversion.a lib/libRNNTransforms.a \
-  lib/libRNNAnalysis.a lib/libRNNDialect.a \
-  -Wl,--start-group $MLIR_LIBS $LLVM_LIBS -Wl,--end-group \
-  -lz "$ZSTD" -lopenblas -ldl -lpthread -lrt -lm
-c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
-  tools/rnn-compile/CMakeFiles/rnn-compile.dir/rnn-compile.cpp.o \
-  "$TMP/arc4random.o" "$TMP/polly.o" -o "$TMP/rnn-compile" \
-  tools/rnn-run/libRNNToolModel.a \
-  lib/libRNNPipelines.a lib/Support/libRNNSupport.a \
-  lib/libRNNConversion.a lib/libRNNTransforms.a \
-  lib/libRNNAnalysis.a lib/libRNNDialect.a $LL/liblldELF.a $LL/liblldCommon.a \
-  -Wl,--start-group $MLIR_LIBS $LLVM_LIBS -Wl,--end-group \
-  -lz "$ZSTD" -ldl -lpthread -lrt -lm
 cp runtime/librnn_library_runtime.a runtime/librnn_library_cuda_runtime.a \
   "$OUT/lib/"
-c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
-  tools/rnn-npz-compare/CMakeFiles/rnn-npz-compare.dir/*.o "$TMP/arc4random.o" \
-  -o "$OUT/bin/rnn-npz-compare" lib/Support/libRNNSupport.a \
-  -Wl,--start-group $LLVM_LIBS -Wl,--end-group -lz "$ZSTD" -ldl -lpthread
 cp unittests/RNNCudaDeviceTests unittests/RNNCudaRuntimeTests \
   unittests/RNNRuntimeTests "$OUT/unittests/"
 [ -f lib/libnullcuda.so ] && cp lib/libnullcuda.so "$OUT/lib/"
-strip "$TMP/rnn-run" "$TMP/rnn-compile" "$OUT/bin/rnn-npz-compare" \
-  "$OUT"/unittests/*
+strip "$OUT"/unittests/*
 for l in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
   cp -L /lib/x86_64-linux-gnu/$l "$TMP/"
 done
