@@ -50,15 +50,16 @@ install_missing() {
 
 # PyTorch (the reference and the package's framework), pytest, NumPy (the
 # benchmarks and gen_reference.py write .npz files with it), Hypothesis
-# (the argument fuzzer), the RL libraries the adapters are checked against
-# (TorchRL with TensorDict, sb3-contrib with Stable-Baselines3, Gymnasium),
+# (the argument fuzzer), the RL libraries the adapters and examples are
+# checked against (TorchRL with TensorDict, sb3-contrib with
+# Stable-Baselines3, rsl_rl, Gymnasium),
 # and the rnnc package itself, installed from python/ so that the tests
 # import what a user's `pip install ./python` gives.
 PYTHON_PACKAGES=(torch pytest numpy hypothesis torchrl tensordict
-                 sb3-contrib gymnasium)
+                 sb3-contrib rsl-rl-lib gymnasium)
 install_python() {
   if ! python3 -c "import torch, pytest, numpy, hypothesis, torchrl, \
-tensordict, sb3_contrib, gymnasium" 2>/dev/null; then
+tensordict, sb3_contrib, rsl_rl, gymnasium" 2>/dev/null; then
     echo "dev.sh: installing ${PYTHON_PACKAGES[*]}"
     python3 -m pip install -q "${PYTHON_PACKAGES[@]}" ||
       python3 -m pip install -q --break-system-packages "${PYTHON_PACKAGES[@]}"
