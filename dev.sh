@@ -16,6 +16,14 @@
 #                                  DIR .gpu)
 #   ./dev.sh test-bundle           pack into build/gpu-bundle and check that
 #                                  the packed tools run with LLVM hidden
+#   ./dev.sh wheel [DIR]           build, then the self-contained wheel
+#                                  (tools/package/make-wheel.py; default DIR
+#                                  dist)
+#   ./dev.sh test-wheel            build the wheel into build/wheel, check its
+#                                  platform tag (auditwheel) and run it in a
+#                                  fresh virtual environment with LLVM and
+#                                  the toolchain hidden, also as a second
+#                                  account (tools/package/test-wheel.sh)
 #   ./dev.sh fuzz [RUNS] [SECONDS] the rnn-opt mutation fuzzer on the release
 #                                  build (default 800 runs, about 40 s), 100
 #                                  runs of rnn-compile's fuzzer (about 25 s),
@@ -28,7 +36,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(cmake ninja-build ccache g++ python3 python3-pip git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          liblld-22-dev libgtest-dev libopenblas-dev zlib1g-dev)
+          liblld-22-dev libgtest-dev libopenblas-dev zlib1g-dev patchelf)
 # The libFuzzer build's compiler and runtime (./dev.sh fuzz only).
 FUZZ_PACKAGES=(clang-22 libclang-rt-22-dev)
 BUILD_DIR=${RNN_BUILD_DIR:-build}
@@ -52,14 +60,14 @@ install_missing() {
 # benchmarks and gen_reference.py write .npz files with it), Hypothesis
 # (the argument fuzzer), the RL libraries the adapters and examples are
 # checked against (TorchRL with TensorDict, sb3-contrib with
-# Stable-Baselines3, rsl_rl, Gymnasium),
+# Stable-Baselines3, rsl_rl, Gymnasium), auditwheel (the wheel's platform tag),
 # and the rnnc package itself, installed from python/ so that the tests
 # import what a user's `pip install ./python` gives.
 PYTHON_PACKAGES=(torch pytest numpy hypothesis torchrl tensordict
-                 sb3-contrib rsl-rl-lib gymnasium)
+                 sb3-contrib rsl-rl-lib gymnasium auditwheel)
 install_python() {
   if ! python3 -c "import torch, pytest, numpy, hypothesis, torchrl, \
-tensordict, sb3_contrib, rsl_rl, gymnasium" 2>/dev/null; then
+tensordict, sb3_contrib, rsl_rl, gymnasium, auditwheel" 2>/dev/null; then
     echo "dev.sh: installing ${PYTHON_PACKAGES[*]}"
     python3 -m pip install -q "${PYTHON_PACKAGES[@]}" ||
       python3 -m pip install -q --break-system-packages "${PYTHON_PACKAGES[@]}"
@@ -117,6 +125,21 @@ case "${1:-}" in
     build
     gpu/make-bundle.sh "$BUILD_DIR" "$BUILD_DIR/gpu-bundle"
     gpu/test-bundle.sh "$BUILD_DIR/gpu-bundle"
+    ;;
+  wheel)
+    build
+    python3 tools/package/make-wheel.py "$BUILD_DIR" "${2:-dist}"
+    ;;
+  test-wheel)
+    build
+    install_python
+    rm -rf "$BUILD_DIR/wheel"
+    python3 tools/package/make-wheel.py "$BUILD_DIR" "$BUILD_DIR/wheel"
+    wheel=$(ls "$BUILD_DIR"/wheel/rnnc-*.whl)
+    python3 -m auditwheel show "$wheel" | tee "$BUILD_DIR/wheel/auditwheel.txt"
+    tr -s ' \n' ' ' < "$BUILD_DIR/wheel/auditwheel.txt" |
+      grep -q 'consistent with the following platform tag: "manylinux_2_35_x86_64"'
+    tools/package/test-wheel.sh "$wheel"
     ;;
   fuzz)
     build

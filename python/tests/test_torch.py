@@ -866,30 +866,35 @@ def test_dropout_policies_bitwise_and_modes(cell):
 
 
 def test_compile_cache_reuses_the_library(monkeypatch):
+    """A cached library is loaded, not compiled again, by a process that
+    has not loaded it. In one that has, the same request is answered
+    without looking for the compiler; a changed compiler setting is looked
+    up, and with no compiler found the cached library serves."""
     from rnnc import library
     lib = compile_model("gru", 4, 2, 3, 3, 1, "none")
     manifest = os.path.join(lib.directory, "manifest.json")
     stamp = os.stat(manifest).st_mtime_ns
-    monkeypatch.setattr(library, "_loaded", {})
+    monkeypatch.setattr(library, "_loaded", type(library._loaded)())
     monkeypatch.setattr(library, "_requested", {})
-    # A cached library is loaded, not compiled again.
     monkeypatch.setattr(library.subprocess, "run", None)
     again = compile_model("gru", 4, 2, 3, 3, 1, "none")
     assert again.directory == lib.directory
     assert os.stat(manifest).st_mtime_ns == stamp
     assert not [n for n in os.listdir(os.path.dirname(lib.directory))
-                if ".tmp-" in n]
+                if ".tmp-" in n or ".old-" in n]
 
-    # Loaded in this process, the same request is answered without looking
-    # for the compiler (a call's fast path); another compiler is looked up.
     def no_lookup():
         raise AssertionError("the compiler was looked up")
 
+    find_compiler = library.find_compiler
     monkeypatch.setattr(library, "find_compiler", no_lookup)
     assert compile_model("gru", 4, 2, 3, 3, 1, "none") is again
     monkeypatch.setenv("RNNC_COMPILE", "/nonexistent/rnn-compile")
     with pytest.raises(AssertionError, match="looked up"):
         compile_model("gru", 4, 2, 3, 3, 1, "none")
+    monkeypatch.setattr(library, "find_compiler", find_compiler)
+    assert compile_model("gru", 4, 2, 3, 3, 1, "none").directory == \
+        lib.directory
 
 
 def test_gemm_threads_follow_torch():
@@ -912,26 +917,34 @@ def test_gemm_threads_follow_torch():
     assert torch.equal(outputs[0], outputs[1])
 
 
-def test_damaged_cache_entry_is_named(monkeypatch):
+def test_damaged_cache_entry_is_named(monkeypatch, tmp_path):
     """A cache entry damaged outside rnnc (the compile itself publishes
-    atomically) is an error naming the entry to remove."""
+    atomically) is compiled again; without a compiler to do it, it is an
+    error naming the entry and how to remove it."""
     from rnnc import library
     lib = compile_model("mgu", 3, 2, 3, 3, 1, "none")
-    monkeypatch.setattr(library, "_loaded", {})
+    monkeypatch.setattr(library, "_loaded", type(library._loaded)())
     monkeypatch.setattr(library, "_requested", {})
-    with open(os.path.join(lib.directory, "manifest.json"), "w") as f:
+    # No per-user temporary cache holds another copy.
+    monkeypatch.setattr(library.tempfile, "tempdir", str(tmp_path))
+    manifest = os.path.join(lib.directory, "manifest.json")
+    with open(manifest, "w") as f:
         f.write("{")
-    try:
-        with pytest.raises(RNNCError, match=r"cannot read .*manifest.json.* "
-                                            r"\(if the cache entry is "
-                                            r"damaged, remove "
-                                            + re.escape(lib.directory)):
+    with monkeypatch.context() as m:
+        m.setenv("RNNC_COMPILE", "/nonexistent/rnn-compile")
+        with pytest.raises(RNNCError, match=(
+                r"the cache entry " + re.escape(lib.directory) +
+                r" is damaged \(cannot read .*manifest.json.*\) and cannot "
+                r"be compiled again here: rnn-compile not found.*; remove "
+                r"it \(rm -r " + re.escape(lib.directory))):
             compile_model("mgu", 3, 2, 3, 3, 1, "none")
-    finally:
-        shutil.rmtree(lib.directory)
-    # Removed, it is compiled again.
-    assert compile_model("mgu", 3, 2, 3, 3, 1, "none").saved_bytes == \
-        lib.saved_bytes
+    # With the compiler, it is compiled again in place.
+    again = compile_model("mgu", 3, 2, 3, 3, 1, "none")
+    assert again.directory == lib.directory
+    assert again.saved_bytes == lib.saved_bytes
+    assert library._inspect(lib.directory) is None
+    assert not [n for n in os.listdir(os.path.dirname(lib.directory))
+                if ".tmp-" in n or ".old-" in n]
 
 
 def test_readme_example_trains():

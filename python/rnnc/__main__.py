@@ -1,0 +1,148 @@
+"""`python3 -m rnnc`: fill, list and clear the cache of compiled libraries.
+
+    python3 -m rnnc precompile [--cache-dir DIR] [--jobs N] [--file F] REQ...
+    python3 -m rnnc cache dir|list|clear [--cache-dir DIR]
+
+A request REQ is a JSON object of `rnnc.compile_model`'s arguments, or the
+same as `key=value,...` (`cell=lstm,seq_len=32,batch=16,input_size=8,
+hidden_size=32,layers=2,remat=chunk:8`); `--file` reads a JSON list of
+objects. `precompile` prints the entry directory of each request, so that
+an image can be built with its cache filled for machines without the
+compiler (set RNNC_CACHE_DIR to it there).
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+from . import library
+
+# The types of compile_model's arguments given as key=value.
+_INTEGERS = ("seq_len", "batch", "input_size", "hidden_size", "layers")
+_NULLABLE = ("chip", "storage")
+
+
+def _parse_request(text):
+    """A request from the command line: a JSON object or key=value,..."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            request = json.loads(text)
+        except ValueError as e:
+            raise library.RNNCError(f"not a JSON object: {text}: {e}")
+        if not isinstance(request, dict):
+            raise library.RNNCError(f"not a JSON object: {text}")
+        return request
+    request = {}
+    for item in filter(None, text.split(",")):
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep:
+            raise library.RNNCError(f"expected key=value, got {item!r} in "
+                                    f"{text!r}")
+        value = value.strip()
+        try:
+            if key in _INTEGERS:
+                value = int(value)
+            elif key == "dropout":
+                value = float(value)
+        except ValueError:
+            raise library.RNNCError(f"{key}={value!r} is not a number")
+        if key in _NULLABLE and value.lower() in ("", "none", "null"):
+            value = None
+        request[key] = value
+    return request
+
+
+def _human(count):
+    """A size in bytes, for people."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "B" else \
+                f"{count:.1f} {unit}"
+        count /= 1024
+
+
+def _list(directory):
+    """Prints a line per library of the cache, then their count and
+    size."""
+    entries = library.cache_entries(directory)
+    if not entries:
+        print(f"{directory or library.cache_dir()}: no libraries")
+        return
+    total = 0
+    for entry in entries:
+        total += entry["bytes"]
+        request = entry["request"]
+        what = "?" if request is None else " ".join(
+            f"{k}={v}" for k, v in request.items()
+            if v is not None and not (k == "dropout" and v == 0.0))
+        state = "" if entry["state"] == "complete" else \
+            f"  [damaged: {entry['state']}]"
+        copy = re.search(r"\.cuda([0-9]+)$", entry["path"])
+        if copy:
+            state += f"  (copy for cuda:{copy.group(1)})"
+        print(f"{entry['path']}  {_human(entry['bytes'])}  {what}{state}")
+    print(f"{len(entries)} libraries, {_human(total)}")
+
+
+def main(argv=None):
+    """Runs a command line; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python3 -m rnnc",
+        description="Fill, list and clear rnnc's cache of compiled "
+                    "libraries.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    pre = commands.add_parser(
+        "precompile", help="compile libraries into the cache ahead of use")
+    pre.add_argument("requests", nargs="*", metavar="REQUEST",
+                     help="compile_model's arguments: a JSON object or "
+                          "key=value,...")
+    pre.add_argument("--file", action="append", default=[],
+                     help="a JSON file holding a list of requests")
+    pre.add_argument("--cache-dir", help="the cache directory to fill "
+                                         "(default: $RNNC_CACHE_DIR, else "
+                                         "~/.cache/rnnc)")
+    pre.add_argument("--jobs", type=int, default=1,
+                     help="compiles to run at once (default 1)")
+    cache = commands.add_parser("cache", help="show or clear the cache")
+    cache.add_argument("action", choices=("dir", "list", "clear"))
+    cache.add_argument("--cache-dir", help="the cache directory (default: "
+                                           "$RNNC_CACHE_DIR, else "
+                                           "~/.cache/rnnc)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "precompile":
+            requests = [_parse_request(text) for text in args.requests]
+            for name in args.file:
+                with open(name) as f:
+                    listed = json.load(f)
+                if not isinstance(listed, list):
+                    raise library.RNNCError(f"{name}: expected a JSON list "
+                                            f"of requests")
+                requests.extend(listed)
+            if not requests:
+                parser.error("no requests (give REQUEST or --file)")
+            for directory in library.precompile(requests, args.cache_dir,
+                                                jobs=args.jobs):
+                print(directory)
+        elif args.action == "dir":
+            print(args.cache_dir or library.cache_dir())
+        elif args.action == "list":
+            _list(args.cache_dir)
+        else:
+            removed = library.clear_cache(args.cache_dir)
+            count = sum(1 for path in removed
+                        if not re.search(r"\.lock$|\.tmp-|\.old-",
+                                         os.path.basename(path)))
+            print(f"removed {count} libraries")
+    except (library.RNNCError, OSError, ValueError) as e:
+        print(f"rnnc: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

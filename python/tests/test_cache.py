@@ -1,0 +1,472 @@
+"""The cache of compiled libraries (rnnc.library): entries named by the
+request and the compiler's contents, shared by accounts, repaired when
+damaged, served without the compiler; the per-user temporary cache of a
+process that cannot write the cache; the bound on loaded libraries;
+precompile, load, clear_cache and `python3 -m rnnc`.
+
+Needs `rnn-compile` (RNNC_COMPILE or PATH). The tests that run a process
+as another account (uid 65534, through setpriv) need root and skip
+otherwise. Every test uses a cache directory of its own.
+"""
+
+import collections
+import gc
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import warnings
+
+import pytest
+
+from rnnc import library
+from rnnc.library import RNNCError, compile_model
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(
+    library.__file__)))
+GRU = ("gru", 4, 2, 3, 3, 1)   # compile_model's first arguments, tiny
+OTHER_UID = 65534
+
+
+@pytest.fixture(scope="module")
+def compiler():
+    try:
+        return library.find_compiler()
+    except RNNCError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch, compiler):
+    """A cache directory of the test's own, and a process that has loaded
+    nothing from it."""
+    root = tmp_path / "cache"
+    monkeypatch.setenv("RNNC_CACHE_DIR", str(root))
+    # The per-user temporary cache is the test's too.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(library, "_loaded", collections.OrderedDict())
+    monkeypatch.setattr(library, "_requested", {})
+    return root
+
+
+def forget(monkeypatch):
+    """Makes this process forget what it loaded (as a new process would),
+    so that the next request looks at the disk."""
+    monkeypatch.setattr(library, "_loaded", collections.OrderedDict())
+    monkeypatch.setattr(library, "_requested", {})
+
+
+def no_compiles(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"rnn-compile was run: {args}")
+
+    monkeypatch.setattr(library.subprocess, "run", refuse)
+
+
+def entries(root):
+    return sorted(n for n in os.listdir(root)
+                  if re.fullmatch(r"[0-9a-f]{32}-[0-9a-f]{16}", n))
+
+
+def leftovers(root):
+    return [n for n in os.listdir(root) if ".tmp-" in n or ".old-" in n]
+
+
+@pytest.fixture(scope="module")
+def shared(compiler):
+    """A directory every account can read (pytest's own are root's alone),
+    with a copy of rnn-compile at another path: bin/rnn-compile."""
+    top = tempfile.mkdtemp(prefix="rnnc-test-")
+    os.chmod(top, 0o755)
+    os.mkdir(os.path.join(top, "bin"), 0o755)
+    copy = os.path.join(top, "bin", "rnn-compile")
+    shutil.copy2(compiler, copy)
+    os.chmod(copy, 0o755)
+    yield top
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def made(parent, name, mode):
+    path = os.path.join(parent, name)
+    os.mkdir(path)
+    os.chmod(path, mode)
+    return path
+
+
+def counting_compiler(directory, real):
+    """A wrapper of `real` that appends a line to `directory`/count for
+    each compile (a compiler of its own identity)."""
+    count = os.path.join(directory, "count")
+    wrapper = os.path.join(directory, "rnn-compile")
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/sh\necho run >> '{count}'\nexec '{real}' \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    return wrapper, count
+
+
+def compiles(count):
+    if not os.path.exists(count):
+        return 0
+    with open(count) as f:
+        return len(f.readlines())
+
+
+# A child process: compiles or loads the requests (JSON, argv[1]) and
+# prints the directories and the warnings it got.
+CHILD = textwrap.dedent("""
+    import json, sys, warnings
+    import rnnc.library as L
+    out = {"directories": [], "warnings": []}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            for args in json.loads(sys.argv[1]):
+                out["directories"].append(L.compile_model(*args).directory)
+        except L.RNNCError as e:
+            out["error"] = str(e)
+    out["warnings"] = [str(w.message) for w in caught]
+    print(json.dumps(out))
+""")
+
+
+def child_env(**extra):
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": PYTHON_DIR,
+           "HOME": "/nonexistent"}
+    env.update({k: str(v) for k, v in extra.items() if v is not None})
+    return env
+
+
+def run_child(prefix, requests, env, background=False):
+    cmd = [*prefix, "-c", CHILD, json.dumps(requests)]
+    if background:
+        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def result(process):
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture(scope="module")
+def other_account():
+    """The command prefix that runs Python as uid 65534 (nobody)."""
+    if os.geteuid() != 0:
+        pytest.skip("running a process as another account needs root")
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed")
+    prefix = [setpriv, f"--reuid={OTHER_UID}", f"--regid={OTHER_UID}",
+              "--clear-groups"]
+    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+        probe = subprocess.run([*prefix, python, "-c", "import rnnc.library"],
+                               env=child_env(), capture_output=True)
+        if probe.returncode == 0:
+            return [*prefix, python]
+    pytest.skip(f"uid {OTHER_UID} cannot run a Python that imports rnnc "
+                f"from {PYTHON_DIR}")
+
+
+def with_umask(mask, fn):
+    old = os.umask(mask)
+    try:
+        return fn()
+    finally:
+        os.umask(old)
+
+
+def test_entry_is_named_by_request_and_compiler(cache):
+    """An entry <request>-<compiler> holds the library, its manifest and
+    rnnc-entry.json (the request, the compiler's hashes), readable as the
+    umask allows."""
+    lib = with_umask(0o022, lambda: compile_model(*GRU))
+    assert os.path.dirname(lib.directory) == str(cache)
+    assert entries(cache) == [os.path.basename(lib.directory)]
+    assert sorted(os.listdir(lib.directory)) == [
+        "librnnc_model.so", "manifest.json", "rnnc-entry.json"]
+    assert stat.S_IMODE(os.stat(lib.directory).st_mode) == 0o755
+    for name in os.listdir(lib.directory):
+        assert os.stat(os.path.join(lib.directory, name)).st_mode & 0o044
+    with open(os.path.join(lib.directory, "rnnc-entry.json")) as f:
+        info = json.load(f)
+    assert info["request"]["cell"] == "gru" and info["request"]["seq_len"] == 4
+    compiler = info["compiler"]
+    assert os.path.basename(lib.directory).endswith("-" + compiler["identity"])
+    assert len(compiler["rnn-compile"]["sha256"]) == 64
+    assert not leftovers(cache)
+
+
+def test_copied_compiler_reuses_the_entry(cache, monkeypatch, shared,
+                                          tmp_path):
+    """The compiler's identity is its contents: the same rnn-compile at
+    another path loads the entry without compiling. Another compiler (here
+    a wrapper) gets an entry of its own."""
+    lib = compile_model(*GRU)
+    manifest = os.path.join(lib.directory, "manifest.json")
+    stamp = os.stat(manifest).st_mtime_ns
+    forget(monkeypatch)
+    monkeypatch.setenv("RNNC_COMPILE", os.path.join(shared, "bin",
+                                                    "rnn-compile"))
+    with monkeypatch.context() as m:
+        no_compiles(m)
+        again = compile_model(*GRU)
+    assert again.directory == lib.directory
+    assert os.stat(manifest).st_mtime_ns == stamp
+
+    wrapper, count = counting_compiler(str(tmp_path), library.find_compiler())
+    monkeypatch.setenv("RNNC_COMPILE", wrapper)
+    other = compile_model(*GRU)
+    assert compiles(count) == 1
+    assert other.directory != lib.directory
+    assert len(entries(cache)) == 2
+
+
+def test_compiler_absent_loads_the_cached_library(cache, monkeypatch):
+    """Without rnn-compile (RNNC_COMPILE names nothing, PATH lacks it) a
+    cached library for the request is loaded; a request the cache lacks is
+    an error that says so."""
+    lib = compile_model(*GRU)
+    forget(monkeypatch)
+    monkeypatch.setenv("RNNC_COMPILE", "/nonexistent/rnn-compile")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    no_compiles(monkeypatch)
+    assert compile_model(*GRU).directory == lib.directory
+    with pytest.raises(RNNCError, match=r"rnn-compile not found.*holds no "
+                                        r"library for this request.*"
+                                        r"precompile"):
+        compile_model("gru", 5, 2, 3, 3, 1)
+
+
+def test_partial_entry_is_rebuilt(cache, monkeypatch):
+    """An entry without its manifest (an interrupted copy) or with a
+    truncated library is moved aside and compiled again."""
+    lib = compile_model(*GRU)
+    os.remove(os.path.join(lib.directory, "manifest.json"))
+    forget(monkeypatch)
+    again = compile_model(*GRU)
+    assert again.directory == lib.directory
+    assert library._inspect(lib.directory) is None
+    assert not leftovers(cache)
+
+    # Compiled, never loaded in this process, then truncated.
+    [directory] = library.precompile([("mgu", 3, 2, 3, 3, 1)])
+    so = os.path.join(directory, "librnnc_model.so")
+    with open(so, "r+b") as f:
+        f.truncate(64)
+    rebuilt = compile_model("mgu", 3, 2, 3, 3, 1)
+    assert rebuilt.directory == directory
+    assert os.path.getsize(so) > 64 and rebuilt.saved_bytes > 0
+    assert len(entries(cache)) == 2 and not leftovers(cache)
+
+
+def test_concurrent_compiles_make_one_entry(cache, tmp_path, compiler):
+    """Processes that ask for the same new library at once all get it:
+    one compiles (the others wait on the entry's lock), one entry."""
+    wrapper, count = counting_compiler(str(tmp_path), compiler)
+    env = child_env(RNNC_CACHE_DIR=cache, RNNC_COMPILE=wrapper)
+    processes = [run_child([sys.executable], [GRU], env, background=True)
+                 for _ in range(4)]
+    results = [result(p) for p in processes]
+    assert all("error" not in r for r in results), results
+    directories = {r["directories"][0] for r in results}
+    assert len(directories) == 1
+    assert entries(cache) == [os.path.basename(directories.pop())]
+    assert compiles(count) == 1
+    assert not leftovers(cache)
+
+
+def test_another_account_loads_the_entry(other_account, shared):
+    """An entry root wrote with umask 022 serves another account, which
+    cannot write the cache: loaded, not compiled, no warning."""
+    cache = made(shared, "read", 0o755)
+    copy = os.path.join(shared, "bin", "rnn-compile")
+    env = child_env(RNNC_CACHE_DIR=cache, RNNC_COMPILE=copy)
+    mine = with_umask(0o022, lambda: run_child([sys.executable], [GRU], env))
+    [directory] = mine["directories"]
+    stamp = os.stat(os.path.join(directory, "manifest.json")).st_mtime_ns
+    theirs = run_child(other_account, [GRU], env)
+    assert theirs == {"directories": [directory], "warnings": []}
+    assert os.stat(os.path.join(directory, "manifest.json")).st_mtime_ns \
+        == stamp
+    assert entries(cache) == [os.path.basename(directory)]
+
+
+def test_accounts_write_one_cache_concurrently(other_account, shared):
+    """Two accounts compiling the same library into a cache both write
+    (mode 1777) get one entry, which both load."""
+    cache = made(shared, "both", 0o1777)
+    copy = os.path.join(shared, "bin", "rnn-compile")
+    env = child_env(RNNC_CACHE_DIR=cache, RNNC_COMPILE=copy)
+    requests = [GRU, ("lstm", 3, 2, 3, 4, 1)]
+    processes = [with_umask(0o022, lambda: run_child(
+        prefix, requests, env, background=True))
+        for prefix in (other_account, [sys.executable], other_account)]
+    results = [result(p) for p in processes]
+    assert all("error" not in r and not r["warnings"] for r in results), \
+        results
+    assert len({tuple(r["directories"]) for r in results}) == 1
+    assert len(entries(cache)) == 2 and not leftovers(cache)
+
+
+def test_damaged_entry_of_another_account_is_named(other_account, shared):
+    """A damaged entry that this account may not replace (another's, in a
+    sticky cache directory) is an error naming it and how to remove it."""
+    cache = made(shared, "sticky", 0o1777)
+    copy = os.path.join(shared, "bin", "rnn-compile")
+    env = child_env(RNNC_CACHE_DIR=cache, RNNC_COMPILE=copy)
+    [directory] = with_umask(0o022, lambda: run_child(
+        [sys.executable], [GRU], env))["directories"]
+    os.remove(os.path.join(directory, "manifest.json"))
+    theirs = run_child(other_account, [GRU], env)
+    assert theirs["directories"] == []
+    assert f"the cache entry {directory} is damaged" in theirs["error"]
+    assert "no manifest.json" in theirs["error"]
+    assert f"rm -r {directory}" in theirs["error"]
+    assert "python3 -m rnnc cache clear" in theirs["error"]
+
+
+@pytest.mark.parametrize("unwritable", ["cache", "home"])
+def test_unwritable_cache_falls_back_with_one_warning(other_account, shared,
+                                                      unwritable):
+    """A cache directory the process cannot write (RNNC_CACHE_DIR, or
+    ~/.cache/rnnc in a read-only HOME) is replaced by a per-user temporary
+    cache, mode 0700, with one warning naming RNNC_CACHE_DIR."""
+    readonly = made(shared, f"readonly-{unwritable}", 0o755)
+    tmp = made(shared, f"tmp-{unwritable}", 0o1777)
+    copy = os.path.join(shared, "bin", "rnn-compile")
+    if unwritable == "cache":
+        env = child_env(RNNC_CACHE_DIR=readonly, RNNC_COMPILE=copy,
+                        TMPDIR=tmp)
+    else:
+        env = child_env(HOME=readonly, RNNC_COMPILE=copy, TMPDIR=tmp)
+    theirs = run_child(other_account, [GRU, ("gru", 5, 2, 3, 3, 1)], env)
+    fallback = os.path.join(tmp, f"rnnc-cache-{OTHER_UID}")
+    assert "error" not in theirs, theirs
+    assert [os.path.dirname(d) for d in theirs["directories"]] == \
+        [fallback] * 2
+    [warning] = theirs["warnings"]
+    assert "RNNC_CACHE_DIR" in warning and fallback in warning
+    st = os.stat(fallback)
+    assert st.st_uid == OTHER_UID and stat.S_IMODE(st.st_mode) == 0o700
+    assert os.listdir(readonly) == []
+    # The next process finds them there, compiles nothing, warns nothing.
+    again = run_child(other_account, [GRU], env)
+    assert again == {"directories": theirs["directories"][:1],
+                     "warnings": []}
+
+
+def test_loaded_libraries_are_bounded(cache, monkeypatch):
+    """With RNNC_MAX_LOADED=2 a third library unloads the least recently
+    used one; a backward whose forward ran an unloaded library loads it
+    again, and every result is torch.nn's."""
+    torch = pytest.importorskip("torch")
+    import rnnc.torch as rt
+    monkeypatch.setenv("RNNC_MAX_LOADED", "2")
+
+    def mapped():
+        gc.collect()
+        with open("/proc/self/maps") as f:
+            return {line.split()[-1] for line in f
+                    if line.rstrip().endswith(".so") and str(cache) in line}
+
+    torch.manual_seed(3)
+    ours, ref = rt.GRU(3, 4), torch.nn.GRU(3, 4)
+    ref.load_state_dict(ours.state_dict())
+    pending = {}
+    for T in (2, 3, 4):
+        x = torch.randn(T, 2, 3, requires_grad=True)
+        y, _ = ours(x)
+        y_ref, _ = ref(x)
+        assert torch.allclose(y, y_ref, atol=1e-5)
+        pending[T] = (x, y, y_ref)
+        assert len(mapped()) <= 2
+    assert len(mapped()) == 2
+    # T=2's library was unloaded under its pending backward.
+    for T, (x, y, y_ref) in pending.items():
+        grads = torch.autograd.grad(y.sum(), [x, *ours.parameters()])
+        want = torch.autograd.grad(y_ref.sum(), [x, *ref.parameters()])
+        for a, b in zip(grads, want):
+            assert torch.allclose(a, b, atol=1e-5)
+        assert len(mapped()) <= 2
+    cpu = [lib for lib in library._loaded.values() if lib.target == "cpu"]
+    assert len(cpu) == 2
+
+
+def test_precompile_then_load_without_compiler(tmp_path, monkeypatch,
+                                               compiler):
+    """precompile fills a cache (dicts or compile_model's positional
+    arguments); a machine without the compiler loads its entries through
+    compile_model, or a library directory through load."""
+    image = tmp_path / "image"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    forget(monkeypatch)
+    dirs = library.precompile(
+        [dict(cell="lstm", seq_len=3, batch=2, input_size=3, hidden_size=4,
+              layers=1, device=None), GRU], directory=str(image))
+    assert [os.path.dirname(d) for d in dirs] == [str(image)] * 2
+    monkeypatch.setenv("RNNC_CACHE_DIR", str(image))
+    monkeypatch.setenv("RNNC_COMPILE", "/nonexistent/rnn-compile")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    no_compiles(monkeypatch)
+    assert compile_model(*GRU).directory == dirs[1]
+    lib = library.load(dirs[0])
+    assert lib.directory == dirs[0] and set(lib.entries) >= {"fwd", "bwd"}
+    with pytest.raises(RNNCError, match="cannot read"):
+        library.load(str(tmp_path))
+
+
+def test_command_line_fills_lists_and_clears(tmp_path, compiler):
+    """python3 -m rnnc precompile|cache dir|list|clear; clearing leaves
+    what rnnc did not write."""
+    root = tmp_path / "cli"
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, RNNC_COMPILE=compiler,
+               RNNC_CACHE_DIR=str(root))
+
+    def rnnc(*args):
+        run = subprocess.run([sys.executable, "-m", "rnnc", *args], env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    out = rnnc("precompile", "cell=gru,seq_len=4,batch=2,input_size=3,"
+               "hidden_size=3,layers=1",
+               '{"cell": "mgu", "seq_len": 2, "batch": 1, "input_size": 2, '
+               '"hidden_size": 2, "layers": 1, "remat": "gates"}')
+    written = out.split()
+    assert len(written) == 2 and \
+        entries(root) == sorted(map(os.path.basename, written))
+    assert rnnc("cache", "dir").strip() == str(root)
+    listing = rnnc("cache", "list")
+    assert "cell=gru seq_len=4" in listing and "remat=gates" in listing
+    (root / "notes.txt").write_text("not rnnc's")
+    assert "removed 2 libraries" in rnnc("cache", "clear")
+    assert os.listdir(root) == ["notes.txt"]
+    bad = subprocess.run([sys.executable, "-m", "rnnc", "precompile",
+                          "cell=rnn,seq_len=1"], env=env,
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "rnnc:" in bad.stderr
+
+
+def test_clear_cache_keeps_loaded_libraries(cache):
+    """clear_cache deletes the entries; a library loaded before still runs,
+    and the next process compiles again."""
+    lib = compile_model(*GRU)
+    removed = library.clear_cache()
+    assert lib.directory in removed and entries(cache) == []
+    assert lib.blas_threads() >= 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        library._requested.clear()
+        library._loaded.clear()
+        assert compile_model(*GRU).directory == lib.directory
+    assert entries(cache) == [os.path.basename(lib.directory)]
