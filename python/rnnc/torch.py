@@ -67,14 +67,17 @@ import functools
 import json
 import math
 import operator
+import os
+import re
 import warnings
+import weakref
 from typing import Optional
 
 import torch
 from torch import nn
 from torch._subclasses.functional_tensor import FunctionalTensor
 
-from .library import RNNCError, compile_model
+from .library import RNNCError, _used, compile_model
 
 __all__ = ["LSTM", "GRU", "MGU", "RNNCError"]
 
@@ -199,12 +202,15 @@ def _call(library, kind, tensors, layers, device):
 # arguments. The module fills the registry `_LIBRARIES` (key -> loaded
 # library) before it calls an op, in `_library_key`, which torch.compile
 # runs once while tracing and keeps the key as a constant; an op whose key
-# is not there (an exported program in a fresh process) compiles or loads
-# the library. `params` are every layer's weight_ih, weight_hh, bias_ih,
-# bias_hh in order (zero biases with bias=False). A GRU's or MGU's c_n is
-# an empty tensor, as are the gradients of absent inputs; `grad_params`
-# holds every parameter's gradient, one after the other (a custom op that
-# mutates an input cannot return a list). The backward entry point
+# is not there (an exported program in a fresh process, or a library
+# rnnc.library unloaded at its bound on loaded libraries) compiles or loads
+# the library. The registry refers to libraries weakly, so that the bound
+# holds: a pending backward finds its library again by key, from the cache
+# entry its forward used. `params` are every layer's weight_ih, weight_hh,
+# bias_ih, bias_hh in order (zero biases with bias=False). A GRU's or MGU's
+# c_n is an empty tensor, as are the gradients of absent inputs;
+# `grad_params` holds every parameter's gradient, one after the other (a
+# custom op that mutates an input cannot return a list). The backward entry point
 # computes in place in the saved region (the gates become their
 # gradients): rnnc::backward mutates `saved` (see `_gradients` for what
 # rnnc::forward's autograd formula does about it).
@@ -215,7 +221,7 @@ def _call(library, kind, tensors, layers, device):
 # formula without the dispatcher's Python layers (`_Eager`), which would
 # double the cost of a small training call.
 
-_LIBRARIES = {}   # key -> Library
+_LIBRARIES = weakref.WeakValueDictionary()   # key -> Library
 _KEYS = {}        # _library_key's arguments -> (key, compile_model's)
 
 
@@ -277,6 +283,8 @@ def _library_of(key):
         except ValueError:
             raise RNNCError(f"not an rnnc library key: {key!r}") from None
         library = _LIBRARIES[key] = compile_model(**request)
+    else:
+        _used(library)
     return library
 
 
@@ -608,6 +616,46 @@ class _Recorded(torch.autograd.Function):
 # The most layers rnn-compile compiles (its --layers limit: the compiled
 # program grows with the layer count).
 MAX_LAYERS = 64
+# rnn-compile's remat policies (none, gates, chunk:K, budget:BYTES; K and
+# BYTES positive 64-bit integers), checked when a module is made.
+_REMAT = re.compile(r"(none|gates|(chunk|budget):([0-9]+))")
+
+
+def _check_remat(remat):
+    if not isinstance(remat, str):
+        raise RNNCError(f"remat must be a string, got {remat!r}")
+    match = _REMAT.fullmatch(remat)
+    if not match:
+        raise RNNCError(f"unknown remat policy {remat!r} (expected none, "
+                        f"gates, chunk:K or budget:BYTES)")
+    if match.group(3) is not None and \
+            not 1 <= int(match.group(3)) < 2 ** 63:
+        what = "K" if match.group(2) == "chunk" else "BYTES"
+        raise RNNCError(f"bad remat policy {remat!r}: {what} must be a "
+                        f"positive integer")
+
+
+def _device_of(device):
+    """`device` as a torch.device on which rnnc can run, refused with one
+    message otherwise."""
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise RNNCError(f"device {device!r} is not a device: {e}") from None
+    if parsed.type not in ("cpu", "cuda"):
+        raise RNNCError(f"rnnc runs on the CPU or CUDA devices, got {device}")
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise RNNCError(f"device {device!r}: no CUDA device is available")
+    return parsed
+
+
+def _memory_of(device):
+    """The bytes `device` holds: the machine's memory, or the GPU's."""
+    if device.type == "cuda":
+        index = device.index if device.index is not None else \
+            torch.cuda.current_device()
+        return torch.cuda.get_device_properties(index).total_memory
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 class _RNNBase(nn.Module):
@@ -638,21 +686,27 @@ class _RNNBase(nn.Module):
                             f"{dtype}: {_NARROW_PARAMETERS}")
         if dtype not in _FLOATS:
             raise RNNCError(f"rnnc supports float32 and float64, got {dtype}")
-        if device is not None and torch.device(device).type not in ("cpu",
-                                                                   "cuda"):
-            raise RNNCError(f"rnnc runs on the CPU or CUDA devices, got "
-                            f"{device}")
+        device = None if device is None else _device_of(device)
         for name, value in (("input_size", input_size),
                             ("hidden_size", hidden_size),
                             ("num_layers", num_layers)):
-            if not isinstance(value, int) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, int) or \
+                    value <= 0:
                 raise RNNCError(f"{name} must be a positive int, got {value!r}")
         if num_layers > MAX_LAYERS:
             raise RNNCError(f"num_layers must be at most {MAX_LAYERS}, got "
                             f"{num_layers}: the compiled program grows with "
                             f"the layer count")
-        if not isinstance(remat, str):
-            raise RNNCError(f"remat must be a string, got {remat!r}")
+        _check_remat(remat)
+        gh = self._gates * hidden_size
+        nbytes = sum(gh * ((input_size if k == 0 else hidden_size) +
+                           hidden_size + 2) for k in range(num_layers)) * \
+            torch.empty((), dtype=dtype).element_size()
+        memory = _memory_of(device or torch.device("cpu"))
+        if nbytes > memory:
+            raise RNNCError(f"the parameters need {nbytes} bytes, more than "
+                            f"the {memory} bytes of "
+                            f"{device or torch.device('cpu')}")
         if storage not in (None, "bf16"):
             raise RNNCError(f"storage must be None or 'bf16', got "
                             f"{storage!r}")
@@ -667,15 +721,24 @@ class _RNNBase(nn.Module):
         self.remat = remat
         self.storage = storage
         self._param_names = []
-        gh = self._gates * hidden_size
-        for k in range(num_layers):
+        try:
+            self._make_parameters(dtype, device)
+        except RuntimeError as e:
+            raise RNNCError(f"cannot allocate the parameters ({nbytes} "
+                            f"bytes): {str(e).splitlines()[0]}") from None
+        self.reset_parameters()
+
+    def _make_parameters(self, dtype, device):
+        gh = self._gates * self.hidden_size
+        input_size, hidden_size = self.input_size, self.hidden_size
+        for k in range(self.num_layers):
             width = input_size if k == 0 else hidden_size
             for name, shape in ((f"weight_ih_l{k}", (gh, width)),
                                 (f"weight_hh_l{k}", (gh, hidden_size)),
                                 (f"bias_ih_l{k}", (gh,)),
                                 (f"bias_hh_l{k}", (gh,))):
                 tensor = torch.empty(shape, dtype=dtype, device=device)
-                if bias or name.startswith("weight"):
+                if self.bias or name.startswith("weight"):
                     self.register_parameter(name, nn.Parameter(tensor))
                 else:
                     # bias=False: the library adds zero biases (kept out of
@@ -684,7 +747,6 @@ class _RNNBase(nn.Module):
                     self.register_buffer(name, tensor.zero_(),
                                          persistent=False)
                 self._param_names.append(name)
-        self.reset_parameters()
 
     def reset_parameters(self):
         bound = 1.0 / math.sqrt(self.hidden_size)
@@ -759,8 +821,8 @@ class _RNNBase(nn.Module):
 
     def _library(self, seq_len, batch, device, dtype, reset_to):
         """The library for a call, compiled on first use."""
-        return _LIBRARIES[self._library_key(seq_len, batch, device, dtype,
-                                            reset_to)]
+        return _library_of(self._library_key(seq_len, batch, device, dtype,
+                                             reset_to))
 
     def _autocast(self, input):
         """(autocast's dtype, the dtype of the results) for this call, or
@@ -828,15 +890,16 @@ class _RNNBase(nn.Module):
         else:
             if not isinstance(is_init, torch.Tensor):
                 raise RNNCError("is_init must be a bool tensor")
-            if self.batch_first:
-                is_init = is_init.transpose(0, 1)
             if is_init.dtype != torch.bool:
                 raise RNNCError(f"is_init must be torch.bool, got "
                                 f"{is_init.dtype}")
-            if tuple(is_init.shape) != (T, B):
+            if tuple(is_init.shape) != ((B, T) if self.batch_first
+                                        else (T, B)):
                 order = "[B, T]" if self.batch_first else "[T, B]"
                 raise RNNCError(f"is_init must have shape {order} of the "
                                 f"input, got {list(is_init.shape)}")
+            if self.batch_first:
+                is_init = is_init.transpose(0, 1)
             is_init = is_init.contiguous()
         return input, is_init
 
@@ -922,6 +985,11 @@ class _RNNBase(nn.Module):
             is_init = is_init.unsqueeze(col)
         if reset_state is not None:
             step_dim = 1 + col
+            if self._cell == "lstm" and (
+                    not isinstance(reset_state, (tuple, list)) or
+                    len(reset_state) != 2):
+                raise RNNCError("reset_state of an LSTM must be a tuple "
+                                "(h_reset, c_reset)")
             if isinstance(reset_state, (tuple, list)):
                 names = ("h_reset", "c_reset")[:len(reset_state)]
                 reset_state = tuple(column(s, n, step_dim)
@@ -964,6 +1032,7 @@ class _RNNBase(nn.Module):
         states = (h0, c0) + resets
         params = self._flat_params
         inputs = [x] + [t for t in states if t is not None] + params
+        self._check_devices(x, is_init, states, params)
         if B == 0:
             y, h_n, c_n = self._empty_outputs(x, inputs)
         else:
@@ -979,6 +1048,21 @@ class _RNNBase(nn.Module):
         if self.batch_first:
             y = y.transpose(0, 1)
         return (y, h_n, c_n) if self._cell == "lstm" else (y, h_n)
+
+    def _check_devices(self, x, is_init, states, params):
+        """Every tensor of a call on the input's device, a CPU or CUDA one
+        (the library's entry points check it again for each buffer)."""
+        if x.device.type not in ("cpu", "cuda"):
+            raise RNNCError(f"rnnc runs CPU and CUDA tensors, got "
+                            f"{x.device.type}")
+        names = ("h0", "c0", "h_reset", "c_reset")
+        named = [("is_init", is_init)] + list(zip(names, states)) + \
+            list(zip(self._param_names, params))
+        for name, t in named:
+            if t is not None and t.device != x.device:
+                raise RNNCError(f"{name} is on {t.device}, the input on "
+                                f"{x.device}; rnnc needs every tensor on one "
+                                f"device")
 
     def _empty_outputs(self, x, inputs):
         """The outputs of a batch of 0 columns, as torch.nn's: empty, and
@@ -1044,8 +1128,10 @@ class LSTM(_RNNBase):
     def forward(self, input, hx=None, is_init=None, reset_state=None):
         h0 = c0 = None
         if hx is not None:
-            if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-                raise RNNCError("hx of an LSTM must be a tuple (h0, c0)")
+            if not isinstance(hx, (tuple, list)) or len(hx) != 2 or \
+                    not all(isinstance(t, torch.Tensor) for t in hx):
+                raise RNNCError("hx of an LSTM must be a tuple (h0, c0) of "
+                                "tensors")
             h0, c0 = hx
         y, h_n, c_n = self._run(input, h0, c0, is_init, reset_state)
         return y, (h_n, c_n)
