@@ -588,9 +588,14 @@ int main(int argc, char **argv) {
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
     fail("cannot create " + outputDir + ": " + ec.message());
+  // The scratch directory's name must be absolute: LLVM makes a relative
+  // one relative to the system's temporary directory.
+  llvm::SmallString<128> prefix(outputDir.getValue() + "/.rnn-compile");
   llvm::SmallString<128> scratch;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
-          outputDir + "/.rnn-compile", scratch))
+  if (std::error_code ec = llvm::sys::fs::make_absolute(prefix))
+    fail("cannot write in " + outputDir + ": " + ec.message());
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory(prefix, scratch))
     fail("cannot write in " + outputDir + ": " + ec.message());
   struct RemoveScratch {
     std::string path;
