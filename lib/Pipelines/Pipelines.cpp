@@ -221,11 +221,29 @@ void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
 }
 
 rnn::PeakPredictor rnn::createPeakPredictor() {
+  return createPeakPredictor(PipelineOptions());
+}
+
+rnn::PeakPredictor
+rnn::createPeakPredictor(const PipelineOptions &callerOptions) {
+  // What shapes the plan of the caller's pipeline: its target (kernels,
+  // GEMM operand storage), GEMM blocks and whether outputs are the
+  // caller's. Reports and later stages are not run.
+  std::string target = callerOptions.target;
+  int64_t gemmRows = callerOptions.gemmRows;
+  bool outParams = callerOptions.outParams;
+  auto build = [=](OpPassManager &pm) {
+    PipelineOptions options;
+    options.target = target;
+    options.gemmRows = gemmRows;
+    options.outParams = outParams;
+    buildToBuffersPipeline(pm, options);
+  };
   PeakPredictor predictor;
-  predictor.predict = [](ModuleOp module) -> FailureOr<int64_t> {
+  predictor.predict = [build](ModuleOp module) -> FailureOr<int64_t> {
     OwningOpRef<ModuleOp> copy = module.clone();
     PassManager pm(module.getContext());
-    buildToBuffersPipeline(pm, PipelineOptions());
+    build(pm);
     if (failed(pm.run(*copy)))
       return failure();
     // The training functions are those with a backward phase.
@@ -242,9 +260,9 @@ rnn::PeakPredictor rnn::createPeakPredictor() {
     }
     return peak;
   };
-  predictor.dependentDialects = [](DialectRegistry &registry) {
+  predictor.dependentDialects = [build](DialectRegistry &registry) {
     OpPassManager pm;
-    buildToBuffersPipeline(pm, PipelineOptions());
+    build(pm);
     pm.getDependentDialects(registry);
   };
   return predictor;
@@ -257,7 +275,8 @@ void rnn::buildTrainingFunctionPipeline(OpPassManager &pm,
   pm.addPass(rnn::createRNNAutodiffPass(autodiff));
   RNNRematerializePassOptions remat;
   remat.policy = options.remat;
-  pm.addPass(rnn::createRNNRematerializePass(remat, createPeakPredictor()));
+  pm.addPass(
+      rnn::createRNNRematerializePass(remat, createPeakPredictor(options)));
 }
 
 void rnn::buildTrainPipeline(OpPassManager &pm,
