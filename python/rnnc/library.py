@@ -997,9 +997,17 @@ def cache_entries(directory=None):
     path, state ("complete", or what is wrong with it), request and
     compiler (from rnnc-entry.json, None where absent) and size in
     bytes."""
+    found = []
+    for root, names in _listings(directory):
+        found.extend(_entries_in(root, names))
+    return found
+
+
+def _listings(directory):
+    """(root, sorted names) of `directory`, or of compile_model's cache and
+    the per-user temporary cache; roots that do not exist are skipped."""
     roots = [os.path.abspath(directory)] if directory else \
         _roots(cache_dir())
-    found = []
     for root in roots:
         try:
             names = sorted(os.listdir(root))
@@ -1007,8 +1015,7 @@ def cache_entries(directory=None):
             continue
         except OSError as e:
             raise RNNCError(f"cannot list {root}: {e}") from None
-        found.extend(_entries_in(root, names))
-    return found
+        yield root, names
 
 
 def _entries_in(root, names):
@@ -1049,19 +1056,9 @@ def clear_cache(directory=None):
     in progress) are left. Libraries already loaded stay loaded. Files
     that cannot be deleted (another account's, in a shared cache) are an
     RNNCError naming them, after the rest are gone."""
-    if directory:
-        roots = [os.path.abspath(directory)]
-    else:
-        roots = _roots(cache_dir())
     removed, left = [], []
     now = time.time()
-    for root in roots:
-        try:
-            names = sorted(os.listdir(root))
-        except FileNotFoundError:
-            continue
-        except OSError as e:
-            raise RNNCError(f"cannot list {root}: {e}") from None
+    for root, names in _listings(directory):
         for name in names:
             if not _OWNED_NAME.fullmatch(name):
                 continue
