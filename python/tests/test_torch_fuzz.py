@@ -11,6 +11,8 @@ Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch. Compiled libraries
 go to a fresh cache directory per test session (conftest.py).
 """
 
+import json
+
 import pytest
 import torch
 from hypothesis import HealthCheck, Phase, given, settings
@@ -245,3 +247,22 @@ def test_bool_sizes_are_refused_or_run(size):
     case = call_case("lstm", ctor, {
         "input": F.tensor_spec([3, 2, 1], requires_grad=True)})
     assert_no_finding(case)
+
+
+def test_bf16_gradients_are_judged_at_bf16_scale():
+    """A tiny GRU (H=1, L=2) trained under CPU bf16 autocast: its
+    parameter gradients are off float64 by about 10% of their own size,
+    as torch.nn's are, and within the bf16 yardstick (the largest
+    gradient's scale)."""
+    case = json.loads(
+        '{"autocast": "bfloat16", "call": {"input": {"device": "cpu", '
+        '"dtype": "float32", "fill": "randn", "kind": "tensor", "layout": '
+        '"contiguous", "requires_grad": false, "shape": [2, 3, 4]}, '
+        '"is_init": {"device": "cpu", "dtype": "bool", "fill": 0.0, "kind": '
+        '"tensor", "layout": "contiguous", "requires_grad": false, "shape": '
+        '[2, 3]}}, "cell": "gru", "convert": null, "ctor": {"batch_first": '
+        'null, "device": "cpu", "dtype": null, "hidden_size": 1, '
+        '"input_size": 4, "num_layers": 2}, "grad": "grad", "repeat": '
+        'false, "seed": 562937370, "train": true}')
+    out = assert_no_finding(case)
+    assert "gradients" in out.checked

@@ -800,6 +800,16 @@ def _changed(snapshot):
     return any(not torch.equal(t.detach(), before) for t, before in snapshot)
 
 
+def _low_precision(case, module, tensors):
+    """Whether bf16 or fp16 takes part: a tensor or parameter of that dtype,
+    autocast, or bf16 storage."""
+    dtypes = {p.dtype for p in module.parameters()}
+    dtypes |= {t.dtype for t in tensors if isinstance(t, torch.Tensor)
+               and t.is_floating_point()}
+    return bool(dtypes & set(LOW_PRECISION)) or bool(case["autocast"]) or \
+        module.storage == "bf16"
+
+
 def _tolerance(case, module, tensors):
     """The largest error relative to the reference's magnitude (at least
     `floor`) that a float32 (float64, low precision) computation may have:
@@ -809,8 +819,7 @@ def _tolerance(case, module, tensors):
     dtypes = {p.dtype for p in module.parameters()}
     dtypes |= {t.dtype for t in tensors if isinstance(t, torch.Tensor)
                and t.is_floating_point()}
-    low = bool(dtypes & set(LOW_PRECISION)) or case["autocast"] or \
-        module.storage == "bf16"
+    low = _low_precision(case, module, tensors)
     large = any(isinstance(t, torch.Tensor) and t.is_floating_point() and
                 t.numel() and t.detach().abs().max().item() > 100
                 for t in tensors)
@@ -1023,6 +1032,17 @@ def _check_gradients(case, module, params, r, ours, refs, tol, floor, out):
         grads_ref = torch.autograd.grad(loss_ref, wrt_ref, allow_unused=True)
     labels = ["argument %d" % i for i in range(len(wrt) - len(names))] + \
         names
+    if tol is not None and _low_precision(case, module, wrt):
+        # bf16 gradients carry errors of the size of the backward's
+        # largest quantities, not of each gradient's own: measured at
+        # T=3, B=3, I=4, H=1..3, L=1..2 under CPU bf16 autocast, torch.nn's
+        # gradients are off float64 by up to 7.5% of the largest gradient
+        # (rnnc's by up to 5%). The yardstick is that scale, with twice
+        # torch.nn's worst.
+        tol = 0.15
+        floor = max([floor] + [b.detach().abs().max().item()
+                               for b in grads_ref
+                               if b is not None and b.numel()])
     for label, t, a, b in zip(labels, wrt, grads, grads_ref):
         a = torch.zeros_like(t) if a is None else a
         b = torch.zeros_like(t, dtype=torch.float64) if b is None else b
