@@ -221,29 +221,23 @@ void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
 }
 
 rnn::PeakPredictor rnn::createPeakPredictor() {
-  return createPeakPredictor(PipelineOptions());
-}
-
-rnn::PeakPredictor
-rnn::createPeakPredictor(const PipelineOptions &callerOptions) {
-  // What shapes the plan of the caller's pipeline: its target (kernels,
-  // GEMM operand storage), GEMM blocks and whether outputs are the
-  // caller's. Reports and later stages are not run.
-  std::string target = callerOptions.target;
-  int64_t gemmRows = callerOptions.gemmRows;
-  bool outParams = callerOptions.outParams;
-  auto build = [=](OpPassManager &pm) {
+  // The to-buffers stage of the pipeline rnn-rematerialize's options
+  // describe; reports and later stages are not run.
+  auto build = [](OpPassManager &pm, StringRef target, int64_t gemmRows,
+                  bool outParams) {
     PipelineOptions options;
-    options.target = target;
+    options.target = target.str();
     options.gemmRows = gemmRows;
     options.outParams = outParams;
     buildToBuffersPipeline(pm, options);
   };
   PeakPredictor predictor;
-  predictor.predict = [build](ModuleOp module) -> FailureOr<int64_t> {
+  predictor.predict =
+      [build](ModuleOp module,
+              const RNNRematerializePassOptions &remat) -> FailureOr<int64_t> {
     OwningOpRef<ModuleOp> copy = module.clone();
     PassManager pm(module.getContext());
-    build(pm);
+    build(pm, remat.target, remat.gemmRows, remat.outParams);
     if (failed(pm.run(*copy)))
       return failure();
     // The training functions are those with a backward phase.
@@ -261,9 +255,11 @@ rnn::createPeakPredictor(const PipelineOptions &callerOptions) {
     return peak;
   };
   predictor.dependentDialects = [build](DialectRegistry &registry) {
-    OpPassManager pm;
-    build(pm);
-    pm.getDependentDialects(registry);
+    for (StringRef target : {"cpu", "cuda"}) {
+      OpPassManager pm;
+      build(pm, target, 0, false);
+      pm.getDependentDialects(registry);
+    }
   };
   return predictor;
 }
@@ -275,8 +271,10 @@ void rnn::buildTrainingFunctionPipeline(OpPassManager &pm,
   pm.addPass(rnn::createRNNAutodiffPass(autodiff));
   RNNRematerializePassOptions remat;
   remat.policy = options.remat;
-  pm.addPass(
-      rnn::createRNNRematerializePass(remat, createPeakPredictor(options)));
+  remat.target = options.target;
+  remat.gemmRows = options.gemmRows;
+  remat.outParams = options.outParams;
+  pm.addPass(rnn::createRNNRematerializePass(remat, createPeakPredictor()));
 }
 
 void rnn::buildTrainPipeline(OpPassManager &pm,

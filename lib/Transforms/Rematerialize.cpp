@@ -359,6 +359,16 @@ struct RNNRematerializePass
       predictor.dependentDialects(registry);
   }
 
+  /// The pass's options, as the predictor takes them.
+  RNNRematerializePassOptions options() const {
+    RNNRematerializePassOptions values;
+    values.policy = policy;
+    values.target = target;
+    values.gemmRows = gemmRows;
+    values.outParams = outParams;
+    return values;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::string message;
@@ -384,7 +394,7 @@ struct RNNRematerializePass
     for (const RematPlan &plan : candidatePlans(module)) {
       OwningOpRef<ModuleOp> copy = module.clone();
       applyRematPlan(*copy, plan);
-      FailureOr<int64_t> peak = predictor.predict(*copy);
+      FailureOr<int64_t> peak = predictor.predict(*copy, options());
       if (failed(peak))
         return module.emitError()
                << "rnn-rematerialize: could not plan the memory of "

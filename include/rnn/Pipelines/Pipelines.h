@@ -113,11 +113,8 @@ LogicalResult verifyCUDATarget(const PipelineOptions &options,
 
 /// The memory planner as rnn-rematerialize's budget policy uses it: the
 /// to-buffers pipeline on a copy of the module, with the target, GEMM rows
-/// and out-params of `options` (the pipeline the plan is for); the largest
-/// predicted peak of its training functions.
-PeakPredictor createPeakPredictor(const PipelineOptions &options);
-/// The same with the default options (the cpu target), for the pass run on
-/// its own.
+/// and out-params of the pass's options (those of the pipeline the plan is
+/// for); the largest predicted peak of its training functions.
 PeakPredictor createPeakPredictor();
 
 /// Model functions -> their training functions `@f_grad`, still on

@@ -89,7 +89,11 @@ double rematCost(ModuleOp module, const RematPlan &plan,
 /// pipelines provide it (rnn::createPeakPredictor), as the memory planner
 /// runs after lowering, which this library does not depend on.
 struct PeakPredictor {
-  std::function<FailureOr<int64_t>(ModuleOp)> predict;
+  /// The peak of the module lowered as rnn-rematerialize's options (target,
+  /// gemm-rows, out-params) say.
+  std::function<FailureOr<int64_t>(ModuleOp,
+                                   const RNNRematerializePassOptions &)>
+      predict;
   /// Dialects `predict` loads, to be loaded before passes run.
   std::function<void(DialectRegistry &)> dependentDialects;
 };

@@ -132,12 +132,25 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
     the module); and applies the one with the fewest recomputed FLOPs whose
     peak fits, or fails naming the smallest feasible budget.
 
+    The peak is that of the pipeline the module is compiled by: its
+    `target`, `gemm-rows` and `out-params` are this pass's options (the
+    pipelines set them; `--dump-pass-pipeline` shows them, and rnn-opt
+    given the same options decides the same).
+
     The training function records the plan as `rnn.remat = "chunk:8"` (and
     `rnn.remat_budget` under a budget); the memory report prints it.
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"none\"",
-           "none | gates | chunk:K | budget:BYTES">
+           "none | gates | chunk:K | budget:BYTES">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The target whose lowering the budget's peak is predicted with: "
+           "cpu | cuda">,
+    Option<"gemmRows", "gemm-rows", "int64_t", /*default=*/"0",
+           "The pipeline's gemm-rows (0: the target's default)">,
+    Option<"outParams", "out-params", "bool", /*default=*/"false",
+           "Whether the pipeline makes results caller-provided arguments "
+           "(their bytes are then not in the peak)">
   ];
   let dependentDialects = ["tensor::TensorDialect"];
 }
