@@ -27,8 +27,9 @@ import pytest
 from rnnc import library
 from rnnc.library import RNNCError, compile_model
 
-PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(
-    library.__file__)))
+# The package's source beside these tests (what ./dev.sh installs), which
+# another account can import where the installed copy sits in root's home.
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRU = ("gru", 4, 2, 3, 3, 1)   # compile_model's first arguments, tiny
 OTHER_UID = 65534
 
