@@ -55,9 +55,10 @@ library with bf16 storage (`storage="bf16"`), fp16 autocast computes in
 float32. bf16 and fp16 modules are refused (keep the module float32).
 An input, state or `is_init` that is not contiguous in rnnc's layout is
 copied once; a batch of no columns gives empty outputs, as torch.nn's
-does. CUDA tensors run the library compiled for the cuda target, on PyTorch's current stream of their device, without a
-synchronization, and every buffer (the saved region and the scratch arena
-included) comes from PyTorch's allocator. On the CPU the library's GEMMs
+does. CUDA tensors run the library compiled for the cuda target, on
+PyTorch's current stream of their device, without a synchronization,
+and every buffer (the saved region and the scratch arena included) comes
+from PyTorch's allocator. On the CPU the library's GEMMs
 (OpenBLAS) run on `torch.get_num_threads()` threads, as PyTorch's own
 operators do.
 """
@@ -210,8 +211,8 @@ def _call(library, kind, tensors, layers, device):
 # bias_ih, bias_hh in order (zero biases with bias=False). A GRU's or MGU's
 # c_n is an empty tensor, as are the gradients of absent inputs;
 # `grad_params` holds every parameter's gradient, one after the other (a
-# custom op that mutates an input cannot return a list). The backward entry point
-# computes in place in the saved region (the gates become their
+# custom op that mutates an input cannot return a list). The backward entry
+# point computes in place in the saved region (the gates become their
 # gradients): rnnc::backward mutates `saved` (see `_gradients` for what
 # rnnc::forward's autograd formula does about it).
 #
