@@ -904,7 +904,6 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
     `device` the GPU ordinal the loaded library runs on: a library loaded
     in this process serves one device, so each device gets its own."""
-    _check(cell, target, dtype, reset_to, storage)
     # A library this process loaded for the same request is returned
     # without looking for the compiler again (a call's fast path); a
     # compiler rebuilt meanwhile is seen by the next process.
@@ -919,11 +918,9 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     if slot is not None:
         library = _loaded.get(slot)
         if library is not None:
-            try:
-                _loaded.move_to_end(slot)
-            except KeyError:
-                pass
+            _used(library)
             return library
+    # Checked here, on the first call for these arguments.
     request = _request(cell, seq_len, batch, input_size, hidden_size,
                        layers, remat, target, chip, dtype, dropout, reset_to,
                        storage)

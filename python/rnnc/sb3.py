@@ -58,6 +58,13 @@ __all__ = ["RecurrentActorCriticPolicy", "RecurrentActorCriticCnnPolicy",
 _RNNC_OPTIONS = ("remat", "storage")
 # lstm_kwargs that both take, passed on as given.
 _TORCH_OPTIONS = ("bias", "dropout", "device", "dtype")
+# lstm_kwargs taken only at their default (false), with why not otherwise.
+_REFUSED_WHEN_SET = {
+    # sb3-contrib hands the LSTM time-major sequences whatever this says.
+    "batch_first": "sb3-contrib passes time-major sequences",
+    "bidirectional": "rnnc's LSTM runs forward in time only",
+    "proj_size": "rnnc's LSTM has no projection",
+}
 
 
 def _bucket(n):
@@ -78,22 +85,10 @@ def _split_lstm_kwargs(lstm_kwargs):
             rnnc_kwargs[name] = value
         elif name in _TORCH_OPTIONS:
             torch_kwargs[name] = value
-        elif name == "batch_first":
-            # sb3-contrib hands the LSTM time-major sequences whatever
-            # this says.
+        elif name in _REFUSED_WHEN_SET:
             if value:
-                raise RNNCError("lstm_kwargs batch_first=True: "
-                                "sb3-contrib passes time-major sequences")
-            torch_kwargs[name] = value
-        elif name == "bidirectional":
-            if value:
-                raise RNNCError("lstm_kwargs bidirectional=True: rnnc's "
-                                "LSTM runs forward in time only")
-            torch_kwargs[name] = value
-        elif name == "proj_size":
-            if value:
-                raise RNNCError("lstm_kwargs proj_size: rnnc's LSTM has no "
-                                "projection")
+                raise RNNCError(f"lstm_kwargs {name}={value!r}: "
+                                f"{_REFUSED_WHEN_SET[name]}")
             torch_kwargs[name] = value
         else:
             raise RNNCError(f"lstm_kwargs {name!r} is not an option of "

@@ -1033,8 +1033,9 @@ class _RNNBase(nn.Module):
         states = (h0, c0) + resets
         params = self._flat_params
         inputs = [x] + [t for t in states if t is not None] + params
-        self._check_devices(x, is_init, states, params)
         if B == 0:
+            # No library runs to check each buffer's device.
+            self._check_devices(x, is_init, states, params)
             y, h_n, c_n = self._empty_outputs(x, inputs)
         else:
             # Under bf16 autocast the library stores bf16 and rounds the
@@ -1051,8 +1052,8 @@ class _RNNBase(nn.Module):
         return (y, h_n, c_n) if self._cell == "lstm" else (y, h_n)
 
     def _check_devices(self, x, is_init, states, params):
-        """Every tensor of a call on the input's device, a CPU or CUDA one
-        (the library's entry points check it again for each buffer)."""
+        """Every tensor of a call on the input's device, a CPU or CUDA one,
+        as the library's entry points check each buffer (`_buffer`)."""
         if x.device.type not in ("cpu", "cuda"):
             raise RNNCError(f"rnnc runs CPU and CUDA tensors, got "
                             f"{x.device.type}")

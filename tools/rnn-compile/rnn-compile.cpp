@@ -369,19 +369,20 @@ static void linkInProcess(llvm::StringRef object, llvm::StringRef library,
   strings.push_back("--start-group");
   for (const char *name : kKitArchives)
     strings.push_back(inKit(name));
-  // glibc: libpthread and libdl are stubs since 2.34 and real before;
-  // --as-needed drops what is not used.
-  for (const char *soname : {"libm.so.6", "libc.so.6", "libpthread.so.0",
-                             "libdl.so.2", "ld-linux-x86-64.so.2"}) {
-    std::optional<std::string> path = loadedLibrary(soname);
-    if (!path) {
-      if (llvm::StringRef(soname).starts_with("libpthread") ||
-          llvm::StringRef(soname).starts_with("libdl"))
-        continue;
+  // glibc: libpthread and libdl are stubs since 2.34 and real before
+  // (optional); --as-needed drops what is not used.
+  static constexpr std::pair<const char *, bool> kGlibc[] = {
+      {"libm.so.6", true},
+      {"libc.so.6", true},
+      {"libpthread.so.0", false},
+      {"libdl.so.2", false},
+      {"ld-linux-x86-64.so.2", true}};
+  for (auto [soname, required] : kGlibc) {
+    if (std::optional<std::string> path = loadedLibrary(soname))
+      strings.push_back(*path);
+    else if (required)
       fail(std::string("cannot find this system's ") + soname +
            " to link the library against");
-    }
-    strings.push_back(*path);
   }
   strings.push_back("--end-group");
   for (const char *name : kKitLast)
