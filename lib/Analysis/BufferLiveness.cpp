@@ -26,9 +26,10 @@ SmallVector<Value> mlir::rnn::collectAliases(Value buffer) {
     if (!aliases.insert(value))
       continue;
     for (Operation *user : value.getUsers()) {
-      bool aliasing = isa<ViewLikeOpInterface, memref::CastOp,
-                          memref::CollapseShapeOp, memref::ExpandShapeOp,
-                          memref::ReinterpretCastOp, arith::SelectOp>(user);
+      // Views (subview, view, cast, reshapes, reinterpret_cast: the memref
+      // ops that implement ViewLikeOpInterface), and a select, which may
+      // be either of its operands.
+      bool aliasing = isa<ViewLikeOpInterface, arith::SelectOp>(user);
       if (!aliasing)
         continue;
       for (Value result : user->getResults())

@@ -9,9 +9,12 @@
 #include "rnn/Analysis/MemoryReport.h"
 
 #include "rnn/Analysis/BufferLiveness.h"
+#include "rnn/Analysis/MemoryPlan.h"
+#include "rnn/Dialect/RNNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -21,20 +24,10 @@
 using namespace mlir;
 using namespace mlir::rnn;
 
-/// Whether `op` is the top-level call that starts the backward phase.
-static bool isBackwardStart(Operation &op) {
-  auto call = dyn_cast<func::CallOp>(op);
-  if (!call || call.getCallee() != "rnnrt_begin_phase" ||
-      call.getNumOperands() != 1)
-    return false;
-  auto phase = call.getOperand(0).getDefiningOp<arith::ConstantIntOp>();
-  return phase && phase.value() == 1;
-}
-
 std::optional<unsigned> rnn::findBackwardStart(func::FuncOp func) {
   unsigned position = 0;
   for (Operation &op : func.getBody().front()) {
-    if (isBackwardStart(op))
+    if (isa<BeginBackwardOp>(op))
       return position;
     ++position;
   }
@@ -70,9 +63,10 @@ MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
                                         int64_t arenaBytes) {
   MemoryPlanReport report;
   report.function = func.getName().str();
-  if (auto remat = func->getAttrOfType<StringAttr>("rnn.remat"))
+  MLIRContext *ctx = func.getContext();
+  if (StringAttr remat = RNNDialect::RematAttrHelper(ctx).getAttr(func))
     report.remat = remat.str();
-  if (auto budget = func->getAttrOfType<IntegerAttr>("rnn.remat_budget"))
+  if (IntegerAttr budget = RNNDialect::RematBudgetAttrHelper(ctx).getAttr(func))
     report.budget = budget.getInt();
   report.arenaBytes = arenaBytes;
   report.positions = liveness.getNumPositions();
@@ -82,7 +76,7 @@ MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
   std::string kernel;
   unsigned position = 0;
   for (Operation &op : func.getBody().front()) {
-    if (isBackwardStart(op)) {
+    if (isa<BeginBackwardOp>(op)) {
       report.backwardStart = position;
       named = true;
     }
@@ -374,4 +368,60 @@ void rnn::printMemorySVG(ArrayRef<MemoryPlanReport> reports,
     os << "</g>\n";
   }
   os << "</svg>\n";
+}
+
+/// Writes `path` through a temporary file renamed into place
+/// (llvm::writeToOutput), so that no partial file is left behind.
+static LogicalResult writeFile(Operation *module, StringRef path,
+                               function_ref<void(llvm::raw_ostream &)> write) {
+  llvm::Error error =
+      llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
+        write(os);
+        return llvm::Error::success();
+      });
+  if (!error)
+    return success();
+  // The error names the file again; the message names it once.
+  std::error_code ec = llvm::errorToErrorCode(std::move(error));
+  return module->emitError("cannot write the memory report ")
+         << path << ": " << ec.message();
+}
+
+LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
+                                      StringRef svgFile) {
+  std::vector<MemoryPlanReport> reports;
+  for (auto func : module->getRegion(0).getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    MemoryPlan plan(func);
+    if (plan.isPlanned())
+      reports.push_back(plan.getReport());
+  }
+  if (reportFile == "-") {
+    for (const MemoryPlanReport &report : reports)
+      printMemoryReport(report, llvm::outs());
+  } else if (!reportFile.empty()) {
+    bool json = reportFile.ends_with(".json");
+    if (failed(writeFile(module, reportFile, [&](llvm::raw_ostream &os) {
+          if (json) {
+            os << llvm::formatv("{0:2}", memoryReportToJSON(reports)) << "\n";
+            return;
+          }
+          for (const MemoryPlanReport &report : reports)
+            printMemoryReport(report, os);
+        })))
+      return failure();
+  }
+  if (!svgFile.empty() &&
+      failed(writeFile(module, svgFile, [&](llvm::raw_ostream &os) {
+        printMemorySVG(reports, os);
+      })))
+    return failure();
+  return success();
+}
+
+void MemoryReportWriter::runAfterPass(Pass *pass, Operation *op) {
+  if (pass->getArgument() == "rnn-plan-memory" &&
+      mlir::failed(writeMemoryReports(op, reportFile, svgFile)))
+    writeFailed = true;
 }

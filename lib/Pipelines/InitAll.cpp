@@ -94,12 +94,6 @@ void rnn::registerAllDialects(DialectRegistry &registry) {
 }
 
 void rnn::registerAllPasses() {
-  // rnn-rematerialize with the memory planner for its budget policy. The
-  // first registration of a pass argument wins, so the generated one that
-  // follows (without a planner) is ignored.
-  registerPass([] {
-    return rnn::createRNNRematerializePass({}, rnn::createPeakPredictor());
-  });
   rnn::registerRNNTransformsPasses();
   rnn::registerRNNConversionPasses();
   rnn::registerPipelines();

@@ -1,29 +1,32 @@
 //===- Pipelines.cpp - rnn compilation pipelines --------------------------===//
 //
-//   rnn.lstm / rnn.gru
-//     rnn-autodiff (train)         @f_grad with forward and backward kernels
-//     rnn-rematerialize (train)    replay kernels for what is not saved
-//     rnn-expand-forward           remaining model ops -> forward kernels
-//     rnn-check-pipeline-input     no memref is freed by the input
-//     one-shot-bufferize           whole functions; identity layouts
-//     buffer deallocation          ownership-based (upstream)
-//     convert-rnn-to-loops         time loops, GEMMs, fused gate math
-//     rnn-matmul-to-blas           GEMMs -> runtime sgemm
-//     convert-linalg-to-loops      fills and elementwise adds
-//     rnn-dse                      buffers nobody reads, with their stores
-//     rnn-early-free               frees right after the last use
-//     rnn-plan-memory              arena offsets, predicted peak
-//     cpu:  rnn-approximate-math, LLVM lowering (allocations through the
-//           runtime)
-//     cuda: see GPUPipeline.cpp: parallel loops -> kernels -> PTX, host code
-//           -> LLVM calling the runtime
+// The stages, each a builder named by the IR it produces; the train
+// pipeline runs them all, the infer pipeline from kernels on:
 //
-// The cuda target runs the same passes up to the memory plan, with loops
-// of 4 lanes over whole vectors (vector-width=4 whole-vectors: 128-bit
-// accesses where the innermost size allows, scalar elsewhere), GEMMs through `rnnrt_cuda_sgemm` (and, under bf16
-// storage, bf16 operands through `rnnrt_cuda_gemm_bf16`) and the linalg
-// ops left after it (fills, elementwise adds) as scf.parallel rather than
-// scf.for, so that every memory access ends up in a kernel.
+//   model functions (rnn.lstm / rnn.gru / rnn.mgu on tensors)
+//   training functions   rnn-autodiff, rnn-rematerialize (train only)
+//   kernels              rnn-expand-forward
+//   buffers              rnn-check-pipeline-input, one-shot-bufferize
+//                        (whole functions, identity layouts), ownership-
+//                        based deallocation, buffer-results-to-out-params
+//   loops and BLAS calls convert-rnn-to-loops, rnn-matmul-to-blas, linalg
+//                        to loops, rnn-dse, rnn-early-free
+//   entry points         rnn-split-training (split)
+//   memory plan          rnn-plan-memory, rnn-place-in-arena (arena)
+//   C ABI                rnn-emit-c-abi (c-abi)
+//   target               cpu: rnn-lower-begin-backward,
+//                        rnn-approximate-math, LLVM lowering (allocations
+//                        through the runtime); cuda: see GPUPipeline.cpp,
+//                        parallel loops -> kernels -> PTX, host code ->
+//                        LLVM calling the runtime
+//
+// The cuda target runs the same stages up to the target, with loops of 4
+// lanes over whole vectors (vector-width=4 whole-vectors: 128-bit accesses
+// where the innermost size allows, scalar elsewhere), GEMMs through
+// `rnnrt_cuda_sgemm` (and, under bf16 storage, bf16 operands through
+// `rnnrt_cuda_gemm_bf16`) and the linalg ops left after it (fills,
+// elementwise adds) as scf.parallel rather than scf.for, so that every
+// memory access ends up in a kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,13 +124,8 @@ std::string rnn::PipelineOptions::toolkitFromFlag(StringRef flag) {
   return defaultCUDAToolkit();
 }
 
-void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {
-  buildKernelsToLoopsPipeline(pm, PipelineOptions());
-}
-
-void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
-                                      const PipelineOptions &options) {
-  bool cuda = options.target == "cuda";
+void rnn::buildBuffersStage(OpPassManager &pm,
+                            const PipelineOptions &options) {
   pm.addPass(rnn::createRNNCheckPipelineInputPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -149,6 +147,10 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
     outParams.modifyPublicFunctions = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   }
+}
+
+void rnn::buildLoopsStage(OpPassManager &pm, const PipelineOptions &options) {
+  bool cuda = options.target == "cuda";
   ConvertRNNToLoopsPassOptions loops;
   // On the GPU one thread per 4 elements of the innermost dimension, with
   // 128-bit loads and stores where it divides (one per element elsewhere);
@@ -183,25 +185,44 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNDSEPass());
   pm.addNestedPass<func::FuncOp>(rnn::createRNNEarlyFreePass());
+}
+
+void rnn::buildEntryPointsStage(OpPassManager &pm,
+                                const PipelineOptions &options) {
   if (options.split)
     pm.addPass(rnn::createRNNSplitTrainingPass());
-  RNNPlanMemoryPassOptions plan;
-  if (options.memoryReport == "-")
-    plan.report = true;
-  else
-    plan.reportFile = options.memoryReport;
-  plan.svgFile = options.memorySVG;
-  pm.addPass(rnn::createRNNPlanMemoryPass(plan));
+}
+
+void rnn::buildMemoryPlanStage(OpPassManager &pm,
+                               const PipelineOptions &options) {
+  pm.addPass(rnn::createRNNPlanMemoryPass());
   if (options.arena)
     pm.addPass(rnn::createRNNPlaceInArenaPass());
-  if (options.cABI) {
-    rnn::EmitCABIPassOptions cABI;
-    cABI.callerStream = cuda;
-    pm.addPass(rnn::createEmitCABIPass(cABI));
-  }
+}
+
+void rnn::buildCABIStage(OpPassManager &pm, const PipelineOptions &options) {
+  if (!options.cABI)
+    return;
+  rnn::EmitCABIPassOptions cABI;
+  cABI.callerStream = options.target == "cuda";
+  pm.addPass(rnn::createEmitCABIPass(cABI));
+}
+
+void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {
+  buildKernelsToLoopsPipeline(pm, PipelineOptions());
+}
+
+void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
+                                      const PipelineOptions &options) {
+  buildBuffersStage(pm, options);
+  buildLoopsStage(pm, options);
+  buildEntryPointsStage(pm, options);
+  buildMemoryPlanStage(pm, options);
+  buildCABIStage(pm, options);
 }
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(rnn::createLowerBeginBackwardPass());
   pm.addPass(rnn::createApproximateMathPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -220,79 +241,41 @@ void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-rnn::PeakPredictor rnn::createPeakPredictor() {
-  // The to-buffers stage of the pipeline rnn-rematerialize's options
-  // describe; reports and later stages are not run.
-  auto build = [](OpPassManager &pm, StringRef target, int64_t gemmRows,
-                  bool outParams) {
-    PipelineOptions options;
-    options.target = target.str();
-    options.gemmRows = gemmRows;
-    options.outParams = outParams;
-    buildToBuffersPipeline(pm, options);
-  };
-  PeakPredictor predictor;
-  predictor.predict =
-      [build](ModuleOp module,
-              const RNNRematerializePassOptions &remat) -> FailureOr<int64_t> {
-    OwningOpRef<ModuleOp> copy = module.clone();
-    PassManager pm(module.getContext());
-    build(pm, remat.target, remat.gemmRows, remat.outParams);
-    if (failed(pm.run(*copy)))
-      return failure();
-    // The training functions are those with a backward phase.
-    int64_t peak = 0;
-    for (auto func : copy->getOps<func::FuncOp>()) {
-      bool trains = false;
-      func.walk([&](func::CallOp call) {
-        trains |= call.getCallee() == "rnnrt_begin_phase";
-      });
-      if (auto bytes =
-              func->getAttrOfType<IntegerAttr>("rnn.predicted_peak_bytes"))
-        if (trains)
-          peak = std::max(peak, bytes.getInt());
-    }
-    return peak;
-  };
-  predictor.dependentDialects = [build](DialectRegistry &registry) {
-    for (StringRef target : {"cpu", "cuda"}) {
-      OpPassManager pm;
-      build(pm, target, 0, false);
-      pm.getDependentDialects(registry);
-    }
-  };
-  return predictor;
+std::string rnn::predictPipeline(const PipelineOptions &options) {
+  // The stages after the plan (split, arena, C ABI) leave the planned peak
+  // as it is.
+  PipelineOptions toBuffers;
+  toBuffers.copyOptionValuesFrom(options);
+  toBuffers.remat = "none";
+  toBuffers.split = false;
+  toBuffers.arena = false;
+  toBuffers.cABI = false;
+  std::string text = "rnn-to-buffers-pipeline";
+  llvm::raw_string_ostream os(text);
+  toBuffers.print(os);
+  return text;
 }
 
-void rnn::buildTrainingFunctionPipeline(OpPassManager &pm,
-                                        const PipelineOptions &options) {
+void rnn::buildTrainingFunctionsStage(OpPassManager &pm,
+                                      const PipelineOptions &options) {
   RNNAutodiffPassOptions autodiff;
   autodiff.gemmRows = options.getGemmRows();
   pm.addPass(rnn::createRNNAutodiffPass(autodiff));
   RNNRematerializePassOptions remat;
   remat.policy = options.remat;
-  remat.target = options.target;
-  remat.gemmRows = options.gemmRows;
-  remat.outParams = options.outParams;
-  pm.addPass(rnn::createRNNRematerializePass(remat, createPeakPredictor()));
+  remat.predictPipeline = predictPipeline(options);
+  pm.addPass(rnn::createRNNRematerializePass(remat));
 }
 
-void rnn::buildTrainPipeline(OpPassManager &pm,
-                             const PipelineOptions &options) {
-  buildTrainingFunctionPipeline(pm, options);
-  buildInferPipeline(pm, options);
-}
-
-void rnn::buildToBuffersPipeline(OpPassManager &pm,
-                                 const PipelineOptions &options) {
+void rnn::buildKernelsStage(OpPassManager &pm,
+                            const PipelineOptions &options) {
   RNNExpandForwardPassOptions expand;
   expand.gemmRows = options.getGemmRows();
   pm.addPass(rnn::createRNNExpandForwardPass(expand));
-  buildKernelsToLoopsPipeline(pm, options);
 }
 
-void rnn::buildLoopsToTargetPipeline(OpPassManager &pm,
-                                     const PipelineOptions &options) {
+void rnn::buildTargetStage(OpPassManager &pm,
+                           const PipelineOptions &options) {
   if (options.target == "cuda") {
     buildLoopsToGPUKernelsPipeline(pm, options);
     buildGPUKernelsToLLVMPipeline(pm, options);
@@ -301,10 +284,22 @@ void rnn::buildLoopsToTargetPipeline(OpPassManager &pm,
   buildLoopsToLLVMPipeline(pm);
 }
 
+void rnn::buildToBuffersPipeline(OpPassManager &pm,
+                                 const PipelineOptions &options) {
+  buildKernelsStage(pm, options);
+  buildKernelsToLoopsPipeline(pm, options);
+}
+
 void rnn::buildInferPipeline(OpPassManager &pm,
                              const PipelineOptions &options) {
   buildToBuffersPipeline(pm, options);
-  buildLoopsToTargetPipeline(pm, options);
+  buildTargetStage(pm, options);
+}
+
+void rnn::buildTrainPipeline(OpPassManager &pm,
+                             const PipelineOptions &options) {
+  buildTrainingFunctionsStage(pm, options);
+  buildInferPipeline(pm, options);
 }
 
 /// Registers a pipeline whose options are checked before it is built.
@@ -344,9 +339,13 @@ void rnn::registerPipelines() {
       "The train pipeline up to planned buffers (loops, GEMM calls, the "
       "memory plan), before the target's lowering",
       [](OpPassManager &pm, const rnn::PipelineOptions &options) {
-        rnn::buildTrainingFunctionPipeline(pm, options);
+        rnn::buildTrainingFunctionsStage(pm, options);
         rnn::buildToBuffersPipeline(pm, options);
       });
+  registerChecked("rnn-to-buffers-pipeline",
+                  "The infer pipeline up to planned buffers: what "
+                  "rnn-rematerialize's budget policy predicts peaks with",
+                  buildToBuffersPipeline);
   PassPipelineRegistration<>(
       "rnn-kernels-to-loops",
       "Bufferize rnn kernels and lower them to loops on buffers",

@@ -50,78 +50,35 @@ using namespace rnn::npz;
 
 StringRef npz::dtypeName(DType dtype) {
   switch (dtype) {
-  case DType::F32:
-    return "float32";
-  case DType::F64:
-    return "float64";
-  case DType::Bool:
-    return "bool";
-  case DType::I8:
-    return "int8";
-  case DType::U8:
-    return "uint8";
-  case DType::I16:
-    return "int16";
-  case DType::U16:
-    return "uint16";
-  case DType::I32:
-    return "int32";
-  case DType::U32:
-    return "uint32";
-  case DType::I64:
-    return "int64";
-  case DType::U64:
-    return "uint64";
+#define RNN_NPZ_DTYPE_NAME(e, type, name, kind, size)                          \
+  case DType::e:                                                               \
+    return name;
+    RNN_NPZ_DTYPES(RNN_NPZ_DTYPE_NAME)
+#undef RNN_NPZ_DTYPE_NAME
   }
   llvm_unreachable("unknown DType");
 }
 
 size_t npz::dtypeSize(DType dtype) {
   switch (dtype) {
-  case DType::Bool:
-  case DType::I8:
-  case DType::U8:
-    return 1;
-  case DType::I16:
-  case DType::U16:
-    return 2;
-  case DType::F32:
-  case DType::I32:
-  case DType::U32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-  case DType::U64:
-    return 8;
+#define RNN_NPZ_DTYPE_SIZE(e, type, name, kind, size)                          \
+  case DType::e:                                                               \
+    static_assert(sizeof(type) == size, "element size");                       \
+    return size;
+    RNN_NPZ_DTYPES(RNN_NPZ_DTYPE_SIZE)
+#undef RNN_NPZ_DTYPE_SIZE
   }
   llvm_unreachable("unknown DType");
 }
 
 /// Returns the numpy type string ("<f4", "|b1", ...) of \p dtype.
-static StringRef dtypeDescr(DType dtype) {
+static std::string dtypeDescr(DType dtype) {
   switch (dtype) {
-  case DType::F32:
-    return "<f4";
-  case DType::F64:
-    return "<f8";
-  case DType::Bool:
-    return "|b1";
-  case DType::I8:
-    return "|i1";
-  case DType::U8:
-    return "|u1";
-  case DType::I16:
-    return "<i2";
-  case DType::U16:
-    return "<u2";
-  case DType::I32:
-    return "<i4";
-  case DType::U32:
-    return "<u4";
-  case DType::I64:
-    return "<i8";
-  case DType::U64:
-    return "<u8";
+#define RNN_NPZ_DTYPE_DESCR(e, type, name, kind, size)                         \
+  case DType::e:                                                               \
+    return std::string(1, size == 1 ? '|' : '<') + kind + std::to_string(size);
+    RNN_NPZ_DTYPES(RNN_NPZ_DTYPE_DESCR)
+#undef RNN_NPZ_DTYPE_DESCR
   }
   llvm_unreachable("unknown DType");
 }
@@ -138,6 +95,8 @@ template <typename T> static double loadAsDouble(const char *p) {
   std::memcpy(&value, p, sizeof(T));
   return static_cast<double>(value);
 }
+/// A bool byte other than 0 reads as true (as NumPy's astype does).
+template <> double loadAsDouble<bool>(const char *p) { return *p ? 1.0 : 0.0; }
 
 double Array::getAsDouble(int64_t index) const {
   assert(index >= 0 && index < numElements() && "index out of range");
@@ -146,28 +105,11 @@ double Array::getAsDouble(int64_t index) const {
          "array data smaller than its shape");
   const char *p = data.data() + static_cast<size_t>(index) * size;
   switch (dtype) {
-  case DType::F32:
-    return loadAsDouble<float>(p);
-  case DType::F64:
-    return loadAsDouble<double>(p);
-  case DType::Bool:
-    return *p ? 1.0 : 0.0;
-  case DType::I8:
-    return loadAsDouble<int8_t>(p);
-  case DType::U8:
-    return loadAsDouble<uint8_t>(p);
-  case DType::I16:
-    return loadAsDouble<int16_t>(p);
-  case DType::U16:
-    return loadAsDouble<uint16_t>(p);
-  case DType::I32:
-    return loadAsDouble<int32_t>(p);
-  case DType::U32:
-    return loadAsDouble<uint32_t>(p);
-  case DType::I64:
-    return loadAsDouble<int64_t>(p);
-  case DType::U64:
-    return loadAsDouble<uint64_t>(p);
+#define RNN_NPZ_DTYPE_LOAD(e, type, name, kind, size)                          \
+  case DType::e:                                                               \
+    return loadAsDouble<type>(p);
+    RNN_NPZ_DTYPES(RNN_NPZ_DTYPE_LOAD)
+#undef RNN_NPZ_DTYPE_LOAD
   }
   llvm_unreachable("unknown DType");
 }
@@ -594,40 +536,11 @@ std::optional<DType> parseDescr(StringRef descr, bool &bigEndian) {
   if (descr.drop_front().getAsInteger(10, size))
     return std::nullopt;
   std::optional<DType> dtype;
-  switch (kind) {
-  case 'f':
-    if (size == 4)
-      dtype = DType::F32;
-    else if (size == 8)
-      dtype = DType::F64;
-    break;
-  case 'b':
-    if (size == 1)
-      dtype = DType::Bool;
-    break;
-  case 'i':
-    if (size == 1)
-      dtype = DType::I8;
-    else if (size == 2)
-      dtype = DType::I16;
-    else if (size == 4)
-      dtype = DType::I32;
-    else if (size == 8)
-      dtype = DType::I64;
-    break;
-  case 'u':
-    if (size == 1)
-      dtype = DType::U8;
-    else if (size == 2)
-      dtype = DType::U16;
-    else if (size == 4)
-      dtype = DType::U32;
-    else if (size == 8)
-      dtype = DType::U64;
-    break;
-  default:
-    break;
-  }
+#define RNN_NPZ_DTYPE_PARSE(e, type, name, dtypeKind, dtypeSize)               \
+  if (kind == dtypeKind && size == dtypeSize)                                  \
+    dtype = DType::e;
+  RNN_NPZ_DTYPES(RNN_NPZ_DTYPE_PARSE)
+#undef RNN_NPZ_DTYPE_PARSE
   if (!dtype)
     return std::nullopt;
   bool big =
@@ -1005,7 +918,7 @@ constexpr uint64_t kZip32Limit = 0xFFFFFFFF;
 /// Returns the .npy 1.0 (or, if the header is too long, 2.0) header for
 /// \p array, laid out byte for byte as numpy.save writes it.
 std::string makeNpyHeader(const Array &array) {
-  std::string dict = "{'descr': '" + dtypeDescr(array.dtype).str() +
+  std::string dict = "{'descr': '" + dtypeDescr(array.dtype) +
                      "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0, e = array.shape.size(); i != e; ++i) {
     if (i)

@@ -34,12 +34,14 @@ using namespace mlir::rnn;
 static DictionaryAttr gradientAttrs(Builder &builder, DictionaryAttr primal) {
   if (!primal)
     return nullptr;
+  constexpr StringLiteral kName = RNNDialect::NameAttrHelper::getNameStr();
+  constexpr StringLiteral kLayer = RNNDialect::LayerAttrHelper::getNameStr();
   SmallVector<NamedAttribute> attrs;
-  if (auto name = primal.getAs<StringAttr>("rnn.name"))
+  if (auto name = primal.getAs<StringAttr>(kName))
     attrs.push_back(builder.getNamedAttr(
-        "rnn.name", builder.getStringAttr("grad_" + name.getValue())));
-  if (Attribute layer = primal.get("rnn.layer"))
-    attrs.push_back(builder.getNamedAttr("rnn.layer", layer));
+        kName, builder.getStringAttr("grad_" + name.getValue())));
+  if (Attribute layer = primal.get(kLayer))
+    attrs.push_back(builder.getNamedAttr(kLayer, layer));
   return builder.getDictionaryAttr(attrs);
 }
 

@@ -30,7 +30,10 @@ using namespace mlir::rnn;
 
 /// Rewrites `func`'s planned allocations into views of a new last argument.
 static LogicalResult placeInArena(func::FuncOp func) {
-  Attribute planned = func->getAttr("rnn.arena_bytes");
+  MLIRContext *ctx = func.getContext();
+  RNNDialect::OffsetAttrHelper offsetAttr(ctx);
+  Attribute planned =
+      func->getAttr(RNNDialect::ArenaBytesAttrHelper::getNameStr());
   if (!planned || func.isExternal())
     return success();
   auto arenaBytes = dyn_cast<IntegerAttr>(planned);
@@ -42,7 +45,7 @@ static LogicalResult placeInArena(func::FuncOp func) {
   DataLayout layout = DataLayout::closest(func);
   SmallVector<memref::AllocOp> allocs;
   WalkResult walk = func.walk([&](memref::AllocOp alloc) {
-    Attribute attr = alloc->getAttr("rnn.offset");
+    Attribute attr = alloc->getAttr(offsetAttr.getName());
     if (!attr) {
       alloc.emitOpError("has no arena offset: run rnn-plan-memory first");
       return WalkResult::interrupt();
@@ -77,7 +80,8 @@ static LogicalResult placeInArena(func::FuncOp func) {
   if (failed(func.insertArgument(
           index, arenaType,
           b.getDictionaryAttr(
-              b.getNamedAttr("rnn.name", b.getStringAttr("arena"))),
+              b.getNamedAttr(RNNDialect::NameAttrHelper::getNameStr(),
+                             b.getStringAttr("arena"))),
           func.getLoc())))
     return failure();
   Value arena = func.getArgument(index);
@@ -88,15 +92,16 @@ static LogicalResult placeInArena(func::FuncOp func) {
       if (isa<memref::DeallocOp>(user))
         rewriter.eraseOp(user);
     rewriter.setInsertionPoint(alloc);
-    int64_t offset = alloc->getAttrOfType<IntegerAttr>("rnn.offset").getInt();
+    int64_t offset = offsetAttr.getAttr(alloc).getInt();
     Value shift = arith::ConstantIndexOp::create(rewriter, alloc.getLoc(),
                                                  offset);
     auto view = memref::ViewOp::create(rewriter, alloc.getLoc(),
                                        alloc.getType(), arena, shift,
                                        ValueRange{});
     // The role stays for reports and the GPU lowering.
-    if (Attribute role = alloc->getAttr("rnn.role"))
-      view->setAttr("rnn.role", role);
+    RNNDialect::RoleAttrHelper roleAttr(ctx);
+    if (StringAttr role = roleAttr.getAttr(alloc))
+      roleAttr.setAttr(view, role);
     rewriter.replaceOp(alloc, view);
   }
   return success();

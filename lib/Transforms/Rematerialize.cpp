@@ -15,9 +15,10 @@
 // in FLOP equivalents: the packing of W_ih by each block's input-projection
 // GEMM in the replay, and the replayed chunk's scratch beyond the cache,
 // written and read back, which long chunks pay. Bytes held come from the
-// memory planner itself, run by the
-// injected peak predictor on a copy of the module with the plan applied, so
-// the peak a plan is chosen for is the peak it gets.
+// memory planner itself: the pass runs `predict-pipeline` (the caller's
+// pipeline down to the memory plan, by name from the pass registry, as the
+// inliner runs its `default-pipeline`) on a copy of the module with the
+// plan applied, so the peak a plan is chosen for is the peak it gets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -155,7 +158,8 @@ static void replaySaved(KernelOpInterface bwd, RewriterBase &rewriter) {
   rewriter.modifyOpInPlace(bwd, [&] {
     for (auto [role, value] : llvm::zip_equal(replayed, replay->getResults()))
       bwd.getSavedOperand(role)->set(value);
-    bwd->setAttr("rnn.remat", rewriter.getStringAttr("gates"));
+    RNNDialect::RematAttrHelper(bwd->getContext())
+        .setAttr(bwd, rewriter.getStringAttr("gates"));
   });
 }
 
@@ -257,7 +261,8 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
       replaySaved(kernel, rewriter);
     else
       checkpoint(kernel, chunk, rewriter);
-    func->setAttr("rnn.remat", rewriter.getStringAttr(applied.str()));
+    RNNDialect::RematAttrHelper(func->getContext())
+        .setAttr(func, rewriter.getStringAttr(applied.str()));
   }
 }
 
@@ -349,24 +354,21 @@ struct RNNRematerializePass
     : public rnn::impl::RNNRematerializePassBase<RNNRematerializePass> {
   using RNNRematerializePassBase::RNNRematerializePassBase;
 
-  RNNRematerializePass(const RNNRematerializePassOptions &options,
-                       PeakPredictor predictor)
-      : RNNRematerializePassBase(options), predictor(std::move(predictor)) {}
+  /// The passes of `predict-pipeline`, or failure with `errors` written.
+  FailureOr<OpPassManager> predictPasses(raw_ostream &errors) const {
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (failed(parsePassPipeline(predictPipeline, pm, errors)))
+      return failure();
+    return pm;
+  }
 
   void getDependentDialects(DialectRegistry &registry) const override {
     RNNRematerializePassBase::getDependentDialects(registry);
-    if (predictor.dependentDialects)
-      predictor.dependentDialects(registry);
-  }
-
-  /// The pass's options, as the predictor takes them.
-  RNNRematerializePassOptions options() const {
-    RNNRematerializePassOptions values;
-    values.policy = policy;
-    values.target = target;
-    values.gemmRows = gemmRows;
-    values.outParams = outParams;
-    return values;
+    // A pipeline that does not parse is reported when the pass runs.
+    std::string ignored;
+    llvm::raw_string_ostream errors(ignored);
+    if (FailureOr<OpPassManager> pm = predictPasses(errors); succeeded(pm))
+      pm->getDependentDialects(registry);
   }
 
   void runOnOperation() override {
@@ -383,18 +385,38 @@ struct RNNRematerializePass
       signalPassFailure();
   }
 
+  /// The largest peak `passes` plan for a training function of `module`.
+  static FailureOr<int64_t> predictPeak(ModuleOp module,
+                                        const OpPassManager &passes) {
+    PassManager pm(module.getContext());
+    static_cast<OpPassManager &>(pm) = passes;
+    if (failed(pm.run(module)))
+      return failure();
+    MLIRContext *ctx = module.getContext();
+    int64_t peak = 0;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (RNNDialect::PredictedBwdPeakBytesAttrHelper(ctx).isAttrPresent(func))
+        if (IntegerAttr bytes =
+                RNNDialect::PredictedPeakBytesAttrHelper(ctx).getAttr(func))
+          peak = std::max(peak, bytes.getInt());
+    return peak;
+  }
+
   /// Applies the cheapest candidate plan whose predicted peak fits.
   LogicalResult applyBudget(ModuleOp module, int64_t budget) {
-    if (!predictor.predict)
+    std::string errorText;
+    llvm::raw_string_ostream errors(errorText);
+    FailureOr<OpPassManager> passes = predictPasses(errors);
+    if (failed(passes))
       return module.emitError()
-             << "rnn-rematerialize: policy=budget needs the memory planner "
-                "(run it from rnn-opt or rnn-run)";
+             << "rnn-rematerialize: bad predict-pipeline '" << predictPipeline
+             << "': " << llvm::StringRef(errorText).trim();
     std::optional<std::pair<RematPlan, int64_t>> best, smallest;
     double bestCost = 0;
     for (const RematPlan &plan : candidatePlans(module)) {
       OwningOpRef<ModuleOp> copy = module.clone();
       applyRematPlan(*copy, plan);
-      FailureOr<int64_t> peak = predictor.predict(*copy, options());
+      FailureOr<int64_t> peak = predictPeak(*copy, *passes);
       if (failed(peak))
         return module.emitError()
                << "rnn-rematerialize: could not plan the memory of "
@@ -424,17 +446,12 @@ struct RNNRematerializePass
           [&](KernelOpInterface kernel) { trains |= kernel.isBackward(); });
       if (!trains)
         return;
-      func->setAttr("rnn.remat", b.getStringAttr(best->first.str()));
-      func->setAttr("rnn.remat_budget", b.getI64IntegerAttr(budget));
+      RNNDialect::RematAttrHelper(b.getContext())
+          .setAttr(func, b.getStringAttr(best->first.str()));
+      RNNDialect::RematBudgetAttrHelper(b.getContext())
+          .setAttr(func, b.getI64IntegerAttr(budget));
     });
     return success();
   }
-
-  PeakPredictor predictor;
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::rnn::createRNNRematerializePass(
-    const RNNRematerializePassOptions &options, PeakPredictor predictor) {
-  return std::make_unique<RNNRematerializePass>(options, std::move(predictor));
-}

@@ -10,13 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Analysis/BufferLiveness.h"
+#include "rnn/Dialect/RNNOps.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -35,20 +35,13 @@ using namespace mlir::rnn;
 /// Offsets in the saved region are multiples of this, as in the arena.
 static constexpr int64_t kAlignment = 64;
 
-/// The top-level `call @rnnrt_begin_phase(1)` of `func`, if any.
-static func::CallOp findBoundary(func::FuncOp func) {
+/// The top-level `rnn.begin_backward` of `func`, if any.
+static BeginBackwardOp findBoundary(func::FuncOp func) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return nullptr;
-  for (Operation &op : func.getBody().front()) {
-    auto call = dyn_cast<func::CallOp>(op);
-    if (!call || call.getCallee() != "rnnrt_begin_phase" ||
-        call.getNumOperands() != 1)
-      continue;
-    APInt phase;
-    if (matchPattern(call.getOperand(0), m_ConstantInt(&phase)) &&
-        phase.isOne())
-      return call;
-  }
+  for (Operation &op : func.getBody().front())
+    if (auto boundary = dyn_cast<BeginBackwardOp>(op))
+      return boundary;
   return nullptr;
 }
 
@@ -56,7 +49,7 @@ namespace {
 /// The split of one training function.
 class Splitter {
 public:
-  Splitter(func::FuncOp func, func::CallOp boundary)
+  Splitter(func::FuncOp func, BeginBackwardOp boundary)
       : func(func), boundary(boundary),
         base(func.getName().drop_back(func.getName().ends_with("_grad") ? 5
                                                                         : 0)) {}
@@ -82,7 +75,7 @@ private:
   Value createSavedView(OpBuilder &builder, memref::AllocOp alloc, Value saved);
 
   func::FuncOp func;
-  func::CallOp boundary;
+  BeginBackwardOp boundary;
   /// The name of the companions: `@<base>_fwd`, `@<base>_bwd`.
   StringRef base;
   /// Forward buffers the backward reads: the saved region, in order.
@@ -169,11 +162,14 @@ func::FuncOp Splitter::createFunction(Operation *after, StringRef suffix,
   }
   created.setArgAttrs(args.size(),
                       builder.getDictionaryAttr(builder.getNamedAttr(
-                          "rnn.name", builder.getStringAttr("saved"))));
+                          RNNDialect::NameAttrHelper::getNameStr(),
+                          builder.getStringAttr("saved"))));
   savedArg = entry->getArgument(args.size());
 
-  created->setAttr("rnn.saved", savedLayout);
-  created->setAttr("rnn.saved_bytes", builder.getI64IntegerAttr(savedBytes));
+  RNNDialect::SavedAttrHelper(builder.getContext())
+      .setAttr(created, savedLayout);
+  RNNDialect::SavedBytesAttrHelper(builder.getContext())
+      .setAttr(created, builder.getI64IntegerAttr(savedBytes));
   return created;
 }
 
@@ -321,9 +317,9 @@ namespace {
 struct RNNSplitTrainingPass
     : public rnn::impl::RNNSplitTrainingPassBase<RNNSplitTrainingPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<func::FuncOp, func::CallOp>> training;
+    SmallVector<std::pair<func::FuncOp, BeginBackwardOp>> training;
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func::CallOp boundary = findBoundary(func))
+      if (BeginBackwardOp boundary = findBoundary(func))
         training.push_back({func, boundary});
     for (auto [func, boundary] : training)
       if (failed(Splitter(func, boundary).run()))

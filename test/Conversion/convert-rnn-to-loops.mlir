@@ -20,7 +20,7 @@
 // CHECK-DAG: [[MK:#map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: [[NK:#map[0-9]*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: [[MN:#map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// CHECK-NOT: rnnrt_begin_phase
+// CHECK-NOT: rnn.begin_backward
 // CHECK-LABEL: func.func @lstm(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>, [[R:%[[:alnum:]_]+]]: memref<6x2xi1>,
 // CHECK-SAME: [[H0:%[[:alnum:]_]+]]: memref<2x4xf32>, [[C0:%[[:alnum:]_]+]]: memref<2x4xf32>,
@@ -99,7 +99,6 @@
 // TRAIN-DAG: [[KM:#map[0-9]*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
 // TRAIN-DAG: [[KN:#map[0-9]*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // TRAIN-DAG: [[MN:#map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// TRAIN-DAG: func.func private @rnnrt_begin_phase(i64)
 // TRAIN-LABEL: func.func @lstm_grad(
 // TRAIN-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>, [[R:%[[:alnum:]_]+]]: memref<6x2xi1>,
 // TRAIN-SAME: [[WI:%[[:alnum:]_]+]]: memref<16x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<16x4xf32>,
@@ -110,9 +109,8 @@
 // TRAIN: math.tanh
 // TRAIN: memref.store {{%[[:alnum:]_]+}}, [[CT]]
 //   The phase marker, between the forward and the backward loops.
-// TRAIN: [[ONE:%[[:alnum:]_]+]] = arith.constant 1 : i64
-// TRAIN-NEXT: call @rnnrt_begin_phase([[ONE]]) : (i64) -> ()
-// TRAIN-NOT: rnn.begin_backward
+// TRAIN: rnn.begin_backward
+// TRAIN-NOT: rnnrt_begin_phase
 // TRAIN-DAG: [[GX:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_x"} : memref<6x2x3xf32>
 // TRAIN-DAG: [[GWI:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_weight_ih"} : memref<16x3xf32>
 // TRAIN-DAG: [[GWH:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "grad_weight_hh"} : memref<16x4xf32>
@@ -249,7 +247,7 @@ func.func @lstm(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 // TRAIN-SAME: [[WI:%[[:alnum:]_]+]]: memref<12x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<12x4xf32>,
 // TRAIN: [[GATES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "gates"} : memref<6x2x12xf32>
 // TRAIN: [[HNPROJ:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "hn_proj"} : memref<6x2x4xf32>
-// TRAIN: call @rnnrt_begin_phase(
+// TRAIN: rnn.begin_backward
 // TRAIN: [[DHID:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "dhproj"} : memref<2x12xf32>
 // TRAIN-NEXT: [[HIN:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "h_in"} : memref<2x2x4xf32>
 // TRAIN-NEXT: [[ONES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "ones"} : memref<1x4xf32>
@@ -290,6 +288,96 @@ func.func @gru(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
       weights(%w_ih, %w_hh, %b_ih, %b_hh)
       : (tensor<6x2x3xf32>, tensor<6x2xi1>, tensor<2x4xf32>,
          tensor<12x3xf32>, tensor<12x4xf32>, tensor<12xf32>, tensor<12xf32>)
+      -> (tensor<6x2x4xf32>, tensor<2x4xf32>)
+  return %y, %h_n : tensor<6x2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// MGU forward: the GRU's loop nest with 2 gates (f, n); the saved hn_proj
+// and gates are stored at step t, with one exp (the sigmoid of f) and one
+// tanh per element.
+
+// CHECK-LABEL: func.func @mgu(
+// CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>, [[R:%[[:alnum:]_]+]]: memref<6x2xi1>,
+// CHECK-SAME: [[H0:%[[:alnum:]_]+]]: memref<2x4xf32>,
+// CHECK-SAME: [[WI:%[[:alnum:]_]+]]: memref<8x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<8x4xf32>,
+// CHECK-DAG: [[Y:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "y"} : memref<6x2x4xf32>
+// CHECK-DAG: [[GATES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "gates"} : memref<6x2x8xf32>
+// CHECK-DAG: [[HNP:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "hn_proj"} : memref<6x2x4xf32>
+// CHECK: linalg.matmul {{.*}}ins({{%[[:alnum:]_]+}}, [[WI]] : memref<12x3xf32>, memref<8x3xf32>) outs({{%[[:alnum:]_]+}} : memref<12x8xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.for [[I:%[[:alnum:]_]+]] =
+// CHECK-NEXT: [[T:%[[:alnum:]_]+]] = arith.addi {{%[[:alnum:]_]+}}, [[I]] : index
+// CHECK: [[HPREV:%[[:alnum:]_]+]] = arith.select {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<2x4xf32, strided<[4, 1], offset: ?>>
+// CHECK: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]{{\[}}[[T]], 0, 0] [1, 2, 8]
+// CHECK-NEXT: [[HNT:%[[:alnum:]_]+]] = memref.subview [[HNP]]{{\[}}[[T]], 0, 0] [1, 2, 4]
+// CHECK-NEXT: [[YT:%[[:alnum:]_]+]] = memref.subview [[Y]]{{\[}}[[T]], 0, 0] [1, 2, 4]
+// CHECK-NOT: scf.parallel
+// CHECK: linalg.matmul {{.*}}ins([[HPREV]], [[WH]] : memref<2x4xf32, strided<[4, 1], offset: ?>>, memref<8x4xf32>) outs({{%[[:alnum:]_]+}} : memref<2x8xf32>)
+// CHECK: scf.parallel
+// CHECK-NEXT: [[RESET:%[[:alnum:]_]+]] = memref.load [[R]]{{\[}}[[T]], {{%[[:alnum:]_]+}}] : memref<6x2xi1>
+// CHECK-DAG: memref.load [[HPREV]]
+// CHECK-DAG: arith.select [[RESET]], {{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : f32
+// CHECK-DAG: math.exp
+// CHECK-DAG: math.tanh
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[YT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[HNT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-NOT: math.exp
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NOT: linalg.matmul
+// CHECK: return [[Y]],
+
+// MGU backward: per step the gradients of the input projection (over the
+// gates) and of the n part of the hidden projection (over hn_proj), both
+// gate parts in dhproj, and one GEMM for the recurrent gradient; per block
+// grad_x, grad_W_ih, grad_W_hh in two parts (f from the input projection's
+// gradients, n from hn_proj's) and two bias GEMVs, as the GRU's.
+
+// TRAIN-LABEL: func.func @mgu_grad(
+// TRAIN-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>, [[R:%[[:alnum:]_]+]]: memref<6x2xi1>,
+// TRAIN-SAME: {{%[[:alnum:]_]+}}: memref<2x4xf32>,
+// TRAIN-SAME: [[WI:%[[:alnum:]_]+]]: memref<8x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<8x4xf32>,
+// TRAIN: [[GATES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "gates"} : memref<6x2x8xf32>
+// TRAIN: [[HNPROJ:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "hn_proj"} : memref<6x2x4xf32>
+// TRAIN: rnn.begin_backward
+// TRAIN: [[DHID:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "dhproj"} : memref<2x8xf32>
+// TRAIN-NEXT: [[HIN:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "h_in"} : memref<2x2x4xf32>
+// TRAIN-NEXT: [[ONES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "ones"} : memref<1x4xf32>
+// TRAIN: scf.for [[J:%[[:alnum:]_]+]] =
+// TRAIN: scf.for [[I:%[[:alnum:]_]+]] =
+// TRAIN-NOT: linalg.matmul
+// TRAIN: [[NT:%[[:alnum:]_]+]] = memref.subview [[HNPROJ]]
+// TRAIN: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]
+// TRAIN-NOT: linalg.matmul
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[NT]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
+// TRAIN-DAG: memref.store {{%[[:alnum:]_]+}}, [[DHID]]
+// TRAIN: linalg.matmul ins([[DHID]], [[WH]] :
+// TRAIN-NEXT: }
+// TRAIN: linalg.matmul ins({{%[[:alnum:]_]+}}, [[WI]] : memref<4x8xf32, {{.*}}>, memref<8x3xf32>) outs({{%[[:alnum:]_]+}} : memref<4x3xf32, {{.*}}>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{.*}} ins({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<4x8xf32, {{.*}}>, memref<4x3xf32, {{.*}}>) outs({{%[[:alnum:]_]+}} : memref<8x3xf32>)
+// TRAIN: linalg.matmul indexing_maps = {{.*}} ins({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<4x4xf32, strided<[8, 1], offset: ?>>, memref<4x4xf32>) outs({{%[[:alnum:]_]+}} : memref<4x4xf32, strided<[4, 1]>>)
+// TRAIN-NEXT: linalg.matmul indexing_maps = {{.*}} ins({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}} : memref<4x4xf32, {{.*}}>, memref<4x4xf32>) outs({{%[[:alnum:]_]+}} : memref<4x4xf32, strided<[4, 1], offset: 16>>)
+// TRAIN: linalg.matmul ins([[ONES]], {{%[[:alnum:]_]+}} : memref<1x4xf32>, memref<4x8xf32, {{.*}}>) outs({{%[[:alnum:]_]+}} : memref<1x8xf32>)
+// TRAIN-NEXT: linalg.matmul ins([[ONES]], {{%[[:alnum:]_]+}} : memref<1x4xf32>, memref<4x4xf32, {{.*}}>) outs({{%[[:alnum:]_]+}} : memref<1x4xf32, strided<[8, 1], offset: 4>>)
+// TRAIN-NOT: linalg.matmul
+// TRAIN: return
+
+func.func @mgu(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
+    %h0: tensor<2x4xf32>, %w_ih: tensor<8x3xf32>, %w_hh: tensor<8x4xf32>,
+    %b_ih: tensor<8xf32>, %b_hh: tensor<8xf32>)
+    -> (tensor<6x2x4xf32>, tensor<2x4xf32>) {
+  %y, %h_n = rnn.mgu %x reset %is_init state(%h0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<6x2x3xf32>, tensor<6x2xi1>, tensor<2x4xf32>,
+         tensor<8x3xf32>, tensor<8x4xf32>, tensor<8xf32>, tensor<8xf32>)
       -> (tensor<6x2x4xf32>, tensor<2x4xf32>)
   return %y, %h_n : tensor<6x2x4xf32>, tensor<2x4xf32>
 }

@@ -290,7 +290,7 @@ func.func @shared_writer(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 // TRAIN: [[CS:%[[:alnum:]_]+]] = memref.alloc() {{{.*}}rnn.role = "cells"{{.*}}} : memref<2x3x16xf32>
 // TRAIN: [[GT:%[[:alnum:]_]+]] = memref.subview [[G]]
 // TRAIN: vector.store {{%[[:alnum:]_]+}}, [[GT]]
-// TRAIN: call @rnnrt_begin_phase
+// TRAIN: rnn.begin_backward
 // TRAIN: [[GB:%[[:alnum:]_]+]] = memref.subview [[G]]
 // TRAIN: vector.load [[GB]]
 // TRAIN: memref.dealloc [[G]]
@@ -299,7 +299,7 @@ func.func @shared_writer(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 // REMAT-NOT: rnn.role = "gates"
 // REMAT: memref.alloc() {{{.*}}rnn.role = "cells"{{.*}}} : memref<2x3x16xf32>
 // REMAT-NOT: rnn.role = "gates"
-// REMAT: call @rnnrt_begin_phase
+// REMAT: rnn.begin_backward
 // REMAT: memref.alloc() {{{.*}}rnn.role = "gates"{{.*}}} : memref<2x3x64xf32>
 // REMAT-NOT: rnn.role = "gates"
 // REMAT: return

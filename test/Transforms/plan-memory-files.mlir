@@ -1,15 +1,17 @@
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: rnn-opt %s --rnn-plan-memory="report-file=%t/plan.json svg-file=%t/plan.svg" -o /dev/null
+// RUN: rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/plan.json --rnn-memory-svg=%t/plan.svg -o /dev/null
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/plan.json
 // RUN: FileCheck %s --check-prefix=SVG --input-file=%t/plan.svg
-// RUN: rnn-opt %s --rnn-plan-memory="report-file=%t/plan.txt" -o /dev/null
+// RUN: rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/plan.txt -o /dev/null
 // RUN: FileCheck %s --check-prefix=TEXT --input-file=%t/plan.txt
-// RUN: not rnn-opt %s --rnn-plan-memory="report-file=%t/missing/plan.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNWRITABLE
+// RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/missing/plan.json -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=UNWRITABLE
 // RUN: not ls %t/missing
+// RUN: not ls %t/out.mlir
 
-// rnn-plan-memory{report-file, svg-file}: the report of every function to
-// a file, text or (for a name ending in .json) JSON, and a picture of the
-// plans. The function is plan-memory.mlir's @first_fit, whose plan is
+// rnn-opt --rnn-memory-report=FILE, --rnn-memory-svg=FILE: after
+// rnn-plan-memory, the report of every function to a file, text or (for a
+// name ending in .json) JSON, and a picture of the plans. A report that
+// cannot be written fails the run, with no output file. The function is plan-memory.mlir's @first_fit, whose plan is
 // worked out by hand there: peak 560 bytes at position 6, held by %b,
 // cells, y and %e.
 
@@ -68,7 +70,7 @@
 // SVG-NEXT: <line class="peak"
 // SVG-NEXT: >peak 560 bytes (op 6)</text>
 
-// UNWRITABLE: error: rnn-plan-memory: cannot write {{.*}}missing/plan.json: No such file or directory
+// UNWRITABLE: error: cannot write the memory report {{.*}}missing/plan.json: No such file or directory
 
 func.func @first_fit(%i: index, %v: f32) -> memref<50xf32> {
   %gates = memref.alloc() {rnn.role = "gates"} : memref<100xf32>  // 0

@@ -1,14 +1,13 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-plan-memory | FileCheck %s
-// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-plan-memory=report -o /dev/null | FileCheck %s --check-prefix=REPORT
-// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-plan-memory="report=true" -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-plan-memory --rnn-memory-report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-plan-memory -o /dev/null | FileCheck %s --check-prefix=QUIET --allow-empty
 
 // rnn-plan-memory gives each top-level buffer an offset in one arena (first
 // fit in allocation order, sizes rounded up to 64 bytes, reusing space
 // freed before the buffer is allocated) as rnn.offset, and sets
 // rnn.predicted_peak_bytes (the peak of exact bytes held in program order)
-// and rnn.arena_bytes on the function. With `report` (a bare flag or
-// report=true) it prints, per function, each buffer's role, bytes, live
+// and rnn.arena_bytes on the function. rnn-opt --rnn-memory-report=- prints
+// the plan after it, per function, each buffer's role, bytes, live
 // range [alloc, dealloc] (`result` for a returned buffer, `end` for one
 // never freed), offset, then the peak and arena; without it, nothing is
 // printed (QUIET). Positions are 0-based op indices in the entry block,
@@ -157,7 +156,7 @@ func.func @no_buffers(%a: memref<4xf32>) {
 // -----
 
 // A function with a forward/backward boundary (the top-level call
-// rnnrt_begin_phase(1), position 5) also gets the plan's figures for each
+// rnn.begin_backward, position 5) also gets the plan's figures for each
 // phase. Bytes held by hand: 32, 96, 224, 96 (%tmp freed), 96, 96 at the
 // boundary, then 112, 192, 192, 128, 48. Forward peak (positions 0-4): 224
 // at position 2; backward peak (5 on): 192; saved for backward: the 96
@@ -172,14 +171,13 @@ func.func @no_buffers(%a: memref<4xf32>) {
 // REPORT-LABEL: memory plan of @phases
 // REPORT: {{^}}  predicted peak 224 bytes, arena 320 bytes{{$}}
 // REPORT-NEXT: {{^}}  backward from op 5: forward peak 224 bytes, backward peak 192 bytes, saved for backward 64 bytes{{$}}
-func.func private @rnnrt_begin_phase(i64)
 func.func @phases(%i: index, %v: f32) -> (memref<8xf32>, memref<4xf32>) {
   %y = memref.alloc() {rnn.role = "y"} : memref<8xf32>             // 0
   %gates = memref.alloc() {rnn.role = "gates"} : memref<16xf32>    // 1
   %tmp = memref.alloc() : memref<32xf32>                           // 2
   memref.dealloc %tmp : memref<32xf32>                             // 3
   %c1 = arith.constant 1 : i64                                     // 4
-  func.call @rnnrt_begin_phase(%c1) : (i64) -> ()                  // 5
+  rnn.begin_backward                                               // 5
   %dx = memref.alloc() {rnn.role = "grad_x"} : memref<4xf32>       // 6
   %s = memref.alloc() : memref<20xf32>                             // 7
   memref.store %v, %gates[%i] : memref<16xf32>                     // 8

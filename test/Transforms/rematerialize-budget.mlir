@@ -1,7 +1,7 @@
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3300" | FileCheck %s
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:100000" | FileCheck %s --check-prefix=LARGE
 // RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:2600" 2>&1 | FileCheck %s --check-prefix=SMALL
-// RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3300" --rnn-expand-forward --rnn-kernels-to-loops --rnn-plan-memory=report -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3300" --rnn-expand-forward --rnn-kernels-to-loops --rnn-plan-memory --rnn-memory-report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 
 // rnn-rematerialize with policy=budget:BYTES on a 1-layer LSTM (T = 5,
 // B = 3, I = 4, H = 5; GEMM blocks of one step, gemm-rows=3). The memory

@@ -2,7 +2,7 @@
 // RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:64" | FileCheck %s --check-prefix=LONG
 // RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=6" --rnn-rematerialize="policy=chunk:3" | FileCheck %s --check-prefix=ROUND
 // RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --rnn-kernels-to-loops | FileCheck %s --check-prefix=LOOPS
-// RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --rnn-kernels-to-loops --rnn-plan-memory=report -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: rnn-opt %s -split-input-file --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=chunk:2" --rnn-expand-forward --rnn-kernels-to-loops --rnn-plan-memory --rnn-memory-report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
 
 // rnn-rematerialize with policy=chunk:K (T = 5 steps, K = 2: chunks of 2, 2
 // and 1 steps). The forward kernel runs with chunk(2); for LSTM its cells
@@ -49,7 +49,7 @@
 // LOOPS-NOT: rnn.role = "gates"
 // LOOPS: memref.alloc() {{.*}}rnn.role = "cells"{{.*}} : memref<3x3x5xf32>
 // LOOPS-NOT: rnn.role = "gates"
-// LOOPS: call @rnnrt_begin_phase
+// LOOPS: rnn.begin_backward
 // LOOPS: memref.alloc() {{.*}}rnn.role = "gates"{{.*}} : memref<2x3x20xf32>
 // LOOPS-NEXT: memref.alloc() {{.*}}rnn.role = "cells"{{.*}} : memref<2x3x5xf32>
 // LOOPS-NOT: rnn.role = "{{gates|xproj}}"
@@ -87,7 +87,7 @@ func.func @lstm(%x: tensor<5x3x4xf32>, %is_init: tensor<5x3xi1>,
 
 // LOOPS-LABEL: func.func @gru_grad(
 // LOOPS-NOT: rnn.role = "{{gates|hn_proj}}"
-// LOOPS: call @rnnrt_begin_phase
+// LOOPS: rnn.begin_backward
 // LOOPS: memref.alloc() {{.*}}rnn.role = "gates"{{.*}} : memref<2x3x15xf32>
 // LOOPS-NEXT: memref.alloc() {{.*}}rnn.role = "hn_proj"{{.*}} : memref<2x3x5xf32>
 // LOOPS-NOT: rnn.role = "{{gates|hn_proj}}"

@@ -1,6 +1,6 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-split-training | FileCheck %s
 
-// rnn-split-training: the ops before `call @rnnrt_begin_phase(1)` become
+// rnn-split-training: the ops before `rnn.begin_backward` become
 // @f_fwd, those after it @f_bwd; @f_grad stays. Buffers the forward writes
 // and the backward reads are packed in allocation order at 64-byte aligned
 // offsets into a saved region, a last argument of both; each side takes
@@ -8,7 +8,7 @@
 // pure values (constants) are recomputed; the saved region's frees go.
 
 // CHECK-LABEL: func.func @f_grad(
-// CHECK: call @rnnrt_begin_phase
+// CHECK: rnn.begin_backward
 
 // CHECK-LABEL: func.func @f_fwd(
 // CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<4xf32> {rnn.name = "x"},
@@ -19,7 +19,7 @@
 // CHECK-DAG: memref.view [[SAVED]][%{{.*}}][] {rnn.role = "gates"} : memref<112xi8> to memref<4xf32>
 // CHECK-DAG: memref.view [[SAVED]][%{{.*}}][] {rnn.role = "cells"} : memref<112xi8> to memref<12xf32>
 // CHECK: memref.alloc() {rnn.role = "scratch"}
-// CHECK-NOT: rnnrt_begin_phase
+// CHECK-NOT: rnn.begin_backward
 // CHECK-NOT: rnn.role = "dx"
 // CHECK: return
 
@@ -31,18 +31,16 @@
 // CHECK-DAG: memref.view [[SAVED]][%{{.*}}][] {rnn.role = "gates"}
 // CHECK-DAG: memref.view [[SAVED]][%{{.*}}][] {rnn.role = "cells"}
 // CHECK-DAG: memref.alloc() {rnn.role = "dx"}
-// CHECK-NOT: rnnrt_begin_phase
+// CHECK-NOT: rnn.begin_backward
 // CHECK-NOT: rnn.role = "scratch"
 // CHECK: memref.dealloc
 // CHECK-NOT: memref.dealloc
 // CHECK: return
-func.func private @rnnrt_begin_phase(i64)
 func.func @f_grad(%x: memref<4xf32> {rnn.name = "x"},
                   %gy: memref<4xf32> {rnn.name = "grad_y"},
                   %y: memref<4xf32> {rnn.name = "y"},
                   %gx: memref<4xf32> {rnn.name = "grad_x"}) {
   %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : i64
   %gates = memref.alloc() {rnn.role = "gates"} : memref<4xf32>
   %cells = memref.alloc() {rnn.role = "cells"} : memref<12xf32>
   %scratch = memref.alloc() {rnn.role = "scratch"} : memref<4xf32>
@@ -53,7 +51,7 @@ func.func @f_grad(%x: memref<4xf32> {rnn.name = "x"},
   memref.store %v, %cells[%c0] : memref<12xf32>
   memref.store %v, %y[%c0] : memref<4xf32>
   memref.dealloc %scratch : memref<4xf32>
-  call @rnnrt_begin_phase(%c1) : (i64) -> ()
+  rnn.begin_backward
   %g = memref.load %gates[%c0] : memref<4xf32>
   %c = memref.load %cells[%c0] : memref<12xf32>
   %h = memref.load %y[%c0] : memref<4xf32>
@@ -82,50 +80,42 @@ func.func @infer(%x: memref<4xf32>) {
 
 // -----
 
-func.func private @rnnrt_begin_phase(i64)
 // expected-error @+1 {{cannot be split into forward and backward: it returns values}}
 func.func @f_grad(%x: memref<4xf32>) -> memref<4xf32> {
-  %c1 = arith.constant 1 : i64
-  call @rnnrt_begin_phase(%c1) : (i64) -> ()
+  rnn.begin_backward
   return %x : memref<4xf32>
 }
 
 // -----
 
-func.func private @rnnrt_begin_phase(i64)
 func.func private @f_fwd()
 // expected-error @+1 {{cannot be split: symbol @f_fwd already exists}}
 func.func @f_grad(%x: memref<4xf32>) {
-  %c1 = arith.constant 1 : i64
-  call @rnnrt_begin_phase(%c1) : (i64) -> ()
+  rnn.begin_backward
   return
 }
 
 // -----
 
-func.func private @rnnrt_begin_phase(i64)
 func.func private @opaque() -> f32
 func.func @f_grad(%x: memref<4xf32>) {
   %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : i64
   // expected-error @+1 {{defines a value that crosses the forward/backward boundary of @f_grad but is neither a buffer, an argument nor a pure op}}
   %v = func.call @opaque() : () -> f32
-  call @rnnrt_begin_phase(%c1) : (i64) -> ()
+  rnn.begin_backward
   memref.store %v, %x[%c0] : memref<4xf32>
   return
 }
 
 // -----
 
-func.func private @rnnrt_begin_phase(i64)
 func.func @f_grad(%x: memref<4xf32>, %n: index) {
   %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : i64
   // expected-error @+1 {{crosses the forward/backward boundary without a static size in bytes}}
   %b = memref.alloc(%n) : memref<?xf32>
   %v = memref.load %x[%c0] : memref<4xf32>
   memref.store %v, %b[%c0] : memref<?xf32>
-  call @rnnrt_begin_phase(%c1) : (i64) -> ()
+  rnn.begin_backward
   %w = memref.load %b[%c0] : memref<?xf32>
   memref.store %w, %x[%c0] : memref<4xf32>
   memref.dealloc %b : memref<?xf32>

@@ -57,10 +57,12 @@ namespace mlir {
 namespace rnn {
 void registerTestGemmCallsPass();
 void registerTestCellFactsPass();
+void registerTestMemoryPlanPass();
 void registerTestPasses() {
   PassRegistration<TestBufferLivenessPass>();
   registerTestGemmCallsPass();
   registerTestCellFactsPass();
+  registerTestMemoryPlanPass();
 }
 } // namespace rnn
 } // namespace mlir

@@ -35,6 +35,7 @@
 
 #include "Model.h"
 
+#include "rnn/Dialect/RNNDialect.h"
 #include "rnn/InitAll.h"
 #include "rnn/Pipelines/Pipelines.h"
 
@@ -160,12 +161,14 @@ static llvm::json::Object describeEntry(func::FuncOp func) {
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto memref = cast<MemRefType>(type);
     llvm::json::Object arg;
-    auto name = func.getArgAttrOfType<StringAttr>(i, "rnn.name");
+    auto name = func.getArgAttrOfType<StringAttr>(
+        i, mlir::rnn::RNNDialect::NameAttrHelper::getNameStr());
     std::string argName =
         name ? name.getValue().str() : "arg" + std::to_string(i);
     arg["name"] = argName;
     arg["role"] = roleOf(argName);
-    if (auto layer = func.getArgAttrOfType<IntegerAttr>(i, "rnn.layer"))
+    if (auto layer = func.getArgAttrOfType<IntegerAttr>(
+            i, mlir::rnn::RNNDialect::LayerAttrHelper::getNameStr()))
       arg["layer"] = layer.getInt();
     arg["shape"] = llvm::json::Array(memref.getShape());
     Type element = memref.getElementType();
@@ -180,13 +183,16 @@ static llvm::json::Object describeEntry(func::FuncOp func) {
   llvm::json::Object entry;
   entry["symbol"] = "rnnc_" + func.getName().str();
   entry["args"] = std::move(args);
-  for (auto [key, attr] :
-       {std::pair<const char *, const char *>{"arena_bytes", "rnn.arena_bytes"},
-        {"predicted_peak_bytes", "rnn.predicted_peak_bytes"},
-        {"saved_bytes", "rnn.saved_bytes"}})
-    if (auto value = func->getAttrOfType<IntegerAttr>(attr))
-      entry[key] = value.getInt();
-  if (auto saved = func->getAttrOfType<ArrayAttr>("rnn.saved")) {
+  using mlir::rnn::RNNDialect;
+  MLIRContext *ctx = func.getContext();
+  if (IntegerAttr value = RNNDialect::ArenaBytesAttrHelper(ctx).getAttr(func))
+    entry["arena_bytes"] = value.getInt();
+  if (IntegerAttr value =
+          RNNDialect::PredictedPeakBytesAttrHelper(ctx).getAttr(func))
+    entry["predicted_peak_bytes"] = value.getInt();
+  if (IntegerAttr value = RNNDialect::SavedBytesAttrHelper(ctx).getAttr(func))
+    entry["saved_bytes"] = value.getInt();
+  if (ArrayAttr saved = RNNDialect::SavedAttrHelper(ctx).getAttr(func)) {
     llvm::json::Array layout;
     for (auto item : saved.getAsRange<DictionaryAttr>())
       layout.push_back(llvm::json::Object{
@@ -443,6 +449,8 @@ int main(int argc, char **argv) {
   }
   DialectRegistry registry;
   mlir::rnn::registerAllDialects(registry);
+  // The pipelines by name: rnn-rematerialize runs its predict-pipeline.
+  mlir::rnn::registerPipelines();
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
@@ -543,7 +551,7 @@ int main(int argc, char **argv) {
   {
     std::string error;
     PassManager train(&context);
-    mlir::rnn::buildTrainingFunctionPipeline(train, options);
+    mlir::rnn::buildTrainingFunctionsStage(train, options);
     if (failed(runPipeline(train, *module, error)))
       fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
     // The inference entry point reads no rng: its dropouts drop nothing.
@@ -564,7 +572,8 @@ int main(int argc, char **argv) {
     auto func = module->lookupSymbol<func::FuncOp>(name + suffix);
     if (!func)
       fail("internal: no @" + name + suffix + " after compiling", 1);
-    if (auto attr = func->getAttrOfType<StringAttr>("rnn.remat"))
+    if (StringAttr attr =
+            mlir::rnn::RNNDialect::RematAttrHelper(&context).getAttr(func))
       rematPlan = attr.getValue().str();
     entries[kind] = describeEntry(func);
   }
@@ -572,7 +581,7 @@ int main(int argc, char **argv) {
   {
     std::string error;
     PassManager pm(&context);
-    mlir::rnn::buildLoopsToTargetPipeline(pm, options);
+    mlir::rnn::buildTargetStage(pm, options);
     if (failed(runPipeline(pm, *module, error)))
       fail("cannot lower @" + name + " to LLVM" +
                (error.empty() ? "" : ": " + error),

@@ -1,13 +1,25 @@
 //===- rnn-opt.cpp - the rnnc optimizer driver ----------------------------===//
 //
 // mlir-opt for rnnc: every rnn pass and pipeline, plus the upstream dialects
-// and passes the pipelines use.
+// and passes the pipelines use. --rnn-memory-report and --rnn-memory-svg
+// describe the memory plan each rnn-plan-memory leaves (MemoryReport.h);
+// a report that cannot be written fails the run, so main opens the input
+// and output itself, around the core of MlirOptMain.
 //
 //===----------------------------------------------------------------------===//
 
+#include "rnn/Analysis/MemoryReport.h"
 #include "rnn/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir {
 namespace rnn {
@@ -15,13 +27,74 @@ namespace rnn {
 void registerTestPasses();
 } // namespace rnn
 } // namespace mlir
-#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+using namespace mlir;
+
+static llvm::cl::opt<std::string> memoryReport(
+    "rnn-memory-report", llvm::cl::init(""),
+    llvm::cl::desc("After rnn-plan-memory, write the memory plan of every "
+                   "function: - (stdout, text) or a file (JSON if it ends "
+                   "in .json, else text)"),
+    llvm::cl::value_desc("file"));
+static llvm::cl::opt<std::string> memorySVG(
+    "rnn-memory-svg", llvm::cl::init(""),
+    llvm::cl::desc("After rnn-plan-memory, draw the memory plans as SVG"),
+    llvm::cl::value_desc("file"));
+
+namespace {
+/// The memory report writer of one chunk of the input, telling main if it
+/// failed.
+struct ChunkReportWriter : public rnn::MemoryReportWriter {
+  explicit ChunkReportWriter(bool &anyFailed)
+      : MemoryReportWriter(memoryReport, memorySVG), anyFailed(anyFailed) {}
+  void runAfterPass(Pass *pass, Operation *op) override {
+    MemoryReportWriter::runAfterPass(pass, op);
+    anyFailed |= failed();
+  }
+  bool &anyFailed;
+};
+} // namespace
 
 int main(int argc, char **argv) {
-  mlir::DialectRegistry registry;
-  mlir::rnn::registerAllDialects(registry);
-  mlir::rnn::registerAllPasses();
-  mlir::rnn::registerTestPasses();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "rnnc optimizer driver\n", registry));
+  llvm::InitLLVM initLLVM(argc, argv);
+  DialectRegistry registry;
+  rnn::registerAllDialects(registry);
+  rnn::registerAllPasses();
+  rnn::registerTestPasses();
+  auto [inputFile, outputFile] = registerAndParseCLIOptions(
+      argc, argv, "rnnc optimizer driver\n", registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // These print and return before reading any input.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return asMainReturnCode(
+        MlirOptMain(llvm::outs(), nullptr, registry, config));
+  // One pass manager per chunk of a split input, each chunk's reports
+  // written in turn (a file: the last chunk's).
+  bool reportFailed = false;
+  MlirOptMainConfig pipeline = config;
+  config.setPassPipelineSetupFn([&](PassManager &pm) -> LogicalResult {
+    if (failed(pipeline.setupPassPipeline(pm)))
+      return failure();
+    if (memoryReport.empty() && memorySVG.empty())
+      return success();
+    pm.addInstrumentation(std::make_unique<ChunkReportWriter>(reportFailed));
+    return success();
+  });
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)) ||
+      reportFailed)
+    return EXIT_FAILURE;
+  output->keep();
+  return EXIT_SUCCESS;
 }

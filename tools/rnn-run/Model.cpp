@@ -184,10 +184,13 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   SmallVector<Type> argTypes, resultTypes;
   SmallVector<DictionaryAttr> argAttrs, resultAttrs;
   auto named = [&](StringRef name, int64_t layer) {
-    SmallVector<NamedAttribute> attrs = {
-        b.getNamedAttr("rnn.name", b.getStringAttr(name))};
+    SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
+        mlir::rnn::RNNDialect::NameAttrHelper::getNameStr(),
+        b.getStringAttr(name))};
     if (layer >= 0)
-      attrs.push_back(b.getNamedAttr("rnn.layer", b.getI64IntegerAttr(layer)));
+      attrs.push_back(
+          b.getNamedAttr(mlir::rnn::RNNDialect::LayerAttrHelper::getNameStr(),
+                         b.getI64IntegerAttr(layer)));
     return b.getDictionaryAttr(attrs);
   };
   auto addArg = [&](StringRef name, int64_t layer, Type type) {
@@ -269,13 +272,17 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
 static LogicalResult readNamed(DictionaryAttr attrs, Type type,
                                NamedTensor &tensor, std::string &error,
                                const std::string &what) {
-  auto name = attrs ? attrs.getAs<StringAttr>("rnn.name") : StringAttr();
+  auto name =
+      attrs ? attrs.getAs<StringAttr>(
+                  mlir::rnn::RNNDialect::NameAttrHelper::getNameStr())
+            : StringAttr();
   if (!name) {
     error = what + " has no rnn.name attribute";
     return failure();
   }
   tensor.name = name.str();
-  if (Attribute layerAttr = attrs.get("rnn.layer")) {
+  if (Attribute layerAttr =
+          attrs.get(mlir::rnn::RNNDialect::LayerAttrHelper::getNameStr())) {
     auto layer = dyn_cast<IntegerAttr>(layerAttr);
     if (!layer || layer.getValue().isNegative() ||
         !layer.getValue().isSignedIntN(32)) {

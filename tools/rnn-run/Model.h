@@ -168,8 +168,8 @@ mlir::func::FuncOp selectModelFunction(mlir::ModuleOp module,
                                        const std::string &modelFile,
                                        std::string &error);
 
-/// Runs `pm` on `module`; on failure `error` is the first line of the first
-/// error diagnostic (empty if the pipeline failed without one).
+/// Runs `pm` on `module`; `error` is then the first line of the first error
+/// diagnostic (empty if there was none: a pipeline may fail without one).
 mlir::LogicalResult runPipeline(mlir::PassManager &pm, mlir::ModuleOp module,
                                 std::string &error);
 

@@ -19,6 +19,7 @@
 #include "Model.h"
 
 #include "rnn/Analysis/MemoryReport.h"
+#include "rnn/Dialect/RNNDialect.h"
 #include "rnn/InitAll.h"
 #include "rnn/Pipelines/Pipelines.h"
 #include "rnn/Runtime/Runtime.h"
@@ -208,8 +209,6 @@ static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   // step then allocates nothing, and a replayed graph cannot repeat
   // allocations anyway.
   options.arena = arena || (target == "cuda" && !noArena);
-  options.memoryReport = memoryReportFile;
-  options.memorySVG = memorySVGFile;
   options.toolkit =
       mlir::rnn::PipelineOptions::toolkitFromFlag(cudaToolkit.getValue());
 }
@@ -649,7 +648,7 @@ static void printPTX(ModuleOp module, llvm::StringRef entryName,
   SourceMgrDiagnosticHandler handler(sourceMgr, context, os);
   PassManager pm(context);
   mlir::rnn::buildToBuffersPipeline(pm, options);
-  mlir::rnn::buildLoopsToTargetPipeline(pm, options);
+  mlir::rnn::buildTargetStage(pm, options);
   std::string ptx;
   if (failed(pm.run(module)) || failed(mlir::rnn::collectPTX(module, ptx))) {
     llvm::StringRef first = llvm::StringRef(diagnostics).split('\n').first;
@@ -662,10 +661,15 @@ static void printPTX(ModuleOp module, llvm::StringRef entryName,
 /// Runs `pm` on `module`. A pass that rejects the program names the rule in
 /// its error: that line is the message, exit status 2. A failure without
 /// an error is the compiler's own (exit 1).
-static void runPipeline(PassManager &pm, ModuleOp module) {
+static void runPipeline(PassManager &pm, ModuleOp module,
+                        const mlir::rnn::MemoryReportWriter *reports = nullptr) {
   std::string error;
-  if (succeeded(::rnn::run::runPipeline(pm, module, error)))
+  if (succeeded(::rnn::run::runPipeline(pm, module, error))) {
+    // A report that could not be written is the first error.
+    if (reports && reports->failed())
+      fail(error);
     return;
+  }
   if (error.empty())
     fail("compilation failed", 1);
   fail("compilation failed: " + error);
@@ -804,6 +808,8 @@ int main(int argc, char **argv) {
   }
   DialectRegistry registry;
   mlir::rnn::registerAllDialects(registry);
+  // The pipelines by name: rnn-rematerialize runs its predict-pipeline.
+  mlir::rnn::registerPipelines();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -876,7 +882,7 @@ int main(int argc, char **argv) {
     // The first error (an infeasible budget, say) is the message.
     std::string error;
     PassManager pm(&context);
-    mlir::rnn::buildTrainingFunctionPipeline(pm, pipelineOptions);
+    mlir::rnn::buildTrainingFunctionsStage(pm, pipelineOptions);
     if (failed(::rnn::run::runPipeline(pm, *module, error)))
       fail("cannot build the training function of @" + entryName +
            (error.empty() ? "" : ": " + error));
@@ -899,21 +905,30 @@ int main(int argc, char **argv) {
   // Compile the rest of the pipeline, reading the plan before LLVM.
   PassManager toBuffers(&context);
   mlir::rnn::buildToBuffersPipeline(toBuffers, pipelineOptions);
-  runPipeline(toBuffers, *module);
+  auto reports = std::make_unique<mlir::rnn::MemoryReportWriter>(
+      memoryReportFile, memorySVGFile);
+  const mlir::rnn::MemoryReportWriter &reportWriter = *reports;
+  toBuffers.addInstrumentation(std::move(reports));
+  runPipeline(toBuffers, *module, &reportWriter);
   // The plan's figures, attributes of the entry function.
-  auto planned = [&](llvm::StringRef name) -> std::optional<int64_t> {
-    if (auto attr = entry->getAttrOfType<IntegerAttr>(name))
+  using mlir::rnn::RNNDialect;
+  auto planned = [&](auto helper) -> std::optional<int64_t> {
+    if (IntegerAttr attr = helper.getAttr(entry))
       return attr.getInt();
     return std::nullopt;
   };
-  std::optional<int64_t> predictedPeak = planned("rnn.predicted_peak_bytes");
+  std::optional<int64_t> predictedPeak =
+      planned(RNNDialect::PredictedPeakBytesAttrHelper(&context));
   // The figures of each phase: rnn-plan-memory's for a training function,
   // the one phase of an inference function. In an arena the step holds one
   // allocation, and the runtime cannot tell the phases apart.
   std::optional<mlir::rnn::PhaseBytes> plannedPhases;
-  auto fwdPlanned = planned("rnn.predicted_fwd_peak_bytes");
-  auto bwdPlanned = planned("rnn.predicted_bwd_peak_bytes");
-  auto savedPlanned = planned("rnn.predicted_saved_bytes");
+  auto fwdPlanned =
+      planned(RNNDialect::PredictedFwdPeakBytesAttrHelper(&context));
+  auto bwdPlanned =
+      planned(RNNDialect::PredictedBwdPeakBytesAttrHelper(&context));
+  auto savedPlanned =
+      planned(RNNDialect::PredictedSavedBytesAttrHelper(&context));
   if (train && fwdPlanned && bwdPlanned && savedPlanned)
     plannedPhases =
         mlir::rnn::PhaseBytes{*fwdPlanned, *bwdPlanned, *savedPlanned};
@@ -921,7 +936,7 @@ int main(int argc, char **argv) {
     plannedPhases = mlir::rnn::PhaseBytes{*predictedPeak, 0, 0};
   std::optional<int64_t> arenaBytes;
   if (pipelineOptions.arena) {
-    arenaBytes = planned("rnn.arena_bytes");
+    arenaBytes = planned(RNNDialect::ArenaBytesAttrHelper(&context));
     if (!arenaBytes || !plannedPhases)
       fail("--arena: @" + entryName + " has no static memory plan", 1);
     // What the step holds is the arena: the live bytes' peak, plus
@@ -945,12 +960,12 @@ int main(int argc, char **argv) {
 
   // The plan the remat policy chose (the policy itself unless a budget).
   std::string rematPlan = train ? remat.getValue() : std::string("none");
-  if (auto attr = entry->getAttrOfType<StringAttr>("rnn.remat"))
+  if (StringAttr attr = RNNDialect::RematAttrHelper(&context).getAttr(entry))
     rematPlan = attr.getValue().str();
   int64_t gemmBlock = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch,
                                                 pipelineOptions.getGemmRows());
   PassManager toLLVM(&context);
-  mlir::rnn::buildLoopsToTargetPipeline(toLLVM, pipelineOptions);
+  mlir::rnn::buildTargetStage(toLLVM, pipelineOptions);
   runPipeline(toLLVM, *module);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

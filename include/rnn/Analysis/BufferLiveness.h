@@ -7,12 +7,19 @@
 // read this one analysis.
 //
 // Upstream `mlir::Liveness` answers "is this SSA value live here"; a buffer
-// lives as long as any of its views does, which is what this adds.
+// lives as long as any of its views does, which is what this adds. Views
+// are found through ViewLikeOpInterface, as upstream's
+// BufferViewFlowAnalysis finds them, plus `arith.select`; the analysis
+// itself is not used, as it answers for a whole function which values may
+// alias, where this needs, per top-level allocation, its views' users in
+// program order.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RNN_ANALYSIS_BUFFERLIVENESS_H
 #define RNN_ANALYSIS_BUFFERLIVENESS_H
+
+#include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
@@ -32,13 +39,16 @@ class MemRefType;
 namespace rnn {
 
 /// Name of the discardable attribute that records a buffer's role.
-inline constexpr llvm::StringLiteral kRoleAttr = "rnn.role";
+inline constexpr llvm::StringLiteral kRoleAttr =
+    RNNDialect::RoleAttrHelper::getNameStr();
 /// The model layer a kernel, its buffers and the ops it was lowered to
 /// belong to (discardable; for the memory report).
-inline constexpr llvm::StringLiteral kLayerAttr = "rnn.layer";
+inline constexpr llvm::StringLiteral kLayerAttr =
+    RNNDialect::LayerAttrHelper::getNameStr();
 /// The kernel (`lstm_fwd`, `gru_chunked_bwd`: cell and phase) an allocation,
 /// loop or call was lowered from (discardable; for the memory report).
-inline constexpr llvm::StringLiteral kKernelAttr = "rnn.kernel";
+inline constexpr llvm::StringLiteral kKernelAttr =
+    RNNDialect::KernelAttrHelper::getNameStr();
 
 /// Bytes of a statically shaped buffer of `type` under `layout`, or nothing
 /// if its elements have no size the data layout knows or the product

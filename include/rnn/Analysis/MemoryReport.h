@@ -1,19 +1,22 @@
 //===- MemoryReport.h - the memory plan, for people -------------*- C++ -*-===//
 //
-// What rnn-plan-memory decided for a function, in the terms of the model:
+// The memory plan of a function (MemoryPlan) in the terms of the model:
 // each buffer's role and layer, bytes, arena offset and live range, with
 // the range's ends named by phase (fwd/bwd) and by the kernel whose time
 // loop runs there (`bwd lstm_bwd L1`), the forward/backward boundary, the
-// peak and the buffers live at it. Written as text (the `report` of
-// rnn-plan-memory), JSON and an SVG picture of the arena over time.
+// peak and the buffers live at it. Written as text, JSON and an SVG
+// picture of the arena over time by the tools (rnn-run --memory-report,
+// rnn-opt --rnn-memory-report).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef RNN_ANALYSIS_MEMORYREPORT_H
 #define RNN_ANALYSIS_MEMORYREPORT_H
 
+#include "mlir/Pass/PassInstrumentation.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/LogicalResult.h"
 
 #include <cstdint>
 #include <optional>
@@ -25,6 +28,7 @@ class raw_ostream;
 } // namespace llvm
 
 namespace mlir {
+class Operation;
 namespace func {
 class FuncOp;
 } // namespace func
@@ -57,7 +61,7 @@ struct PhaseBytes {
   int64_t saved = 0;
 };
 
-/// Position of the top-level `rnnrt_begin_phase(1)` call of `func`, the
+/// Position of the top-level `rnn.begin_backward` of `func`, the
 /// forward/backward boundary, if there is one.
 std::optional<unsigned> findBackwardStart(func::FuncOp func);
 
@@ -75,7 +79,7 @@ struct MemoryPlanReport {
   int64_t arenaBytes = 0;
   /// Ops in the entry block; a buffer never freed lives to this position.
   unsigned positions = 0;
-  /// Position of the forward/backward boundary (rnnrt_begin_phase(1)), if
+  /// Position of the forward/backward boundary (rnn.begin_backward), if
   /// the function has a backward.
   std::optional<unsigned> backwardStart;
   /// The phase figures, with the boundary.
@@ -112,6 +116,33 @@ llvm::json::Value memoryReportToJSON(llvm::ArrayRef<MemoryPlanReport> reports);
 /// marked, the buffers live at the peak outlined.
 void printMemorySVG(llvm::ArrayRef<MemoryPlanReport> reports,
                     llvm::raw_ostream &os);
+
+/// Writes the memory plans (MemoryPlan) of the functions of `module` that
+/// have one: as text to stdout if `reportFile` is "-", else to `reportFile`
+/// (JSON if it ends in .json, else text) unless it is empty, and as an SVG
+/// picture to `svgFile` unless it is empty. Each file is written whole or
+/// not at all; failure (an error on `module` naming the file) if one cannot
+/// be written.
+llvm::LogicalResult writeMemoryReports(Operation *module,
+                                       llvm::StringRef reportFile,
+                                       llvm::StringRef svgFile);
+
+/// Writes the memory reports (writeMemoryReports) after each run of
+/// rnn-plan-memory in the pass manager it is added to: on the planned
+/// buffers, before later passes (rnn-place-in-arena) make them views of
+/// one arena. A report that cannot be written is an error on the module;
+/// as the pipeline itself succeeds, failed() tells the tool.
+class MemoryReportWriter : public PassInstrumentation {
+public:
+  MemoryReportWriter(std::string reportFile, std::string svgFile)
+      : reportFile(std::move(reportFile)), svgFile(std::move(svgFile)) {}
+  void runAfterPass(Pass *pass, Operation *op) override;
+  bool failed() const { return writeFailed; }
+
+private:
+  std::string reportFile, svgFile;
+  bool writeFailed = false;
+};
 
 } // namespace rnn
 } // namespace mlir

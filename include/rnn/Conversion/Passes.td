@@ -28,8 +28,9 @@ def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
     each chunk (whole blocks), last to first, into K-step scratch. Since
     the blocks do not depend on the remat policy, every policy issues the
     same GEMM calls. Scratch buffers are allocated and freed inside the
-    kernel's lowering. `rnn.begin_backward` becomes a call to the runtime's
-    `rnnrt_begin_phase`.
+    kernel's lowering. `rnn.begin_backward` stays, for the memory passes
+    to find the phase boundary by its op, until the target's lowering
+    (`rnn-lower-begin-backward`).
 
     ```mlir
     rnn.cell_fwd #rnn.lstm block(4) ins(%x, %r) ... outs(%y, ...)
@@ -123,6 +124,24 @@ def MatmulToBLASPass : Pass<"rnn-matmul-to-blas", "ModuleOp"> {
   ];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "memref::MemRefDialect"];
+}
+
+def LowerBeginBackwardPass : Pass<"rnn-lower-begin-backward", "ModuleOp"> {
+  let summary = "Lower the phase boundary to the runtime's phase call";
+  let description = [{
+    The first pass of each target's lowering: every `rnn.begin_backward`
+    becomes `call @rnnrt_begin_phase(1)`, declared if the module does not
+    declare it, with which the runtime times the phases and measures their
+    memory.
+
+    ```mlir
+    rnn.begin_backward
+    // becomes
+    %c1 = arith.constant 1 : i64
+    call @rnnrt_begin_phase(%c1) : (i64) -> ()
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect"];
 }
 
 def ApproximateMathPass : Pass<"rnn-approximate-math"> {

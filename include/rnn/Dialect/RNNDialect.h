@@ -7,7 +7,9 @@
 #ifndef RNN_DIALECT_RNNDIALECT_H
 #define RNN_DIALECT_RNNDIALECT_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Operation.h"
 
 #include "rnn/Dialect/RNNDialect.h.inc"
 

@@ -26,6 +26,28 @@ def RNN_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::rnn";
   let useDefaultAttributePrinterParser = 1;
+  // The discardable attributes the compiler reads and writes, with generated
+  // helpers (RNNDialect::<Name>AttrHelper): the names PyTorch gives arrays
+  // and the layer (on arguments and results), what lowering records for the
+  // memory report (buffer role, kernel, layer), the remat plan, and the
+  // memory plan's figures (rnn-plan-memory, rnn-split-training).
+  let discardableAttrs = (ins
+    "::mlir::StringAttr":$name,
+    "::mlir::IntegerAttr":$layer,
+    "::mlir::StringAttr":$role,
+    "::mlir::StringAttr":$kernel,
+    "::mlir::StringAttr":$remat,
+    "::mlir::IntegerAttr":$remat_budget,
+    "::mlir::IntegerAttr":$offset,
+    "::mlir::IntegerAttr":$arena_bytes,
+    "::mlir::IntegerAttr":$predicted_peak_bytes,
+    "::mlir::IntegerAttr":$predicted_fwd_peak_bytes,
+    "::mlir::IntegerAttr":$predicted_bwd_peak_bytes,
+    "::mlir::IntegerAttr":$predicted_saved_bytes,
+    "::mlir::ArrayAttr":$saved,
+    "::mlir::IntegerAttr":$saved_bytes,
+    "::mlir::DictionaryAttr":$kernel_signatures
+  );
   let extraClassDeclaration = [{
     /// Registers the cell attributes (RNNAttrs.cpp).
     void registerAttributes();

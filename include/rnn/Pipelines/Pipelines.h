@@ -30,15 +30,6 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Target: cpu (LLVM for the host) | cuda (kernels as "
                      "PTX, host code calling the runtime)"),
       llvm::cl::init("cpu")};
-  PassOptions::Option<std::string> memoryReport{
-      *this, "memory-report",
-      llvm::cl::desc("Write the memory plan of every function: - (stdout, "
-                     "text) or a file (JSON if it ends in .json, else text)"),
-      llvm::cl::init("")};
-  PassOptions::Option<std::string> memorySVG{
-      *this, "memory-svg",
-      llvm::cl::desc("Write an SVG picture of the memory plans to this file"),
-      llvm::cl::init("")};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU chip (cuda target), sm_NN[a|f]"),
       llvm::cl::init("sm_90")};
@@ -111,47 +102,68 @@ LogicalResult verifyPipelineOptions(const PipelineOptions &options,
 LogicalResult verifyCUDATarget(const PipelineOptions &options,
                                std::string &message);
 
-/// The memory planner as rnn-rematerialize's budget policy uses it: the
-/// to-buffers pipeline on a copy of the module, with the target, GEMM rows
-/// and out-params of the pass's options (those of the pipeline the plan is
-/// for); the largest predicted peak of its training functions.
-PeakPredictor createPeakPredictor();
+/// rnn-rematerialize's `predict-pipeline` for a pipeline with `options`:
+/// its to-buffers stage (rnn-to-buffers-pipeline with the same target, GEMM
+/// rows, out-params and chip), whose planned peak the budget policy uses.
+std::string predictPipeline(const PipelineOptions &options);
 
-/// Model functions -> their training functions `@f_grad`, still on
-/// tensors: rnn-autodiff and rnn-rematerialize.
-void buildTrainingFunctionPipeline(OpPassManager &pm,
-                                   const PipelineOptions &options);
-/// Model functions -> their training functions `@f_grad` -> LLVM dialect:
-/// the training-function stage followed by the infer pipeline.
+/// The stages, each named by the IR it produces, in pipeline order.
+///
+/// Training functions `@f_grad` beside the model functions, on tensors,
+/// their saved values chosen: rnn-autodiff, rnn-rematerialize.
+void buildTrainingFunctionsStage(OpPassManager &pm,
+                                 const PipelineOptions &options);
+/// Kernels on tensors: every model op left becomes forward kernels
+/// (rnn-expand-forward).
+void buildKernelsStage(OpPassManager &pm, const PipelineOptions &options);
+/// Kernels on buffers: one-shot bufferization of whole functions,
+/// ownership-based deallocation and, with out-params, results as
+/// caller-provided arguments.
+void buildBuffersStage(OpPassManager &pm, const PipelineOptions &options);
+/// Loops and BLAS calls on buffers, with no dead stores and every buffer
+/// freed after its last use: convert-rnn-to-loops, rnn-matmul-to-blas, the
+/// linalg ops left as loops (scf.parallel on the cuda target, where each
+/// becomes a kernel), rnn-dse, rnn-early-free.
+void buildLoopsStage(OpPassManager &pm, const PipelineOptions &options);
+/// Entry points: with split, `@f_fwd` and `@f_bwd` beside each `@f_grad`
+/// (rnn-split-training).
+void buildEntryPointsStage(OpPassManager &pm, const PipelineOptions &options);
+/// The memory plan attached (rnn-plan-memory) and, with arena, every
+/// planned buffer placed in one arena (rnn-place-in-arena).
+void buildMemoryPlanStage(OpPassManager &pm, const PipelineOptions &options);
+/// With c-abi, an `rnnc_<name>` entry point of every public function
+/// (rnn-emit-c-abi).
+void buildCABIStage(OpPassManager &pm, const PipelineOptions &options);
+/// The target's code: LLVM dialect for the CPU (buildLoopsToLLVMPipeline),
+/// or, for cuda, host code in the LLVM dialect and the kernels as PTX
+/// (buildLoopsToGPUKernelsPipeline, buildGPUKernelsToLLVMPipeline).
+void buildTargetStage(OpPassManager &pm, const PipelineOptions &options);
+
+/// Model functions -> training functions -> the target: every stage.
 void buildTrainPipeline(OpPassManager &pm, const PipelineOptions &options);
-/// Every function of rnn ops (model or training) -> LLVM dialect.
+/// Every function of rnn ops (model or training) -> the target: the stages
+/// from kernels on.
 void buildInferPipeline(OpPassManager &pm, const PipelineOptions &options);
-
-/// The infer pipeline up to planned buffers (before LLVM): functions then
-/// carry `rnn.predicted_peak_bytes`. For the cuda target the loops are
-/// scalar (vector width 1), GEMMs call `rnnrt_cuda_sgemm`, and every other
-/// linalg op becomes a parallel loop, so that all memory accesses are in
-/// scf.parallel loops, which become kernels.
+/// The infer pipeline up to the memory plan and C ABI, before the target:
+/// functions then carry `rnn.predicted_peak_bytes`.
 void buildToBuffersPipeline(OpPassManager &pm, const PipelineOptions &options);
-
-/// The stages the two pipelines share, exposed for tests and tools:
-/// tensor-level kernels -> loops on buffers ...
+/// Kernels on tensors -> planned loops on buffers: the stages from buffers
+/// to the C ABI (rnn-kernels-to-loops, with the default options).
 void buildKernelsToLoopsPipeline(OpPassManager &pm);
 void buildKernelsToLoopsPipeline(OpPassManager &pm,
                                  const PipelineOptions &options);
-/// ... -> LLVM dialect for the CPU.
+
+/// The target stage's parts. Loops on buffers -> LLVM dialect for the CPU.
 void buildLoopsToLLVMPipeline(OpPassManager &pm);
-/// ... -> for the cuda target: parallel loops -> outlined kernels in one
-/// gpu.module, device buffers (host code still on func/scf/memref) ...
+/// Loops on buffers -> for the cuda target: parallel loops -> outlined
+/// kernels in one gpu.module, device buffers (host code still on
+/// func/scf/memref) ...
 void buildLoopsToGPUKernelsPipeline(OpPassManager &pm,
                                     const PipelineOptions &options);
 /// ... -> host code in the LLVM dialect calling the runtime (mgpu*), and
 /// the kernels as a gpu.binary holding PTX.
 void buildGPUKernelsToLLVMPipeline(OpPassManager &pm,
                                    const PipelineOptions &options);
-/// Loops on buffers -> LLVM dialect, for the target the options select.
-void buildLoopsToTargetPipeline(OpPassManager &pm,
-                                const PipelineOptions &options);
 
 /// Appends the PTX of every gpu.binary in `module` to `ptx`; failure (with
 /// a diagnostic) if there is none or an object is not PTX text.
@@ -163,7 +175,7 @@ void registerGPUDialects(DialectRegistry &registry);
 /// Registers the upstream passes the cuda target uses.
 void registerGPUPasses();
 
-/// Registers rnn-train-pipeline and rnn-infer-pipeline.
+/// Registers rnn-train-pipeline, rnn-infer-pipeline and their stages.
 void registerPipelines();
 
 } // namespace rnn

@@ -33,8 +33,27 @@
 namespace rnn {
 namespace npz {
 
+/// The element types supported in .npy members, one table: X(enumerator,
+/// C++ type, NumPy name, kind and size of the NumPy type string).
+#define RNN_NPZ_DTYPES(X)                                                      \
+  X(F32, float, "float32", 'f', 4)                                             \
+  X(F64, double, "float64", 'f', 8)                                            \
+  X(Bool, bool, "bool", 'b', 1)                                                \
+  X(I8, int8_t, "int8", 'i', 1)                                                \
+  X(U8, uint8_t, "uint8", 'u', 1)                                              \
+  X(I16, int16_t, "int16", 'i', 2)                                             \
+  X(U16, uint16_t, "uint16", 'u', 2)                                           \
+  X(I32, int32_t, "int32", 'i', 4)                                             \
+  X(U32, uint32_t, "uint32", 'u', 4)                                           \
+  X(I64, int64_t, "int64", 'i', 8)                                             \
+  X(U64, uint64_t, "uint64", 'u', 8)
+
 /// Element types supported in .npy members.
-enum class DType { F32, F64, Bool, I8, U8, I16, U16, I32, U32, I64, U64 };
+enum class DType {
+#define RNN_NPZ_DTYPE_ENUM(e, type, name, kind, size) e,
+  RNN_NPZ_DTYPES(RNN_NPZ_DTYPE_ENUM)
+#undef RNN_NPZ_DTYPE_ENUM
+};
 
 /// Returns the NumPy name of \p dtype ("float32", "bool", "int64", ...).
 llvm::StringRef dtypeName(DType dtype);
@@ -42,42 +61,14 @@ llvm::StringRef dtypeName(DType dtype);
 /// Returns the size in bytes of one element of \p dtype.
 size_t dtypeSize(DType dtype);
 
-/// Maps a C++ element type to its DType. Only specialized for the types that
-/// Array::as accepts.
+/// Maps a C++ element type to its DType: the types Array::as accepts.
 template <typename T> struct DTypeOf;
-template <> struct DTypeOf<float> {
-  static constexpr DType value = DType::F32;
-};
-template <> struct DTypeOf<double> {
-  static constexpr DType value = DType::F64;
-};
-template <> struct DTypeOf<bool> {
-  static constexpr DType value = DType::Bool;
-};
-template <> struct DTypeOf<int8_t> {
-  static constexpr DType value = DType::I8;
-};
-template <> struct DTypeOf<uint8_t> {
-  static constexpr DType value = DType::U8;
-};
-template <> struct DTypeOf<int16_t> {
-  static constexpr DType value = DType::I16;
-};
-template <> struct DTypeOf<uint16_t> {
-  static constexpr DType value = DType::U16;
-};
-template <> struct DTypeOf<int32_t> {
-  static constexpr DType value = DType::I32;
-};
-template <> struct DTypeOf<uint32_t> {
-  static constexpr DType value = DType::U32;
-};
-template <> struct DTypeOf<int64_t> {
-  static constexpr DType value = DType::I64;
-};
-template <> struct DTypeOf<uint64_t> {
-  static constexpr DType value = DType::U64;
-};
+#define RNN_NPZ_DTYPE_OF(e, type, name, kind, size)                            \
+  template <> struct DTypeOf<type> {                                           \
+    static constexpr DType value = DType::e;                                   \
+  };
+RNN_NPZ_DTYPES(RNN_NPZ_DTYPE_OF)
+#undef RNN_NPZ_DTYPE_OF
 
 /// One n-dimensional array. The element bytes are stored little-endian in C
 /// (row-major) order. A rank-0 array (empty shape) holds exactly one element;

@@ -12,7 +12,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -83,24 +82,6 @@ struct RematCostModel {
 /// step of `module` (output of rnn-autodiff), memory traffic included.
 double rematCost(ModuleOp module, const RematPlan &plan,
                  const RematCostModel &model);
-
-/// Predicts the peak bytes of the training functions of a module that
-/// rnn-rematerialize has rewritten. The budget policy needs one; the
-/// pipelines provide it (rnn::createPeakPredictor), as the memory planner
-/// runs after lowering, which this library does not depend on.
-struct PeakPredictor {
-  /// The peak of the module lowered as rnn-rematerialize's options (target,
-  /// gemm-rows, out-params) say.
-  std::function<FailureOr<int64_t>(ModuleOp,
-                                   const RNNRematerializePassOptions &)>
-      predict;
-  /// Dialects `predict` loads, to be loaded before passes run.
-  std::function<void(DialectRegistry &)> dependentDialects;
-};
-
-std::unique_ptr<Pass>
-createRNNRematerializePass(const RNNRematerializePassOptions &options,
-                           PeakPredictor predictor);
 
 #define GEN_PASS_REGISTRATION
 #include "rnn/Transforms/Passes.h.inc"

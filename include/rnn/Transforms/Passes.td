@@ -132,10 +132,14 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
     the module); and applies the one with the fewest recomputed FLOPs whose
     peak fits, or fails naming the smallest feasible budget.
 
-    The peak is that of the pipeline the module is compiled by: its
-    `target`, `gemm-rows` and `out-params` are this pass's options (the
-    pipelines set them; `--dump-pass-pipeline` shows them, and rnn-opt
-    given the same options decides the same).
+    The peak is that of the pipeline the module is compiled by, down to
+    the memory plan: `predict-pipeline`, a module pass pipeline as
+    textual (by default `rnn-to-buffers-pipeline`, the cpu target's, which
+    rnn::registerPipelines registers with the other pipelines). The
+    pipelines set it from their own options (target, GEMM rows,
+    out-params), so `--dump-pass-pipeline` shows it whole and rnn-opt given
+    it decides the same. The functions whose peak counts are those the
+    planner finds a backward phase in (`rnn.predicted_bwd_peak_bytes`).
 
     The training function records the plan as `rnn.remat = "chunk:8"` (and
     `rnn.remat_budget` under a budget); the memory report prints it.
@@ -143,14 +147,10 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"none\"",
            "none | gates | chunk:K | budget:BYTES">,
-    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
-           "The target whose lowering the budget's peak is predicted with: "
-           "cpu | cuda">,
-    Option<"gemmRows", "gemm-rows", "int64_t", /*default=*/"0",
-           "The pipeline's gemm-rows (0: the target's default)">,
-    Option<"outParams", "out-params", "bool", /*default=*/"false",
-           "Whether the pipeline makes results caller-provided arguments "
-           "(their bytes are then not in the peak)">
+    Option<"predictPipeline", "predict-pipeline", "std::string",
+           /*default=*/"\"rnn-to-buffers-pipeline\"",
+           "The module pipeline, down to the memory plan, whose peak the "
+           "budget policy compares with the budget">
   ];
   let dependentDialects = ["tensor::TensorDialect"];
 }
@@ -212,7 +212,7 @@ def RNNSplitTrainingPass : Pass<"rnn-split-training", "ModuleOp"> {
   let description = [{
     Runs on buffers, after `rnn-early-free` and before `rnn-plan-memory`, on
     functions whose results are out-params (`buffer-results-to-out-params`).
-    Each function with a top-level `call @rnnrt_begin_phase(1)` (the
+    Each function with a top-level `rnn.begin_backward` (the
     forward/backward boundary of a training function `@f_grad`) gets two
     companions, `@f_fwd` (the ops before the boundary) and `@f_bwd` (the ops
     after it); `@f_grad` stays. The ops are the same, in the same order, so
@@ -234,7 +234,7 @@ def RNNSplitTrainingPass : Pass<"rnn-split-training", "ModuleOp"> {
     func.func @f_grad(%x: ..., %gy: ..., %y: ..., %gx: ...) {
       %g = memref.alloc() {rnn.role = "gates"} : memref<8x4x20xf32>
       ... forward writes %g, %y
-      call @rnnrt_begin_phase(%c1) : (i64) -> ()
+      rnn.begin_backward
       ... backward reads %g, %y, %gy, writes %gx
     }
     // gains
@@ -249,37 +249,26 @@ def RNNSplitTrainingPass : Pass<"rnn-split-training", "ModuleOp"> {
 def RNNPlanMemoryPass : Pass<"rnn-plan-memory", "ModuleOp"> {
   let summary = "Plan the memory of a function and predict its peak";
   let description = [{
-    For each function, in module order (so that the report is
-    deterministic), from the live ranges of its buffers (BufferLiveness),
-    assigns each one an offset in one arena (first fit in allocation
-    order, reusing space freed before the buffer is allocated) and computes
-    the peak of bytes held in program order. The results are attached as
-    attributes: `rnn.offset` on each allocation, `rnn.predicted_peak_bytes`
-    and `rnn.arena_bytes` on the function, and for a function with a
-    forward/backward boundary (`rnnrt_begin_phase(1)`) the peak before it
+    Attaches the memory plan of each function (the MemoryPlan analysis:
+    from the live ranges of its buffers, BufferLiveness, an offset in one
+    arena for each, by first fit in allocation order reusing space freed
+    before the buffer is allocated, and the peak of bytes held in program
+    order) as attributes: `rnn.offset` on each allocation,
+    `rnn.predicted_peak_bytes` and `rnn.arena_bytes` on the function, and
+    for a function with a forward/backward boundary
+    (`rnn.begin_backward`) the peak before it
     (`rnn.predicted_fwd_peak_bytes`), from it on
     (`rnn.predicted_bwd_peak_bytes`), and the bytes held at it that are not
-    returned (`rnn.predicted_saved_bytes`). With `report`, prints each
-    buffer (role and layer, bytes, live range, offset, and the range's ends
-    named by phase and kernel), the peak, the backward boundary and what is
-    live at the peak (MemoryReport.h) to stdout; `report-file` writes the
-    same report of all functions to a file instead (JSON if its name ends
-    in `.json`, else text), and `svg-file` a picture of the plans.
+    returned (`rnn.predicted_saved_bytes`). A function whose buffers are
+    allocated in loops or with dynamic sizes gets a remark and no plan.
+    The tools describe the plan (MemoryReport.h: rnn-run --memory-report,
+    rnn-opt --rnn-memory-report).
 
     The runtime allocates the buffers one by one through its accounting, in
     the same order, so the predicted figures are what it measures; in an
     arena (rnn-place-in-arena) the step holds one allocation, and the phase
     figures are known from the plan only.
   }];
-  let options = [
-    Option<"report", "report", "bool", /*default=*/"false",
-           "Print the memory report to stdout">,
-    Option<"reportFile", "report-file", "std::string", /*default=*/"",
-           "Write the memory report to this file (JSON if it ends in "
-           ".json, else text)">,
-    Option<"svgFile", "svg-file", "std::string", /*default=*/"",
-           "Write an SVG picture of the memory plans to this file">
-  ];
 }
 
 def RNNPlaceInArenaPass : Pass<"rnn-place-in-arena", "ModuleOp"> {

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Conversion/Passes.h"
+#include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
@@ -40,7 +41,8 @@ namespace rnn {
 
 using namespace mlir;
 
-static constexpr StringLiteral kSignatures = "rnn.kernel_signatures";
+static constexpr StringLiteral kSignatures =
+    rnn::RNNDialect::KernelSignaturesAttrHelper::getNameStr();
 
 /// The signature of `kernel`, or failure naming the argument that has no
 /// fixed place in the kernel ABI.

@@ -2,8 +2,8 @@
 //
 // Drives the lowering of bufferized rnn kernels, each through the lowering
 // interface of its cell (CellLowering.td, implemented by the per-cell
-// files on KernelBuilder.h), and turns `rnn.begin_backward` into the
-// runtime call that marks the phase boundary.
+// files on KernelBuilder.h). `rnn.begin_backward` stays: the memory passes
+// find the phase boundary by it (LowerBeginBackward.cpp lowers it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +43,6 @@ void mlir::rnn::registerCellLoweringExternalModels(DialectRegistry &registry) {
 }
 
 /// Name of the runtime entry point that marks a phase boundary.
-static constexpr StringLiteral kBeginPhase = "rnnrt_begin_phase";
 
 namespace {
 /// Lowers one memref-form kernel: its cell's lowering writes its loops in
@@ -118,20 +117,6 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
   bool storageGemm;
 };
 
-/// rnn.begin_backward -> call @rnnrt_begin_phase(1).
-struct BeginBackwardLowering : public OpRewritePattern<BeginBackwardOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(BeginBackwardOp op,
-                                PatternRewriter &rewriter) const override {
-    Value phase = arith::ConstantIntOp::create(rewriter, op.getLoc(),
-                                               rewriter.getI64Type(), 1);
-    rewriter.replaceOpWithNewOp<func::CallOp>(op, kBeginPhase, TypeRange{},
-                                              ValueRange{phase});
-    return success();
-  }
-};
-
 struct ConvertRNNToLoopsPass
     : public rnn::impl::ConvertRNNToLoopsPassBase<ConvertRNNToLoopsPass> {
   using ConvertRNNToLoopsPassBase::ConvertRNNToLoopsPassBase;
@@ -150,23 +135,13 @@ struct ConvertRNNToLoopsPass
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
 
-    bool hasPhaseMarker = false;
-    module.walk([&](BeginBackwardOp) { hasPhaseMarker = true; });
-    if (hasPhaseMarker && !module.lookupSymbol(kBeginPhase)) {
-      OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-      auto decl = func::FuncOp::create(
-          builder, module.getLoc(), kBeginPhase,
-          builder.getFunctionType({builder.getI64Type()}, {}));
-      decl.setPrivate();
-    }
-
     RewritePatternSet patterns(ctx);
     patterns.add<KernelLowering>(ctx, vectorWidth, wholeVectors, storageGemm);
-    patterns.add<BeginBackwardLowering>(ctx);
     walkAndApplyPatterns(module, std::move(patterns));
 
+    // The phase boundary stays until the target's lowering.
     WalkResult left = module.walk([](Operation *op) {
-      if (!isa<RNNDialect>(op->getDialect()))
+      if (!isa<RNNDialect>(op->getDialect()) || isa<BeginBackwardOp>(op))
         return WalkResult::advance();
       op->emitOpError("was not lowered: convert-rnn-to-loops needs bufferized "
                       "f32 kernels on identity-layout buffers (run "
