@@ -39,6 +39,7 @@
 #include "rnn/InitAll.h"
 #include "rnn/Pipelines/Pipelines.h"
 
+#include "lld/Common/Driver.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/MLIRContext.h"
@@ -59,7 +60,6 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
-#include "lld/Common/Driver.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -270,11 +270,9 @@ static std::string findArchive(llvm::StringRef what,
 /// The files of the link kit, in link order around the program: C runtime
 /// objects first, then the static C++ and C runtimes, then the objects
 /// that end the library.
-static constexpr const char *kKitFirst[] = {"crti.o", "crtbeginS.o",
-                                            "shims.o"};
-static constexpr const char *kKitArchives[] = {"libstdc++.a", "libgcc.a",
-                                               "libgcc_eh.a",
-                                               "libc_nonshared.a"};
+static constexpr const char *kKitFirst[] = {"crti.o", "crtbeginS.o", "shims.o"};
+static constexpr const char *kKitArchives[] = {
+    "libstdc++.a", "libgcc.a", "libgcc_eh.a", "libc_nonshared.a"};
 static constexpr const char *kKitLast[] = {"crtendS.o", "crtn.o"};
 /// The kit's BLAS: a library for the cpu target calls it.
 static constexpr const char *kKitBlas = "libopenblas.so.0";
@@ -396,11 +394,22 @@ static void linkInProcess(llvm::StringRef object, llvm::StringRef library,
 
   std::string out = library.str();
   std::string versionScript = ("--version-script=" + exports).str();
-  std::vector<const char *> args = {
-      "ld.lld", "--build-id",     "--eh-frame-hdr",      "-m",
-      "elf_x86_64", "--hash-style=gnu", "--as-needed",   "-shared",
-      "-z",     "relro",          "-z",                  "now",
-      "--no-undefined", versionScript.c_str(), "-o",     out.c_str()};
+  std::vector<const char *> args = {"ld.lld",
+                                    "--build-id",
+                                    "--eh-frame-hdr",
+                                    "-m",
+                                    "elf_x86_64",
+                                    "--hash-style=gnu",
+                                    "--as-needed",
+                                    "-shared",
+                                    "-z",
+                                    "relro",
+                                    "-z",
+                                    "now",
+                                    "--no-undefined",
+                                    versionScript.c_str(),
+                                    "-o",
+                                    out.c_str()};
   for (const std::string &s : strings)
     args.push_back(s.c_str());
 
@@ -430,8 +439,21 @@ static void link(llvm::StringRef object, llvm::StringRef library,
     linkInProcess(object, library, exports);
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
+namespace {
+/// What main compiles, stage by stage.
+struct Compilation {
+  OwningOpRef<ModuleOp> module;
+  /// The model function's name, its cell(s) and shape.
+  std::string name, cellName;
+  ModelShape shape;
+  /// The manifest's entry points, and the plan the remat policy chose.
+  llvm::json::Object entries;
+  std::string rematPlan;
+};
+} // namespace
+
+/// Parses the command line; a bad option is one line and exit 2.
+static void parseCommandLine(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   std::string parseErrors;
   llvm::raw_string_ostream parseStream(parseErrors);
@@ -447,15 +469,10 @@ int main(int argc, char **argv) {
       std::exit(2);
     fail(first.trim().str());
   }
-  DialectRegistry registry;
-  mlir::rnn::registerAllDialects(registry);
-  // The pipelines by name: rnn-rematerialize runs its predict-pipeline.
-  mlir::rnn::registerPipelines();
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+}
 
+/// Refuses, naming them, flags that are missing, unknown or inconsistent.
+static void checkFlags(MLIRContext &context) {
   if (outputDir.empty())
     fail("no output directory: give -o DIR");
   if (!preset.empty() && !modelFile.empty())
@@ -486,8 +503,11 @@ int main(int argc, char **argv) {
            " applies to --preset: a model file's IR fixes its shapes, "
            "types, dropouts, reset states and storage types");
   }
+}
 
-  mlir::rnn::PipelineOptions options;
+/// The pipeline a library is compiled with: results as out-params, split
+/// entry points, the planned buffers in one arena, a C ABI.
+static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.remat = remat;
   options.target = target;
   options.outParams = true;
@@ -502,87 +522,79 @@ int main(int argc, char **argv) {
     if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
       fail(message);
   }
+}
 
-  OwningOpRef<ModuleOp> module;
-  if (!modelFile.empty()) {
-    std::string error;
-    module = parseModelFile(context, modelFile, error);
-    if (!module)
-      fail(error);
-  } else {
-    ModelShape shape = presetFlags.shape(preset);
-    for (long long value : {shape.seqLen, shape.batch, shape.inputSize,
-                            shape.hiddenSize, shape.layers})
-      if (value <= 0)
-        fail("--seq-len, --batch, --input-size, --hidden-size and --layers "
-             "must be positive");
-    std::string error;
-    if (failed(checkShapeSizes(context, shape, error)) ||
-        failed(checkPresetOptions(shape, error)))
-      fail(error);
-    module = buildPresetModel(context, shape);
-  }
-
-  func::FuncOp model;
-  {
-    std::string error;
-    model = selectModelFunction(*module, entryFunction, modelFile, error);
-    if (!model)
-      fail(error);
-  }
+/// The model: parsed from its file or built from the preset; the library
+/// holds its one model function, made public.
+static void loadModel(MLIRContext &context, Compilation &compiled) {
+  if (modelFile.empty())
+    compiled.shape = presetFlags.shape(preset);
+  LoadedModel loaded;
+  if (std::string error; failed(::rnn::run::loadModel(
+          context, modelFile, entryFunction, compiled.shape, loaded, error)))
+    fail(error);
+  compiled.module = std::move(loaded.module);
+  compiled.cellName = loaded.cellName;
+  func::FuncOp model = loaded.func;
   // The library holds one model: the other functions are not compiled.
-  for (auto other : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+  for (auto other :
+       llvm::make_early_inc_range(compiled.module->getOps<func::FuncOp>()))
     if (other != model)
       other.erase();
-  ModelShape shape;
-  std::string cellName = describeModel(model, shape);
-  if (std::string error; failed(checkTarget(shape, target, error)))
+  if (std::string error; failed(checkTarget(compiled.shape, target, error)))
     fail(error);
-  {
-    Signature signature;
-    std::string error;
-    if (failed(readSignature(model, signature, error)))
-      fail(error);
-  }
-  std::string name = model.getName().str();
+  compiled.name = model.getName().str();
   model.setPublic();
+}
 
-  // Up to planned buffers with C entry points, then LLVM.
+/// The training function and, up to planned buffers with C entry points,
+/// every entry point, described for the manifest.
+static void compileToBuffers(MLIRContext &context,
+                             const mlir::rnn::PipelineOptions &options,
+                             Compilation &compiled) {
+  const std::string &name = compiled.name;
+  ModuleOp module = *compiled.module;
+  func::FuncOp model = module.lookupSymbol<func::FuncOp>(name);
   {
     std::string error;
     PassManager train(&context);
     mlir::rnn::buildTrainingFunctionsStage(train, options);
-    if (failed(runPipeline(train, *module, error)))
+    if (failed(runPipeline(train, module, error)))
       fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
     // The inference entry point reads no rng: its dropouts drop nothing.
     removeDropouts(model);
     PassManager pm(&context);
     mlir::rnn::buildToBuffersPipeline(pm, options);
-    if (failed(runPipeline(pm, *module, error)))
+    if (failed(runPipeline(pm, module, error)))
       fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
   }
 
-  llvm::json::Object entries;
-  std::string rematPlan = remat;
+  compiled.rematPlan = remat;
   for (auto [kind, suffix] :
        {std::pair<const char *, const char *>{"infer", ""},
         {"train", "_grad"},
         {"fwd", "_fwd"},
         {"bwd", "_bwd"}}) {
-    auto func = module->lookupSymbol<func::FuncOp>(name + suffix);
+    auto func = module.lookupSymbol<func::FuncOp>(name + suffix);
     if (!func)
       fail("internal: no @" + name + suffix + " after compiling", 1);
     if (StringAttr attr =
             mlir::rnn::RNNDialect::RematAttrHelper(&context).getAttr(func))
-      rematPlan = attr.getValue().str();
-    entries[kind] = describeEntry(func);
+      compiled.rematPlan = attr.getValue().str();
+    compiled.entries[kind] = describeEntry(func);
   }
+}
 
+/// The target's code, as an LLVM module.
+static std::unique_ptr<llvm::Module>
+compileToLLVM(MLIRContext &context, const mlir::rnn::PipelineOptions &options,
+              Compilation &compiled, llvm::LLVMContext &llvmContext) {
+  const std::string &name = compiled.name;
   {
     std::string error;
     PassManager pm(&context);
     mlir::rnn::buildTargetStage(pm, options);
-    if (failed(runPipeline(pm, *module, error)))
+    if (failed(runPipeline(pm, *compiled.module, error)))
       fail("cannot lower @" + name + " to LLVM" +
                (error.empty() ? "" : ": " + error),
            1);
@@ -590,12 +602,19 @@ int main(int argc, char **argv) {
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(*module, llvmContext, "rnnc_model");
+      translateModuleToLLVMIR(*compiled.module, llvmContext, "rnnc_model");
   if (!llvmModule)
     fail("cannot translate @" + name + " to LLVM IR", 1);
+  return llvmModule;
+}
 
+/// The library and its manifest in the output directory, each whole or
+/// not at all.
+static void writeLibrary(llvm::Module &llvmModule,
+                         const mlir::rnn::PipelineOptions &options,
+                         Compilation &compiled) {
+  const ModelShape &shape = compiled.shape;
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
     fail("cannot create " + outputDir + ": " + ec.message());
   // The scratch directory's name must be absolute: LLVM makes a relative
@@ -620,18 +639,18 @@ int main(int argc, char **argv) {
   llvm::json::Object manifest{
       {"abi_version", 1},
       {"library", "librnnc_model.so"},
-      {"model", name},
-      {"cell", cellName},
+      {"model", compiled.name},
+      {"cell", compiled.cellName},
       {"target", target},
       {"remat", remat},
-      {"remat_plan", rematPlan},
+      {"remat_plan", compiled.rematPlan},
       {"functions", std::move(functions)},
       {"shape", llvm::json::Object{{"T", shape.seqLen},
                                    {"B", shape.batch},
                                    {"I", shape.inputSize},
                                    {"H", shape.hiddenSize},
                                    {"L", shape.layers}}},
-      {"entries", std::move(entries)}};
+      {"entries", std::move(compiled.entries)}};
   if (target == "cuda")
     manifest["cuda"] =
         llvm::json::Object{{"chip", chip.getValue()},
@@ -640,7 +659,7 @@ int main(int argc, char **argv) {
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   std::string object = (scratch + "/model.o").str();
-  emitObject(*llvmModule, object);
+  emitObject(llvmModule, object);
   std::string library = (scratch + "/librnnc_model.so").str();
   // The built-in linker resets every command-line option to its default:
   // what follows the link reads none.
@@ -650,5 +669,29 @@ int main(int argc, char **argv) {
   if (std::error_code ec = llvm::sys::fs::rename(library, finalLibrary))
     fail("cannot write " + finalLibrary + ": " + ec.message());
   writeAtomically(directory + "/manifest.json", text);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  parseCommandLine(argc, argv);
+  DialectRegistry registry;
+  mlir::rnn::registerAllDialects(registry);
+  // The pipelines by name: rnn-rematerialize runs its predict-pipeline.
+  mlir::rnn::registerPipelines();
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  checkFlags(context);
+  mlir::rnn::PipelineOptions options;
+  selectPipelineOptions(options);
+  Compilation compiled;
+  loadModel(context, compiled);
+  compileToBuffers(context, options, compiled);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      compileToLLVM(context, options, compiled, llvmContext);
+  writeLibrary(*llvmModule, options, compiled);
   return 0;
 }

@@ -184,9 +184,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   SmallVector<Type> argTypes, resultTypes;
   SmallVector<DictionaryAttr> argAttrs, resultAttrs;
   auto named = [&](StringRef name, int64_t layer) {
-    SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
-        mlir::rnn::RNNDialect::NameAttrHelper::getNameStr(),
-        b.getStringAttr(name))};
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr(mlir::rnn::RNNDialect::NameAttrHelper::getNameStr(),
+                       b.getStringAttr(name))};
     if (layer >= 0)
       attrs.push_back(
           b.getNamedAttr(mlir::rnn::RNNDialect::LayerAttrHelper::getNameStr(),
@@ -272,10 +272,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
 static LogicalResult readNamed(DictionaryAttr attrs, Type type,
                                NamedTensor &tensor, std::string &error,
                                const std::string &what) {
-  auto name =
-      attrs ? attrs.getAs<StringAttr>(
-                  mlir::rnn::RNNDialect::NameAttrHelper::getNameStr())
-            : StringAttr();
+  auto name = attrs ? attrs.getAs<StringAttr>(
+                          mlir::rnn::RNNDialect::NameAttrHelper::getNameStr())
+                    : StringAttr();
   if (!name) {
     error = what + " has no rnn.name attribute";
     return failure();
@@ -506,6 +505,36 @@ int64_t gemmFlops(func::FuncOp func, bool train) {
     total += train ? 3 * fwd : fwd;
   });
   return total < 9.2e18 ? static_cast<int64_t>(total) : INT64_MAX;
+}
+
+LogicalResult loadModel(MLIRContext &context, const std::string &modelFile,
+                        const std::string &entry, ModelShape &shape,
+                        LoadedModel &model, std::string &error) {
+  if (!modelFile.empty()) {
+    model.module = parseModelFile(context, modelFile, error);
+    if (!model.module)
+      return failure();
+  } else {
+    for (int64_t value : {shape.seqLen, shape.batch, shape.inputSize,
+                          shape.hiddenSize, shape.layers})
+      if (value <= 0) {
+        error = "--seq-len, --batch, --input-size, --hidden-size and "
+                "--layers must be positive";
+        return failure();
+      }
+    if (failed(checkShapeSizes(context, shape, error)) ||
+        failed(checkPresetOptions(shape, error)))
+      return failure();
+    model.module = buildPresetModel(context, shape);
+  }
+  model.func = selectModelFunction(*model.module, entry, modelFile, error);
+  if (!model.func)
+    return failure();
+  Signature signature;
+  if (failed(readSignature(model.func, signature, error)))
+    return failure();
+  model.cellName = describeModel(model.func, shape);
+  return success();
 }
 
 std::string describeModel(func::FuncOp func, ModelShape &shape) {

@@ -12,6 +12,7 @@
 
 #include "rnn/Support/Npz.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/CommandLine.h"
@@ -21,9 +22,6 @@
 
 namespace mlir {
 class PassManager;
-namespace func {
-class FuncOp;
-} // namespace func
 } // namespace mlir
 
 namespace rnn {
@@ -153,20 +151,38 @@ mlir::OwningOpRef<mlir::ModuleOp> parseModelFile(mlir::MLIRContext &context,
                                                  const std::string &path,
                                                  std::string &error);
 
-/// The model function of `module`: @`entry` if given (it must contain rnn
-/// model ops), else its only function with them. Null with `error` set if
-/// there is none, or several and no `entry`.
 /// Makes `model` what inference runs: its dropouts become the identity
 /// (inference drops nothing, as rnn-expand-forward has it), and an argument
 /// only they read (the rng) is erased, so that no caller has to give an
 /// array inference never reads.
 void removeDropouts(mlir::func::FuncOp model);
 
-/// (Also fails if the function has more than kMaxLayers layer ops.)
+/// The model function of `module`: @`entry` if given (it must contain rnn
+/// model ops), else its only function with them. Null with `error` set if
+/// there is none, or several and no `entry`. (Also fails if the function
+/// has more than kMaxLayers layer ops.)
 mlir::func::FuncOp selectModelFunction(mlir::ModuleOp module,
                                        const std::string &entry,
                                        const std::string &modelFile,
                                        std::string &error);
+
+/// A tool's model: the module, the model function in it and its cell(s).
+struct LoadedModel {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp func;
+  std::string cellName;
+};
+
+/// Loads what rnn-run and rnn-compile compile: the module of `modelFile` if
+/// given, else the preset model of `shape` (its sizes positive and within
+/// what the machine holds, its options consistent: checked first); in it
+/// the model function `entry` selects (selectModelFunction), whose
+/// signature reads (readSignature). `shape` is then the model's
+/// (describeModel). Failure: `error` names what is wrong.
+mlir::LogicalResult loadModel(mlir::MLIRContext &context,
+                              const std::string &modelFile,
+                              const std::string &entry, ModelShape &shape,
+                              LoadedModel &model, std::string &error);
 
 /// Runs `pm` on `module`; `error` is then the first line of the first error
 /// diagnostic (empty if there was none: a pipeline may fail without one).

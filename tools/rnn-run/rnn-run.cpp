@@ -17,6 +17,7 @@
 
 #include "Jit.h"
 #include "Model.h"
+#include "RunTarget.h"
 
 #include "rnn/Analysis/MemoryReport.h"
 #include "rnn/Dialect/RNNDialect.h"
@@ -24,9 +25,6 @@
 #include "rnn/Pipelines/Pipelines.h"
 #include "rnn/Runtime/Runtime.h"
 #include "rnn/Support/Npz.h"
-#ifdef RNN_HAVE_CUDA_RUNTIME
-#include "rnn/Runtime/Cuda.h"
-#endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -184,7 +182,7 @@ static cl::opt<bool> jitListeners(
              "code"),
     cl::cat(category));
 
-[[noreturn]] static void fail(const std::string &message, int code = 2) {
+[[noreturn]] void ::rnn::run::fail(const std::string &message, int code) {
   llvm::errs() << "rnn-run: " << message << "\n";
   std::exit(code);
 }
@@ -303,22 +301,14 @@ static void checkOptions(MLIRContext &context,
   std::string message;
   if (failed(mlir::rnn::verifyPipelineOptions(options, message)))
     fail(message);
-  // Running on the GPU needs its driver: fail before compiling.
-  if (target == "cuda" && emit.empty()) {
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    namespace cuda = ::rnn::runtime::cuda;
-    if (!cublasPath.empty())
-      setenv("RNNRT_LIBCUBLAS", cublasPath.c_str(), /*overwrite=*/1);
-    if (std::string error = cuda::initialize(); !error.empty())
-      fail(error);
-    if (std::string error = cuda::initializeBlas(); !error.empty())
-      fail(error);
-    cuda::setTF32(tf32);
-#else
-    fail("--target=cuda is not supported by this build (built without the "
-         "CUDA toolkit headers; --emit=ptx prints the kernels)");
-#endif
-  }
+}
+
+/// Where the program runs, chosen once. Running on the GPU needs its
+/// driver: this fails before anything is compiled.
+static std::unique_ptr<RunTarget> chooseRunTarget() {
+  if (target == "cuda" && emit.empty())
+    return createCudaTarget(cublasPath, tf32);
+  return createHostTarget();
 }
 
 /// Checks before anything runs that --outputs can be written and is not the
@@ -349,15 +339,6 @@ static void checkOutputsFile() {
   if (fs::access(directory, fs::AccessMode::Write))
     fail("--outputs '" + outputsFile + "': directory '" + directory +
          "' is not writable");
-}
-
-/// Fails unless every tensor of the preset's training step has a size in
-/// bytes that fits in 64 bits (the compiler's size arithmetic, and any
-/// allocation, would wrap otherwise).
-static void checkPresetSizes(MLIRContext &context, const ModelShape &shape) {
-  std::string error;
-  if (failed(::rnn::run::checkShapeSizes(context, shape, error)))
-    fail(error);
 }
 
 /// The preset's shape: from the flags, or from the arrays in --inputs.
@@ -438,8 +419,8 @@ static std::optional<uint64_t> availableMemory() {
 /// figures instead of an allocation failure halfway. On the cuda target the
 /// inputs and the planned peak are device memory, checked against the
 /// device's free memory (the inputs are also held on the host).
-static void checkMemoryLimit(const Signature &signature, bool train,
-                             std::optional<int64_t> peak) {
+static void checkMemoryLimit(RunTarget &runner, const Signature &signature,
+                             bool train, std::optional<int64_t> peak) {
   uint64_t inputs = 0;
   for (const NamedTensor &arg : signature.args)
     if (train || !llvm::StringRef(arg.name).starts_with("grad_"))
@@ -469,15 +450,14 @@ static void checkMemoryLimit(const Signature &signature, bool train,
     refuse(hostNeed, device ? " of host memory" : "", *available,
            "the memory available (MemAvailable; --max-memory sets the "
            "limit)");
-#ifdef RNN_HAVE_CUDA_RUNTIME
-  size_t free = 0, total = 0;
-  if (device && !::rnn::runtime::cuda::deviceMemoryInfo(free, total))
-    fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
-  if (device && need > free)
-    refuse(need, " of device memory", free,
-           "the CUDA device's free memory (cuMemGetInfo, of " +
-               std::to_string(total) + "; --max-memory sets the limit)");
-#endif
+  if (std::optional<std::pair<size_t, size_t>> deviceMemory =
+          runner.deviceMemory()) {
+    auto [free, total] = *deviceMemory;
+    if (need > free)
+      refuse(need, " of device memory", free,
+             "the CUDA device's free memory (cuMemGetInfo, of " +
+                 std::to_string(total) + "; --max-memory sets the limit)");
+  }
 }
 
 /// Initial states --inputs may leave out: they are zeros, as in PyTorch.
@@ -661,8 +641,9 @@ static void printPTX(ModuleOp module, llvm::StringRef entryName,
 /// Runs `pm` on `module`. A pass that rejects the program names the rule in
 /// its error: that line is the message, exit status 2. A failure without
 /// an error is the compiler's own (exit 1).
-static void runPipeline(PassManager &pm, ModuleOp module,
-                        const mlir::rnn::MemoryReportWriter *reports = nullptr) {
+static void
+runPipeline(PassManager &pm, ModuleOp module,
+            const mlir::rnn::MemoryReportWriter *reports = nullptr) {
   std::string error;
   if (succeeded(::rnn::run::runPipeline(pm, module, error))) {
     // A report that could not be written is the first error.
@@ -675,179 +656,119 @@ static void runPipeline(PassManager &pm, ModuleOp module,
   fail("compilation failed: " + error);
 }
 
-namespace {
-/// Where the compiled program's buffers live: host memory, or device memory
-/// through the CUDA runtime. Inputs and parameters are the caller's (not
-/// accounted); results are allocated by the program (accounted) and freed
-/// here once read.
-struct ProgramMemory {
-  bool device = false;
-
-  /// The buffer the program reads `data` from.
-  void *input(std::vector<char> &data) {
-    if (!device)
-      return data.data();
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    void *buffer = ::rnn::runtime::cuda::copyToDevice(data.data(), data.size(),
-                                                      /*accounted=*/false);
-    if (!buffer && !data.empty())
-      fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
-    inputs.push_back(buffer);
-    return buffer;
-#else
-    llvm_unreachable("device memory without the CUDA runtime");
-#endif
-  }
-
-  /// Waits for the step's work and reports a failure of it.
-  void finishStep() {
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    if (!device)
-      return;
-    ::rnn::runtime::cuda::synchronize();
-    if (std::string error = ::rnn::runtime::cuda::takeError(); !error.empty())
-      fail("CUDA: " + error, 1);
-#endif
-  }
-
-  void read(char *dst, const char *src, size_t bytes) {
-    if (!device)
-      return (void)std::copy(src, src + bytes, dst);
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    if (!::rnn::runtime::cuda::copyToHost(dst, src, bytes))
-      fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
-#endif
-  }
-
-  void freeResult(void *buffer) {
-    if (!device)
-      return ::rnn::runtime::deallocate(buffer);
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    ::rnn::runtime::cuda::freeDevice(buffer);
-#endif
-  }
-
-  /// The arena of the planned buffers, allocated through the accounting as
-  /// the program's own memory.
-  void *allocateArena(size_t bytes) {
-    if (!device)
-      return _mlir_memref_to_llvm_alloc(bytes);
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    void *buffer = ::rnn::runtime::cuda::allocateDevice(bytes,
-                                                        /*accounted=*/true);
-    if (!buffer)
-      fail("CUDA: " + ::rnn::runtime::cuda::takeError(), 1);
-    return buffer;
-#else
-    llvm_unreachable("device memory without the CUDA runtime");
-#endif
-  }
-
-  void freeArena(void *buffer) {
-    if (!device)
-      return _mlir_memref_to_llvm_free(buffer);
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    ::rnn::runtime::cuda::freeDevice(buffer);
-#endif
-  }
-
-  ::rnn::runtime::MemoryAccounting &ledger() {
-    return device ? ::rnn::runtime::deviceMemory()
-                  : ::rnn::runtime::hostMemory();
-  }
-
-  std::string gemm(bool f64) {
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    if (device)
-      return ::rnn::runtime::cuda::gemmBackend();
-#endif
-    return ::rnn::runtime::gemmBackend(f64);
-  }
-
-  std::vector<std::pair<const char *, void *>> symbols() {
-    std::vector<std::pair<const char *, void *>> all =
-        ::rnn::runtime::jitSymbols();
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    // Later entries win in the JIT's symbol map: the device runtime's
-    // rnnrt_begin_phase replaces the host's.
-    if (device)
-      llvm::append_range(all, ::rnn::runtime::cuda::jitSymbols());
-#endif
-    return all;
-  }
-
-  ~ProgramMemory() {
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    for (void *buffer : inputs)
-      ::rnn::runtime::cuda::freeDevice(buffer);
-#endif
-  }
-
-  std::vector<void *> inputs;
-};
-} // namespace
-
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  std::string parseErrors;
-  llvm::raw_string_ostream parseStream(parseErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv, "rnnc runner\n", &parseStream)) {
-    // A bad option value is reported by the option itself, on stderr.
-    llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
-    first.consume_front("rnn-run: ");
-    if (first.trim().empty())
-      std::exit(2);
-    fail(first.trim().str());
-  }
-  DialectRegistry registry;
-  mlir::rnn::registerAllDialects(registry);
-  // The pipelines by name: rnn-rematerialize runs its predict-pipeline.
-  mlir::rnn::registerPipelines();
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+namespace {
+/// One run, stage by stage: main calls the stages in order.
+class RunSession {
+public:
+  explicit RunSession(const DialectRegistry &registry);
+  /// --inputs, if given.
+  void readInputs();
+  /// The model function: from the model file, or built from the preset.
+  void loadModel();
+  /// --emit=mlir: prints the model.
+  int printModel();
+  /// The training function @f_grad, in train mode.
+  void buildTrainingFunction();
+  /// --emit=ptx: prints the kernels of the entry point.
+  int printKernels();
+  /// The pipeline up to the memory plan; the plan's figures, the reports,
+  /// and the memory the step needs checked against what there is.
+  void planMemory();
+  /// The target's code, JIT-compiled, and the arguments of the step.
+  void compile();
+  /// The steps: warmup, then the measured ones.
+  void runSteps();
+  /// --outputs, per-layer states stacked as [L, ...] where they stack.
+  void writeOutputs();
+  /// The figures, as JSON or text.
+  int printFigures();
 
+private:
+  MLIRContext context;
   mlir::rnn::PipelineOptions pipelineOptions;
-  selectPipelineOptions(pipelineOptions);
-  checkOptions(context, pipelineOptions);
-  checkOutputsFile();
-
+  std::unique_ptr<RunTarget> runner;
   std::optional<npz::ArrayMap> inputs;
-  if (!inputsFile.empty()) {
-    auto read = npz::readNpz(inputsFile);
-    if (!read)
-      fail(llvm::toString(read.takeError()));
-    inputs = std::move(*read);
-  }
-
   OwningOpRef<ModuleOp> module;
   ModelShape shape;
-  if (!modelFile.empty()) {
-    std::string error;
-    module = parseModelFile(context, modelFile, error);
-    if (!module)
-      fail(error);
-  } else {
-    shape = presetShape(inputs ? &*inputs : nullptr);
-    checkPresetSizes(context, shape);
-    if (std::string error; failed(checkPresetOptions(shape, error)))
-      fail(error);
-    module = buildPresetModel(context, shape);
-  }
-
   func::FuncOp model;
-  {
-    std::string error;
-    model = selectModelFunction(*module, entryFunction, modelFile, error);
-    if (!model)
-      fail(error);
+  std::string cellName;
+  int64_t flops = 0;
+  bool train = mode == "train";
+  std::string entryName;
+
+  func::FuncOp entry;
+  Signature signature;
+  std::optional<int64_t> predictedPeak;
+  // The figures of each phase: rnn-plan-memory's for a training function,
+  // the one phase of an inference function. In an arena the step holds one
+  // allocation, and the runtime cannot tell the phases apart.
+  std::optional<mlir::rnn::PhaseBytes> plannedPhases;
+  std::optional<int64_t> arenaBytes;
+  std::string rematPlan;
+  int64_t gemmBlock = 0;
+
+  std::unique_ptr<JitFunction> function;
+  std::vector<std::vector<char>> argData;
+  // Packed arguments: one pointer per descriptor word, then the results.
+  std::vector<std::vector<int64_t>> argWords;
+  std::vector<void *> packed;
+  // The arena, the last argument under --arena: a 1-D byte buffer.
+  void *arenaBuffer = nullptr;
+  std::vector<int64_t> arenaWords;
+  std::vector<int64_t> resultStorage;
+
+  // What one step's host code issues, counted on the first step (eager on
+  // every target; a replayed graph repeats the work of the captured one).
+  struct StepCounts {
+    size_t launches = 0, gemms = 0, syncs = 0, allocations = 0;
+  };
+  StepCounts countsNow() {
+    return StepCounts{::rnn::runtime::kernelLaunches(),
+                      ::rnn::runtime::gemmCalls(),
+                      ::rnn::runtime::synchronizations(),
+                      runner->ledger().totalAllocations()};
   }
+  std::optional<StepCounts> perStep;
+  bool graphMode = useCudaGraph();
+  std::vector<double> stepMs, fwdMs, bwdMs;
+  ::rnn::runtime::MemoryFigures last;
+  std::vector<std::vector<char>> resultValues;
+};
+} // namespace
+
+RunSession::RunSession(const DialectRegistry &registry) : context(registry) {
+  context.loadAllAvailableDialects();
+  selectPipelineOptions(pipelineOptions);
+  checkOptions(context, pipelineOptions);
+  runner = chooseRunTarget();
+  checkOutputsFile();
+}
+
+void RunSession::readInputs() {
+  if (inputsFile.empty())
+    return;
+  auto read = npz::readNpz(inputsFile);
+  if (!read)
+    fail(llvm::toString(read.takeError()));
+  inputs = std::move(*read);
+}
+
+void RunSession::loadModel() {
+  if (modelFile.empty())
+    shape = presetShape(inputs ? &*inputs : nullptr);
+  LoadedModel loaded;
+  if (std::string error; failed(::rnn::run::loadModel(
+          context, modelFile, entryFunction, shape, loaded, error)))
+    fail(error);
+  module = std::move(loaded.module);
+  model = loaded.func;
+  cellName = loaded.cellName;
   // Inference reads no rng: its dropouts drop nothing.
   if (mode == "infer")
     removeDropouts(model);
@@ -857,44 +778,38 @@ int main(int argc, char **argv) {
     if (arg.use_empty())
       fail("argument #" + std::to_string(arg.getArgNumber()) + " of @" +
            model.getName().str() + " is not used by the model");
-  {
-    Signature modelSignature;
-    std::string error;
-    if (failed(readSignature(model, modelSignature, error)))
-      fail(error);
-  }
-  std::string cellName = preset;
-  if (!modelFile.empty())
-    cellName = describeModel(model, shape);
-  int64_t flops = gemmFlops(model, mode == "train");
+  flops = gemmFlops(model, mode == "train");
   if (std::string error; failed(::rnn::run::checkTarget(shape, target, error)))
     fail(error);
+  entryName = model.getName().str();
+}
 
-  if (emit == "mlir") {
-    module->print(llvm::outs());
-    llvm::outs() << "\n";
-    return 0;
-  }
+int RunSession::printModel() {
+  module->print(llvm::outs());
+  llvm::outs() << "\n";
+  return 0;
+}
 
-  bool train = mode == "train";
-  std::string entryName = model.getName().str();
-  if (train) {
-    // The first error (an infeasible budget, say) is the message.
-    std::string error;
-    PassManager pm(&context);
-    mlir::rnn::buildTrainingFunctionsStage(pm, pipelineOptions);
-    if (failed(::rnn::run::runPipeline(pm, *module, error)))
-      fail("cannot build the training function of @" + entryName +
-           (error.empty() ? "" : ": " + error));
-    entryName += "_grad";
-  }
+void RunSession::buildTrainingFunction() {
+  if (!train)
+    return;
+  // The first error (an infeasible budget, say) is the message.
+  std::string error;
+  PassManager pm(&context);
+  mlir::rnn::buildTrainingFunctionsStage(pm, pipelineOptions);
+  if (failed(::rnn::run::runPipeline(pm, *module, error)))
+    fail("cannot build the training function of @" + entryName +
+         (error.empty() ? "" : ": " + error));
+  entryName += "_grad";
+}
 
-  if (emit == "ptx") {
-    printPTX(*module, entryName, pipelineOptions);
-    return 0;
-  }
-  auto entry = module->lookupSymbol<func::FuncOp>(entryName);
-  Signature signature;
+int RunSession::printKernels() {
+  printPTX(*module, entryName, pipelineOptions);
+  return 0;
+}
+
+void RunSession::planMemory() {
+  entry = module->lookupSymbol<func::FuncOp>(entryName);
   std::string error;
   if (failed(readSignature(entry, signature, error)))
     fail(error);
@@ -917,12 +832,7 @@ int main(int argc, char **argv) {
       return attr.getInt();
     return std::nullopt;
   };
-  std::optional<int64_t> predictedPeak =
-      planned(RNNDialect::PredictedPeakBytesAttrHelper(&context));
-  // The figures of each phase: rnn-plan-memory's for a training function,
-  // the one phase of an inference function. In an arena the step holds one
-  // allocation, and the runtime cannot tell the phases apart.
-  std::optional<mlir::rnn::PhaseBytes> plannedPhases;
+  predictedPeak = planned(RNNDialect::PredictedPeakBytesAttrHelper(&context));
   auto fwdPlanned =
       planned(RNNDialect::PredictedFwdPeakBytesAttrHelper(&context));
   auto bwdPlanned =
@@ -934,7 +844,6 @@ int main(int argc, char **argv) {
         mlir::rnn::PhaseBytes{*fwdPlanned, *bwdPlanned, *savedPlanned};
   else if (!train && predictedPeak)
     plannedPhases = mlir::rnn::PhaseBytes{*predictedPeak, 0, 0};
-  std::optional<int64_t> arenaBytes;
   if (pipelineOptions.arena) {
     arenaBytes = planned(RNNDialect::ArenaBytesAttrHelper(&context));
     if (!arenaBytes || !plannedPhases)
@@ -943,10 +852,19 @@ int main(int argc, char **argv) {
     // alignment and the space first fit leaves between buffers.
     predictedPeak = *arenaBytes;
   }
-  checkMemoryLimit(signature, train, predictedPeak);
+  checkMemoryLimit(*runner, signature, train, predictedPeak);
 
+  // The plan the remat policy chose (the policy itself unless a budget).
+  rematPlan = train ? remat.getValue() : std::string("none");
+  if (StringAttr attr = RNNDialect::RematAttrHelper(&context).getAttr(entry))
+    rematPlan = attr.getValue().str();
+  gemmBlock = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch,
+                                        pipelineOptions.getGemmRows());
+}
+
+void RunSession::compile() {
   // Argument values: all from --inputs, or all generated.
-  std::vector<std::vector<char>> argData(signature.args.size());
+  argData.resize(signature.args.size());
   for (auto [i, arg] : llvm::enumerate(signature.args)) {
     if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
       continue;
@@ -958,127 +876,63 @@ int main(int argc, char **argv) {
       argData[i].assign(arg.bytes(), 0);
   }
 
-  // The plan the remat policy chose (the policy itself unless a budget).
-  std::string rematPlan = train ? remat.getValue() : std::string("none");
-  if (StringAttr attr = RNNDialect::RematAttrHelper(&context).getAttr(entry))
-    rematPlan = attr.getValue().str();
-  int64_t gemmBlock = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch,
-                                                pipelineOptions.getGemmRows());
   PassManager toLLVM(&context);
   mlir::rnn::buildTargetStage(toLLVM, pipelineOptions);
   runPipeline(toLLVM, *module);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  ProgramMemory memory;
-  memory.device = target == "cuda";
-  auto function =
-      JitFunction::compile(*module, entryName, memory.symbols(), jitListeners);
-  if (!function)
-    fail("JIT compilation failed: " + llvm::toString(function.takeError()), 1);
+  auto compiled =
+      JitFunction::compile(*module, entryName, runner->symbols(), jitListeners);
+  if (!compiled)
+    fail("JIT compilation failed: " + llvm::toString(compiled.takeError()), 1);
+  function = std::move(*compiled);
 
-  // Packed arguments: one pointer per descriptor word, then the results.
-  std::vector<std::vector<int64_t>> argWords;
   for (auto [i, arg] : llvm::enumerate(signature.args))
-    argWords.push_back(descriptor(memory.input(argData[i]), arg.shape));
-  std::vector<void *> packed;
+    argWords.push_back(descriptor(runner->input(argData[i]), arg.shape));
   for (auto &words : argWords)
     for (int64_t &word : words)
       packed.push_back(&word);
   size_t resultWords = 0;
   for (const NamedTensor &r : signature.results)
     resultWords += 3 + 2 * r.shape.size();
-  // The arena, the last argument under --arena: a 1-D byte buffer.
-  void *arenaBuffer = nullptr;
-  std::vector<int64_t> arenaWords;
   if (arenaBytes) {
-    arenaBuffer = memory.allocateArena(*arenaBytes);
+    arenaBuffer = runner->allocateArena(*arenaBytes);
     arenaWords = descriptor(arenaBuffer, {*arenaBytes});
     for (int64_t &word : arenaWords)
       packed.push_back(&word);
   }
-  std::vector<int64_t> resultStorage(resultWords);
+  resultStorage.assign(resultWords, 0);
   packed.push_back(resultStorage.data());
+}
 
+void RunSession::runSteps() {
   ::rnn::runtime::setBlasThreads(threads);
   // Keep freed memory in the process: without this, glibc returns large
   // blocks to the OS and every step pays the page faults of its buffers
   // again, which measures the kernel rather than the program.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  std::vector<double> stepMs, fwdMs, bwdMs;
-  ::rnn::runtime::MemoryFigures last;
-  std::vector<std::vector<char>> resultValues(signature.results.size());
-  int64_t resultBytes = 0;
-  for (const NamedTensor &r : signature.results)
-    if (!llvm::StringRef(r.name).starts_with("grad_"))
-      resultBytes += r.bytes();
+  resultValues.resize(signature.results.size());
 
-  // What one step's host code issues, counted on the first step (eager on
-  // every target; a replayed graph repeats the work of the captured one).
-  struct StepCounts {
-    size_t launches = 0, gemms = 0, syncs = 0, allocations = 0;
-  };
-  auto countsNow = [&] {
-    return StepCounts{
-        ::rnn::runtime::kernelLaunches(), ::rnn::runtime::gemmCalls(),
-        ::rnn::runtime::synchronizations(), memory.ledger().totalAllocations()};
-  };
-  std::optional<StepCounts> perStep;
-  bool graphMode = useCudaGraph();
-#ifdef RNN_HAVE_CUDA_RUNTIME
-  namespace cuda = ::rnn::runtime::cuda;
-  // Graph mode: one eager step, then the host code runs once more under
-  // capture, and every further step replays what it issued.
-  cuda::Graph *graph = nullptr;
-#endif
-  // Graph mode starts with the eager step the capture needs (step -1).
+  // Graph mode: one eager step (step -1), then the host code runs once
+  // more under capture, and every further step replays what it issued.
   for (long long iter = graphMode ? -1 : 0; iter < warmup + iters; ++iter) {
-    bool replay = false;
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    if (graphMode && iter == 0) {
-      if (!cuda::beginCapture())
-        fail("CUDA: " + cuda::takeError(), 1);
-      (*function)->invoke(packed);
-      graph = cuda::endCapture();
-      if (!graph)
-        fail("CUDA graph capture failed: " + cuda::takeError(), 1);
-    }
-    replay = graph != nullptr;
-    cuda::DeviceStepTimes deviceTimes;
-    if (memory.device && !cuda::startStepTimer())
-      fail("CUDA: " + cuda::takeError(), 1);
-#endif
-    ::rnn::runtime::beginStep();
-    StepCounts before = countsNow();
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    if (replay) {
-      if (!cuda::launchGraph(graph))
-        fail("CUDA: " + cuda::takeError(), 1);
-    } else
-#endif
-      (*function)->invoke(packed);
-    if (!perStep) {
-      StepCounts after = countsNow();
-      perStep = StepCounts{
-          after.launches - before.launches, after.gemms - before.gemms,
-          after.syncs - before.syncs, after.allocations - before.allocations};
-    }
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    if (memory.device && !cuda::stopStepTimer(replay, deviceTimes))
-      fail("CUDA: " + cuda::takeError(), 1);
-#endif
-    memory.finishStep();
-    ::rnn::runtime::StepStats stats = ::rnn::runtime::endStep();
-    ::rnn::runtime::MemoryFigures figures = stats;
-#ifdef RNN_HAVE_CUDA_RUNTIME
-    if (memory.device) {
-      // The host only issued the work; the device's events time it.
-      figures = stats.device;
-      stats.totalMs = deviceTimes.totalMs;
-      stats.fwdMs = deviceTimes.fwdMs;
-      stats.bwdMs = deviceTimes.bwdMs;
-    }
-#endif
+    if (graphMode && iter == 0)
+      runner->capture([&] { function->invoke(packed); });
+    ::rnn::runtime::MemoryFigures figures;
+    ::rnn::runtime::StepStats stats = runner->runStep(
+        [&] {
+          StepCounts before = countsNow();
+          function->invoke(packed);
+          if (perStep)
+            return;
+          StepCounts after = countsNow();
+          perStep =
+              StepCounts{after.launches - before.launches,
+                         after.gemms - before.gemms, after.syncs - before.syncs,
+                         after.allocations - before.allocations};
+        },
+        figures);
     // Read and free the results the program allocated.
     size_t word = 0;
     std::vector<void *> freed;
@@ -1088,12 +942,12 @@ int main(int argc, char **argv) {
       int64_t offset = resultStorage[word + 2];
       if (iter + 1 == warmup + iters) {
         resultValues[i].resize(r.bytes());
-        memory.read(resultValues[i].data(), aligned + offset * r.elementBytes(),
-                    r.bytes());
+        runner->read(resultValues[i].data(),
+                     aligned + offset * r.elementBytes(), r.bytes());
       }
       // Results in the arena belong to it.
       if (!arenaBytes && llvm::find(freed, allocated) == freed.end()) {
-        memory.freeResult(allocated);
+        runner->freeResult(allocated);
         freed.push_back(allocated);
       }
       word += 3 + 2 * r.shape.size();
@@ -1105,43 +959,48 @@ int main(int argc, char **argv) {
     bwdMs.push_back(stats.bwdMs);
     last = figures;
   }
-#ifdef RNN_HAVE_CUDA_RUNTIME
-  if (graph)
-    ::rnn::runtime::cuda::destroyGraph(graph);
-#endif
+  runner->releaseCapture();
   if (arenaBuffer)
-    memory.freeArena(arenaBuffer);
-  if (memory.ledger().liveAllocations() != 0 || memory.ledger().badFrees() != 0)
+    runner->freeArena(arenaBuffer);
+  if (runner->ledger().liveAllocations() != 0 ||
+      runner->ledger().badFrees() != 0)
     fail("runtime accounting: " +
-             std::to_string(memory.ledger().liveAllocations()) +
+             std::to_string(runner->ledger().liveAllocations()) +
              " allocations leaked, " +
-             std::to_string(memory.ledger().badFrees()) + " bad frees",
+             std::to_string(runner->ledger().badFrees()) + " bad frees",
          1);
+}
 
-  // Outputs, per-layer states stacked as [L, ...] where they stack.
-  if (!outputsFile.empty()) {
-    std::map<std::string, npz::Array> byName;
-    std::vector<std::string> order;
-    for (auto [i, r] : llvm::enumerate(signature.results)) {
-      auto [it, inserted] = byName.try_emplace(
-          r.array, npz::Array::zeros(r.array, r.dtype, arrayShape(r)));
-      if (inserted)
-        order.push_back(r.array);
-      int64_t offset = r.stacked ? r.layer * r.bytes() : 0;
-      std::copy(resultValues[i].begin(), resultValues[i].end(),
-                it->second.data.begin() + offset);
-    }
-    std::vector<const npz::Array *> arrays;
-    for (const std::string &name : order)
-      arrays.push_back(&byName.at(name));
-    if (llvm::Error err = npz::writeNpz(outputsFile, arrays))
-      fail(llvm::toString(std::move(err)));
+void RunSession::writeOutputs() {
+  if (outputsFile.empty())
+    return;
+  std::map<std::string, npz::Array> byName;
+  std::vector<std::string> order;
+  for (auto [i, r] : llvm::enumerate(signature.results)) {
+    auto [it, inserted] = byName.try_emplace(
+        r.array, npz::Array::zeros(r.array, r.dtype, arrayShape(r)));
+    if (inserted)
+      order.push_back(r.array);
+    int64_t offset = r.stacked ? r.layer * r.bytes() : 0;
+    std::copy(resultValues[i].begin(), resultValues[i].end(),
+              it->second.data.begin() + offset);
   }
+  std::vector<const npz::Array *> arrays;
+  for (const std::string &name : order)
+    arrays.push_back(&byName.at(name));
+  if (llvm::Error err = npz::writeNpz(outputsFile, arrays))
+    fail(llvm::toString(std::move(err)));
+}
 
+int RunSession::printFigures() {
   // Bytes held in each phase and what the forward kept for the backward:
   // as measured when every buffer is allocated on its own (where they equal
   // the plan's, test/Integration/memory-phases.test), the plan's in the
   // arena, which the step holds as one allocation.
+  int64_t resultBytes = 0;
+  for (const NamedTensor &r : signature.results)
+    if (!llvm::StringRef(r.name).starts_with("grad_"))
+      resultBytes += r.bytes();
   int64_t held = train ? last.bytesAtBackwardStart : last.bytesAtEnd;
   int64_t savedBytes = std::max<int64_t>(0, held - resultBytes);
   int64_t fwdPeak = last.fwdPeakBytes, bwdPeak = last.bwdPeakBytes;
@@ -1181,7 +1040,7 @@ int main(int argc, char **argv) {
         {"arena_bytes", arenaBytes ? llvm::json::Value(*arenaBytes)
                                    : llvm::json::Value(nullptr)},
         {"flops", flops},
-        {"gemm", memory.gemm(shape.f64)},
+        {"gemm", runner->gemm(shape.f64)},
         {"gemm_block", gemmBlock},
         {"gemm_calls", static_cast<int64_t>(perStep->gemms)},
         {"launches", static_cast<int64_t>(perStep->launches)},
@@ -1216,7 +1075,7 @@ int main(int argc, char **argv) {
                << (predictedPeak ? mib(*predictedPeak) : std::string("none"))
                << " predicted (fwd " << mib(fwdPeak) << ", bwd " << mib(bwdPeak)
                << "), saved for backward " << mib(savedBytes) << "\n";
-  llvm::outs() << "  gemm   " << memory.gemm(shape.f64) << "; "
+  llvm::outs() << "  gemm   " << runner->gemm(shape.f64) << "; "
                << perStep->gemms << " calls per step, blocks of " << gemmBlock
                << " steps\n";
   llvm::outs() << "  host   per step: " << perStep->launches
@@ -1225,4 +1084,37 @@ int main(int argc, char **argv) {
                << " allocations"
                << (graphMode ? "; replayed as a CUDA graph" : "") << "\n";
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  std::string parseErrors;
+  llvm::raw_string_ostream parseStream(parseErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, "rnnc runner\n", &parseStream)) {
+    // A bad option value is reported by the option itself, on stderr.
+    llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
+    first.consume_front("rnn-run: ");
+    if (first.trim().empty())
+      std::exit(2);
+    fail(first.trim().str());
+  }
+  DialectRegistry registry;
+  mlir::rnn::registerAllDialects(registry);
+  // The pipelines by name: rnn-rematerialize runs its predict-pipeline.
+  mlir::rnn::registerPipelines();
+
+  RunSession run(registry);
+  run.readInputs();
+  run.loadModel();
+  if (emit == "mlir")
+    return run.printModel();
+  run.buildTrainingFunction();
+  if (emit == "ptx")
+    return run.printKernels();
+  run.planMemory();
+  run.compile();
+  run.runSteps();
+  run.writeOutputs();
+  return run.printFigures();
 }
