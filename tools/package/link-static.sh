@@ -78,7 +78,8 @@ link() {
 for tool in "${TOOLS[@]}"; do
   case $tool in
     rnn-run)
-      link rnn-run tools/rnn-run/CMakeFiles/rnn-run.dir/{rnn-run,Jit}.cpp.o \
+      link rnn-run \
+        tools/rnn-run/CMakeFiles/rnn-run.dir/{rnn-run,Jit,HostRunTarget,CudaRunTarget}.cpp.o \
         tools/rnn-run/libRNNToolModel.a "${RNN_LIBS[0]}" "${RNN_LIBS[1]}" \
         runtime/librnn_cuda_runtime.a runtime/librnn_runtime.a \
         "${RNN_LIBS[@]:2}" \
