@@ -8,11 +8,43 @@
 
 #include "rnn/Analysis/MemoryPlan.h"
 
+#include "rnn/Dialect/RNNOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
+
+/// Position of the top-level `rnn.begin_backward` of `func`, the
+/// forward/backward boundary, if there is one.
+static std::optional<unsigned> findBackwardStart(func::FuncOp func) {
+  unsigned position = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (isa<BeginBackwardOp>(op))
+      return position;
+    ++position;
+  }
+  return std::nullopt;
+}
+
+/// The phase figures of a function whose boundary is at `backwardStart`.
+static PhaseBytes predictPhaseBytes(const BufferLiveness &liveness,
+                                    unsigned backwardStart) {
+  SmallVector<int64_t> held = liveness.getHeldBytes();
+  ArrayRef<int64_t> fwd = ArrayRef(held).take_front(backwardStart);
+  ArrayRef<int64_t> bwd = ArrayRef(held).drop_front(backwardStart);
+  PhaseBytes phases;
+  for (int64_t bytes : fwd)
+    phases.fwdPeak = std::max(phases.fwdPeak, bytes);
+  for (int64_t bytes : bwd)
+    phases.bwdPeak = std::max(phases.bwdPeak, bytes);
+  phases.saved = bwd.empty() ? 0 : bwd.front();
+  for (const BufferInfo &buffer : liveness.getBuffers())
+    if (buffer.returned && buffer.allocIndex <= backwardStart)
+      phases.saved -= buffer.bytes;
+  return phases;
+}
 
 MemoryPlan::MemoryPlan(Operation *op)
     : op(op), liveness(cast<func::FuncOp>(op)) {
@@ -60,7 +92,3 @@ MemoryPlan::MemoryPlan(Operation *op)
 }
 
 func::FuncOp MemoryPlan::getFunction() const { return cast<func::FuncOp>(op); }
-
-MemoryPlanReport MemoryPlan::getReport() const {
-  return buildMemoryReport(getFunction(), liveness, offsets, arenaBytes);
-}

@@ -10,9 +10,8 @@
 
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Analysis/MemoryPlan.h"
-#include "rnn/Dialect/RNNOps.h"
+#include "rnn/Dialect/RNNDialect.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -24,43 +23,15 @@
 using namespace mlir;
 using namespace mlir::rnn;
 
-std::optional<unsigned> rnn::findBackwardStart(func::FuncOp func) {
-  unsigned position = 0;
-  for (Operation &op : func.getBody().front()) {
-    if (isa<BeginBackwardOp>(op))
-      return position;
-    ++position;
-  }
-  return std::nullopt;
-}
-
-PhaseBytes rnn::predictPhaseBytes(const BufferLiveness &liveness,
-                                  unsigned backwardStart) {
-  SmallVector<int64_t> held = liveness.getHeldBytes();
-  ArrayRef<int64_t> fwd = ArrayRef(held).take_front(backwardStart);
-  ArrayRef<int64_t> bwd = ArrayRef(held).drop_front(backwardStart);
-  PhaseBytes phases;
-  for (int64_t bytes : fwd)
-    phases.fwdPeak = std::max(phases.fwdPeak, bytes);
-  for (int64_t bytes : bwd)
-    phases.bwdPeak = std::max(phases.bwdPeak, bytes);
-  phases.saved = bwd.empty() ? 0 : bwd.front();
-  for (const BufferInfo &buffer : liveness.getBuffers())
-    if (buffer.returned && buffer.allocIndex <= backwardStart)
-      phases.saved -= buffer.bytes;
-  return phases;
-}
-
 std::string MemoryPlanReport::describe(const PlannedBuffer &buffer) const {
   if (buffer.layer < 0)
     return buffer.role;
   return buffer.role + " L" + std::to_string(buffer.layer);
 }
 
-MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
-                                        const BufferLiveness &liveness,
-                                        ArrayRef<int64_t> offsets,
-                                        int64_t arenaBytes) {
+MemoryPlanReport rnn::buildMemoryReport(const MemoryPlan &plan) {
+  func::FuncOp func = plan.getFunction();
+  const BufferLiveness &liveness = plan.getLiveness();
   MemoryPlanReport report;
   report.function = func.getName().str();
   MLIRContext *ctx = func.getContext();
@@ -68,7 +39,9 @@ MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
     report.remat = remat.str();
   if (IntegerAttr budget = RNNDialect::RematBudgetAttrHelper(ctx).getAttr(func))
     report.budget = budget.getInt();
-  report.arenaBytes = arenaBytes;
+  report.arenaBytes = plan.getArenaBytes();
+  report.backwardStart = plan.getBackwardStart();
+  report.phases = plan.getPhases();
   report.positions = liveness.getNumPositions();
 
   // Names of positions: the phase, and the kernel of the last op naming one.
@@ -76,10 +49,8 @@ MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
   std::string kernel;
   unsigned position = 0;
   for (Operation &op : func.getBody().front()) {
-    if (isa<BeginBackwardOp>(op)) {
-      report.backwardStart = position;
+    if (position == report.backwardStart)
       named = true;
-    }
     if (auto name = op.getAttrOfType<StringAttr>(kKernelAttr)) {
       kernel = name.str();
       if (auto layer = op.getAttrOfType<IntegerAttr>(kLayerAttr))
@@ -95,10 +66,8 @@ MemoryPlanReport rnn::buildMemoryReport(func::FuncOp func,
   if (!named)
     for (std::string &name : report.positionNames)
       name.clear();
-  if (report.backwardStart)
-    report.phases = predictPhaseBytes(liveness, *report.backwardStart);
-
-  for (auto [info, offset] : llvm::zip(liveness.getBuffers(), offsets)) {
+  for (auto [info, offset] :
+       llvm::zip(liveness.getBuffers(), plan.getOffsets())) {
     PlannedBuffer buffer;
     buffer.role = info.role;
     buffer.layer = info.layer;
@@ -389,13 +358,15 @@ static LogicalResult writeFile(Operation *module, StringRef path,
 
 LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
                                       StringRef svgFile) {
+  if (reportFile.empty() && svgFile.empty())
+    return success();
   std::vector<MemoryPlanReport> reports;
   for (auto func : module->getRegion(0).getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
     MemoryPlan plan(func);
     if (plan.isPlanned())
-      reports.push_back(plan.getReport());
+      reports.push_back(buildMemoryReport(plan));
   }
   if (reportFile == "-") {
     for (const MemoryPlanReport &report : reports)

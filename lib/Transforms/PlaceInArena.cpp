@@ -32,6 +32,7 @@ using namespace mlir::rnn;
 static LogicalResult placeInArena(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RNNDialect::OffsetAttrHelper offsetAttr(ctx);
+  RNNDialect::RoleAttrHelper roleAttr(ctx);
   Attribute planned =
       func->getAttr(RNNDialect::ArenaBytesAttrHelper::getNameStr());
   if (!planned || func.isExternal())
@@ -77,12 +78,11 @@ static LogicalResult placeInArena(func::FuncOp func) {
   Builder b(func.getContext());
   auto arenaType = MemRefType::get({arenaSize}, b.getIntegerType(8));
   unsigned index = func.getNumArguments();
-  if (failed(func.insertArgument(
-          index, arenaType,
-          b.getDictionaryAttr(
-              b.getNamedAttr(RNNDialect::NameAttrHelper::getNameStr(),
-                             b.getStringAttr("arena"))),
-          func.getLoc())))
+  if (failed(func.insertArgument(index, arenaType,
+                                 b.getDictionaryAttr(b.getNamedAttr(
+                                     RNNDialect::NameAttrHelper::getNameStr(),
+                                     b.getStringAttr("arena"))),
+                                 func.getLoc())))
     return failure();
   Value arena = func.getArgument(index);
 
@@ -93,13 +93,11 @@ static LogicalResult placeInArena(func::FuncOp func) {
         rewriter.eraseOp(user);
     rewriter.setInsertionPoint(alloc);
     int64_t offset = offsetAttr.getAttr(alloc).getInt();
-    Value shift = arith::ConstantIndexOp::create(rewriter, alloc.getLoc(),
-                                                 offset);
-    auto view = memref::ViewOp::create(rewriter, alloc.getLoc(),
-                                       alloc.getType(), arena, shift,
-                                       ValueRange{});
+    Value shift =
+        arith::ConstantIndexOp::create(rewriter, alloc.getLoc(), offset);
+    auto view = memref::ViewOp::create(
+        rewriter, alloc.getLoc(), alloc.getType(), arena, shift, ValueRange{});
     // The role stays for reports and the GPU lowering.
-    RNNDialect::RoleAttrHelper roleAttr(ctx);
     if (StringAttr role = roleAttr.getAttr(alloc))
       roleAttr.setAttr(view, role);
     rewriter.replaceOp(alloc, view);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Analysis/BufferLiveness.h"
+#include "rnn/Analysis/MemoryPlan.h"
 #include "rnn/Dialect/RNNOps.h"
 #include "rnn/Transforms/Passes.h"
 
@@ -33,7 +34,7 @@ using namespace mlir;
 using namespace mlir::rnn;
 
 /// Offsets in the saved region are multiples of this, as in the arena.
-static constexpr int64_t kAlignment = 64;
+static constexpr int64_t kAlignment = MemoryPlan::kAlignment;
 
 /// The top-level `rnn.begin_backward` of `func`, if any.
 static BeginBackwardOp findBoundary(func::FuncOp func) {

@@ -436,7 +436,7 @@ static void checkMemoryLimit(RunTarget &runner, const Signature &signature,
          (peak ? mib(*peak) : std::string("unknown")) + "), more than the " +
          std::to_string(limit) + " bytes of " + source);
   };
-  bool device = target == "cuda";
+  bool device = runner.isDevice();
   if (maxMemory.getNumOccurrences()) {
     if (need > maxMemory)
       refuse(need, device ? " of device memory" : "", maxMemory,

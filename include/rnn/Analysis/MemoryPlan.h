@@ -5,7 +5,8 @@
 // BufferLiveness), the arena's size, the predicted peak of bytes held, and
 // for a training function the figures of its forward and backward phases.
 // An analysis (`getAnalysis<MemoryPlan>()` on a func.func): rnn-plan-memory
-// attaches it to the IR, the memory report describes it, and
+// attaches it to the IR, the memory report describes it
+// (buildMemoryReport), and
 // -test-rnn-memory-plan prints it.
 //
 //===----------------------------------------------------------------------===//
@@ -49,12 +50,10 @@ public:
   /// The phase figures of a function with a boundary.
   std::optional<PhaseBytes> getPhases() const { return phases; }
 
-  /// The plan described for people (MemoryReport.h).
-  MemoryPlanReport getReport() const;
-
-private:
+  /// The function planned.
   func::FuncOp getFunction() const;
 
+private:
   Operation *op;
   BufferLiveness liveness;
   std::string error;

@@ -34,7 +34,7 @@ class FuncOp;
 } // namespace func
 
 namespace rnn {
-class BufferLiveness;
+class MemoryPlan;
 
 struct PlannedBuffer {
   std::string role;
@@ -60,14 +60,6 @@ struct PhaseBytes {
   int64_t bwdPeak = 0;
   int64_t saved = 0;
 };
-
-/// Position of the top-level `rnn.begin_backward` of `func`, the
-/// forward/backward boundary, if there is one.
-std::optional<unsigned> findBackwardStart(func::FuncOp func);
-
-/// The phase figures of a function whose boundary is at `backwardStart`.
-PhaseBytes predictPhaseBytes(const BufferLiveness &liveness,
-                             unsigned backwardStart);
 
 struct MemoryPlanReport {
   std::string function;
@@ -98,14 +90,10 @@ struct MemoryPlanReport {
   std::string describe(const PlannedBuffer &buffer) const;
 };
 
-/// The report of `func`, whose buffers `liveness` found and the planner
-/// placed at `offsets` (one per buffer) in an arena of `arenaBytes`.
-MemoryPlanReport buildMemoryReport(func::FuncOp func,
-                                   const BufferLiveness &liveness,
-                                   llvm::ArrayRef<int64_t> offsets,
-                                   int64_t arenaBytes);
+/// The report of a function's plan (one that isPlanned()).
+MemoryPlanReport buildMemoryReport(const MemoryPlan &plan);
 
-/// The text report (rnn-plan-memory's `report`).
+/// The text report.
 void printMemoryReport(const MemoryPlanReport &report, llvm::raw_ostream &os);
 
 /// {"functions": [...]}: every field of the reports.

@@ -42,8 +42,6 @@ void mlir::rnn::registerCellLoweringExternalModels(DialectRegistry &registry) {
   });
 }
 
-/// Name of the runtime entry point that marks a phase boundary.
-
 namespace {
 /// Lowers one memref-form kernel: its cell's lowering writes its loops in
 /// its place.
