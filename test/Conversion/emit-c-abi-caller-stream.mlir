@@ -4,7 +4,7 @@
 // call must not be taken by another declaration (emit-c-abi.mlir checks
 // what it emits).
 
-// expected-error @+1 {{conflicts with the runtime function @rnnrt_cuda_leave the C entry points call}}
+// expected-error @+1 {{@rnnrt_cuda_leave is the rnnc runtime's function of type '() -> i32' that rnn-emit-c-abi{caller-stream=1} calls; the module defines the symbol otherwise}}
 func.func private @rnnrt_cuda_leave(i64) -> i32
 func.func @calls(%x: memref<2xf32>) {
   return

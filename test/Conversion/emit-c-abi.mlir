@@ -38,6 +38,8 @@
 // given the caller's stream and the buffers to check (2 for @step), and
 // rnnrt_cuda_leave, whose status the entry point returns; if entering
 // fails the function does not run.
+// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, i64) -> i32
+// STREAM-DAG: func.func private @rnnrt_cuda_leave() -> i32
 // STREAM-LABEL: func.func @rnnc_step(
 // STREAM-SAME: [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
 // STREAM: [[COUNT:%.+]] = arith.constant 2 : i64
@@ -50,8 +52,6 @@
 // STREAM: return [[STATUS]] : i32
 // STREAM: ^[[EARLY]]:
 // STREAM: return [[ENTERED]] : i32
-// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, i64) -> i32
-// STREAM-DAG: func.func private @rnnrt_cuda_leave() -> i32
 
 // After the LLVM lowering the casts are gone: the entry point calls the
 // expanded memref calling convention.

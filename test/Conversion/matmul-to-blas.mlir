@@ -266,7 +266,7 @@ func.func @declared(%a: memref<4x3xf32>, %b: memref<3x5xf32>,
 // A function of that name with another signature, or a body, would take
 // the calls: an error names it.
 
-// expected-error @+1 {{rnn-matmul-to-blas: @rnnrt_sgemm is the runtime's GEMM entry point, declared as '(i64, i64, f32, f32, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> ()'; the module defines it differently}}
+// expected-error @+1 {{@rnnrt_sgemm is the rnnc runtime's function of type '(i64, i64, f32, f32, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> ()' that rnn-matmul-to-blas calls; the module defines the symbol otherwise}}
 func.func private @rnnrt_sgemm(i64, i64, f32, f32)
 
 func.func @conflicting(%a: memref<4x3xf32>, %b: memref<3x5xf32>,

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Conversion/Passes.h"
+#include "rnn/Conversion/RuntimeFunctions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -86,22 +87,6 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
   /// The runtime's rnnrt_cuda_enter/leave (caller-stream).
   func::FuncOp enter, leave;
 
-  /// A private declaration of `name`, or the existing one if it has `type`.
-  static func::FuncOp declare(OpBuilder &b, ModuleOp module, StringRef name,
-                              FunctionType type) {
-    if (Operation *existing = module.lookupSymbol(name)) {
-      auto func = dyn_cast<func::FuncOp>(existing);
-      if (func && func.getFunctionType() == type)
-        return func;
-      existing->emitOpError("conflicts with the runtime function @")
-          << name << " the C entry points call";
-      return nullptr;
-    }
-    auto func = func::FuncOp::create(b, module.getLoc(), name, type);
-    func.setPrivate();
-    return func;
-  }
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Descriptor sizes and strides are i64: the index type must be 64-bit.
@@ -115,16 +100,20 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       if (func.isPublic() && !func.isExternal())
         entries.push_back(func);
     if (callerStream) {
-      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      Builder b(&getContext());
       auto ptrType = LLVM::LLVMPointerType::get(&getContext());
       Type i32 = b.getI32Type();
-      enter = declare(b, module, "rnnrt_cuda_enter",
-                      b.getFunctionType({ptrType, ptrType, b.getI64Type()},
-                                        {i32}));
-      leave =
-          declare(b, module, "rnnrt_cuda_leave", b.getFunctionType({}, {i32}));
-      if (!enter || !leave)
+      FailureOr<func::FuncOp> enterDecl = rnn::declareRuntimeFunction(
+          module, "rnnrt_cuda_enter",
+          b.getFunctionType({ptrType, ptrType, b.getI64Type()}, {i32}),
+          "rnn-emit-c-abi{caller-stream=1}");
+      FailureOr<func::FuncOp> leaveDecl = rnn::declareRuntimeFunction(
+          module, "rnnrt_cuda_leave", b.getFunctionType({}, {i32}),
+          "rnn-emit-c-abi{caller-stream=1}");
+      if (failed(enterDecl) || failed(leaveDecl))
         return signalPassFailure();
+      enter = *enterDecl;
+      leave = *leaveDecl;
     }
     for (func::FuncOp func : entries) {
       if (failed(checkSignature(func)))
@@ -148,11 +137,11 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       Type i32 = b.getI32Type();
       if (callerStream) {
         // if (rnnrt_cuda_enter(stream, buffers, count)) return 1;
-        Value count = arith::ConstantIntOp::create(
-            b, loc, b.getI64Type(), func.getNumArguments());
+        Value count = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                                   func.getNumArguments());
         Value failed =
-            func::CallOp::create(b, loc, enter,
-                                 ValueRange{body->getArgument(1), buffers, count})
+            func::CallOp::create(
+                b, loc, enter, ValueRange{body->getArgument(1), buffers, count})
                 .getResult(0);
         Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
         Value isFailed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Conversion/Passes.h"
+#include "rnn/Conversion/RuntimeFunctions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -189,28 +190,19 @@ struct MatmulToBLASPass
         return signalPassFailure();
   }
 
-  /// Declares `name` of `type` if the module calls it. A symbol of that
-  /// name that is not the runtime's entry point would take the calls: the
-  /// module must not define one.
+  /// Declares `name` of `type`, with the C interface the runtime's GEMM
+  /// entry points have, if the module calls it or declares it.
   LogicalResult declare(ModuleOp module, StringRef name, FunctionType type) {
-    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-    if (Operation *existing = module.lookupSymbol(name)) {
-      auto function = dyn_cast<func::FuncOp>(existing);
-      if (!function || function.getFunctionType() != type ||
-          !function.isExternal())
-        return existing->emitError("rnn-matmul-to-blas: @")
-               << name << " is the runtime's GEMM entry point, declared as "
-               << type << "; the module defines it differently";
-      function->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+    bool used = module.lookupSymbol(name) != nullptr;
+    module.walk([&](func::CallOp call) { used |= call.getCallee() == name; });
+    if (!used)
       return success();
-    }
-    bool called = false;
-    module.walk([&](func::CallOp call) { called |= call.getCallee() == name; });
-    if (!called)
-      return success();
-    auto decl = func::FuncOp::create(builder, module.getLoc(), name, type);
-    decl.setPrivate();
-    decl->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+    FailureOr<func::FuncOp> function =
+        rnn::declareRuntimeFunction(module, name, type, "rnn-matmul-to-blas");
+    if (failed(function))
+      return failure();
+    (*function)->setAttr("llvm.emit_c_interface",
+                         UnitAttr::get(module.getContext()));
     return success();
   }
 };

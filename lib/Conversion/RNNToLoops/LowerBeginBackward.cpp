@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Conversion/Passes.h"
+#include "rnn/Conversion/RuntimeFunctions.h"
 #include "rnn/Dialect/RNNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,13 +35,11 @@ struct LowerBeginBackwardPass
     if (markers.empty())
       return;
     IRRewriter rewriter(&getContext());
-    if (!module.lookupSymbol(kBeginPhase)) {
-      rewriter.setInsertionPointToStart(module.getBody());
-      auto decl = func::FuncOp::create(
-          rewriter, module.getLoc(), kBeginPhase,
-          rewriter.getFunctionType({rewriter.getI64Type()}, {}));
-      decl.setPrivate();
-    }
+    if (failed(declareRuntimeFunction(
+            module, kBeginPhase,
+            rewriter.getFunctionType({rewriter.getI64Type()}, {}),
+            "rnn.begin_backward's lowering")))
+      return signalPassFailure();
     for (BeginBackwardOp op : markers) {
       rewriter.setInsertionPoint(op);
       Value phase = arith::ConstantIntOp::create(rewriter, op.getLoc(),
