@@ -1,11 +1,10 @@
 //===- RNNAttrs.cpp - rnn cell attributes ---------------------------------===//
 //
-// The facts of the cells #rnn.lstm, #rnn.gru and #rnn.mgu
-// (CellAttrInterface), the
-// layer interface of the model ops, and the kernels' operands by role: the
-// operand groups a cell gives each kernel phase (kernelOperandGroups), from
-// which the kernel interface finds every operand and createKernel builds
-// the generic kernel ops.
+// The dialect's cells (their facts and model ops are generated from
+// RNNCells.td) and the kernels' operands by role: the operand groups a cell
+// gives each kernel phase (kernelOperandGroups), from which the kernel
+// interface finds every operand and createKernel builds the generic kernel
+// ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,119 +67,31 @@ std::string mlir::rnn::listCells(MLIRContext *context, StringRef prefix,
 }
 
 //===----------------------------------------------------------------------===//
-// #rnn.lstm
-//===----------------------------------------------------------------------===//
-
-StringRef LSTMCellAttr::getCellName() const { return "lstm"; }
-int64_t LSTMCellAttr::getNumGates() const { return 4; }
-
-ArrayRef<StringRef> LSTMCellAttr::getStateNames() const {
-  static const StringRef names[] = {"h", "c"};
-  return names;
-}
-
-ArrayRef<StringRef> LSTMCellAttr::getSavedRoles() const {
-  static const StringRef roles[] = {"gates", "cells"};
-  return roles;
-}
-
-ArrayRef<StringRef> LSTMCellAttr::getReplayedRoles() const {
-  static const StringRef roles[] = {"gates"};
-  return roles;
-}
-
-ArrayRef<StringRef> LSTMCellAttr::getCheckpointRoles() const {
-  static const StringRef roles[] = {"cells"};
-  return roles;
-}
-
-int64_t LSTMCellAttr::getRoleWidth(StringRef role, int64_t hidden) const {
-  if (role == "gates")
-    return getNumGates() * hidden;
-  return role == "cells" ? hidden : 0;
-}
-
-//===----------------------------------------------------------------------===//
-// #rnn.gru and #rnn.mgu: state h; saved gates and hn_proj, both replayed
-//===----------------------------------------------------------------------===//
-
-static ArrayRef<StringRef> hiddenStateNames() {
-  static const StringRef names[] = {"h"};
-  return names;
-}
-
-static ArrayRef<StringRef> gatesAndHiddenProjection() {
-  static const StringRef roles[] = {"gates", "hn_proj"};
-  return roles;
-}
-
-static int64_t gatesAndHiddenProjectionWidth(StringRef role, int64_t gates,
-                                             int64_t hidden) {
-  if (role == "gates")
-    return gates * hidden;
-  return role == "hn_proj" ? hidden : 0;
-}
-
-StringRef GRUCellAttr::getCellName() const { return "gru"; }
-int64_t GRUCellAttr::getNumGates() const { return 3; }
-ArrayRef<StringRef> GRUCellAttr::getStateNames() const {
-  return hiddenStateNames();
-}
-ArrayRef<StringRef> GRUCellAttr::getSavedRoles() const {
-  return gatesAndHiddenProjection();
-}
-ArrayRef<StringRef> GRUCellAttr::getReplayedRoles() const {
-  return getSavedRoles();
-}
-ArrayRef<StringRef> GRUCellAttr::getCheckpointRoles() const { return {}; }
-int64_t GRUCellAttr::getRoleWidth(StringRef role, int64_t hidden) const {
-  return gatesAndHiddenProjectionWidth(role, getNumGates(), hidden);
-}
-
-StringRef MGUCellAttr::getCellName() const { return "mgu"; }
-int64_t MGUCellAttr::getNumGates() const { return 2; }
-ArrayRef<StringRef> MGUCellAttr::getStateNames() const {
-  return hiddenStateNames();
-}
-ArrayRef<StringRef> MGUCellAttr::getSavedRoles() const {
-  return gatesAndHiddenProjection();
-}
-ArrayRef<StringRef> MGUCellAttr::getReplayedRoles() const {
-  return getSavedRoles();
-}
-ArrayRef<StringRef> MGUCellAttr::getCheckpointRoles() const { return {}; }
-int64_t MGUCellAttr::getRoleWidth(StringRef role, int64_t hidden) const {
-  return gatesAndHiddenProjectionWidth(role, getNumGates(), hidden);
-}
-
-//===----------------------------------------------------------------------===//
-// Model ops as layers
-//===----------------------------------------------------------------------===//
-
-CellAttrInterface LSTMOp::getCell() { return LSTMCellAttr::get(getContext()); }
-SmallVector<Value> LSTMOp::getInitialStates() { return {getH0(), getC0()}; }
-SmallVector<Value> LSTMOp::getFinalStates() { return {getHN(), getCN()}; }
-
-CellAttrInterface GRUOp::getCell() { return GRUCellAttr::get(getContext()); }
-SmallVector<Value> GRUOp::getInitialStates() { return {getH0()}; }
-SmallVector<Value> GRUOp::getFinalStates() { return {getHN()}; }
-
-CellAttrInterface MGUOp::getCell() { return MGUCellAttr::get(getContext()); }
-SmallVector<Value> MGUOp::getInitialStates() { return {getH0()}; }
-SmallVector<Value> MGUOp::getFinalStates() { return {getHN()}; }
-
-//===----------------------------------------------------------------------===//
 // Kernels' operands by role
 //===----------------------------------------------------------------------===//
 
-StringRef mlir::rnn::kernelPhase(KernelKind kind, bool chunked) {
+StringRef mlir::rnn::stringifyKernelPhase(KernelPhase phase) {
+  switch (phase) {
+  case KernelPhase::Fwd:
+    return "fwd";
+  case KernelPhase::Bwd:
+    return "bwd";
+  case KernelPhase::ChunkedBwd:
+    return "chunked_bwd";
+  case KernelPhase::Replay:
+    return "replay";
+  }
+  llvm_unreachable("unknown kernel phase");
+}
+
+KernelPhase mlir::rnn::kernelPhase(KernelKind kind, bool chunked) {
   switch (kind) {
   case KernelKind::Fwd:
-    return "fwd";
+    return KernelPhase::Fwd;
   case KernelKind::Bwd:
-    return chunked ? "chunked_bwd" : "bwd";
+    return chunked ? KernelPhase::ChunkedBwd : KernelPhase::Bwd;
   case KernelKind::Replay:
-    return "replay";
+    return KernelPhase::Replay;
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -199,23 +110,27 @@ static SmallVector<std::string> roleStrings(ArrayRef<StringRef> roles) {
 }
 
 SmallVector<SmallVector<std::string>>
-mlir::rnn::kernelOperandGroups(CellAttrInterface cell, StringRef phase,
+mlir::rnn::kernelOperandGroups(CellAttrInterface cell, KernelPhase phase,
                                bool resetStates) {
-  SmallVector<std::string> weights = {"weight_ih", "weight_hh"};
-  if (phase != "bwd")
-    weights.append({"bias_ih", "bias_hh"});
+  SmallVector<std::string> weights = {kRoleWeightIh.str(), kRoleWeightHh.str()};
+  if (phase != KernelPhase::Bwd)
+    weights.append({kRoleBiasIh.str(), kRoleBiasHh.str()});
   SmallVector<std::string> reset;
   if (resetStates)
-    reset = stateRoles(cell, "", "_reset");
+    reset = stateRoles(cell, "", kResetStateSuffix);
   SmallVector<SmallVector<std::string>> groups = {
-      {"x"}, {"is_init"}, stateRoles(cell, "", "0"), reset, weights};
-  SmallVector<std::string> y = {"y"};
-  if (phase == "fwd") {
-    llvm::append_range(y, stateRoles(cell, "", "_n"));
+      {kRoleX.str()},
+      {kRoleIsInit.str()},
+      stateRoles(cell, "", kInitialStateSuffix),
+      reset,
+      weights};
+  SmallVector<std::string> y = {kRoleY.str()};
+  if (phase == KernelPhase::Fwd) {
+    llvm::append_range(y, stateRoles(cell, "", kFinalStateSuffix));
     groups.append({y, roleStrings(cell.getSavedRoles())});
     return groups;
   }
-  if (phase == "replay") {
+  if (phase == KernelPhase::Replay) {
     ArrayRef<StringRef> replayed = cell.getReplayedRoles();
     for (StringRef role : cell.getSavedRoles())
       if (!llvm::is_contained(replayed, role))
@@ -223,23 +138,26 @@ mlir::rnn::kernelOperandGroups(CellAttrInterface cell, StringRef phase,
     groups.append({y, roleStrings(replayed)});
     return groups;
   }
-  llvm::append_range(y,
-                     roleStrings(phase == "bwd" ? cell.getSavedRoles()
-                                                : cell.getCheckpointRoles()));
-  SmallVector<std::string> cotangents = {"grad_y"};
-  llvm::append_range(cotangents, stateRoles(cell, "grad_", "_n"));
-  SmallVector<std::string> gradients = {"grad_x"};
-  llvm::append_range(gradients, stateRoles(cell, "grad_", "0"));
+  llvm::append_range(y, roleStrings(phase == KernelPhase::Bwd
+                                        ? cell.getSavedRoles()
+                                        : cell.getCheckpointRoles()));
+  SmallVector<std::string> cotangents = {kRoleGradY.str()};
+  llvm::append_range(cotangents,
+                     stateRoles(cell, kGradPrefix, kFinalStateSuffix));
+  SmallVector<std::string> gradients = {kRoleGradX.str()};
+  llvm::append_range(gradients,
+                     stateRoles(cell, kGradPrefix, kInitialStateSuffix));
   if (resetStates)
-    llvm::append_range(gradients, stateRoles(cell, "grad_", "_reset"));
-  gradients.append(
-      {"grad_weight_ih", "grad_weight_hh", "grad_bias_ih", "grad_bias_hh"});
+    llvm::append_range(gradients,
+                       stateRoles(cell, kGradPrefix, kResetStateSuffix));
+  gradients.append({kRoleGradWeightIh.str(), kRoleGradWeightHh.str(),
+                    kRoleGradBiasIh.str(), kRoleGradBiasHh.str()});
   groups.append({y, cotangents, gradients});
   return groups;
 }
 
 SmallVector<std::string> mlir::rnn::kernelOperandRoles(CellAttrInterface cell,
-                                                       StringRef phase,
+                                                       KernelPhase phase,
                                                        bool resetStates) {
   SmallVector<std::string> roles;
   for (SmallVector<std::string> &group :
@@ -272,21 +190,21 @@ static SmallVector<Value> stateValues(KernelOpInterface kernel,
 }
 
 SmallVector<Value> KernelOpInterface::getInitialStates() {
-  return stateValues(*this, "", "0");
+  return stateValues(*this, "", kInitialStateSuffix);
 }
 
 SmallVector<Value> KernelOpInterface::getBiases() {
-  Value ih = get("bias_ih"), hh = get("bias_hh");
+  Value ih = get(kRoleBiasIh), hh = get(kRoleBiasHh);
   if (!ih || !hh)
     return {};
   return {ih, hh};
 }
 
 SmallVector<OpOperand *> KernelOpInterface::getOutputOperands() {
-  if (getPhase() != "fwd")
+  if (getPhase() != KernelPhase::Fwd)
     return {};
-  SmallVector<OpOperand *> outputs = {getOperandOf("y")};
-  for (const std::string &role : stateRoles(getCell(), "", "_n"))
+  SmallVector<OpOperand *> outputs = {getOperandOf(kRoleY)};
+  for (const std::string &role : stateRoles(getCell(), "", kFinalStateSuffix))
     outputs.push_back(getOperandOf(role));
   return outputs;
 }
@@ -294,8 +212,9 @@ SmallVector<OpOperand *> KernelOpInterface::getOutputOperands() {
 SmallVector<Value> KernelOpInterface::getCotangents() {
   if (!isBackward())
     return {};
-  SmallVector<Value> cotangents = {get("grad_y")};
-  llvm::append_range(cotangents, stateValues(*this, "grad_", "_n"));
+  SmallVector<Value> cotangents = {get(kRoleGradY)};
+  llvm::append_range(cotangents,
+                     stateValues(*this, kGradPrefix, kFinalStateSuffix));
   return cotangents;
 }
 
@@ -311,12 +230,13 @@ SmallVector<std::string> KernelOpInterface::getDestinationRoles() {
 //===----------------------------------------------------------------------===//
 
 KernelOpInterface mlir::rnn::createKernel(
-    OpBuilder &builder, Location loc, CellAttrInterface cell, StringRef phase,
+    OpBuilder &builder, Location loc, CellAttrInterface cell, KernelPhase phase,
     bool resetStates, TypeRange types, ValueRange operands, int64_t block,
     std::optional<int64_t> chunk, Type storage) {
-  StringRef name = phase == "fwd"      ? CellFwdOp::getOperationName()
-                   : phase == "replay" ? CellReplayOp::getOperationName()
-                                       : CellBwdOp::getOperationName();
+  StringRef name = phase == KernelPhase::Fwd ? CellFwdOp::getOperationName()
+                   : phase == KernelPhase::Replay
+                       ? CellReplayOp::getOperationName()
+                       : CellBwdOp::getOperationName();
   OperationState state(loc, name);
   state.addOperands(operands);
   state.addTypes(types);

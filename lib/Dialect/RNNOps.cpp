@@ -110,9 +110,9 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
       return op->emitOpError()
              << spec.name << " must have rank " << spec.dims.size() << " "
              << dimsString(spec.dims) << ", got " << spec.type;
-    if (spec.name == "x")
+    if (spec.name == kRoleX)
       x = &spec;
-    if (spec.name == "weight_hh")
+    if (spec.name == kRoleWeightHh)
       weightHh = &spec;
   }
   assert(x && weightHh && "every rnn op has x and weight_hh");
@@ -174,19 +174,19 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
                       const ValueSpec &spec) -> std::pair<int64_t, StringRef> {
     switch (dim) {
     case Dim::T:
-      return {xShape[0], "x"};
+      return {xShape[0], kRoleX};
     case Dim::B:
-      return {xShape[1], "x"};
+      return {xShape[1], kRoleX};
     case Dim::I:
-      return {xShape[2], "x"};
+      return {xShape[2], kRoleX};
     case Dim::H:
-      return {hidden, "weight_hh"};
+      return {hidden, kRoleWeightHh};
     case Dim::GH:
-      return {numGates * hidden, "weight_hh"};
+      return {numGates * hidden, kRoleWeightHh};
     case Dim::Chunks:
-      return {llvm::divideCeil(xShape[0], *chunk), "x"};
+      return {llvm::divideCeil(xShape[0], *chunk), kRoleX};
     case Dim::Width:
-      return {cell.getRoleWidth(spec.name, hidden), "weight_hh"};
+      return {cell.getRoleWidth(spec.name, hidden), kRoleWeightHh};
     }
     llvm_unreachable("unknown dim");
   };
@@ -261,7 +261,7 @@ static LogicalResult verifySteps(Operation *op, int64_t block,
 bool mlir::rnn::isOverwrittenInput(Operation *op, unsigned operandNumber) {
   // The backward overwrites the values a replay would recompute.
   auto kernel = dyn_cast<KernelOpInterface>(op);
-  if (!kernel || kernel.getPhase() != "bwd")
+  if (!kernel || kernel.getPhase() != KernelPhase::Bwd)
     return false;
   return llvm::any_of(kernel.getCell().getReplayedRoles(), [&](StringRef role) {
     OpOperand *saved = kernel.getSavedOperand(role);
@@ -303,9 +303,9 @@ static void addKernelEffects(
 /// (and its gradient) is per step or per batch column, as its rank says.
 static SmallVector<Dim, 3> dimsOfRole(CellAttrInterface cell, StringRef role,
                                       int64_t rank, bool chunked) {
-  if (role.ends_with("_reset") && rank == 2)
+  if (role.ends_with(kResetStateSuffix) && rank == 2)
     return {Dim::B, Dim::H};
-  if (role.ends_with("_reset"))
+  if (role.ends_with(kResetStateSuffix))
     return {Dim::T, Dim::B, Dim::H};
   if (llvm::is_contained(cell.getSavedRoles(), role)) {
     bool perChunk =
@@ -319,16 +319,16 @@ static SmallVector<Dim, 3> dimsOfRole(CellAttrInterface cell, StringRef role,
     Dim width = widthIs(gates) ? Dim::GH : widthIs(1) ? Dim::H : Dim::Width;
     return {perChunk ? Dim::Chunks : Dim::T, Dim::B, width};
   }
-  role.consume_front("grad_");
-  if (role == "x")
+  role.consume_front(kGradPrefix);
+  if (role == kRoleX)
     return {Dim::T, Dim::B, Dim::I};
-  if (role == "y")
+  if (role == kRoleY)
     return {Dim::T, Dim::B, Dim::H};
-  if (role == "weight_ih")
+  if (role == kRoleWeightIh)
     return {Dim::GH, Dim::I};
-  if (role == "weight_hh")
+  if (role == kRoleWeightHh)
     return {Dim::GH, Dim::H};
-  if (role == "bias_ih" || role == "bias_hh")
+  if (role == kRoleBiasIh || role == kRoleBiasHh)
     return {Dim::GH};
   // An initial or final state.
   return {Dim::B, Dim::H};
@@ -344,7 +344,7 @@ static LogicalResult verifyByRole(Operation *op, CellAttrInterface cell,
     SmallVector<Dim, 3> dims =
         dimsOfRole(cell, role, cast<ShapedType>(value.getType()).getRank(),
                    chunk.has_value());
-    if (role == "is_init")
+    if (role == kRoleIsInit)
       l.addMask(role, value);
     else if (isStoredRole(cell, role))
       l.addStored(role, value, dims);
@@ -372,7 +372,7 @@ static LogicalResult verifyResetCount(Operation *op, CellAttrInterface cell,
     return success();
   SmallVector<std::string> roles;
   for (StringRef state : cell.getStateNames())
-    roles.push_back((state + "_reset").str());
+    roles.push_back((state + kResetStateSuffix).str());
   return op->emitOpError() << "expected 0 or " << numStates << " " << group
                            << " for " << cell << " (" << llvm::join(roles, ", ")
                            << "), got " << count;
@@ -384,13 +384,14 @@ static LogicalResult verifyResetCount(Operation *op, CellAttrInterface cell,
 
 /// A model op has the operands of its cell's forward kernel but the
 /// destinations, and the outputs as results: the forward's roles without
-/// the saved values (its last group).
+/// the saved values (its last group). Each model op's verify() (generated
+/// with the op in RNNCells.td) calls it.
 static LogicalResult verifyLayer(LayerOpInterface layer) {
   CellAttrInterface cell = layer.getCell();
   size_t numReset = layer.getResetStates().size();
   if (failed(verifyResetCount(layer, cell, numReset, "reset states")))
     return failure();
-  auto groups = kernelOperandGroups(cell, "fwd", numReset != 0);
+  auto groups = kernelOperandGroups(cell, KernelPhase::Fwd, numReset != 0);
   SmallVector<std::string> roles;
   for (auto &group : ArrayRef(groups).drop_back())
     llvm::append_range(roles, group);
@@ -401,10 +402,6 @@ static LogicalResult verifyLayer(LayerOpInterface layer) {
     return failure();
   return verifyStorage(op, layer.getStorageType(), layer.getInput());
 }
-
-LogicalResult LSTMOp::verify() { return verifyLayer(*this); }
-LogicalResult GRUOp::verify() { return verifyLayer(*this); }
-LogicalResult MGUOp::verify() { return verifyLayer(*this); }
 
 uint64_t DropoutOp::getThreshold() {
   return static_cast<uint64_t>(std::ldexp(getP().convertToDouble(), 32));
@@ -501,11 +498,13 @@ template <typename OpTy> static LogicalResult verifyKernel(OpTy op) {
   }
   // A reset state's gradient has its shape (per step or per column).
   for (StringRef state : cell.getStateNames()) {
-    std::string role = (state + "_reset").str();
-    Value reset = kernel.get(role), grad = kernel.get("grad_" + role);
+    std::string role = (state + kResetStateSuffix).str();
+    Value reset = kernel.get(role),
+          grad = kernel.get((kGradPrefix + role).str());
     if (reset && grad && reset.getType() != grad.getType())
-      return op.emitOpError() << "grad_" << role << " type " << grad.getType()
-                              << " != " << reset.getType() << " of " << role;
+      return op.emitOpError()
+             << kGradPrefix << role << " type " << grad.getType()
+             << " != " << reset.getType() << " of " << role;
   }
   return verifySteps(op, kernel.getBlockSteps(), chunk);
 }

@@ -39,7 +39,7 @@ static DictionaryAttr gradientAttrs(Builder &builder, DictionaryAttr primal) {
   SmallVector<NamedAttribute> attrs;
   if (auto name = primal.getAs<StringAttr>(kName))
     attrs.push_back(builder.getNamedAttr(
-        kName, builder.getStringAttr("grad_" + name.getValue())));
+        kName, builder.getStringAttr(kGradPrefix + name.getValue())));
   if (Attribute layer = primal.get(kLayer))
     attrs.push_back(builder.getNamedAttr(kLayer, layer));
   return builder.getDictionaryAttr(attrs);
@@ -103,9 +103,10 @@ void Differentiator::emitBackward(Operation *kernel) {
   };
   SmallVector<Value> operands, primals;
   SmallVector<Type> types;
-  for (const std::string &role : kernelOperandRoles(cell, "bwd", resetStates)) {
+  for (const std::string &role :
+       kernelOperandRoles(cell, KernelPhase::Bwd, resetStates)) {
     StringRef name = role;
-    if (!name.consume_front("grad_")) {
+    if (!name.consume_front(kGradPrefix)) {
       operands.push_back(valueOf(name));
       continue;
     }
@@ -121,9 +122,9 @@ void Differentiator::emitBackward(Operation *kernel) {
                                                type.getElementType()));
   }
   // The backward's GEMM blocks are the forward's.
-  Operation *bwd =
-      createKernel(builder, loc, cell, "bwd", resetStates, types, operands,
-                   fwd.getBlockSteps(), std::nullopt, fwd.getStorageType());
+  Operation *bwd = createKernel(
+      builder, loc, cell, KernelPhase::Bwd, resetStates, types, operands,
+      fwd.getBlockSteps(), std::nullopt, fwd.getStorageType());
   copyLayer(kernel, bwd);
   for (auto [value, gradient] : llvm::zip(primals, bwd->getResults()))
     accumulate(value, gradient);

@@ -80,7 +80,7 @@ static int64_t layerOf(Operation *modelOp, Value h0) {
   int64_t position = 0;
   for (Operation *op = modelOp->getPrevNode(); op; op = op->getPrevNode())
     if (auto kernel = dyn_cast<KernelOpInterface>(op))
-      position += kernel.getPhase() == "fwd";
+      position += kernel.getPhase() == KernelPhase::Fwd;
     else
       position += isa<LayerOpInterface>(op);
   return position;
@@ -114,8 +114,8 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
       gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(), gemmRows);
 
   Operation *fwd = createKernel(
-      builder, loc, cell, "fwd", !layerOp.getResetStates().empty(), initTypes,
-      operands, block, std::nullopt, layerOp.getStorageType());
+      builder, loc, cell, KernelPhase::Fwd, !layerOp.getResetStates().empty(),
+      initTypes, operands, block, std::nullopt, layerOp.getStorageType());
   fwd->setAttr(kLayerAttr, layer);
   return fwd;
 }

@@ -115,7 +115,7 @@ static Value emptyLike(OpBuilder &b, Location loc, Value like) {
 static KernelOpInterface forwardOf(KernelOpInterface bwd) {
   Value saved = bwd.getSaved(bwd.getCell().getSavedRoles().front());
   auto fwd = saved ? saved.getDefiningOp<KernelOpInterface>() : nullptr;
-  return fwd && fwd.getPhase() == "fwd" ? fwd : nullptr;
+  return fwd && fwd.getPhase() == KernelPhase::Fwd ? fwd : nullptr;
 }
 
 /// x, is_init, the initial and reset states, the weights and the biases of
@@ -152,8 +152,8 @@ static void replaySaved(KernelOpInterface bwd, RewriterBase &rewriter) {
     operands.push_back(emptyLike(rewriter, loc, saved));
   }
   Operation *replay = createKernel(
-      rewriter, loc, cell, "replay", fwd.hasResetStates(), types, operands,
-      bwd.getBlockSteps(), std::nullopt, bwd.getStorageType());
+      rewriter, loc, cell, KernelPhase::Replay, fwd.hasResetStates(), types,
+      operands, bwd.getBlockSteps(), std::nullopt, bwd.getStorageType());
   copyLayer(bwd, replay);
   rewriter.modifyOpInPlace(bwd, [&] {
     for (auto [role, value] : llvm::zip_equal(replayed, replay->getResults()))
@@ -182,9 +182,10 @@ static KernelOpInterface chunkForward(KernelOpInterface fwd, int64_t chunk,
   for (OpOperand &init :
        cast<DestinationStyleOpInterface>(*fwd).getDpsInitsMutable())
     types.push_back(operands[init.getOperandNumber()].getType());
-  KernelOpInterface chunked = createKernel(
-      rewriter, fwd.getLoc(), fwd.getCell(), "fwd", fwd.hasResetStates(), types,
-      operands, fwd.getBlockSteps(), chunk, fwd.getStorageType());
+  KernelOpInterface chunked =
+      createKernel(rewriter, fwd.getLoc(), fwd.getCell(), KernelPhase::Fwd,
+                   fwd.hasResetStates(), types, operands, fwd.getBlockSteps(),
+                   chunk, fwd.getStorageType());
   copyLayer(fwd, chunked);
   // The saved values keep no reader: the chunked backward replaces theirs.
   for (auto [oldResult, newResult] :
@@ -217,7 +218,7 @@ static void checkpoint(KernelOpInterface bwd, int64_t chunk,
   llvm::append_range(operands,
                      cast<DestinationStyleOpInterface>(*bwd).getDpsInits());
   Operation *replacement =
-      createKernel(rewriter, bwd.getLoc(), cell, "chunked_bwd",
+      createKernel(rewriter, bwd.getLoc(), cell, KernelPhase::ChunkedBwd,
                    bwd.hasResetStates(), bwd->getResultTypes(), operands,
                    bwd.getBlockSteps(), chunk, bwd.getStorageType());
   copyLayer(bwd, replacement);
@@ -236,7 +237,7 @@ static int64_t chunkOf(KernelOpInterface bwd, const RematPlan &plan) {
 }
 
 /// Whether `op` is a kernel of phase `phase`.
-static bool isPhase(Operation *op, StringRef phase) {
+static bool isPhase(Operation *op, KernelPhase phase) {
   auto kernel = dyn_cast<KernelOpInterface>(op);
   return kernel && kernel.getPhase() == phase;
 }
@@ -247,7 +248,7 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
   IRRewriter rewriter(module.getContext());
   SmallVector<Operation *> kernels;
   module.walk([&](Operation *op) {
-    if (isPhase(op, "bwd"))
+    if (isPhase(op, KernelPhase::Bwd))
       kernels.push_back(op);
   });
   for (Operation *op : kernels) {
@@ -299,7 +300,7 @@ double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
     return 0;
   double cost = 0;
   module.walk([&](Operation *op) {
-    if (!isPhase(op, "fwd"))
+    if (!isPhase(op, KernelPhase::Fwd))
       return;
     LayerShape s(cast<KernelOpInterface>(op));
     // The replay recomputes both GEMMs of every step and the gate math
@@ -332,7 +333,7 @@ double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
 static SmallVector<RematPlan> candidatePlans(ModuleOp module) {
   int64_t longest = 1, block = 1;
   module.walk([&](KernelOpInterface kernel) {
-    if (kernel.getPhase() == "bwd") {
+    if (kernel.getPhase() == KernelPhase::Bwd) {
       longest = std::max(longest, kernel.getSeqLen());
       block = std::max(block, kernel.getBlockSteps());
     }

@@ -80,8 +80,8 @@ struct TestCellFactsPass
         printStates(os, cell.getStateNames(), resetStates, "_reset");
       os << "\n  y " << layer.getOutput().getType();
       printStates(os, cell.getStateNames(), layer.getFinalStates(), "_n");
-      for (StringRef phase : {"fwd", "bwd", "chunked_bwd", "replay"}) {
-        os << "\n  " << phase << " kernel";
+      for (rnn::KernelPhase phase : rnn::kKernelPhases) {
+        os << "\n  " << rnn::stringifyKernelPhase(phase) << " kernel";
         for (const auto &group :
              rnn::kernelOperandGroups(cell, phase, !resetStates.empty())) {
           os << " (";
@@ -94,7 +94,7 @@ struct TestCellFactsPass
     // Each kernel's operands as the kernel interface finds them by role.
     getOperation().walk([&](rnn::KernelOpInterface kernel) {
       os << kernel->getName() << " " << kernel.getCell() << " "
-         << kernel.getPhase() << ":";
+         << rnn::stringifyKernelPhase(kernel.getPhase()) << ":";
       for (const std::string &role : kernel.getOperandRoles())
         os << " " << role << "=#"
            << kernel.getOperandOf(role)->getOperandNumber();

@@ -33,6 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Compile.h"
 #include "Model.h"
 
 #include "rnn/Dialect/RNNDialect.h"
@@ -155,8 +156,9 @@ static std::string roleOf(llvm::StringRef name) {
   return "input";
 }
 
-/// One entry point of the manifest.
-static llvm::json::Object describeEntry(func::FuncOp func) {
+/// One entry point of the manifest, with its memory plan.
+static llvm::json::Object describeEntry(func::FuncOp func,
+                                        const EntryPlan &plan) {
   llvm::json::Array args;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto memref = cast<MemRefType>(type);
@@ -183,22 +185,18 @@ static llvm::json::Object describeEntry(func::FuncOp func) {
   llvm::json::Object entry;
   entry["symbol"] = "rnnc_" + func.getName().str();
   entry["args"] = std::move(args);
-  using mlir::rnn::RNNDialect;
-  MLIRContext *ctx = func.getContext();
-  if (IntegerAttr value = RNNDialect::ArenaBytesAttrHelper(ctx).getAttr(func))
-    entry["arena_bytes"] = value.getInt();
-  if (IntegerAttr value =
-          RNNDialect::PredictedPeakBytesAttrHelper(ctx).getAttr(func))
-    entry["predicted_peak_bytes"] = value.getInt();
-  if (IntegerAttr value = RNNDialect::SavedBytesAttrHelper(ctx).getAttr(func))
-    entry["saved_bytes"] = value.getInt();
-  if (ArrayAttr saved = RNNDialect::SavedAttrHelper(ctx).getAttr(func)) {
+  if (plan.arenaBytes)
+    entry["arena_bytes"] = *plan.arenaBytes;
+  if (plan.peakBytes)
+    entry["predicted_peak_bytes"] = *plan.peakBytes;
+  if (plan.savedBytes)
+    entry["saved_bytes"] = *plan.savedBytes;
+  if (plan.saved) {
     llvm::json::Array layout;
-    for (auto item : saved.getAsRange<DictionaryAttr>())
-      layout.push_back(llvm::json::Object{
-          {"role", item.getAs<StringAttr>("role").getValue()},
-          {"offset", item.getAs<IntegerAttr>("offset").getInt()},
-          {"bytes", item.getAs<IntegerAttr>("bytes").getInt()}});
+    for (const SavedRegion &region : *plan.saved)
+      layout.push_back(llvm::json::Object{{"role", region.role},
+                                          {"offset", region.offset},
+                                          {"bytes", region.bytes}});
     entry["saved"] = std::move(layout);
   }
   return entry;
@@ -557,15 +555,13 @@ static void compileToBuffers(MLIRContext &context,
   func::FuncOp model = module.lookupSymbol<func::FuncOp>(name);
   {
     std::string error;
-    PassManager train(&context);
-    mlir::rnn::buildTrainingFunctionsStage(train, options);
-    if (failed(runPipeline(train, module, error)))
+    if (failed(buildTrainingFunctions(module, options, error)))
       fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
     // The inference entry point reads no rng: its dropouts drop nothing.
     removeDropouts(model);
-    PassManager pm(&context);
-    mlir::rnn::buildToBuffersPipeline(pm, options);
-    if (failed(runPipeline(pm, module, error)))
+    if (compileToBuffers(module, options, /*memoryReportFile=*/"",
+                         /*memorySVGFile=*/"",
+                         error) != CompileStatus::Compiled)
       fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
   }
 
@@ -578,10 +574,10 @@ static void compileToBuffers(MLIRContext &context,
     auto func = module.lookupSymbol<func::FuncOp>(name + suffix);
     if (!func)
       fail("internal: no @" + name + suffix + " after compiling", 1);
-    if (StringAttr attr =
-            mlir::rnn::RNNDialect::RematAttrHelper(&context).getAttr(func))
-      compiled.rematPlan = attr.getValue().str();
-    compiled.entries[kind] = describeEntry(func);
+    EntryPlan plan = readEntryPlan(func, /*train=*/suffix[0] != 0);
+    if (plan.remat)
+      compiled.rematPlan = *plan.remat;
+    compiled.entries[kind] = describeEntry(func, plan);
   }
 }
 

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Compile.h"
 #include "Jit.h"
 #include "Model.h"
 #include "RunTarget.h"
@@ -638,22 +639,20 @@ static void printPTX(ModuleOp module, llvm::StringRef entryName,
   llvm::outs() << ptx;
 }
 
-/// Runs `pm` on `module`. A pass that rejects the program names the rule in
-/// its error: that line is the message, exit status 2. A failure without
-/// an error is the compiler's own (exit 1).
-static void
-runPipeline(PassManager &pm, ModuleOp module,
-            const mlir::rnn::MemoryReportWriter *reports = nullptr) {
-  std::string error;
-  if (succeeded(::rnn::run::runPipeline(pm, module, error))) {
-    // A report that could not be written is the first error.
-    if (reports && reports->failed())
-      fail(error);
-    return;
-  }
+/// Exits after a failed compile stage whose first error is `error`. A pass
+/// that rejects the program names the rule in its error: that line is the
+/// message, exit status 2. A failure without an error is the compiler's own
+/// (exit 1).
+[[noreturn]] static void failCompilation(const std::string &error) {
   if (error.empty())
     fail("compilation failed", 1);
   fail("compilation failed: " + error);
+}
+
+/// Runs `pm` on `module`; exits if it fails (failCompilation).
+static void runPipeline(PassManager &pm, ModuleOp module) {
+  if (std::string error; failed(::rnn::run::runPipeline(pm, module, error)))
+    failCompilation(error);
 }
 
 static double median(std::vector<double> v) {
@@ -795,9 +794,7 @@ void RunSession::buildTrainingFunction() {
     return;
   // The first error (an infeasible budget, say) is the message.
   std::string error;
-  PassManager pm(&context);
-  mlir::rnn::buildTrainingFunctionsStage(pm, pipelineOptions);
-  if (failed(::rnn::run::runPipeline(pm, *module, error)))
+  if (failed(buildTrainingFunctions(*module, pipelineOptions, error)))
     fail("cannot build the training function of @" + entryName +
          (error.empty() ? "" : ": " + error));
   entryName += "_grad";
@@ -818,34 +815,21 @@ void RunSession::planMemory() {
     checkInputArrays(*inputs, signature, train);
 
   // Compile the rest of the pipeline, reading the plan before LLVM.
-  PassManager toBuffers(&context);
-  mlir::rnn::buildToBuffersPipeline(toBuffers, pipelineOptions);
-  auto reports = std::make_unique<mlir::rnn::MemoryReportWriter>(
-      memoryReportFile, memorySVGFile);
-  const mlir::rnn::MemoryReportWriter &reportWriter = *reports;
-  toBuffers.addInstrumentation(std::move(reports));
-  runPipeline(toBuffers, *module, &reportWriter);
-  // The plan's figures, attributes of the entry function.
-  using mlir::rnn::RNNDialect;
-  auto planned = [&](auto helper) -> std::optional<int64_t> {
-    if (IntegerAttr attr = helper.getAttr(entry))
-      return attr.getInt();
-    return std::nullopt;
-  };
-  predictedPeak = planned(RNNDialect::PredictedPeakBytesAttrHelper(&context));
-  auto fwdPlanned =
-      planned(RNNDialect::PredictedFwdPeakBytesAttrHelper(&context));
-  auto bwdPlanned =
-      planned(RNNDialect::PredictedBwdPeakBytesAttrHelper(&context));
-  auto savedPlanned =
-      planned(RNNDialect::PredictedSavedBytesAttrHelper(&context));
-  if (train && fwdPlanned && bwdPlanned && savedPlanned)
-    plannedPhases =
-        mlir::rnn::PhaseBytes{*fwdPlanned, *bwdPlanned, *savedPlanned};
-  else if (!train && predictedPeak)
-    plannedPhases = mlir::rnn::PhaseBytes{*predictedPeak, 0, 0};
+  error.clear();
+  switch (compileToBuffers(*module, pipelineOptions, memoryReportFile,
+                           memorySVGFile, error)) {
+  case CompileStatus::Compiled:
+    break;
+  case CompileStatus::Failed:
+    failCompilation(error);
+  case CompileStatus::ReportFailed:
+    fail(error);
+  }
+  EntryPlan plan = readEntryPlan(entry, train);
+  predictedPeak = plan.peakBytes;
+  plannedPhases = plan.phases;
   if (pipelineOptions.arena) {
-    arenaBytes = planned(RNNDialect::ArenaBytesAttrHelper(&context));
+    arenaBytes = plan.arenaBytes;
     if (!arenaBytes || !plannedPhases)
       fail("--arena: @" + entryName + " has no static memory plan", 1);
     // What the step holds is the arena: the live bytes' peak, plus
@@ -855,9 +839,7 @@ void RunSession::planMemory() {
   checkMemoryLimit(*runner, signature, train, predictedPeak);
 
   // The plan the remat policy chose (the policy itself unless a budget).
-  rematPlan = train ? remat.getValue() : std::string("none");
-  if (StringAttr attr = RNNDialect::RematAttrHelper(&context).getAttr(entry))
-    rematPlan = attr.getValue().str();
+  rematPlan = plan.remat.value_or(train ? remat.getValue() : "none");
   gemmBlock = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch,
                                         pipelineOptions.getGemmRows());
 }

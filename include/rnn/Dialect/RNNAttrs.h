@@ -13,6 +13,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "rnn/Dialect/RNNRoles.h"
+
 #include "rnn/Dialect/RNNAttrInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -39,9 +41,24 @@ std::string listCells(MLIRContext *context, StringRef prefix, StringRef last);
 /// The generic kernel ops: rnn.cell_fwd, rnn.cell_bwd, rnn.cell_replay.
 enum class KernelKind { Fwd, Bwd, Replay };
 
-/// The phase of a kernel of `kind`: fwd, bwd (chunked_bwd if `chunked`),
-/// replay.
-StringRef kernelPhase(KernelKind kind, bool chunked);
+/// What a kernel computes: the forward steps saving what the backward
+/// reads (fwd), the backward from the saved values (bwd), the backward of a
+/// chunk that replays its forward from the chunk's checkpoint first
+/// (chunked_bwd, an rnn.cell_bwd with `chunk`), or the forward values the
+/// backward reads recomputed from saved ones (replay).
+enum class KernelPhase { Fwd, Bwd, ChunkedBwd, Replay };
+
+/// Every phase, in the order above.
+inline constexpr KernelPhase kKernelPhases[] = {
+    KernelPhase::Fwd, KernelPhase::Bwd, KernelPhase::ChunkedBwd,
+    KernelPhase::Replay};
+
+/// The phase's name in messages, kernel names and test output: fwd, bwd,
+/// chunked_bwd, replay.
+StringRef stringifyKernelPhase(KernelPhase phase);
+
+/// The phase of a kernel of `kind`: Bwd is ChunkedBwd if `chunked`.
+KernelPhase kernelPhase(KernelKind kind, bool chunked);
 
 /// The roles of the operands of a kernel of `cell` in `phase`, per operand
 /// group of its op in order: x, is_init, the initial states (`h0`, ...),
@@ -57,7 +74,8 @@ StringRef kernelPhase(KernelKind kind, bool chunked);
 ///   replay:      y and the saved roles the cell does not replay; the
 ///                replayed roles.
 SmallVector<SmallVector<std::string>>
-kernelOperandGroups(CellAttrInterface cell, StringRef phase, bool resetStates);
+kernelOperandGroups(CellAttrInterface cell, KernelPhase phase,
+                    bool resetStates);
 
 /// Whether saved role `role` of `cell` is stored in a layer's storage type
 /// (LayerOpInterface::getStorageType): the saved roles that are not
@@ -65,8 +83,8 @@ kernelOperandGroups(CellAttrInterface cell, StringRef phase, bool resetStates);
 bool isStoredRole(CellAttrInterface cell, StringRef role);
 
 /// kernelOperandGroups, flattened.
-SmallVector<std::string> kernelOperandRoles(CellAttrInterface cell,
-                                            StringRef phase, bool resetStates);
+SmallVector<std::string>
+kernelOperandRoles(CellAttrInterface cell, KernelPhase phase, bool resetStates);
 } // namespace rnn
 } // namespace mlir
 
@@ -74,12 +92,11 @@ SmallVector<std::string> kernelOperandRoles(CellAttrInterface cell,
 
 namespace mlir {
 namespace rnn {
-/// Creates the kernel of `cell` for `phase` (fwd, bwd, chunked_bwd,
-/// replay) with the operands in the order of their roles
-/// (kernelOperandRoles, with reset states if `resetStates`), and
+/// Creates the kernel of `cell` for `phase` with the operands in the order of
+/// their roles (kernelOperandRoles, with reset states if `resetStates`), and
 /// `storage` when it is not the element type of x.
 KernelOpInterface createKernel(OpBuilder &builder, Location loc,
-                               CellAttrInterface cell, StringRef phase,
+                               CellAttrInterface cell, KernelPhase phase,
                                bool resetStates, TypeRange types,
                                ValueRange operands, int64_t block,
                                std::optional<int64_t> chunk, Type storage);

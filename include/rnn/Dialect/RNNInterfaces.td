@@ -60,11 +60,12 @@ def RNN_CellAttrInterface : AttrInterface<"CellAttrInterface"> {
                                                 int64_t input,
                                                 int64_t hidden) {
       int64_t rows = $_attr.getNumGates() * hidden;
-      if (name == "weight_ih")
+      if (name == ::mlir::rnn::kRoleWeightIh)
         return {rows, input};
-      if (name == "weight_hh")
+      if (name == ::mlir::rnn::kRoleWeightHh)
         return {rows, hidden};
-      if (name == "bias_ih" || name == "bias_hh")
+      if (name == ::mlir::rnn::kRoleBiasIh ||
+          name == ::mlir::rnn::kRoleBiasHh)
         return {rows};
       return {};
     }
@@ -146,7 +147,7 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
   let methods = [
     InterfaceMethod<"The kernel's cell.", "::mlir::rnn::CellAttrInterface",
                     "getCell", (ins), [{ return $_op.getCell(); }]>,
-    InterfaceMethod<"fwd, bwd, chunked_bwd or replay.", "::llvm::StringRef",
+    InterfaceMethod<"What the kernel computes.", "::mlir::rnn::KernelPhase",
                     "getPhase", (ins), [{
       return ::mlir::rnn::kernelPhase($_op.kKind,
                                       $_op.getChunk().has_value());
@@ -212,16 +213,21 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
     /// The role of each destination, in order (y, h_n, gates, grad_x, ...).
     ::llvm::SmallVector<::std::string> getDestinationRoles();
     /// The input sequence x, the reset mask is_init, the weights.
-    ::mlir::Value getInput() { return get("x"); }
-    ::mlir::Value getResetMask() { return get("is_init"); }
-    ::mlir::Value getInputWeight() { return get("weight_ih"); }
-    ::mlir::Value getRecurrentWeight() { return get("weight_hh"); }
+    ::mlir::Value getInput() { return get(::mlir::rnn::kRoleX); }
+    ::mlir::Value getResetMask() { return get(::mlir::rnn::kRoleIsInit); }
+    ::mlir::Value getInputWeight() {
+      return get(::mlir::rnn::kRoleWeightIh);
+    }
+    ::mlir::Value getRecurrentWeight() {
+      return get(::mlir::rnn::kRoleWeightHh);
+    }
     /// The output sequence y (the destination of a fwd, the saved y that
     /// other phases read).
-    ::mlir::Value getOutput() { return get("y"); }
+    ::mlir::Value getOutput() { return get(::mlir::rnn::kRoleY); }
     /// Whether the kernel computes gradients (bwd or chunked_bwd).
     bool isBackward() {
-      return getPhase() == "bwd" || getPhase() == "chunked_bwd";
+      return getPhase() == ::mlir::rnn::KernelPhase::Bwd ||
+             getPhase() == ::mlir::rnn::KernelPhase::ChunkedBwd;
     }
     /// T, B, I of x and H of weight_hh.
     int64_t getSeqLen() { return inputDim(0); }

@@ -18,7 +18,7 @@ LayerInputs::LayerInputs(KernelOpInterface op, KernelBuilder &k)
       weightIh(k.gemmOperand(op.getInputWeight())),
       weightHh(k.gemmOperand(op.getRecurrentWeight())),
       // The backward of saved values reads no bias (null).
-      biasIh(op.get("bias_ih")), biasHh(op.get("bias_hh")),
+      biasIh(op.get(kRoleBiasIh)), biasHh(op.get(kRoleBiasHh)),
       states(op.getInitialStates()), resetStates(op.getResetStates()),
       T(dim(x, 0)), B(dim(x, 1)), H(dim(weightHh, 1)), P(op.getBlockSteps()),
       replaysInPlace(op.getStorageType() ==
@@ -70,12 +70,12 @@ Value LayerInputs::carryGradient(KernelBuilder &k, const BackwardIO &io,
 }
 
 BackwardIO::BackwardIO(KernelOpInterface op)
-    : y(op.getOutput()), gradY(op.get("grad_y")), gradX(op.get("grad_x")),
-      gradWeightIh(op.get("grad_weight_ih")),
-      gradWeightHh(op.get("grad_weight_hh")),
-      gradBiasIh(op.get("grad_bias_ih")), gradBiasHh(op.get("grad_bias_hh")) {
+    : y(op.getOutput()), gradY(op.get(kRoleGradY)), gradX(op.get(kRoleGradX)),
+      gradWeightIh(op.get(kRoleGradWeightIh)),
+      gradWeightHh(op.get(kRoleGradWeightHh)),
+      gradBiasIh(op.get(kRoleGradBiasIh)), gradBiasHh(op.get(kRoleGradBiasHh)) {
   for (StringRef state : op.getCell().getStateNames())
-    if (Value grad = op.get(("grad_" + state + "_reset").str()))
+    if (Value grad = op.get((kGradPrefix + state + kResetStateSuffix).str()))
       gradResetStates.push_back(grad);
 }
 
@@ -96,8 +96,7 @@ StateScratch::StateScratch(KernelBuilder &k, const LayerInputs &in,
                            CellAttrInterface cell, bool carries) {
   ArrayRef<StringRef> names = cell.getStateNames();
   for (auto [i, name] : llvm::enumerate(names))
-    carried.push_back(carries && i > 0 ? k.alloc({in.B, in.H}, name)
-                                       : Value());
+    carried.push_back(carries && i > 0 ? k.alloc({in.B, in.H}, name) : Value());
   if (!in.resetsToZero())
     for (StringRef name : names)
       masked.push_back(k.alloc({in.B, in.H}, (name + "_entering").str()));

@@ -249,8 +249,7 @@ template <typename Cell> struct CellLoops {
   static void
   emitReplay(KernelBuilder &k, const LayerInputs &in,
              const typename Cell::StepScratch &s, const StateScratch &states,
-             Value y, Value first,
-             int64_t len, ArrayRef<Value> saved,
+             Value y, Value first, int64_t len, ArrayRef<Value> saved,
              function_ref<Value(unsigned state, Value j)> statePrev) {
     k.forBlocks(
         first, len, in.P, /*reverse=*/false,
@@ -384,14 +383,16 @@ template <typename Cell> struct CellLoops {
   }
 
   static void emitKernel(KernelOpInterface op, KernelBuilder &k) {
-    StringRef phase = op.getPhase();
-    if (phase == "fwd")
+    switch (op.getPhase()) {
+    case KernelPhase::Fwd:
       return emitFwd(op, k);
-    if (phase == "bwd")
+    case KernelPhase::Bwd:
       return emitBwd(op, k);
-    if (phase == "chunked_bwd")
+    case KernelPhase::ChunkedBwd:
       return emitChunkedBwd(op, k);
-    return emitReplayKernel(op, k);
+    case KernelPhase::Replay:
+      return emitReplayKernel(op, k);
+    }
   }
 };
 

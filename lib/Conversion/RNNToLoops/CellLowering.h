@@ -17,10 +17,11 @@
 namespace mlir {
 namespace rnn {
 /// Attach each cell's lowering to its attribute (defined in the cell's
-/// lowering file).
-void attachLSTMLowering(MLIRContext &context);
-void attachGRULowering(MLIRContext &context);
-void attachMGULowering(MLIRContext &context);
+/// lowering file; the cells are listed in lib/Conversion/CMakeLists.txt).
+#define RNN_CELL_LOWERING(Cell)                                                \
+  void attach##Cell##Lowering(MLIRContext &context);
+#include "RNNToLoops/CellLowerings.def"
+#undef RNN_CELL_LOWERING
 } // namespace rnn
 } // namespace mlir
 

@@ -229,10 +229,10 @@ template <int64_t G> struct HiddenProjectionCell {
                             KernelOpInterface op, const GradScratch &g) {
     Value dst[] = {g.dh,
                    g.dhIn,
-                   op.get("grad_weight_ih"),
-                   op.get("grad_weight_hh"),
-                   op.get("grad_bias_ih"),
-                   op.get("grad_bias_hh"),
+                   op.get(kRoleGradWeightIh),
+                   op.get(kRoleGradWeightHh),
+                   op.get(kRoleGradBiasIh),
+                   op.get(kRoleGradBiasHh),
                    g.ones};
     Value gradHn = op.get("grad_h_n");
     k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
@@ -246,8 +246,8 @@ template <int64_t G> struct HiddenProjectionCell {
   static void endBackward(KernelBuilder &k, const LayerInputs &in,
                           KernelOpInterface op, const GradScratch &g) {
     int64_t gated = (G - 1) * in.H;
-    Value biasIh = k.columns(k.row(op.get("grad_bias_ih")), 0, gated);
-    Value biasHh = k.columns(k.row(op.get("grad_bias_hh")), 0, gated);
+    Value biasIh = k.columns(k.row(op.get(kRoleGradBiasIh)), 0, gated);
+    Value biasHh = k.columns(k.row(op.get(kRoleGradBiasHh)), 0, gated);
     Value gradH0 = op.get("grad_h0");
     k.parallelEach(shapesOf({gradH0, biasHh}), [&](unsigned i, ValueRange iv) {
       if (i == 1)

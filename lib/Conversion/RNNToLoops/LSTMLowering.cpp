@@ -107,8 +107,7 @@ struct LSTMCellSteps {
 
     GradScratch(KernelBuilder &k, const LayerInputs &in)
         : dh(in.resetsToZero() ? Value() : k.alloc({in.B, in.H}, "dh")),
-          dc(k.alloc({in.B, in.H}, "dc")),
-          dhIn(k.alloc({in.B, in.H}, "dh_in")),
+          dc(k.alloc({in.B, in.H}, "dc")), dhIn(k.alloc({in.B, in.H}, "dh_in")),
           hIn(k.alloc({in.P, in.B, in.H}, "h_in")),
           ones(k.allocOnes(in.P * in.B)) {}
   };
@@ -189,12 +188,12 @@ struct LSTMCellSteps {
   static void beginBackward(KernelBuilder &k, const LayerInputs &in,
                             KernelOpInterface op, const GradScratch &g) {
     Value dst[] = {in.resetsToZero() ? g.dhIn : g.dh, g.dc,
-                   op.get("grad_weight_ih"), op.get("grad_weight_hh"),
-                   op.get("grad_bias_ih"), g.ones};
+                   op.get(kRoleGradWeightIh),         op.get(kRoleGradWeightHh),
+                   op.get(kRoleGradBiasIh),           g.ones};
     Value src[] = {op.get("grad_h_n"), op.get("grad_c_n")};
     k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
-      k.store(i < 2 ? k.load(src[i], iv) : k.scalar(i == 5 ? 1.0 : 0.0),
-              dst[i], iv);
+      k.store(i < 2 ? k.load(src[i], iv) : k.scalar(i == 5 ? 1.0 : 0.0), dst[i],
+              iv);
     });
   }
 
@@ -203,9 +202,9 @@ struct LSTMCellSteps {
                           KernelOpInterface op, const GradScratch &g) {
     // The input and hidden projections share their pre-activations.
     Value dst[] = {op.get("grad_h0"), op.get("grad_c0"),
-                   op.get("grad_bias_hh")};
+                   op.get(kRoleGradBiasHh)};
     Value src[] = {in.resetsToZero() ? g.dhIn : g.dh, g.dc,
-                   op.get("grad_bias_ih")};
+                   op.get(kRoleGradBiasIh)};
     k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
       Value value = k.load(src[i], iv);
       if (i == 0 && in.resetsToZero())

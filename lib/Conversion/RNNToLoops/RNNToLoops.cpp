@@ -36,9 +36,9 @@ using namespace mlir::rnn;
 
 void mlir::rnn::registerCellLoweringExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, RNNDialect *) {
-    attachLSTMLowering(*context);
-    attachGRULowering(*context);
-    attachMGULowering(*context);
+#define RNN_CELL_LOWERING(Cell) attach##Cell##Lowering(*context);
+#include "RNNToLoops/CellLowerings.def"
+#undef RNN_CELL_LOWERING
   });
 }
 
@@ -88,8 +88,8 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
     // position is. (Its linalg ops become loops and GEMM calls later, which
     // the report names after the allocations and loops around them.)
     Attribute layer = op->getAttr(kLayerAttr);
-    StringAttr kernel = rewriter.getStringAttr(op.getCell().getCellName() +
-                                               "_" + op.getPhase());
+    StringAttr kernel = rewriter.getStringAttr(
+        op.getCell().getCellName() + "_" + stringifyKernelPhase(op.getPhase()));
     auto tag = [&](Operation *created) {
       if (!isa<scf::ForOp, scf::ParallelOp, func::CallOp, memref::AllocOp,
                memref::CopyOp>(created))

@@ -1,0 +1,77 @@
+//===- Compile.cpp - the compile stages rnn-run and rnn-compile share -----===//
+
+#include "Compile.h"
+#include "Model.h"
+
+#include "rnn/Dialect/RNNDialect.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using mlir::rnn::RNNDialect;
+
+namespace rnn {
+namespace run {
+
+EntryPlan readEntryPlan(func::FuncOp entry, bool train) {
+  MLIRContext *context = entry.getContext();
+  auto planned = [&](auto helper) -> std::optional<int64_t> {
+    if (IntegerAttr attr = helper.getAttr(entry))
+      return attr.getInt();
+    return std::nullopt;
+  };
+  EntryPlan plan;
+  plan.peakBytes = planned(RNNDialect::PredictedPeakBytesAttrHelper(context));
+  plan.arenaBytes = planned(RNNDialect::ArenaBytesAttrHelper(context));
+  plan.savedBytes = planned(RNNDialect::SavedBytesAttrHelper(context));
+  std::optional<int64_t> fwd =
+      planned(RNNDialect::PredictedFwdPeakBytesAttrHelper(context));
+  std::optional<int64_t> bwd =
+      planned(RNNDialect::PredictedBwdPeakBytesAttrHelper(context));
+  std::optional<int64_t> saved =
+      planned(RNNDialect::PredictedSavedBytesAttrHelper(context));
+  if (train && fwd && bwd && saved)
+    plan.phases = mlir::rnn::PhaseBytes{*fwd, *bwd, *saved};
+  else if (!train && plan.peakBytes)
+    plan.phases = mlir::rnn::PhaseBytes{*plan.peakBytes, 0, 0};
+  if (ArrayAttr layout = RNNDialect::SavedAttrHelper(context).getAttr(entry)) {
+    plan.saved.emplace();
+    for (auto item : layout.getAsRange<DictionaryAttr>())
+      plan.saved->push_back({item.getAs<StringAttr>("role").getValue().str(),
+                             item.getAs<IntegerAttr>("offset").getInt(),
+                             item.getAs<IntegerAttr>("bytes").getInt()});
+  }
+  if (StringAttr remat = RNNDialect::RematAttrHelper(context).getAttr(entry))
+    plan.remat = remat.getValue().str();
+  return plan;
+}
+
+LogicalResult buildTrainingFunctions(ModuleOp module,
+                                     const mlir::rnn::PipelineOptions &options,
+                                     std::string &error) {
+  PassManager pm(module.getContext());
+  mlir::rnn::buildTrainingFunctionsStage(pm, options);
+  return runPipeline(pm, module, error);
+}
+
+CompileStatus compileToBuffers(ModuleOp module,
+                               const mlir::rnn::PipelineOptions &options,
+                               const std::string &memoryReportFile,
+                               const std::string &memorySVGFile,
+                               std::string &error) {
+  PassManager pm(module.getContext());
+  mlir::rnn::buildToBuffersPipeline(pm, options);
+  auto reports = std::make_unique<mlir::rnn::MemoryReportWriter>(
+      memoryReportFile, memorySVGFile);
+  const mlir::rnn::MemoryReportWriter &writer = *reports;
+  pm.addInstrumentation(std::move(reports));
+  if (failed(runPipeline(pm, module, error)))
+    return CompileStatus::Failed;
+  // A report that could not be written is an error of a pipeline that
+  // succeeds: its message is then the first error.
+  return writer.failed() ? CompileStatus::ReportFailed
+                         : CompileStatus::Compiled;
+}
+
+} // namespace run
+} // namespace rnn

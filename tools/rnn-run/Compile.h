@@ -1,0 +1,83 @@
+//===- Compile.h - the compile stages rnn-run and rnn-compile share -*- C++
+//-*-===//
+//
+// Both tools compile a loaded model (Model.h) the same way: its training
+// functions, then the stages up to planned buffers with C-ABI or JIT entry
+// points (lib/Pipelines), whose memory plan each entry point carries and
+// readEntryPlan gives back; the target stage is then each tool's own (a JIT
+// or a shared library).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_TOOLS_RNNRUN_COMPILE_H
+#define RNN_TOOLS_RNNRUN_COMPILE_H
+
+#include "rnn/Analysis/MemoryReport.h"
+#include "rnn/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnn {
+namespace run {
+
+/// One value of the saved region's layout (rnn.saved).
+struct SavedRegion {
+  std::string role;
+  int64_t offset = 0, bytes = 0;
+};
+
+/// The memory plan of a compiled entry point, as rnn-plan-memory and
+/// rnn-split-training leave it on the function.
+struct EntryPlan {
+  /// The predicted peak; the arena's size (arena=1); the saved region's
+  /// size (the forward entry point of a split training function).
+  std::optional<int64_t> peakBytes, arenaBytes, savedBytes;
+  /// The peaks of each phase and the saved bytes between them: a training
+  /// function's, or an inference function's one phase {peak, 0, 0}.
+  std::optional<mlir::rnn::PhaseBytes> phases;
+  /// The saved region's layout, in offset order (the forward entry point
+  /// of a split training function; it may be empty).
+  std::optional<std::vector<SavedRegion>> saved;
+  /// The remat plan the compiler chose (a budget's choice), if recorded.
+  std::optional<std::string> remat;
+};
+
+/// The plan of `entry`, a training function if `train`.
+EntryPlan readEntryPlan(mlir::func::FuncOp entry, bool train);
+
+/// Builds the training function of each model function of `module`
+/// (`@f_grad` for `@f`). Failure: `error` is the first error's line (empty
+/// if there was none).
+mlir::LogicalResult
+buildTrainingFunctions(mlir::ModuleOp module,
+                       const mlir::rnn::PipelineOptions &options,
+                       std::string &error);
+
+/// What compileToBuffers did.
+enum class CompileStatus {
+  Compiled,
+  /// A pass failed: `error` is the first error's line (empty if there was
+  /// none).
+  Failed,
+  /// The program compiled, but the memory report or SVG could not be
+  /// written: `error` says which and why.
+  ReportFailed,
+};
+
+/// Compiles `module` to planned buffers (buildToBuffersPipeline), writing
+/// the memory report and SVG where the file names are not empty.
+CompileStatus compileToBuffers(mlir::ModuleOp module,
+                               const mlir::rnn::PipelineOptions &options,
+                               const std::string &memoryReportFile,
+                               const std::string &memorySVGFile,
+                               std::string &error);
+
+} // namespace run
+} // namespace rnn
+
+#endif // RNN_TOOLS_RNNRUN_COMPILE_H
