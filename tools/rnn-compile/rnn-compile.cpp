@@ -36,6 +36,7 @@
 #include "Compile.h"
 #include "Model.h"
 
+#include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
 #include "rnn/InitAll.h"
 #include "rnn/Pipelines/Pipelines.h"
@@ -80,7 +81,9 @@ static cl::opt<std::string> outputDir("o", cl::init(""),
                                       cl::value_desc("DIR"), cl::cat(category));
 static cl::opt<std::string>
     preset("preset", cl::init(""),
-           cl::desc("Build the model: lstm | gru | mgu"), cl::cat(category));
+           cl::desc("Build the model of a cell of the dialect (lstm, gru, "
+                    "...; another name lists them)"),
+           cl::cat(category));
 static PresetFlags presetFlags(category);
 static cl::opt<std::string>
     remat("remat", cl::init("none"),
@@ -453,20 +456,11 @@ struct Compilation {
 /// Parses the command line; a bad option is one line and exit 2.
 static void parseCommandLine(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
-  std::string parseErrors;
-  llvm::raw_string_ostream parseStream(parseErrors);
-  if (!cl::ParseCommandLineOptions(
-          argc, argv, "rnnc: compile a model into a shared library\n",
-          &parseStream)) {
-    // A bad option value is reported by the option itself, on stderr, in
-    // one line; a bad option name comes back here. Either is a bad option:
-    // exit 2, as for every other refusal.
-    llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
-    first.consume_front("rnn-compile: ");
-    if (first.trim().empty())
-      std::exit(2);
-    fail(first.trim().str());
-  }
+  // A bad option is one line and exit 2, as every other refusal.
+  if (std::string error = ::rnn::run::parseCommandLine(
+          argc, argv, "rnnc: compile a model into a shared library\n");
+      !error.empty())
+    fail(error);
 }
 
 /// Refuses, naming them, flags that are missing, unknown or inconsistent.
@@ -476,7 +470,8 @@ static void checkFlags(MLIRContext &context) {
   if (!preset.empty() && !modelFile.empty())
     fail("give either MODEL.mlir or --preset, not both");
   if (preset.empty() && modelFile.empty())
-    fail("no model: give MODEL.mlir or --preset=CELL (lstm, gru, mgu)");
+    fail("no model: give MODEL.mlir or --preset=CELL (" +
+         mlir::rnn::listCells(&context, "", ", ") + ")");
   if (std::string error;
       !preset.empty() && failed(checkCellName(context, preset, error)))
     fail("--preset: " + error);
@@ -547,9 +542,9 @@ static void loadModel(MLIRContext &context, Compilation &compiled) {
 
 /// The training function and, up to planned buffers with C entry points,
 /// every entry point, described for the manifest.
-static void compileToBuffers(MLIRContext &context,
-                             const mlir::rnn::PipelineOptions &options,
-                             Compilation &compiled) {
+static void compileEntryPoints(MLIRContext &context,
+                               const mlir::rnn::PipelineOptions &options,
+                               Compilation &compiled) {
   const std::string &name = compiled.name;
   ModuleOp module = *compiled.module;
   func::FuncOp model = module.lookupSymbol<func::FuncOp>(name);
@@ -605,6 +600,16 @@ compileToLLVM(MLIRContext &context, const mlir::rnn::PipelineOptions &options,
   return llvmModule;
 }
 
+/// The states of `cellName`, the dialect's names (`h` first), or none for
+/// a model of mixed cells.
+static llvm::json::Array cellStates(ModuleOp module, StringRef cellName) {
+  llvm::json::Array states;
+  if (auto cell = mlir::rnn::lookupCell(module.getContext(), cellName))
+    for (StringRef state : cell.getStateNames())
+      states.push_back(state);
+  return states;
+}
+
 /// The library and its manifest in the output directory, each whole or
 /// not at all.
 static void writeLibrary(llvm::Module &llvmModule,
@@ -637,6 +642,7 @@ static void writeLibrary(llvm::Module &llvmModule,
       {"library", "librnnc_model.so"},
       {"model", compiled.name},
       {"cell", compiled.cellName},
+      {"states", cellStates(*compiled.module, compiled.cellName)},
       {"target", target},
       {"remat", remat},
       {"remat_plan", compiled.rematPlan},
@@ -684,7 +690,7 @@ int main(int argc, char **argv) {
   selectPipelineOptions(options);
   Compilation compiled;
   loadModel(context, compiled);
-  compileToBuffers(context, options, compiled);
+  compileEntryPoints(context, options, compiled);
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       compileToLLVM(context, options, compiled, llvmContext);

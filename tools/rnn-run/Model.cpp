@@ -14,12 +14,16 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include "llvm/ADT/SetVector.h"
 
+#include <cstdio>
 #include <map>
 #include <set>
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace ::rnn::run;
@@ -482,6 +486,39 @@ func::FuncOp selectModelFunction(ModuleOp module, const std::string &entry,
       return nullptr;
     }
   return checkLayerCount(model, error) ? model : nullptr;
+}
+
+std::string parseCommandLine(int argc, char **argv, StringRef overview) {
+  // An option reports a bad value on stderr itself, one line per option:
+  // stderr goes to a temporary file while the parser runs.
+  std::string errors;
+  llvm::raw_string_ostream parserErrors(errors);
+  llvm::errs().flush();
+  FILE *captured = std::tmpfile();
+  int savedStderr = captured ? dup(STDERR_FILENO) : -1;
+  bool redirected =
+      savedStderr >= 0 && dup2(fileno(captured), STDERR_FILENO) >= 0;
+  bool parsed =
+      llvm::cl::ParseCommandLineOptions(argc, argv, overview, &parserErrors);
+  if (redirected) {
+    llvm::errs().flush();
+    dup2(savedStderr, STDERR_FILENO);
+    std::string reported;
+    std::rewind(captured);
+    char buffer[4096];
+    while (size_t n = std::fread(buffer, 1, sizeof(buffer), captured))
+      reported.append(buffer, n);
+    errors = reported + errors;
+  }
+  if (savedStderr >= 0)
+    close(savedStderr);
+  if (captured)
+    std::fclose(captured);
+  if (parsed)
+    return "";
+  StringRef first = StringRef(errors).ltrim().split('\n').first.trim();
+  first.consume_front((llvm::sys::path::filename(argv[0]) + ": ").str());
+  return first.empty() ? "bad command line" : first.str();
 }
 
 LogicalResult runPipeline(PassManager &pm, ModuleOp module,

@@ -184,6 +184,12 @@ mlir::LogicalResult loadModel(mlir::MLIRContext &context,
                               const std::string &entry, ModelShape &shape,
                               LoadedModel &model, std::string &error);
 
+/// Parses the command line (cl::ParseCommandLineOptions) with every
+/// refusal one line: the first error, whether an option reported a bad
+/// value on stderr or the parser a bad option name, without the tool's name
+/// in front. Returns it; empty if the command line parsed.
+std::string parseCommandLine(int argc, char **argv, llvm::StringRef overview);
+
 /// Runs `pm` on `module`; `error` is then the first line of the first error
 /// diagnostic (empty if there was none: a pipeline may fail without one).
 mlir::LogicalResult runPipeline(mlir::PassManager &pm, mlir::ModuleOp module,

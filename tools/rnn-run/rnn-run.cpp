@@ -21,6 +21,7 @@
 #include "RunTarget.h"
 
 #include "rnn/Analysis/MemoryReport.h"
+#include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
 #include "rnn/InitAll.h"
 #include "rnn/Pipelines/Pipelines.h"
@@ -66,8 +67,8 @@ static cl::opt<std::string> modelFile(cl::Positional, cl::init(""),
 static cl::opt<std::string> preset(
     "preset", cl::init(""),
     cl::desc(
-        "Built-in model: a cell, lstm | gru | mgu (default: none, give it or "
-        "MODEL.mlir)"),
+        "Built-in model of a cell of the dialect, lstm, gru, ... (another "
+        "name lists them; default: none, give it or MODEL.mlir)"),
     cl::cat(category));
 static PresetFlags presetFlags(category);
 static cl::opt<double>
@@ -246,7 +247,8 @@ static void checkOptions(MLIRContext &context,
   if (!preset.empty() && !modelFile.empty())
     fail("give either MODEL.mlir or --preset, not both");
   if (preset.empty() && modelFile.empty())
-    fail("no model: give MODEL.mlir or --preset=CELL (lstm, gru, mgu)");
+    fail("no model: give MODEL.mlir or --preset=CELL (" +
+         mlir::rnn::listCells(&context, "", ", ") + ")");
   struct {
     const char *flag;
     long long value;
@@ -1071,16 +1073,9 @@ int RunSession::printFigures() {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(category);
-  std::string parseErrors;
-  llvm::raw_string_ostream parseStream(parseErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv, "rnnc runner\n", &parseStream)) {
-    // A bad option value is reported by the option itself, on stderr.
-    llvm::StringRef first = llvm::StringRef(parseErrors).split('\n').first;
-    first.consume_front("rnn-run: ");
-    if (first.trim().empty())
-      std::exit(2);
-    fail(first.trim().str());
-  }
+  if (std::string error = parseCommandLine(argc, argv, "rnnc runner\n");
+      !error.empty())
+    fail(error);
   DialectRegistry registry;
   mlir::rnn::registerAllDialects(registry);
   // The pipelines by name: rnn-rematerialize runs its predict-pipeline.
