@@ -377,8 +377,12 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
 
 def _check(cell, target, dtype, reset_to, storage):
     """An RNNCError for a value compile_model does not know."""
-    if cell not in ("lstm", "gru", "mgu"):
-        raise RNNCError(f"unknown cell {cell!r} (expected lstm, gru or mgu)")
+    # The dialect's cells are rnn-compile's to list: it refuses another
+    # name, naming them.
+    if not isinstance(cell, str) or not re.fullmatch(r"[a-z][a-z0-9_]*",
+                                                     cell):
+        raise RNNCError(f"cell must name a cell of the rnn dialect (lstm, "
+                        f"gru, ...), got {cell!r}")
     if target not in ("cpu", "cuda"):
         raise RNNCError(f"unknown target {target!r} (expected cpu or cuda)")
     if dtype not in ("float32", "float64"):
@@ -892,7 +896,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   dtype="float32", dropout=0.0, reset_to="zero",
                   storage=None):
     """The library of a preset model, compiled on first use and cached.
-    `dtype` is the element type of its float tensors: float32, or float64
+    `cell` is a cell of the rnn dialect (lstm, gru, mgu, cifg; rnn-compile
+    refuses another, listing them). `dtype` is the element type of its float tensors: float32, or float64
     (the cpu target only). With `dropout` > 0 the training entry points
     drop between layers, with masks keyed by their argument `rng`
     ([seed, offset], int64). With `reset_to` "step" or "column" a step

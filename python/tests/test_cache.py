@@ -207,6 +207,22 @@ def test_entry_is_named_by_request_and_compiler(cache):
     assert not leftovers(cache)
 
 
+def test_cells_are_the_dialects(cache):
+    """compile_model takes any cell of the dialect (the CIFG LSTM, which no
+    module of rnnc.torch wraps, included); the manifest names the cell's
+    states; an unknown name is refused by rnn-compile, naming the cells."""
+    lib = compile_model("cifg", 3, 2, 4, 5, 1)
+    assert lib.manifest["cell"] == "cifg"
+    assert lib.manifest["states"] == ["h", "c"]
+    assert compile_model("mgu", 3, 2, 4, 5, 1).manifest["states"] == ["h"]
+    with pytest.raises(RNNCError, match=r"unknown cell 'lstmx' \(the cells "
+                                        r"are lstm, gru, mgu, cifg\)"):
+        compile_model("lstmx", 3, 2, 4, 5, 1)
+    with pytest.raises(RNNCError, match="cell must name a cell"):
+        compile_model("--remat=gates", 3, 2, 4, 5, 1)
+    assert not leftovers(cache)
+
+
 def test_copied_compiler_reuses_the_entry(cache, monkeypatch, shared,
                                           tmp_path):
     """The compiler's identity is its contents: the same rnn-compile at

@@ -4,13 +4,15 @@
 Contract (time-major):
   x [T,B,I], is_init [T,B] (bool), h0, c0 [L,B,H]; outputs y [T,B,H] (last
   layer), h_n, c_n [L,B,H].  Weights use PyTorch's layout and gate order
-  (LSTM i,f,g,o; GRU r,z,n; MGU f,n).  The state entering step t for batch
-  column b is 0 if is_init[t,b], else the state left by step t-1 (h0/c0 for
-  t=0).  Then exactly torch.nn.LSTMCell / GRUCell math, and for the minimal
-  gated unit (rnn.mgu; MGUCell below)
+  (LSTM i,f,g,o; GRU r,z,n; MGU f,n; CIFG f,g,o).  The state entering step
+  t for batch column b is 0 if is_init[t,b], else the state left by step t-1
+  (h0/c0 for t=0).  Then exactly torch.nn.LSTMCell / GRUCell math, for the
+  minimal gated unit (rnn.mgu; MGUCell below)
       f  = sigmoid(W_if x + b_if + W_hf h + b_hf)
       n  = tanh(W_in x + b_in + f * (W_hn h + b_hn))
-      h' = (1 - f) * h + f * n.
+      h' = (1 - f) * h + f * n,
+  and for the LSTM with coupled input and forget gates (rnn.cifg; CIFGCell)
+  the LSTM's with i = 1 - f:  c' = f * c + (1 - f) * g,  h' = o * tanh(c').
   Layer l's y feeds layer l+1 and the resets apply to every layer.
   Training loss = sum(y*grad_y) + sum(h_n*grad_h_n) [+ sum(c_n*grad_c_n)];
   we report the gradients of all float inputs.
@@ -20,7 +22,7 @@ Cases (each with its own shape):
   <cell>_l<L>_wide_<pattern>   T=9,  B=5, I=13, H=21, patterns random and
                                nevercol (H = 2*8+5 exercises both the 8-lane
                                vector loop and the scalar remainder; I != H)
-for cell in lstm, gru, mgu and L in 1, 2, and stacks of layers of different cells
+for cell in lstm, gru, mgu, cifg and L in 1, 2, and stacks of layers of different cells
 and hidden sizes (STACKS, e.g. a GRU of H=10 feeding an LSTM of H=12), whose
 per-layer arrays cannot stack as [L,B,H]: they are named h0_l<k>, c0_l<k>,
 h_n_l<k>, ... (rnn-run's naming), with the resets applied to every layer.
@@ -48,6 +50,8 @@ The MGU is checked through nn.GRU (MGUAsGRU): it is the GRU with r = f and
 z = 1 - f = sigmoid(-a_f), i.e. with the z rows of the GRU's weights and
 biases the negated f rows, so (a) and (b) run nn.GRU on weights built from
 the MGU's by that map, and autograd carries the gradients back through it.
+The CIFG LSTM is checked the same way through nn.LSTM (CIFGAsLSTM): its
+input gate rows are the negated forget gate rows.
 A stack is checked the same way, with one single-layer nn.LSTM / nn.GRU per
 layer chained by hand in (a) and (b).
 Outputs and all gradients must agree to 1e-10 (relative to the array's largest
@@ -75,8 +79,10 @@ import philox  # noqa: E402 (the dropout masks' Philox, shared with tests)
 
 Shape = namedtuple("Shape", "T B I H")
 
-CELLS = ("lstm", "gru", "mgu")
-GATES = {"lstm": 4, "gru": 3, "mgu": 2}
+CELLS = ("lstm", "gru", "mgu", "cifg")
+GATES = {"lstm": 4, "gru": 3, "mgu": 2, "cifg": 3}
+# The cells with a cell state c (c0, c_n) besides h.
+HAS_C = ("lstm", "cifg")
 LAYERS = (1, 2)
 # (name tag, shape, reset patterns).  The tag goes between the layer count and
 # the pattern in the case name; "" keeps the original names (and so the
@@ -208,7 +214,7 @@ def make_inputs(case):
     d = {}
     d["x"] = u(-1, 1, (T, B, I))
     d["h0"] = u(-0.5, 0.5, (layers, B, H))
-    if cell == "lstm":
+    if cell in HAS_C:
         d["c0"] = u(-0.5, 0.5, (layers, B, H))
     for l in range(layers):
         in_l = I if l == 0 else H
@@ -218,7 +224,7 @@ def make_inputs(case):
         d[f"bias_hh_l{l}"] = u(-k, k, (G * H,))
     d["grad_y"] = u(-1, 1, (T, B, H))
     d["grad_h_n"] = u(-1, 1, (layers, B, H))
-    if cell == "lstm":
+    if cell in HAS_C:
         d["grad_c_n"] = u(-1, 1, (layers, B, H))
     d["is_init"] = make_is_init(pattern, case.shape, rng)
     return d
@@ -278,24 +284,82 @@ def gru_of_mgu(w):
     return torch.cat([f, -f, n], 0)
 
 
-class MGUAsGRU(torch.nn.Module):
-    """Multi-layer MGU run by nn.GRU: parameters with nn.GRU's names and
-    the MGU's shapes, mapped by gru_of_mgu on every call."""
+class MappedNN(torch.nn.Module):
+    """A multi-layer cell run by the torch.nn module `module_cls`:
+    parameters with its names and the cell's shapes (`gates` gate blocks),
+    mapped to its own by `mapping` on every call, so that autograd carries
+    the gradients back through the map."""
 
-    def __init__(self, input_size, hidden_size, num_layers):
+    def __init__(self, module_cls, gates, mapping, input_size, hidden_size,
+                 num_layers):
         super().__init__()
-        self.gru = torch.nn.GRU(input_size, hidden_size,
-                                num_layers=num_layers, dtype=torch.float64)
+        self.nn = module_cls(input_size, hidden_size, num_layers=num_layers,
+                             dtype=torch.float64)
+        self.mapping = mapping
         for key, l, _ in param_names(num_layers):
-            w = getattr(self.gru, key)
-            rows = w.shape[0] // 3 * 2
+            w = getattr(self.nn, key)
             self.register_parameter(key, torch.nn.Parameter(
-                torch.zeros(rows, *w.shape[1:], dtype=torch.float64)))
+                torch.zeros(gates * hidden_size, *w.shape[1:],
+                            dtype=torch.float64)))
 
-    def forward(self, x, h0):
-        mapped = {key: gru_of_mgu(getattr(self, key))
-                  for key, _, _ in param_names(self.gru.num_layers)}
-        return torch.func.functional_call(self.gru, mapped, (x, h0))
+    def forward(self, x, state):
+        mapped = {key: self.mapping(getattr(self, key))
+                  for key, _, _ in param_names(self.nn.num_layers)}
+        return torch.func.functional_call(self.nn, mapped, (x, state))
+
+
+def MGUAsGRU(input_size, hidden_size, num_layers):
+    """Multi-layer MGU run by nn.GRU (gru_of_mgu)."""
+    return MappedNN(torch.nn.GRU, 2, gru_of_mgu, input_size, hidden_size,
+                    num_layers)
+
+
+# --------------------------------------------------------------------------
+# The LSTM with coupled input and forget gates: its cell, and the same layers
+# through nn.LSTM
+# --------------------------------------------------------------------------
+
+class CIFGCell(torch.nn.Module):
+    """The CIFG LSTM step of the contract above, in float64, with
+    nn.LSTMCell's interface."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        H = hidden_size
+        f64 = torch.float64
+        self.weight_ih = torch.nn.Parameter(torch.zeros(3 * H, input_size,
+                                                        dtype=f64))
+        self.weight_hh = torch.nn.Parameter(torch.zeros(3 * H, H, dtype=f64))
+        self.bias_ih = torch.nn.Parameter(torch.zeros(3 * H, dtype=f64))
+        self.bias_hh = torch.nn.Parameter(torch.zeros(3 * H, dtype=f64))
+
+    def forward(self, x, state):
+        h, c = state
+        pre = (x @ self.weight_ih.T + self.bias_ih
+               + h @ self.weight_hh.T + self.bias_hh)
+        a_f, a_g, a_o = pre.chunk(3, -1)
+        f, g, o = torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+        c = f * c + (1 - f) * g
+        return o * torch.tanh(c), c
+
+
+def lstm_of_cifg(w):
+    """LSTM weights or biases (rows i, f, g, o) of CIFG ones (rows f, g,
+    o): i = 1 - f = sigmoid(-a_f)."""
+    f, g, o = w.chunk(3, 0)
+    return torch.cat([-f, f, g, o], 0)
+
+
+def CIFGAsLSTM(input_size, hidden_size, num_layers):
+    """Multi-layer CIFG LSTM run by nn.LSTM (lstm_of_cifg)."""
+    return MappedNN(torch.nn.LSTM, 3, lstm_of_cifg, input_size, hidden_size,
+                    num_layers)
+
+
+# The cells without a torch.nn cell, stepped by their own float64 cell and
+# checked through a torch.nn module on mapped weights.
+STEP_CELLS = {"mgu": MGUCell, "cifg": CIFGCell}
+AS_TORCH = {"mgu": MGUAsGRU, "cifg": CIFGAsLSTM}
 
 
 # --------------------------------------------------------------------------
@@ -304,7 +368,7 @@ class MGUAsGRU(torch.nn.Module):
 
 def stepwise(cell, d, is_init):
     """is_init overrides d['is_init'] (used for the no-reset check)."""
-    lstm = cell == "lstm"
+    lstm = cell in HAS_C
     layers = d["h0"].shape[0]
     T, _, I, H = shape_of(d)
     x = t64(d["x"], True)
@@ -313,8 +377,8 @@ def stepwise(cell, d, is_init):
     cells = []
     for l in range(layers):
         in_l = I if l == 0 else H
-        if cell == "mgu":
-            m = MGUCell(in_l, H)
+        if cell in STEP_CELLS:
+            m = STEP_CELLS[cell](in_l, H)
         else:
             m = (torch.nn.LSTMCell if lstm else torch.nn.GRUCell)(
                 in_l, H, bias=True, dtype=torch.float64)
@@ -370,8 +434,8 @@ def make_module(cell, d):
     case's weights under nn.LSTM's names."""
     layers = d["h0"].shape[0]
     _, _, I, H = shape_of(d)
-    if cell == "mgu":
-        m = MGUAsGRU(I, H, layers)
+    if cell in AS_TORCH:
+        m = AS_TORCH[cell](I, H, layers)
     else:
         m = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(
             I, H, num_layers=layers, bias=True, batch_first=False,
@@ -383,7 +447,7 @@ def make_module(cell, d):
 
 
 def collect(cell, m, x, h0, c0, y, h_n, c_n):
-    lstm = cell == "lstm"
+    lstm = cell in HAS_C
     layers = h0.shape[0]
     r = {"y": y, "h_n": h_n}
     if lstm:
@@ -399,7 +463,7 @@ def collect(cell, m, x, h0, c0, y, h_n, c_n):
 
 def full_sequence(cell, d):
     """Multi-layer nn.LSTM/GRU over the whole sequence, no resets."""
-    lstm = cell == "lstm"
+    lstm = cell in HAS_C
     m = make_module(cell, d)
     x = t64(d["x"], True)
     h0 = t64(d["h0"], True)
@@ -418,7 +482,7 @@ def full_sequence(cell, d):
 
 def episodes(cell, d):
     """Each batch column split at its resets; each episode run on its own."""
-    lstm = cell == "lstm"
+    lstm = cell in HAS_C
     layers = d["h0"].shape[0]
     is_init = d["is_init"]
     T, B, _, H = shape_of(d)

@@ -213,7 +213,7 @@ func.func @unsupported(%x: tensor<2x3x4xf32>, %is_init: tensor<2x3xi1>,
       : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>,
          tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
       -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
-  // expected-error @+1 {{'arith.addf' op cannot be differentiated by rnn-autodiff (only rnn.lstm, rnn.gru, rnn.mgu and rnn.dropout are supported)}}
+  // expected-error @+1 {{'arith.addf' op cannot be differentiated by rnn-autodiff (only rnn.lstm, rnn.gru, rnn.mgu, rnn.cifg and rnn.dropout are supported)}}
   %z = arith.addf %y, %y : tensor<2x3x5xf32>
   return %z : tensor<2x3x5xf32>
 }

@@ -235,4 +235,45 @@ def RNN_MGUOp : RNN_LayerOp<"mgu", RNN_MGUCellAttr> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// CIFG LSTM
+//===----------------------------------------------------------------------===//
+
+def RNN_CIFGCellAttr : RNN_Cell<"CIFGCell", "cifg", /*gates=*/3, ["h", "c"],
+    [RNN_SavedRole<"gates", 1>, RNN_SavedRole<"cells", 0>],
+    /*replayed=*/["gates"], /*checkpoint=*/["cells"]> {
+  let summary = "the LSTM with coupled input and forget gates (f, g, o)";
+  let description = [{
+    Three gates, states `h` and `c`; the input gate is `1 - f`. Saves,
+    replays and checkpoints as the LSTM.
+  }];
+}
+
+def RNN_CIFGOp : RNN_LayerOp<"cifg", RNN_CIFGCellAttr> {
+  let summary = "one CIFG LSTM layer over T steps with per-step resets";
+  let description = [{
+    Runs one layer of the LSTM with coupled input and forget gates (Greff
+    et al., 2017) over a time-major sequence, with the reset rule of
+    `rnn.lstm`. Gates are in the order `f, g, o`:
+
+        f  = sigmoid(W_if x + b_if + W_hf h + b_hf)
+        g  = tanh(W_ig x + b_ig + W_hg h + b_hg)
+        o  = sigmoid(W_io x + b_io + W_ho h + b_ho)
+        c' = f * c + (1 - f) * g
+        h' = o * tanh(c')
+
+    It is `rnn.lstm` whose input gate rows are the negated forget gate
+    rows (sigmoid(-a) = 1 - sigmoid(a)). Weights are `weight_ih: [3H, I]`,
+    `weight_hh: [3H, H]`, biases `[3H]`.
+
+    ```mlir
+    %y, %h_n, %c_n = rnn.cifg %x reset %is_init state(%h0, %c0)
+        weights(%w_ih, %w_hh, %b_ih, %b_hh)
+        : (tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+           tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+        -> (tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>)
+    ```
+  }];
+}
+
 #endif // RNN_DIALECT_RNNCELLS_TD

@@ -28,7 +28,8 @@ import sys
 DATA_CASES = [("lstm_l1_random", 11), ("lstm_l2_nevercol", 11),
               ("lstm_l2_wide_random", 9), ("gru_l1_random", 11),
               ("gru_l2_nevercol", 11), ("gru_l2_wide_random", 9),
-              ("mgu_l1_random", 11), ("mgu_l2_wide_random", 9)]
+              ("mgu_l1_random", 11), ("mgu_l2_wide_random", 9),
+              ("cifg_l1_random", 11), ("cifg_l2_wide_random", 9)]
 
 # Reference inputs of presets with dropout between layers or with resets
 # that enter given states: (case, sequence length, preset flags). Dropout
