@@ -19,6 +19,14 @@
 // Element bytes are kept in file (little-endian) order, so Array::as<T> is
 // only meaningful on little-endian hosts.
 //
+// Why not libzip: the tools that read and write npz files (rnn-run) are
+// relinked statically for the GPU bundle and the wheel
+// (tools/package/link-static.sh), and Debian 12 ships libzip (1.7.3) only
+// as a shared library (no libzip.a in libzip-dev) that pulls in libssl3 and
+// libbz2, which a static relink cannot take and a bundle would have to
+// carry. What an .npz needs of zip is small: the central directory (zip64
+// included) and zlib's inflate to read, stored members to write.
+//
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Support/Npz.h"
