@@ -255,18 +255,25 @@ def param_names(layers):
 # The minimal gated unit: its cell, and the same layers through nn.GRU
 # --------------------------------------------------------------------------
 
-class MGUCell(torch.nn.Module):
+class GatedCell(torch.nn.Module):
+    """A cell's float64 parameters in PyTorch's names and layout, `gates`
+    gate blocks of width H."""
+
+    def __init__(self, gates, input_size, hidden_size):
+        super().__init__()
+        G, H = gates * hidden_size, hidden_size
+        for name, shape in (("weight_ih", (G, input_size)),
+                            ("weight_hh", (G, H)), ("bias_ih", (G,)),
+                            ("bias_hh", (G,))):
+            self.register_parameter(name, torch.nn.Parameter(
+                torch.zeros(shape, dtype=torch.float64)))
+
+
+class MGUCell(GatedCell):
     """The MGU step of the contract above, in float64."""
 
     def __init__(self, input_size, hidden_size):
-        super().__init__()
-        H = hidden_size
-        f64 = torch.float64
-        self.weight_ih = torch.nn.Parameter(torch.zeros(2 * H, input_size,
-                                                        dtype=f64))
-        self.weight_hh = torch.nn.Parameter(torch.zeros(2 * H, H, dtype=f64))
-        self.bias_ih = torch.nn.Parameter(torch.zeros(2 * H, dtype=f64))
-        self.bias_hh = torch.nn.Parameter(torch.zeros(2 * H, dtype=f64))
+        super().__init__(2, input_size, hidden_size)
 
     def forward(self, x, h):
         xi = x @ self.weight_ih.T + self.bias_ih
@@ -319,19 +326,12 @@ def MGUAsGRU(input_size, hidden_size, num_layers):
 # through nn.LSTM
 # --------------------------------------------------------------------------
 
-class CIFGCell(torch.nn.Module):
+class CIFGCell(GatedCell):
     """The CIFG LSTM step of the contract above, in float64, with
     nn.LSTMCell's interface."""
 
     def __init__(self, input_size, hidden_size):
-        super().__init__()
-        H = hidden_size
-        f64 = torch.float64
-        self.weight_ih = torch.nn.Parameter(torch.zeros(3 * H, input_size,
-                                                        dtype=f64))
-        self.weight_hh = torch.nn.Parameter(torch.zeros(3 * H, H, dtype=f64))
-        self.bias_ih = torch.nn.Parameter(torch.zeros(3 * H, dtype=f64))
-        self.bias_hh = torch.nn.Parameter(torch.zeros(3 * H, dtype=f64))
+        super().__init__(3, input_size, hidden_size)
 
     def forward(self, x, state):
         h, c = state
