@@ -1,4 +1,4 @@
-//===- Compile.cpp - the compile stages rnn-run and rnn-compile share -----===//
+//===- Compile.cpp - the compile stages both tools share ------------------===//
 
 #include "Compile.h"
 #include "Model.h"

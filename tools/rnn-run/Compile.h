@@ -1,5 +1,4 @@
-//===- Compile.h - the compile stages rnn-run and rnn-compile share -*- C++
-//-*-===//
+//===- Compile.h - the compile stages both tools share ---------*- C++ -*-===//
 //
 // Both tools compile a loaded model (Model.h) the same way: its training
 // functions, then the stages up to planned buffers with C-ABI or JIT entry
