@@ -6,7 +6,7 @@
 // (the input projection xproj of its block comes from the skeleton; h, c
 // the states step t - 1 left, h = y[t - 1]):
 //
-//   pre[B, 4H] = h W_hh^T                                  (GEMM)
+//   pre[B, G H] = h W_hh^T                   (GEMM; G = 4, 3 for the CIFG)
 //   one kernel, per element (b, j), with r = is_init[t, b]:
 //     i, f, g, o = act((r ? 0 : pre) + xproj[t - p] + b_ih + b_hh)
 //     c = f (r ? 0 : c) + i g ; h = o tanh(c)
@@ -160,7 +160,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
       if (CoupledInputGate)
         dF = k.sub(dF, dI);
       Value dpre[4];
-      if (!CoupledInputGate)
+      if constexpr (!CoupledInputGate)
         dpre[kI] = k.mul(dI, k.mul(i, k.sub(one, i)));
       dpre[kF] = k.mul(dF, k.mul(f, k.sub(one, f)));
       dpre[kG] = k.mul(dG, k.sub(one, k.mul(gg, gg)));
