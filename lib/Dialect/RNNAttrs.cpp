@@ -96,9 +96,9 @@ KernelPhase mlir::rnn::kernelPhase(KernelKind kind, bool chunked) {
   llvm_unreachable("unknown kernel kind");
 }
 
-/// `prefix` + each state name + `suffix`.
-static SmallVector<std::string> stateRoles(CellAttrInterface cell,
-                                           StringRef prefix, StringRef suffix) {
+SmallVector<std::string> mlir::rnn::stateRoles(CellAttrInterface cell,
+                                               StringRef prefix,
+                                               StringRef suffix) {
   SmallVector<std::string> roles;
   for (StringRef state : cell.getStateNames())
     roles.push_back((prefix + state + suffix).str());

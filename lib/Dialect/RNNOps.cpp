@@ -370,11 +370,10 @@ static LogicalResult verifyResetCount(Operation *op, CellAttrInterface cell,
   size_t numStates = cell.getStateNames().size();
   if (count == 0 || count == numStates)
     return success();
-  SmallVector<std::string> roles;
-  for (StringRef state : cell.getStateNames())
-    roles.push_back((state + kResetStateSuffix).str());
   return op->emitOpError() << "expected 0 or " << numStates << " " << group
-                           << " for " << cell << " (" << llvm::join(roles, ", ")
+                           << " for " << cell << " ("
+                           << llvm::join(
+                                  stateRoles(cell, "", kResetStateSuffix), ", ")
                            << "), got " << count;
 }
 

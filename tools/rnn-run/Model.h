@@ -2,8 +2,9 @@
 //
 // The preset models rnn-run and rnn-compile build in memory, model files and
 // the choice of their model function, the named signature of a compiled
-// function (which argument or result is which array), and running a
-// pipeline with its first error as the message.
+// function (which argument or result is which array), parsing a tool's
+// command line and running a pipeline, each with its first error as the
+// message.
 //
 //===----------------------------------------------------------------------===//
 

@@ -38,6 +38,12 @@ CellAttrInterface lookupCell(MLIRContext *context, StringRef name);
 /// "rnn.lstm, rnn.gru or rnn.mgu".
 std::string listCells(MLIRContext *context, StringRef prefix, StringRef last);
 
+/// `prefix` + each state name of `cell` + `suffix`: the roles of one kind
+/// of state value (`stateRoles(cell, "", kResetStateSuffix)`: `h_reset`,
+/// `c_reset` for the LSTM).
+SmallVector<std::string> stateRoles(CellAttrInterface cell, StringRef prefix,
+                                    StringRef suffix);
+
 /// The generic kernel ops: rnn.cell_fwd, rnn.cell_bwd, rnn.cell_replay.
 enum class KernelKind { Fwd, Bwd, Replay };
 
