@@ -109,41 +109,82 @@ static SmallVector<std::string> roleStrings(ArrayRef<StringRef> roles) {
   return llvm::map_to_vector(roles, [](StringRef r) { return r.str(); });
 }
 
-SmallVector<SmallVector<std::string>>
-mlir::rnn::kernelOperandGroups(CellAttrInterface cell, KernelPhase phase,
-                               bool resetStates) {
-  SmallVector<std::string> weights = {kRoleWeightIh.str(), kRoleWeightHh.str()};
-  if (phase != KernelPhase::Bwd)
-    weights.append({kRoleBiasIh.str(), kRoleBiasHh.str()});
-  SmallVector<std::string> reset;
-  if (resetStates)
-    reset = stateRoles(cell, "", kResetStateSuffix);
-  SmallVector<SmallVector<std::string>> groups = {
-      {kRoleX.str()},
-      {kRoleIsInit.str()},
-      stateRoles(cell, "", kInitialStateSuffix),
-      reset,
-      weights};
+ArrayRef<StringLiteral> mlir::rnn::kernelOperandGroupNames(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Fwd:
+    return CellFwdOp::kOperandGroups;
+  case KernelKind::Bwd:
+    return CellBwdOp::kOperandGroups;
+  case KernelKind::Replay:
+    return CellReplayOp::kOperandGroups;
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
+static KernelKind kernelKind(KernelPhase phase) {
+  switch (phase) {
+  case KernelPhase::Fwd:
+    return KernelKind::Fwd;
+  case KernelPhase::Bwd:
+  case KernelPhase::ChunkedBwd:
+    return KernelKind::Bwd;
+  case KernelPhase::Replay:
+    return KernelKind::Replay;
+  }
+  llvm_unreachable("unknown kernel phase");
+}
+
+/// The roles of operand group `group` (its keyword) of a kernel of `cell`
+/// in `phase`.
+static SmallVector<std::string> groupRoles(CellAttrInterface cell,
+                                           KernelPhase phase, bool resetStates,
+                                           StringRef group) {
+  if (group == "x")
+    return {kRoleX.str()};
+  if (group == "is_init")
+    return {kRoleIsInit.str()};
+  if (group == "states")
+    return stateRoles(cell, "", kInitialStateSuffix);
+  if (group == "reset_states")
+    return resetStates ? stateRoles(cell, "", kResetStateSuffix)
+                       : SmallVector<std::string>();
+  if (group == "weights") {
+    SmallVector<std::string> weights = {kRoleWeightIh.str(),
+                                        kRoleWeightHh.str()};
+    if (phase != KernelPhase::Bwd)
+      weights.append({kRoleBiasIh.str(), kRoleBiasHh.str()});
+    return weights;
+  }
+  if (group == "cotangents") {
+    SmallVector<std::string> cotangents = {kRoleGradY.str()};
+    llvm::append_range(cotangents,
+                       stateRoles(cell, kGradPrefix, kFinalStateSuffix));
+    return cotangents;
+  }
   SmallVector<std::string> y = {kRoleY.str()};
+  ArrayRef<StringRef> replayed = cell.getReplayedRoles();
+  if (group == "saved") {
+    if (phase == KernelPhase::Fwd)
+      return roleStrings(cell.getSavedRoles());
+    if (phase == KernelPhase::Replay) {
+      for (StringRef role : cell.getSavedRoles())
+        if (!llvm::is_contained(replayed, role))
+          y.push_back(role.str());
+      return y;
+    }
+    llvm::append_range(y, roleStrings(phase == KernelPhase::Bwd
+                                          ? cell.getSavedRoles()
+                                          : cell.getCheckpointRoles()));
+    return y;
+  }
+  assert(group == "outs" && "an operand group of RNNOps.td");
   if (phase == KernelPhase::Fwd) {
     llvm::append_range(y, stateRoles(cell, "", kFinalStateSuffix));
-    groups.append({y, roleStrings(cell.getSavedRoles())});
-    return groups;
+    return y;
   }
-  if (phase == KernelPhase::Replay) {
-    ArrayRef<StringRef> replayed = cell.getReplayedRoles();
-    for (StringRef role : cell.getSavedRoles())
-      if (!llvm::is_contained(replayed, role))
-        y.push_back(role.str());
-    groups.append({y, roleStrings(replayed)});
-    return groups;
-  }
-  llvm::append_range(y, roleStrings(phase == KernelPhase::Bwd
-                                        ? cell.getSavedRoles()
-                                        : cell.getCheckpointRoles()));
-  SmallVector<std::string> cotangents = {kRoleGradY.str()};
-  llvm::append_range(cotangents,
-                     stateRoles(cell, kGradPrefix, kFinalStateSuffix));
+  if (phase == KernelPhase::Replay)
+    return roleStrings(replayed);
+  // The backward's destinations: the gradients.
   SmallVector<std::string> gradients = {kRoleGradX.str()};
   llvm::append_range(gradients,
                      stateRoles(cell, kGradPrefix, kInitialStateSuffix));
@@ -152,8 +193,16 @@ mlir::rnn::kernelOperandGroups(CellAttrInterface cell, KernelPhase phase,
                        stateRoles(cell, kGradPrefix, kResetStateSuffix));
   gradients.append({kRoleGradWeightIh.str(), kRoleGradWeightHh.str(),
                     kRoleGradBiasIh.str(), kRoleGradBiasHh.str()});
-  groups.append({y, cotangents, gradients});
-  return groups;
+  return gradients;
+}
+
+SmallVector<SmallVector<std::string>>
+mlir::rnn::kernelOperandGroups(CellAttrInterface cell, KernelPhase phase,
+                               bool resetStates) {
+  return llvm::map_to_vector(
+      kernelOperandGroupNames(kernelKind(phase)), [&](StringRef group) {
+        return groupRoles(cell, phase, resetStates, group);
+      });
 }
 
 SmallVector<std::string> mlir::rnn::kernelOperandRoles(CellAttrInterface cell,

@@ -270,12 +270,10 @@ bool mlir::rnn::isOverwrittenInput(Operation *op, unsigned operandNumber) {
 }
 
 template <typename OpTy> static MutableOperandRange kernelInits(OpTy op) {
-  // The destinations are the last operand group, and for a forward the
-  // two last (outputs and saved values).
-  constexpr unsigned numGroups = OpTy::kKind == KernelKind::Bwd ? 8 : 7;
-  constexpr unsigned numInitGroups = OpTy::kKind == KernelKind::Fwd ? 2 : 1;
-  unsigned first =
-      op.getODSOperandIndexAndLength(numGroups - numInitGroups).first;
+  // The destinations are the last kNumInitGroups operand groups.
+  constexpr unsigned firstInit =
+      std::size(OpTy::kOperandGroups) - OpTy::kNumInitGroups;
+  unsigned first = op.getODSOperandIndexAndLength(firstInit).first;
   return MutableOperandRange(op, first, op->getNumOperands() - first);
 }
 
@@ -439,26 +437,6 @@ LogicalResult DropoutOp::verify() {
 // Kernels
 //===----------------------------------------------------------------------===//
 
-/// The keyword of each operand group of a kernel of `kind`, for messages.
-static ArrayRef<StringRef> groupNames(KernelKind kind) {
-  static const StringRef fwd[] = {
-      "x", "is_init", "states", "reset_states", "weights", "outs", "saved"};
-  static const StringRef bwd[] = {
-      "x",       "is_init", "states",     "reset_states",
-      "weights", "saved",   "cotangents", "outs"};
-  static const StringRef replay[] = {
-      "x", "is_init", "states", "reset_states", "weights", "saved", "outs"};
-  switch (kind) {
-  case KernelKind::Fwd:
-    return fwd;
-  case KernelKind::Bwd:
-    return bwd;
-  case KernelKind::Replay:
-    return replay;
-  }
-  llvm_unreachable("unknown kernel kind");
-}
-
 template <typename OpTy> static LogicalResult verifyKernel(OpTy op) {
   auto kernel = cast<KernelOpInterface>(op.getOperation());
   CellAttrInterface cell = kernel.getCell();
@@ -472,7 +450,7 @@ template <typename OpTy> static LogicalResult verifyKernel(OpTy op) {
     if (size != group.size())
       return op.emitOpError()
              << "expected " << group.size() << " operands in "
-             << groupNames(OpTy::kKind)[i] << " for " << cell << " ("
+             << OpTy::kOperandGroups[i] << " for " << cell << " ("
              << llvm::join(group, ", ") << "), got " << size;
   }
   auto dps = cast<DestinationStyleOpInterface>(op.getOperation());
@@ -519,9 +497,10 @@ parseRoleOperands(OpAsmParser &parser, CellAttrInterface cell,
                                     /*resetStates=*/false);
   ArrayRef<std::string> roles = groups[group];
   auto expected = [&](SMLoc loc) {
-    return parser.emitError(loc) << "expected " << roles.size() << " operands ("
-                                 << llvm::join(roles, ", ") << ") in "
-                                 << groupNames(kind)[group] << " for " << cell;
+    return parser.emitError(loc)
+           << "expected " << roles.size() << " operands ("
+           << llvm::join(roles, ", ") << ") in "
+           << kernelOperandGroupNames(kind)[group] << " for " << cell;
   };
   for (auto [i, role] : llvm::enumerate(roles)) {
     SMLoc loc = parser.getCurrentLocation();

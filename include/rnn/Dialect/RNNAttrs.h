@@ -66,19 +66,26 @@ StringRef stringifyKernelPhase(KernelPhase phase);
 /// The phase of a kernel of `kind`: Bwd is ChunkedBwd if `chunked`.
 KernelPhase kernelPhase(KernelKind kind, bool chunked);
 
+/// The keywords of the operand groups of a kernel of `kind`, in operand
+/// order, as its op lists them (RNNOps.td).
+ArrayRef<StringLiteral> kernelOperandGroupNames(KernelKind kind);
+
 /// The roles of the operands of a kernel of `cell` in `phase`, per operand
-/// group of its op in order: x, is_init, the initial states (`h0`, ...),
-/// the reset states (`h_reset`, ...; an empty group without
-/// `resetStates`), the weights (`weight_ih`, `weight_hh`, and `bias_ih`,
-/// `bias_hh` but for bwd), then by phase
-///   fwd:         y and the final states (`h_n`, ...); the saved roles
-///   bwd:         y and the saved roles; the cotangents (`grad_y`,
-///                `grad_h_n`, ...); the gradients (`grad_x`, `grad_h0`,
-///                ..., `grad_h_reset`, ... with `resetStates`,
-///                `grad_weight_ih`, ..., `grad_bias_hh`)
-///   chunked_bwd: as bwd, with y and the checkpoint roles as saved values
-///   replay:      y and the saved roles the cell does not replay; the
-///                replayed roles.
+/// group of its op (kernelOperandGroupNames). By keyword:
+///   x, is_init:   `x`, `is_init`
+///   states:       the initial states (`h0`, ...)
+///   reset_states: the reset states (`h_reset`, ...; empty without
+///                 `resetStates`)
+///   weights:      `weight_ih`, `weight_hh`, and `bias_ih`, `bias_hh` but
+///                 for bwd
+///   saved:        fwd: the saved roles; bwd: y and the saved roles;
+///                 chunked_bwd: y and the checkpoint roles; replay: y and
+///                 the saved roles the cell does not replay
+///   cotangents:   `grad_y` and the final states' (`grad_h_n`, ...)
+///   outs:         fwd: y and the final states (`h_n`, ...); bwd: the
+///                 gradients (`grad_x`, `grad_h0`, ..., `grad_h_reset`,
+///                 ... with `resetStates`, `grad_weight_ih`, ...,
+///                 `grad_bias_hh`); replay: the replayed roles.
 SmallVector<SmallVector<std::string>>
 kernelOperandGroups(CellAttrInterface cell, KernelPhase phase,
                     bool resetStates);

@@ -1,8 +1,9 @@
 //===- RNNOps.td - rnn dialect operations ------------------*- tablegen -*-===//
 //
-// Model-level ops (rnn.lstm, rnn.gru, rnn.mgu), the destination-style kernels that
-// training is built from (rnn.cell_fwd, rnn.cell_bwd, rnn.cell_replay, each
-// parameterized by a cell attribute), and the phase marker.
+// Model-level ops (one per cell: rnn.lstm, rnn.gru, ...), the
+// destination-style kernels that training is built from (rnn.cell_fwd,
+// rnn.cell_bwd, rnn.cell_replay, each parameterized by a cell attribute),
+// and the phase marker.
 //
 // Shapes are static and checked by one table-driven verifier (RNNOps.cpp):
 // T, B, I come from x, H from weight_hh, and every other operand is checked
@@ -38,8 +39,8 @@ def RNN_BlockAttr : ConfinedAttr<I64Attr, [IntMinValue<1>]>;
 // Model level
 //===----------------------------------------------------------------------===//
 
-// The model ops, rnn.lstm, rnn.gru and rnn.mgu, are defined with their
-// cells in RNNCells.td.
+// The model ops (rnn.lstm, rnn.gru, ...) are defined with their cells in
+// RNNCells.td.
 include "rnn/Dialect/RNNCells.td"
 
 def RNN_DropoutOp : RNN_Op<"dropout", [Pure, AllTypesMatch<["x", "y"]>]> {
@@ -92,18 +93,52 @@ def RNN_DropoutOp : RNN_Op<"dropout", [Pure, AllTypesMatch<["x", "y"]>]> {
 // Training kernels (destination style), generic over the cell
 //===----------------------------------------------------------------------===//
 
-// Common shape of the kernels: the cell attribute, the GEMM block, operand
-// groups whose sizes and roles the cell fixes (kernelOperandRoles in
-// RNNAttrs.h; `reset_states` is empty or one per state, as on the model
-// op), and the destinations last. Tensor form returns one result
-// per destination and memref form returns nothing. The saved values are
-// printed with their roles, which the parser checks against the cell.
-class RNN_KernelOp<string mnemonic, string kind, code extraDecl = [{}],
-                   list<Trait> traits = []>
+// The operand groups of the kernels, each with its keyword (in the
+// assembly and in messages), the name of its accessor and of its index
+// constant (`k<name>Group`), and whether it holds one operand or a list.
+// A kernel lists its groups once, in order; kernelOperandGroups
+// (RNNAttrs.h) gives the roles of each group by its keyword.
+class RNN_OperandGroup<string keywordArg, string accessorArg, string nameArg,
+                       bit variadic = 1> {
+  string keyword = keywordArg;
+  string accessor = accessorArg;
+  string name = nameArg;
+  TypeConstraint constraint =
+      !if(variadic, Variadic<RNN_TensorOrMemRef>, RNN_TensorOrMemRef);
+}
+def RNN_XGroup : RNN_OperandGroup<"x", "x", "X", 0>;
+def RNN_IsInitGroup : RNN_OperandGroup<"is_init", "isInit", "IsInit", 0>;
+def RNN_StatesGroup : RNN_OperandGroup<"states", "states", "States">;
+def RNN_ResetStatesGroup
+    : RNN_OperandGroup<"reset_states", "resetStates", "ResetStates">;
+def RNN_WeightsGroup : RNN_OperandGroup<"weights", "weights", "Weights">;
+def RNN_SavedGroup : RNN_OperandGroup<"saved", "savedValues", "Saved">;
+def RNN_CotangentsGroup
+    : RNN_OperandGroup<"cotangents", "cotangents", "Cotangents">;
+def RNN_OutsGroup : RNN_OperandGroup<"outs", "outputs", "Outs">;
+
+// The groups every kernel starts with.
+defvar RNN_KernelInputGroups = [RNN_XGroup, RNN_IsInitGroup, RNN_StatesGroup,
+                                RNN_ResetStatesGroup, RNN_WeightsGroup];
+
+// Common shape of the kernels: the cell attribute, the GEMM block, the
+// attributes `attrs`, then the operand `groups` in order, whose sizes and
+// roles the cell fixes (`reset_states` is empty or one per state, as on
+// the model op); the last `numInits` groups are the destinations. Tensor
+// form returns one result per destination and memref form returns
+// nothing. The saved values are printed with their roles, which the
+// parser checks against the cell.
+class RNN_KernelOp<string mnemonic, string kind, dag attrs,
+                   list<RNN_OperandGroup> groups, int numInits,
+                   code extraDecl = [{}], list<Trait> traits = []>
     : RNN_Op<mnemonic, !listconcat(traits, [AttrSizedOperandSegments,
         DestinationStyleOpInterface,
         DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
         DeclareOpInterfaceMethods<RNN_KernelOpInterface>])> {
+  let arguments = !con(
+      (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block), attrs,
+      !dag(ins, !foreach(group, groups, group.constraint),
+           !foreach(group, groups, group.accessor)));
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let hasVerifier = 1;
   let extraClassDefinition = [{
@@ -122,6 +157,16 @@ class RNN_KernelOp<string mnemonic, string kind, code extraDecl = [{}],
   let extraClassDeclaration = [{
     static constexpr ::mlir::rnn::KernelKind kKind =
         ::mlir::rnn::KernelKind::}] # kind # [{;
+    /// The keywords of the operand groups, in order.
+    static constexpr ::llvm::StringLiteral kOperandGroups[] = {
+        }] # !interleave(!foreach(group, groups,
+                                  "\"" # group.keyword # "\""), ", ") # [{};
+    /// The index of each operand group.
+    }] # !interleave(!foreach(i, !range(groups),
+        "static constexpr unsigned k" # groups[i].name # "Group = " # i
+        # ";"), "\n") # [{
+    /// The destinations are the last kNumInitGroups groups.
+    static constexpr unsigned kNumInitGroups = }] # numInits # [{;
     ::mlir::MutableOperandRange getDpsInitsMutable();
     /// True when the operands are buffers (after bufferization).
     bool hasPureBufferSemantics() {
@@ -130,7 +175,9 @@ class RNN_KernelOp<string mnemonic, string kind, code extraDecl = [{}],
   }] # extraDecl;
 }
 
-def RNN_CellFwdOp : RNN_KernelOp<"cell_fwd", "Fwd"> {
+def RNN_CellFwdOp : RNN_KernelOp<"cell_fwd", "Fwd",
+    (ins OptionalAttr<RNN_ChunkAttr>:$chunk, OptionalAttr<TypeAttr>:$storage),
+    !listconcat(RNN_KernelInputGroups, [RNN_OutsGroup, RNN_SavedGroup]), 2> {
   let summary = "forward kernel of a cell that also writes what backward reads";
   let description = [{
     Forward pass of one layer of cell `cell` (semantics of its model op)
@@ -164,26 +211,21 @@ def RNN_CellFwdOp : RNN_KernelOp<"cell_fwd", "Fwd"> {
            tensor<8x4x20xf32>, tensor<8x4x5xf32>
     ```
   }];
-  let arguments = (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block,
-      OptionalAttr<RNN_ChunkAttr>:$chunk, OptionalAttr<TypeAttr>:$storage,
-      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
-      Variadic<RNN_TensorOrMemRef>:$states,
-      Variadic<RNN_TensorOrMemRef>:$resetStates,
-      Variadic<RNN_TensorOrMemRef>:$weights,
-      Variadic<RNN_TensorOrMemRef>:$outputs,
-      Variadic<RNN_TensorOrMemRef>:$savedValues);
   let assemblyFormat = [{
     $cell `block` `(` $block `)` (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
     (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)` `outs` `(` $outputs `)`
-    `saved` `(` custom<RoleOperands>(ref($cell), ref($chunk), "kKind", "6",
-                                     $savedValues) `)`
+    `saved` `(` custom<RoleOperands>(ref($cell), ref($chunk), "kKind",
+                                     "kSavedGroup", $savedValues) `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];
 }
 
-def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd"> {
+def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd",
+    (ins OptionalAttr<RNN_ChunkAttr>:$chunk, OptionalAttr<TypeAttr>:$storage),
+    !listconcat(RNN_KernelInputGroups,
+                [RNN_SavedGroup, RNN_CotangentsGroup, RNN_OutsGroup]), 1> {
   let summary = "backward kernel of a cell, replaying chunks when chunked";
   let description = [{
     Backward pass of one layer of cell `cell`: from the forward inputs, `y`
@@ -220,28 +262,21 @@ def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd"> {
            tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>
     ```
   }];
-  let arguments = (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block,
-      OptionalAttr<RNN_ChunkAttr>:$chunk, OptionalAttr<TypeAttr>:$storage,
-      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
-      Variadic<RNN_TensorOrMemRef>:$states,
-      Variadic<RNN_TensorOrMemRef>:$resetStates,
-      Variadic<RNN_TensorOrMemRef>:$weights,
-      Variadic<RNN_TensorOrMemRef>:$savedValues,
-      Variadic<RNN_TensorOrMemRef>:$cotangents,
-      Variadic<RNN_TensorOrMemRef>:$outputs);
   let assemblyFormat = [{
     $cell `block` `(` $block `)` (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
     (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)`
-    `saved` `(` custom<RoleOperands>(ref($cell), ref($chunk), "kKind", "5",
-                                     $savedValues) `)`
+    `saved` `(` custom<RoleOperands>(ref($cell), ref($chunk), "kKind",
+                                     "kSavedGroup", $savedValues) `)`
     `cotangents` `(` $cotangents `)` `outs` `(` $outputs `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];
 }
 
-def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay", [{
+def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay",
+    (ins OptionalAttr<TypeAttr>:$storage),
+    !listconcat(RNN_KernelInputGroups, [RNN_SavedGroup, RNN_OutsGroup]), 1, [{
     /// A replay covers the whole sequence: no chunk.
     ::std::optional<uint64_t> getChunk() { return ::std::nullopt; }
   }]> {
@@ -265,23 +300,15 @@ def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay", [{
         -> tensor<8x4x20xf32>
     ```
   }];
-  let arguments = (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block,
-      OptionalAttr<TypeAttr>:$storage,
-      RNN_TensorOrMemRef:$x, RNN_TensorOrMemRef:$isInit,
-      Variadic<RNN_TensorOrMemRef>:$states,
-      Variadic<RNN_TensorOrMemRef>:$resetStates,
-      Variadic<RNN_TensorOrMemRef>:$weights,
-      Variadic<RNN_TensorOrMemRef>:$savedValues,
-      Variadic<RNN_TensorOrMemRef>:$outputs);
   let assemblyFormat = [{
     $cell `block` `(` $block `)`
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
     (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)`
-    `saved` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind", "5",
-                                     $savedValues) `)`
-    `outs` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind", "6",
-                                    $outputs) `)`
+    `saved` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind",
+                                     "kSavedGroup", $savedValues) `)`
+    `outs` `(` custom<RoleOperands>(ref($cell), "nullptr", "kKind",
+                                    "kOutsGroup", $outputs) `)`
     attr-dict `:` type(operands) (`->` type($results)^)?
   }];
 }
