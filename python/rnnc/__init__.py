@@ -5,7 +5,8 @@ shared library on disk and calls its C entry points; `precompile` fills a
 cache ahead of use, `load` loads a library directory without the compiler
 and `clear_cache` empties the cache (also `python3 -m rnnc precompile|cache`).
 `rnnc.torch` (needs PyTorch) wraps it as drop-in `LSTM` and `GRU` modules,
-and `MGU` (the minimal gated unit) with `GRU`'s interface.
+`CIFG` (coupled input and forget gates) with `LSTM`'s interface and `MGU`
+(the minimal gated unit) with `GRU`'s.
 """
 
 from .library import (Library, RNNCError, clear_cache, compile_model, load,

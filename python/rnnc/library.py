@@ -238,6 +238,15 @@ class Library:
             _keep_loaded(get)
         self.entries = {kind: Entry(self._lib, kind, spec, self._last_error)
                         for kind, spec in self.manifest["entries"].items()}
+        # The cell's states in the dialect's order (`h` first), which
+        # name the entry points' state buffers (`h0`, `h_reset`, ...);
+        # empty for a model of mixed cells.
+        states = self.manifest.get("states")
+        if not isinstance(states, list) or not all(
+                isinstance(s, str) and s.isidentifier() for s in states):
+            raise RNNCError(f"{path}: the manifest's \"states\" must be a "
+                            f"list of names, got {states!r}")
+        self.states = tuple(states)
         self.saved_gaps = self._saved_gaps()
         # The scratch arena is the library's: contents are not kept between
         # calls, so one per thread serves every call.

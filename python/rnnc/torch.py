@@ -1,5 +1,7 @@
-"""Drop-in `torch.nn.LSTM` / `torch.nn.GRU` with resets, compiled by rnnc,
-and `MGU`, the minimal gated unit (rnn.mgu) in `torch.nn.GRU`'s interface.
+"""Drop-in `torch.nn.LSTM` / `torch.nn.GRU` with resets, compiled by rnnc;
+`CIFG`, the LSTM with coupled input and forget gates (rnn.cifg), in
+`torch.nn.LSTM`'s interface, and `MGU`, the minimal gated unit (rnn.mgu),
+in `torch.nn.GRU`'s.
 
     lstm = rnnc.torch.LSTM(input_size, hidden_size, num_layers,
                            remat="chunk:4")
@@ -80,7 +82,7 @@ from torch._subclasses.functional_tensor import FunctionalTensor
 
 from .library import RNNCError, _used, compile_model
 
-__all__ = ["LSTM", "GRU", "MGU", "RNNCError"]
+__all__ = ["LSTM", "CIFG", "GRU", "MGU", "RNNCError"]
 
 _TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
                  "int64": torch.int64, "float32": torch.float32,
@@ -298,21 +300,38 @@ def _param_names(layers):
                  for kind in _PARAM_KINDS)
 
 
-def _named(x, is_init, rng, states, params):
+def _add_states(library, tensors, states, suffix, prefix=""):
+    """Adds `states` (one per state of the library's cell, `h` first; None
+    where absent) to `tensors` under their manifest names: `prefix`, the
+    state's name, `suffix` (`h0`, `grad_c_reset`, ...)."""
+    names = library.states
+    if not 1 <= len(names) <= 2:
+        raise RNNCError(f"rnnc.torch runs cells of one or two states, the "
+                        f"library's has {list(names)}")
+    for name, state in zip(names, states):
+        if state is not None:
+            tensors[prefix + name + suffix] = state
+
+
+def _named(library, x, is_init, rng, states, params):
     """The buffers of an entry point's inputs by manifest name; `states`
-    are h0, c0, h_reset, c_reset (None where absent)."""
+    are the two initial states and the two reset states (h0, c0, h_reset,
+    c_reset for an LSTM; None where absent)."""
+    if (states[1] is not None) != (len(library.states) == 2):
+        raise RNNCError(f"the library's cell has the states "
+                        f"{list(library.states)}, the call gives "
+                        f"{1 + (states[1] is not None)}")
     tensors = {"x": x, "is_init": is_init}
     if rng is not None:
         tensors["rng"] = rng
-    for name, state in zip(("h0", "c0", "h_reset", "c_reset"), states):
-        if state is not None:
-            tensors[name] = state
+    _add_states(library, tensors, states[:2], "0")
+    _add_states(library, tensors, states[2:], "_reset")
     tensors.update(zip(_param_names(states[0].shape[0]), params))
     return tensors
 
 
 def _new_outputs(x, h0, has_c):
-    """y [T, B, H], h_n and c_n [L, B, H] (c_n empty without a cell
+    """y [T, B, H], h_n and c_n [L, B, H] (c_n empty without a second
     state)."""
     T, B = x.shape[0], x.shape[1]
     y = x.new_empty((T, B, h0.shape[2]))
@@ -349,10 +368,10 @@ def _forward_impl(key: str, x: torch.Tensor, is_init: torch.Tensor,
     library = _library_of(key)
     y, h_n, c_n = _new_outputs(x, h0, c0 is not None)
     saved = _saved_region(library, x.device)
-    tensors = _named(x, is_init, rng, (h0, c0, h_reset, c_reset), params)
-    tensors.update(y=y, h_n=h_n, saved=saved)
-    if c0 is not None:
-        tensors["c_n"] = c_n
+    tensors = _named(library, x, is_init, rng, (h0, c0, h_reset, c_reset),
+                     params)
+    tensors.update(y=y, saved=saved)
+    _add_states(library, tensors, (h_n, c_n), "_n")
     _call(library, "fwd", tensors, h0.shape[0], x.device)
     return y, h_n, c_n, saved
 
@@ -378,16 +397,16 @@ def _backward_run(key, x, is_init, rng, h0, c0, h_reset, c_reset, params, y,
     gradients (views of the last)."""
     library = _library_of(key)
     states = (h0, c0, h_reset, c_reset)
-    tensors = _named(x, is_init, rng, states, params)
-    tensors.update(y=y, saved=saved, grad_y=grad_y, grad_h_n=grad_h_n)
-    if grad_c_n is not None:
-        tensors["grad_c_n"] = grad_c_n
+    tensors = _named(library, x, is_init, rng, states, params)
+    tensors.update(y=y, saved=saved, grad_y=grad_y)
+    _add_states(library, tensors, (grad_h_n, grad_c_n), "_n", "grad_")
     grads = _new_grads(x, states, params)
-    for name, grad, tensor in zip(("grad_x", "grad_h0", "grad_c0",
-                                   "grad_h_reset", "grad_c_reset"), grads,
-                                  (x, *states)):
-        if tensor is not None:
-            tensors[name] = grad
+    tensors["grad_x"] = grads[0]
+    # The gradients of the states that were given.
+    given = [None if state is None else grad
+             for state, grad in zip(states, grads[1:5])]
+    _add_states(library, tensors, given[:2], "0", "grad_")
+    _add_states(library, tensors, given[2:], "_reset", "grad_")
     param_grads = _param_grads(grads[-1], params)
     for name, grad in zip(_param_names(h0.shape[0]), param_grads):
         tensors["grad_" + name] = grad
@@ -404,10 +423,10 @@ def _inference_impl(key: str, x: torch.Tensor, is_init: torch.Tensor,
     """The inference entry point: y, h_n, c_n; nothing is saved."""
     library = _library_of(key)
     y, h_n, c_n = _new_outputs(x, h0, c0 is not None)
-    tensors = _named(x, is_init, None, (h0, c0, h_reset, c_reset), params)
-    tensors.update(y=y, h_n=h_n)
-    if c0 is not None:
-        tensors["c_n"] = c_n
+    tensors = _named(library, x, is_init, None, (h0, c0, h_reset, c_reset),
+                     params)
+    tensors["y"] = y
+    _add_states(library, tensors, (h_n, c_n), "_n")
     _call(library, "infer", tensors, h0.shape[0], x.device)
     return y, h_n, c_n
 
@@ -660,8 +679,19 @@ def _memory_of(device):
 
 
 class _RNNBase(nn.Module):
+    # The dialect's cell (rnn-compile's --cell), its gate count, its states
+    # as the library's manifest names them, and the torch.nn module whose
+    # interface the module takes (an LSTM's: hx = (h0, c0); a GRU's: hx =
+    # h0).
     _cell = None
     _gates = None
+    _states = None
+    _interface = None
+
+    @property
+    def _what(self):
+        """The module in messages: `rnnc.torch.LSTM`, ..."""
+        return f"rnnc.torch.{type(self).__name__}"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False,
@@ -840,7 +870,7 @@ class _RNNBase(nn.Module):
         cast = torch.get_autocast_dtype(kind)
         if cast not in (torch.bfloat16, torch.float16):
             return None, None
-        if self._cell != "lstm" and kind == "cpu" and \
+        if self._interface is nn.GRU and kind == "cpu" and \
                 input.dtype in _AUTOCAST_INPUTS:
             return cast, input.dtype
         return cast, cast
@@ -919,15 +949,14 @@ class _RNNBase(nn.Module):
     def _reset_states(self, reset_state, T, B, dtype, cast):
         """The reset states as the library takes them (time-major) and
         their form, "step" or "column"; (None, None), "zero" without."""
-        names = ("h_reset", "c_reset") if self._cell == "lstm" else \
-            ("h_reset",)
+        names = tuple(state + "_reset" for state in self._states)
         if reset_state is None:
             return (None, None), "zero"
-        if self._cell == "lstm":
+        if len(names) > 1:
             if not isinstance(reset_state, (tuple, list)) or \
-                    len(reset_state) != 2:
-                raise RNNCError("reset_state of an LSTM must be a tuple "
-                                "(h_reset, c_reset)")
+                    len(reset_state) != len(names):
+                raise RNNCError(f"reset_state of {self._what} must be a "
+                                f"tuple ({', '.join(names)})")
             given = list(reset_state)
         else:
             given = [reset_state]
@@ -953,8 +982,8 @@ class _RNNBase(nn.Module):
                                 f"{[L, B, H]} (one per batch column), got "
                                 f"{list(state.shape)}")
         if len(set(forms)) > 1:
-            raise RNNCError("h_reset and c_reset must have the same form "
-                            "(both per step or both per batch column)")
+            raise RNNCError(f"{' and '.join(names)} must have the same form "
+                            f"(both per step or both per batch column)")
         states += [None] * (2 - len(states))
         return tuple(states), forms[0]
 
@@ -986,13 +1015,14 @@ class _RNNBase(nn.Module):
             is_init = is_init.unsqueeze(col)
         if reset_state is not None:
             step_dim = 1 + col
-            if self._cell == "lstm" and (
+            names = tuple(state + "_reset" for state in self._states)
+            if len(names) > 1 and (
                     not isinstance(reset_state, (tuple, list)) or
-                    len(reset_state) != 2):
-                raise RNNCError("reset_state of an LSTM must be a tuple "
-                                "(h_reset, c_reset)")
+                    len(reset_state) != len(names)):
+                raise RNNCError(f"reset_state of {self._what} must be a "
+                                f"tuple ({', '.join(names)})")
             if isinstance(reset_state, (tuple, list)):
-                names = ("h_reset", "c_reset")[:len(reset_state)]
+                names = names[:len(reset_state)]
                 reset_state = tuple(column(s, n, step_dim)
                                     for s, n in zip(reset_state, names))
             else:
@@ -1027,8 +1057,9 @@ class _RNNBase(nn.Module):
         x, is_init = self._check_input(input, is_init, dtype, cast)
         T, B = x.shape[0], x.shape[1]
         h0 = self._state(h0, "h0", B, x.device, dtype, cast)
-        if self._cell == "lstm":
-            c0 = self._state(c0, "c0", B, x.device, dtype, cast)
+        if len(self._states) > 1:
+            c0 = self._state(c0, self._states[1] + "0", B, x.device, dtype,
+                             cast)
         resets, reset_to = self._reset_states(reset_state, T, B, dtype, cast)
         states = (h0, c0) + resets
         params = self._flat_params
@@ -1049,7 +1080,7 @@ class _RNNBase(nn.Module):
                            for t in (y, h_n, c_n))
         if self.batch_first:
             y = y.transpose(0, 1)
-        return (y, h_n, c_n) if self._cell == "lstm" else (y, h_n)
+        return (y, h_n, c_n) if len(self._states) > 1 else (y, h_n)
 
     def _check_devices(self, x, is_init, states, params):
         """Every tensor of a call on the input's device, a CPU or CUDA one,
@@ -1071,7 +1102,7 @@ class _RNNBase(nn.Module):
         with gradients (zero) for every input that requires them."""
         T, L, H = x.shape[0], self.num_layers, self.hidden_size
         y, h_n = x.new_zeros((T, 0, H)), x.new_zeros((L, 0, H))
-        c_n = x.new_zeros((L, 0, H)) if self._cell == "lstm" else None
+        c_n = x.new_zeros((L, 0, H)) if len(self._states) > 1 else None
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
             anchor = sum(t.sum() for t in inputs) * 0
             y, h_n = y + anchor, h_n + anchor
@@ -1126,17 +1157,31 @@ class LSTM(_RNNBase):
 
     _cell = "lstm"
     _gates = 4
+    _states = ("h", "c")
+    _interface = nn.LSTM
 
     def forward(self, input, hx=None, is_init=None, reset_state=None):
         h0 = c0 = None
         if hx is not None:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2 or \
                     not all(isinstance(t, torch.Tensor) for t in hx):
-                raise RNNCError("hx of an LSTM must be a tuple (h0, c0) of "
-                                "tensors")
+                raise RNNCError(f"hx of {self._what} must be a tuple (h0, "
+                                f"c0) of tensors")
             h0, c0 = hx
         y, h_n, c_n = self._run(input, h0, c0, is_init, reset_state)
         return y, (h_n, c_n)
+
+
+class CIFG(LSTM):
+    """The LSTM with coupled input and forget gates (Greff et al., 2017),
+    with `torch.nn.LSTM`'s interface and parameter names: gates f, g, o
+    (weights `[3H, I]`, `[3H, H]`, biases `[3H]`), the input gate is
+    1 - f: c' = f * c + (1 - f) * g, h' = o * tanh(c'). It is
+    `torch.nn.LSTM` whose input gate rows are the negated forget gate
+    rows."""
+
+    _cell = "cifg"
+    _gates = 3
 
 
 class GRU(_RNNBase):
@@ -1144,6 +1189,8 @@ class GRU(_RNNBase):
 
     _cell = "gru"
     _gates = 3
+    _states = ("h",)
+    _interface = nn.GRU
 
     def forward(self, input, hx=None, is_init=None, reset_state=None):
         y, h_n = self._run(input, hx, None, is_init, reset_state)

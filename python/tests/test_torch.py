@@ -1,5 +1,6 @@
 """rnnc.torch against torch.nn.LSTM / torch.nn.GRU (the external reference;
-rnnc.torch.MGU against nn.GRU on its weights mapped by MguAsGru).
+rnnc.torch.MGU against nn.GRU on its weights mapped by MguAsGru,
+rnnc.torch.CIFG against nn.LSTM on its weights mapped by CifgAsLstm).
 
 Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch. Compiled libraries
 go to a fresh cache directory per test session (conftest.py).
@@ -25,36 +26,64 @@ import philox  # noqa: E402
 
 
 
-class MguAsGru(torch.nn.Module):
-    """The minimal gated unit run by torch.nn.GRU: it is the GRU with
-    r = f and z = 1 - f = sigmoid(-a_f), so the GRU's r and n rows are the
-    MGU's f and n rows and its z rows the negated f rows. Parameters have
-    the MGU's names and shapes (as rnnc.torch.MGU); autograd carries the
-    gradients back through the map."""
+class _Mapped(torch.nn.Module):
+    """A cell run by a torch.nn module (`_base`) on its parameters mapped
+    by `_map` (the `_gates` row blocks of each parameter to the base's).
+    Parameters have the cell's names and shapes (as its rnnc.torch
+    module); autograd carries the gradients back through the map."""
+
+    _base = None
+    _gates = None
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False):
         super().__init__()
         # Not a submodule: its own parameters are replaced on every call.
-        self._gru = [torch.nn.GRU(input_size, hidden_size, num_layers,
-                                  bias=bias, batch_first=batch_first)]
-        for name, p in self._gru[0].named_parameters():
+        self._module = [self._base(input_size, hidden_size, num_layers,
+                                   bias=bias, batch_first=batch_first)]
+        for name, p in self._module[0].named_parameters():
             self.register_parameter(name, torch.nn.Parameter(
-                torch.empty(p.shape[0] // 3 * 2, *p.shape[1:])))
+                torch.empty(hidden_size * self._gates, *p.shape[1:])))
         bound = 1.0 / hidden_size ** 0.5
         for p in self.parameters():
             torch.nn.init.uniform_(p, -bound, bound)
 
-    def forward(self, x, h0=None):
-        mapped = {}
-        for name, p in self.named_parameters():
-            f, n = p.chunk(2, 0)
-            mapped[name] = torch.cat([f, -f, n], 0)
-        return torch.func.functional_call(self._gru[0], mapped, (x, h0))
+    def forward(self, x, hx=None):
+        mapped = {name: torch.cat(self._map(*p.chunk(self._gates, 0)), 0)
+                  for name, p in self.named_parameters()}
+        return torch.func.functional_call(self._module[0], mapped, (x, hx))
+
+
+class MguAsGru(_Mapped):
+    """The minimal gated unit run by torch.nn.GRU: it is the GRU with
+    r = f and z = 1 - f = sigmoid(-a_f), so the GRU's r and n rows are the
+    MGU's f and n rows and its z rows the negated f rows."""
+
+    _base = torch.nn.GRU
+    _gates = 2
+
+    @staticmethod
+    def _map(f, n):
+        return f, -f, n
+
+
+class CifgAsLstm(_Mapped):
+    """The CIFG LSTM run by torch.nn.LSTM: it is the LSTM with
+    i = 1 - f = sigmoid(-a_f), so the LSTM's f, g, o rows are the CIFG's
+    and its i rows the negated f rows."""
+
+    _base = torch.nn.LSTM
+    _gates = 3
+
+    @staticmethod
+    def _map(f, g, o):
+        return -f, f, g, o
 
 
 CELLS = {"lstm": (rt.LSTM, torch.nn.LSTM), "gru": (rt.GRU, torch.nn.GRU),
-         "mgu": (rt.MGU, MguAsGru)}
+         "mgu": (rt.MGU, MguAsGru), "cifg": (rt.CIFG, CifgAsLstm)}
+# The cells of two states (h, c), with torch.nn.LSTM's interface.
+LSTM_LIKE = ("lstm", "cifg")
 POLICIES = ["none", "gates", "chunk:1", "chunk:2", "chunk:3",
             "budget:9000"]
 
@@ -78,11 +107,11 @@ def make_pair(cell, I, H, L, remat="none", batch_first=False, seed=0,
 
 
 def state_of(cell, h0, c0):
-    return (h0, c0) if cell == "lstm" else h0
+    return (h0, c0) if cell in LSTM_LIKE else h0
 
 
 def final(cell, state):
-    return state[0] if cell == "lstm" else state
+    return state[0] if cell in LSTM_LIKE else state
 
 
 def reset_wrt(cell, hr, cr):
@@ -90,7 +119,7 @@ def reset_wrt(cell, hr, cr):
     h_reset and c_reset for an LSTM."""
     if hr is None:
         return []
-    return [hr, cr] if cell == "lstm" else [hr]
+    return [hr, cr] if cell in LSTM_LIKE else [hr]
 
 
 def loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init=None, hr=None,
@@ -99,11 +128,11 @@ def loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init=None, hr=None,
     to x, h0 (c0), every parameter and, with reset states hr (cr), theirs."""
     kwargs = {} if is_init is None else {"is_init": is_init}
     if hr is not None:
-        kwargs["reset_state"] = (hr, cr) if cell == "lstm" else hr
+        kwargs["reset_state"] = (hr, cr) if cell in LSTM_LIKE else hr
     y, state = module(x, state_of(cell, h0, c0), **kwargs)
     loss = (y * gy).sum() + (final(cell, state) * ghn).sum()
     wrt = [x, h0]
-    if cell == "lstm":
+    if cell in LSTM_LIKE:
         loss = loss + (state[1] * ghn.flip(0)).sum()
         wrt.append(c0)
     wrt += list(module.parameters()) + reset_wrt(cell, hr, cr)
@@ -122,7 +151,7 @@ def inputs(T, B, I, H, L, batch_first=False, seed=1):
     return x, h0, c0, gy, ghn
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 @pytest.mark.parametrize("L", [1, 2, 3])
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_matches_torch_without_resets(cell, L, batch_first):
@@ -156,7 +185,7 @@ def episodes_reference(cell, ref, x, is_init, h0, c0, entered=None):
                 h, c = (entered(s, b) if entered else
                         (torch.zeros_like(h), torch.zeros_like(c)))
             out, state = ref(x[s:e, b:b + 1], state_of(cell, h, c))
-            if cell == "lstm":
+            if cell in LSTM_LIKE:
                 h, c = state
             else:
                 h = state
@@ -179,19 +208,19 @@ def episodes_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, is_init, hr=None,
             pick = (lambda r: r[:, s, b:b + 1]) if hr.dim() == 4 else \
                 (lambda r: r[:, b:b + 1])
             # A GRU's c is unused.
-            return pick(hr), pick(cr if cell == "lstm" else hr)
+            return pick(hr), pick(cr if cell in LSTM_LIKE else hr)
     y_ref, h_ref, c_ref = episodes_reference(cell, ref, x, is_init, h0, c0,
                                              entered)
     loss_ref = (y_ref * gy).sum() + (h_ref * ghn).sum()
     wrt = [x, h0]
-    if cell == "lstm":
+    if cell in LSTM_LIKE:
         loss_ref = loss_ref + (c_ref * ghn.flip(0)).sum()
         wrt.append(c0)
     return y_ref, loss_ref, torch.autograd.grad(
         loss_ref, wrt + list(ref.parameters()) + reset_wrt(cell, hr, cr))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 @pytest.mark.parametrize("L", [1, 2])
 def test_resets_match_episodes(cell, L):
     T, B, I, H = 9, 4, 3, 5
@@ -221,7 +250,7 @@ def assert_same_bits(results):
             assert torch.equal(g, g0), remat
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 def test_policies_bitwise_equal(cell):
     T, B, I, H, L = 8, 3, 4, 5, 2
     x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
@@ -235,7 +264,7 @@ def test_policies_bitwise_equal(cell):
     assert_same_bits(results)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 def test_bf16_storage_against_float64_torch(cell):
     # bf16 saved values and GEMM operands: within 2e-2 of torch.nn in
     # float64 (about five bf16 unit roundoffs, 2^-8), further than f32
@@ -290,7 +319,7 @@ def poison(t):
     return t
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 @pytest.mark.parametrize("remat", ["none", "gates", "chunk:2"])
 def test_split_equals_fused_with_poisoned_buffers(cell, remat):
     """f_fwd then f_bwd give the fused training function's bits, with the
@@ -359,7 +388,7 @@ def test_split_equals_fused_with_poisoned_buffers(cell, remat):
                             if a.role in ("output", "gradient")])
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 def test_no_grad_runs_inference(cell):
     T, B, I, H, L = 5, 2, 3, 4, 2
     ours, ref = make_pair(cell, I, H, L, remat="chunk:2")
@@ -375,7 +404,7 @@ def test_no_grad_runs_inference(cell):
     assert torch.equal(final(cell, state), final(cell, state_grad))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 def test_training_loop_matches_torch(cell):
     T, B, I, H, L = 10, 4, 3, 8, 2
     ours, ref = make_pair(cell, I, H, L, remat="chunk:3")
@@ -402,7 +431,7 @@ def test_training_loop_matches_torch(cell):
             1e-4 * abs(loss_ref.item()), step
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 @pytest.mark.parametrize("remat", ["none", "chunk:2"])
 def test_float64_matches_torch_and_finite_differences(cell, remat):
     """In float64 (dtype=torch.float64, or .double() of a float32 module)
@@ -428,11 +457,11 @@ def test_float64_matches_torch_and_finite_differences(cell, remat):
         assert rel_err(g, g_ref) < 1e-12
 
     def outputs(x, *states):
-        y, state = ours(x, tuple(states) if cell == "lstm" else states[0],
+        y, state = ours(x, tuple(states) if cell in LSTM_LIKE else states[0],
                         is_init=is_init)
-        return (y, *state) if cell == "lstm" else (y, state)
+        return (y, *state) if cell in LSTM_LIKE else (y, state)
 
-    states = (h0, c0) if cell == "lstm" else (h0,)
+    states = (h0, c0) if cell in LSTM_LIKE else (h0,)
     assert torch.autograd.gradcheck(outputs, (x, *states), eps=1e-6,
                                     atol=1e-8, rtol=1e-6)
 
@@ -550,7 +579,7 @@ def test_unbatched_input_as_torch_takes_it(cell, batch_first):
             cell, hr.unsqueeze(0), None if cr is None else cr.unsqueeze(0)))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 def test_without_biases(cell):
     """bias=False: torch.nn's parameters (weights only, loadable from its
     state dict), and the outputs and gradients of torch.nn's own bias=False
@@ -640,6 +669,23 @@ def test_errors_are_one_clear_exception():
         grad.square().sum().backward()
 
 
+def test_state_buffers_are_named_by_the_manifest():
+    """The ops name the state buffers by the library's manifest (`states`)
+    and refuse a call whose states do not match its cell."""
+    x, is_init = torch.randn(5, 2, 3), torch.zeros(5, 2, dtype=torch.bool)
+    h0 = torch.randn(1, 2, 4)
+    for cls, states in ((rt.CIFG, ["h", "c"]), (rt.MGU, ["h"])):
+        module = cls(3, 4)
+        key = module._library_key(5, 2, x.device, x.dtype, "zero")
+        assert rt._library_of(key).states == tuple(states)
+        params = module._flat_params
+        c0 = torch.randn(1, 2, 4) if len(states) == 1 else None
+        with pytest.raises(RNNCError, match=re.escape(
+                f"the library's cell has the states {states}, the call "
+                f"gives {1 + (c0 is not None)}")):
+            rt._inference_impl(key, x, is_init, h0, c0, None, None, params)
+
+
 def test_layer_limit_is_rnn_compiles():
     """More layers than rnn-compile compiles is refused when the module is
     made, with rnn-compile's own limit."""
@@ -669,10 +715,10 @@ def reset_inputs(cell, T, B, H, L, form, batch_first=False, seed=4):
         shape = (L, B, T, H) if batch_first else (L, T, B, H)
     h = torch.randn(shape, generator=g, requires_grad=True)
     c = torch.randn(shape, generator=g, requires_grad=True)
-    return h, (c if cell == "lstm" else None)
+    return h, (c if cell in LSTM_LIKE else None)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 @pytest.mark.parametrize("form", ["step", "column"])
 @pytest.mark.parametrize("remat", ["none", "chunk:2"])
 def test_reset_states_match_episodes(cell, form, remat):
@@ -696,7 +742,7 @@ def test_reset_states_match_episodes(cell, form, remat):
         assert g.shape == g_ref.shape
         assert rel_err(g, g_ref) < 1e-5
     # The reset states' gradients: nonzero exactly where resets happen.
-    for g in grads[-(2 if cell == "lstm" else 1):]:
+    for g in grads[-(2 if cell in LSTM_LIKE else 1):]:
         nonzero = g.abs().amax(-1) > 0
         want = is_init if form == "step" else is_init.any(0)
         assert torch.equal(nonzero, want.expand_as(nonzero))
@@ -806,12 +852,12 @@ def dropout_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, drops):
     for k, m in enumerate(layers):
         out, state = m(inp, state_of(cell, h0[k:k + 1], c0[k:k + 1]))
         hs.append(final(cell, state))
-        if cell == "lstm":
+        if cell in LSTM_LIKE:
             cs.append(state[1])
         inp = out * drops[k] if k < L - 1 else out
     loss = (inp * gy).sum() + (torch.cat(hs) * ghn).sum()
     wrt = [x, h0]
-    if cell == "lstm":
+    if cell in LSTM_LIKE:
         loss = loss + (torch.cat(cs) * ghn.flip(0)).sum()
         wrt.append(c0)
     for m in layers:
@@ -819,7 +865,7 @@ def dropout_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, drops):
     return inp, loss, torch.autograd.grad(loss, wrt)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
 @pytest.mark.parametrize("remat", ["none", "chunk:2"])
 def test_dropout_matches_torch_with_the_same_masks(cell, remat):
     """Outputs and every gradient of a 3-layer stack with dropout match
