@@ -36,7 +36,8 @@ cd "$(dirname "$0")"
 
 PACKAGES=(cmake ninja-build ccache g++ python3 python3-pip git
           llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-          liblld-22-dev libgtest-dev libopenblas-dev zlib1g-dev patchelf)
+          liblld-22-dev libgtest-dev libopenblas-dev zlib1g-dev libzip-dev
+          patchelf)
 # The libFuzzer build's compiler and runtime (./dev.sh fuzz only).
 FUZZ_PACKAGES=(clang-22 libclang-rt-22-dev)
 BUILD_DIR=${RNN_BUILD_DIR:-build}

@@ -46,6 +46,15 @@ strip "$OUT"/unittests/*
 for l in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
   cp -L /lib/x86_64-linux-gnu/$l "$TMP/"
 done
+# libzip (npz files) and the libraries it loads, in lib/zip: the tools'
+# run path and libzip's find them there, and they stay off the
+# LD_LIBRARY_PATH that unpack.sh gives every process (Python's own zlib
+# and OpenSSL are the machine's).
+mkdir -p "$TMP/zip" "$OUT/lib/zip"
+for l in libzip.so.4 libbz2.so.1.0 libcrypto.so.3 libz.so.1; do
+  cp -L /lib/x86_64-linux-gnu/$l "$TMP/zip/"
+done
+patchelf --set-rpath '$ORIGIN' "$TMP/zip/libzip.so.4"
 # rnn-compile's link kit but OpenBLAS (unpack.sh links the bundle's).
 mkdir -p "$TMP/link" "$OUT/link"
 for f in "$BUILD"/lib/rnnc-link/*; do
@@ -57,12 +66,14 @@ import lzma, os, shutil, sys
 tmp, out = sys.argv[1:]
 kit = [(os.path.join('link', f),) * 2 for f in os.listdir(os.path.join(tmp, 'link'))]
 for src, dst in [('rnn-run', 'bin/rnn-run'), ('rnn-compile', 'bin/rnn-compile'),
-                 ('libopenblas.so.0', 'lib/libopenblas.so.0')] + kit:
+                 ('libopenblas.so.0', 'lib/libopenblas.so.0'),
+                 ('zip/libcrypto.so.3', 'lib/zip/libcrypto.so.3')] + kit:
     with open(os.path.join(tmp, src), 'rb') as f, \
             lzma.open(os.path.join(out, dst + '.xz'), 'wb', preset=6) as o:
         shutil.copyfileobj(f, o)
 PY
 cp "$TMP/libgfortran.so.5" "$TMP/libquadmath.so.0" "$OUT/lib/"
+cp "$TMP"/zip/{libzip.so.4,libbz2.so.1.0,libz.so.1} "$OUT/lib/zip/"
 cp "$CUDA/nvvm/libdevice/libdevice.10.bc" "$OUT/cuda/nvvm/libdevice/"
 cp "$HERE"/unpack.sh "$HERE"/stage.sh "$HERE"/call1.sh "$HERE"/call2.sh \
   "$HERE"/run-test-lines.py "$OUT/"

@@ -5,8 +5,9 @@
 #   gpu/test-bundle.sh BUNDLE_DIR
 #
 # * its size is under 60 MiB (a device call carries at most 64 MiB);
-# * rnn-run, unpacked by unpack.sh, resolves no library from LLVM/MLIR
-#   (ldd), and with LD_LIBRARY_PATH holding only the bundle it trains the
+# * the tools, unpacked by unpack.sh, resolve no library from LLVM/MLIR
+#   and none but glibc's and libgcc_s from outside the bundle (ldd), and with
+#   LD_LIBRARY_PATH holding only the bundle rnn-run trains the
 #   reference LSTM on the CPU to the PyTorch reference (the bundled
 #   rnn-npz-compare);
 # * with the null CUDA device it runs a cuda train step whose PTX it
@@ -35,6 +36,14 @@ source .gpu/unpack.sh
 for tool in rnn-run rnn-compile rnn-npz-compare; do
   if ldd "$(command -v $tool)" | grep -E 'llvm|MLIR|not found'; then
     echo "FAIL: $tool needs a library the bundle does not carry"
+    exit 1
+  fi
+  # Every library but glibc's and GCC's runtime comes from the bundle.
+  outside=$(ldd "$(command -v $tool)" |
+    awk '$2 == "=>" && $3 !~ "^/tmp/rnnc/" {print $1}' |
+    grep -vE '^(libc|libm|libdl|libpthread|librt|libgcc_s)\.so' || true)
+  if [ -n "$outside" ]; then
+    echo "FAIL: $tool loads from outside the bundle:" $outside
     exit 1
   fi
 done

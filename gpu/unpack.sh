@@ -17,13 +17,15 @@
 G=$(pwd)/.gpu
 D=/tmp/rnnc
 rm -rf $D
-mkdir -p $D/bin $D/lib $D/link
+mkdir -p $D/bin $D/lib/zip $D/link
 cp "$G/bin/rnn-npz-compare" "$G"/bin/*.xz $D/bin/
 cp "$G"/lib/*.so* "$G"/lib/*.a $D/lib/
+cp "$G"/lib/zip/* $D/lib/zip/
 cp "$G"/link/*.xz $D/link/
 python3 - "$D" <<'PY'
 import glob, lzma, os, shutil, sys
-for packed in glob.glob(os.path.join(sys.argv[1], '*', '*.xz')):
+for packed in glob.glob(os.path.join(sys.argv[1], '**', '*.xz'),
+                        recursive=True):
     with lzma.open(packed) as f, open(packed[:-3], 'wb') as o:
         shutil.copyfileobj(f, o)
     os.remove(packed)

@@ -6,12 +6,13 @@
 //
 // Implements the .npz reader and writer declared in rnn/Support/Npz.h.
 //
-// An .npz file is a zip archive whose members are .npy files. The reader
-// walks the zip central directory (including zip64 records), inflates
-// deflated members with zlib, and parses the .npy header, which is a Python
-// dict literal such as
+// An .npz file is a zip archive whose members are .npy files. libzip reads
+// and writes the container (the central directory, zip64, deflate, CRC-32,
+// the local headers checked against the directory, a temporary file renamed
+// into place on close); this file parses and writes the .npy member, whose
+// header is a Python dict literal such as
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
-// Every offset and length taken from the file is bounds-checked before use.
+// and bounds every size taken from the file before it allocates.
 //
 // The writer emits stored (uncompressed) members with .npy 1.0 headers laid
 // out exactly like numpy's, so the output is byte-compatible with numpy.load.
@@ -19,19 +20,12 @@
 // Element bytes are kept in file (little-endian) order, so Array::as<T> is
 // only meaningful on little-endian hosts.
 //
-// Why not libzip: the tools that read and write npz files (rnn-run) are
-// relinked statically for the GPU bundle and the wheel
-// (tools/package/link-static.sh), and Debian 12 ships libzip (1.7.3) only
-// as a shared library (no libzip.a in libzip-dev) that pulls in libssl3 and
-// libbz2, which a static relink cannot take and a bundle would have to
-// carry. What an .npz needs of zip is small: the central directory (zip64
-// included) and zlib's inflate to read, stored members to write.
-//
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Support/Npz.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
@@ -46,7 +40,9 @@
 #include <limits>
 #include <optional>
 
-#include <zlib.h>
+#include <ctime>
+
+#include <zip.h>
 
 using namespace llvm;
 using namespace rnn;
@@ -203,157 +199,47 @@ static std::string shorten(StringRef text) {
 namespace {
 
 constexpr uint32_t kLocalHeaderSig = 0x04034b50;
-constexpr uint32_t kCentralHeaderSig = 0x02014b50;
-constexpr uint32_t kEndOfCentralDirSig = 0x06054b50;
-constexpr uint32_t kZip64EndOfCentralDirSig = 0x06064b50;
-constexpr uint32_t kZip64LocatorSig = 0x07064b50;
-constexpr size_t kLocalHeaderSize = 30;
-constexpr size_t kCentralHeaderSize = 46;
-constexpr size_t kEndOfCentralDirSize = 22;
-constexpr size_t kZip64EndOfCentralDirSize = 56;
-constexpr size_t kZip64LocatorSize = 20;
-constexpr uint16_t kMethodStored = 0;
-constexpr uint16_t kMethodDeflated = 8;
 /// Deflate cannot compress by more than about 1032:1; a larger claimed ratio
 /// means a corrupt directory, and trusting it would mean a huge allocation.
 constexpr uint64_t kMaxDeflateRatio = 1032;
 
-/// Returns true if [offset, offset + length) lies within [0, size).
-bool inBounds(uint64_t offset, uint64_t length, uint64_t size) {
-  return offset <= size && length <= size - offset;
-}
+/// libzip's message for \p error.
+std::string zipMessage(zip_error_t *error) { return zip_error_strerror(error); }
 
-uint16_t read16(StringRef buf, uint64_t offset) {
-  return support::endian::read16le(buf.data() + offset);
-}
-uint32_t read32(StringRef buf, uint64_t offset) {
-  return support::endian::read32le(buf.data() + offset);
-}
-uint64_t read64(StringRef buf, uint64_t offset) {
-  return support::endian::read64le(buf.data() + offset);
-}
-
-/// One member as described by the central directory.
-struct ZipEntry {
-  std::string name;
-  uint16_t flags = 0;
-  uint16_t method = 0;
-  uint32_t crc = 0;
-  uint64_t compressedSize = 0;
-  uint64_t uncompressedSize = 0;
-  uint64_t localHeaderOffset = 0;
-};
-
-/// Sequential reader over the uncompressed bytes of one zip member, which is
-/// either stored (read straight from the file) or deflated (inflated on the
-/// fly). It keeps a running CRC-32 of everything read.
+/// Sequential reader over the uncompressed bytes of one open zip member;
+/// libzip inflates a deflated member and checks its CRC-32 at its end.
 class MemberReader {
 public:
-  MemberReader(StringRef input, bool deflated)
-      : input(input), deflated(deflated) {}
-  MemberReader(const MemberReader &) = delete;
-  MemberReader &operator=(const MemberReader &) = delete;
-  ~MemberReader() {
-    if (zlibInitialized)
-      inflateEnd(&stream);
-  }
+  explicit MemberReader(zip_file_t *file) : file(file) {}
 
-  /// Prepares for reading; returns false if zlib cannot be initialized.
-  bool init() {
-    if (!deflated)
-      return true;
-    std::memset(&stream, 0, sizeof(stream));
-    if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
-      return false;
-    zlibInitialized = true;
-    return true;
-  }
-
-  /// Reads exactly \p length bytes into \p dest. Returns false if the member
-  /// ends early or its compressed data is corrupt.
+  /// Reads exactly \p length bytes into \p dest. Returns false if the
+  /// member ends early or cannot be read (see error()).
   bool read(char *dest, uint64_t length) {
-    if (!(deflated ? inflateInto(dest, length) : copyInto(dest, length)))
-      return false;
-    updateCrc(dest, length);
-    return true;
-  }
-
-  /// Returns true if the member holds no more bytes (and, for a deflated
-  /// member, its compressed stream ends properly).
-  bool atEnd() {
-    if (!deflated)
-      return position == input.size();
-    if (streamEnded)
-      return true;
-    char extra;
-    // Asking for one more byte must finish the stream without producing any.
-    return !inflateInto(&extra, 1) && streamEnded && !producedExtra;
-  }
-
-  uint32_t crc() const { return static_cast<uint32_t>(crcValue); }
-
-private:
-  bool copyInto(char *dest, uint64_t length) {
-    if (!inBounds(position, length, input.size()))
-      return false;
-    if (length)
-      std::memcpy(dest, input.data() + position, length);
-    position += length;
-    return true;
-  }
-
-  bool inflateInto(char *dest, uint64_t length) {
-    constexpr uint64_t kChunk = uint64_t(1) << 30;
-    producedExtra = false;
     while (length > 0) {
-      if (streamEnded)
+      zip_int64_t read = zip_fread(file, dest, length);
+      if (read <= 0)
         return false;
-      if (stream.avail_in == 0 && position < input.size()) {
-        uint64_t chunk = std::min<uint64_t>(input.size() - position, kChunk);
-        stream.next_in = reinterpret_cast<Bytef *>(
-            const_cast<char *>(input.data() + position));
-        stream.avail_in = static_cast<uInt>(chunk);
-        position += chunk;
-      }
-      uInt outChunk = static_cast<uInt>(std::min(length, kChunk));
-      uInt inBefore = stream.avail_in;
-      stream.next_out = reinterpret_cast<Bytef *>(dest);
-      stream.avail_out = outChunk;
-      int rc = inflate(&stream, Z_NO_FLUSH);
-      uint64_t produced = outChunk - stream.avail_out;
-      dest += produced;
-      length -= produced;
-      if (produced)
-        producedExtra = true;
-      if (rc == Z_STREAM_END) {
-        streamEnded = true;
-        continue;
-      }
-      if (rc != Z_OK && rc != Z_BUF_ERROR)
-        return false;
-      if (produced == 0 && stream.avail_in == inBefore &&
-          position == input.size())
-        return false; // Input exhausted without progress.
+      dest += read;
+      length -= static_cast<uint64_t>(read);
     }
     return true;
   }
 
-  void updateCrc(const char *data, uint64_t length) {
-    // crc32_z(crc, nullptr, 0) would return the initial value, not crc.
-    if (length == 0)
-      return;
-    crcValue = crc32_z(crcValue, reinterpret_cast<const Bytef *>(data),
-                       static_cast<z_size_t>(length));
+  /// Returns true if the member holds no more bytes and its CRC-32 and
+  /// sizes check out.
+  bool atEnd() {
+    char extra;
+    return zip_fread(file, &extra, 1) == 0;
   }
 
-  StringRef input;
-  bool deflated;
-  uint64_t position = 0;
-  z_stream stream;
-  bool zlibInitialized = false;
-  bool streamEnded = false;
-  bool producedExtra = false;
-  uLong crcValue = crc32(0, nullptr, 0);
+  /// What went wrong with the last read, in libzip's words.
+  std::string error() { return zipMessage(zip_file_get_error(file)); }
+  bool crcMismatch() {
+    return zip_error_code_zip(zip_file_get_error(file)) == ZIP_ER_CRC;
+  }
+
+private:
+  zip_file_t *file;
 };
 
 /// A value in a .npy header dict.
@@ -566,22 +452,56 @@ public:
   NpzReader(StringRef path, StringRef buffer) : path(path), buffer(buffer) {}
 
   Expected<ArrayMap> read() {
+    // libzip takes an empty file for an archive without members.
+    if (buffer.empty())
+      return error("not a zip file (empty)");
+    zip_error_t openError;
+    zip_error_init(&openError);
+    zip_source_t *source = zip_source_buffer_create(
+        buffer.data(), buffer.size(), /*freep=*/0, &openError);
+    zip_t *archive =
+        source ? zip_open_from_source(source, ZIP_RDONLY | ZIP_CHECKCONS,
+                                      &openError)
+               : nullptr;
+    if (!archive) {
+      if (source)
+        zip_source_free(source);
+      std::string message = zipMessage(&openError);
+      int code = zip_error_code_zip(&openError);
+      zip_error_fini(&openError);
+      if (code == ZIP_ER_NOZIP) {
+        if (buffer.size() >= 4 &&
+            support::endian::read32le(buffer.data()) == kLocalHeaderSig)
+          return error("truncated (zip end of central directory not found)");
+        return error("not a zip file");
+      }
+      return error("corrupt zip file (" + message + ")");
+    }
+    llvm::scope_exit close([&] { zip_discard(archive); });
     ArrayMap arrays;
-    std::vector<ZipEntry> entries;
-    if (Error err = readCentralDirectory(entries))
-      return std::move(err);
-    for (const ZipEntry &entry : entries) {
+    zip_int64_t count = zip_get_num_entries(archive, 0);
+    for (zip_int64_t i = 0; i < count; ++i) {
+      zip_stat_t stat;
+      zip_stat_init(&stat);
+      constexpr zip_uint64_t kNeeded =
+          ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
+          ZIP_STAT_COMP_METHOD | ZIP_STAT_ENCRYPTION_METHOD;
+      if (zip_stat_index(archive, i, ZIP_FL_ENC_RAW, &stat) != 0 ||
+          (stat.valid & kNeeded) != kNeeded)
+        return error("corrupt zip central directory (" +
+                     zipMessage(zip_get_error(archive)) + ")");
+      StringRef fileName = stat.name;
       // Directory entries carry no data.
-      if (StringRef(entry.name).ends_with("/") && entry.uncompressedSize == 0)
+      if (fileName.ends_with("/") && stat.size == 0)
         continue;
-      StringRef name = entry.name;
+      StringRef name = fileName;
       if (!name.consume_back(".npy"))
-        return error("member '" + shorten(entry.name) + "' is not a .npy file");
+        return error("member '" + shorten(fileName) + "' is not a .npy file");
       if (arrays.count(name.str()))
         return error("duplicate array '" + shorten(name) + "'");
       Array array;
       array.name = name.str();
-      if (Error err = readMember(entry, array))
+      if (Error err = readMember(archive, i, stat, array))
         return std::move(err);
       std::string key = array.name;
       arrays.emplace(std::move(key), std::move(array));
@@ -595,192 +515,37 @@ private:
     return error("array '" + shorten(name) + "': " + message);
   }
 
-  Error readCentralDirectory(std::vector<ZipEntry> &entries) {
-    std::optional<uint64_t> eocd = findEndOfCentralDirectory();
-    if (!eocd) {
-      if (buffer.size() >= 4 && read32(buffer, 0) == kLocalHeaderSig)
-        return error("truncated (zip end of central directory not found)");
-      return error("not a zip file");
-    }
-
-    uint64_t numEntries = read16(buffer, *eocd + 10);
-    uint64_t cdSize = read32(buffer, *eocd + 12);
-    uint64_t cdOffset = read32(buffer, *eocd + 16);
-    uint16_t diskNumber = read16(buffer, *eocd + 4);
-    uint16_t cdDisk = read16(buffer, *eocd + 6);
-    uint64_t numEntriesOnDisk = read16(buffer, *eocd + 8);
-    // The end of the directory: the zip64 record if present, else the EOCD.
-    uint64_t cdLimit = *eocd;
-
-    if (*eocd >= kZip64LocatorSize &&
-        read32(buffer, *eocd - kZip64LocatorSize) == kZip64LocatorSig) {
-      uint64_t locator = *eocd - kZip64LocatorSize;
-      uint64_t recordOffset = read64(buffer, locator + 8);
-      if (!inBounds(recordOffset, kZip64EndOfCentralDirSize, locator) ||
-          read32(buffer, recordOffset) != kZip64EndOfCentralDirSig)
-        return error("corrupt zip64 end of central directory");
-      diskNumber = read32(buffer, recordOffset + 16) ? 1 : 0;
-      cdDisk = read32(buffer, recordOffset + 20) ? 1 : 0;
-      numEntriesOnDisk = read64(buffer, recordOffset + 24);
-      numEntries = read64(buffer, recordOffset + 32);
-      cdSize = read64(buffer, recordOffset + 40);
-      cdOffset = read64(buffer, recordOffset + 48);
-      cdLimit = recordOffset;
-    } else if (numEntries == 0xFFFF || cdSize == 0xFFFFFFFF ||
-               cdOffset == 0xFFFFFFFF) {
-      return error("truncated or corrupt zip file (zip64 locator missing)");
-    }
-
-    if (diskNumber != 0 || cdDisk != 0 || numEntriesOnDisk != numEntries)
-      return error("multi-disk zip archives are not supported");
-    if (!inBounds(cdOffset, cdSize, cdLimit))
-      return error("truncated or corrupt zip file (central directory out of "
-                   "bounds)");
-    // Each entry needs at least kCentralHeaderSize bytes, which bounds the
-    // count before we reserve anything.
-    if (numEntries > cdSize / kCentralHeaderSize)
-      return error("corrupt zip central directory (bad entry count)");
-
-    StringRef cd = buffer.substr(cdOffset, cdSize);
-    uint64_t pos = 0;
-    entries.reserve(numEntries);
-    for (uint64_t i = 0; i != numEntries; ++i) {
-      if (!inBounds(pos, kCentralHeaderSize, cd.size()) ||
-          read32(cd, pos) != kCentralHeaderSig)
-        return error("corrupt zip central directory");
-      ZipEntry entry;
-      entry.flags = read16(cd, pos + 8);
-      entry.method = read16(cd, pos + 10);
-      entry.crc = read32(cd, pos + 16);
-      entry.compressedSize = read32(cd, pos + 20);
-      entry.uncompressedSize = read32(cd, pos + 24);
-      uint16_t nameLength = read16(cd, pos + 28);
-      uint16_t extraLength = read16(cd, pos + 30);
-      uint16_t commentLength = read16(cd, pos + 32);
-      uint16_t startDisk = read16(cd, pos + 34);
-      entry.localHeaderOffset = read32(cd, pos + 42);
-      uint64_t variableSize =
-          uint64_t(nameLength) + extraLength + commentLength;
-      if (!inBounds(pos + kCentralHeaderSize, variableSize, cd.size()))
-        return error("corrupt zip central directory");
-      entry.name = cd.substr(pos + kCentralHeaderSize, nameLength).str();
-      StringRef extra =
-          cd.substr(pos + kCentralHeaderSize + nameLength, extraLength);
-      if (Error err = applyZip64Extra(entry, extra, startDisk))
-        return err;
-      entries.push_back(std::move(entry));
-      pos += kCentralHeaderSize + variableSize;
-    }
-    return Error::success();
-  }
-
-  /// Returns the offset of the end of central directory record, searching
-  /// backwards over a possible archive comment.
-  std::optional<uint64_t> findEndOfCentralDirectory() const {
-    uint64_t size = buffer.size();
-    if (size < kEndOfCentralDirSize)
-      return std::nullopt;
-    uint64_t last = size - kEndOfCentralDirSize;
-    uint64_t first = last > 0xFFFF ? last - 0xFFFF : 0;
-    for (uint64_t pos = last + 1; pos-- > first;) {
-      if (read32(buffer, pos) == kEndOfCentralDirSig &&
-          pos + kEndOfCentralDirSize + read16(buffer, pos + 20) <= size)
-        return pos;
-    }
-    return std::nullopt;
-  }
-
-  /// Replaces the 32-bit fields of \p entry that are saturated (0xFFFFFFFF)
-  /// with their values from the zip64 extended information extra field.
-  Error applyZip64Extra(ZipEntry &entry, StringRef extra,
-                        uint16_t startDisk) const {
-    bool needUncompressed = entry.uncompressedSize == 0xFFFFFFFF;
-    bool needCompressed = entry.compressedSize == 0xFFFFFFFF;
-    bool needOffset = entry.localHeaderOffset == 0xFFFFFFFF;
-    bool needDisk = startDisk == 0xFFFF;
-    if (!needUncompressed && !needCompressed && !needOffset && !needDisk)
-      return Error::success();
-    uint64_t pos = 0;
-    while (inBounds(pos, 4, extra.size())) {
-      uint16_t id = read16(extra, pos);
-      uint16_t length = read16(extra, pos + 2);
-      if (!inBounds(pos + 4, length, extra.size()))
-        break;
-      if (id == 0x0001) {
-        StringRef field = extra.substr(pos + 4, length);
-        uint64_t fieldPos = 0;
-        auto take = [&](uint64_t &value) {
-          if (!inBounds(fieldPos, 8, field.size()))
-            return false;
-          value = read64(field, fieldPos);
-          fieldPos += 8;
-          return true;
-        };
-        uint64_t disk = 0;
-        if ((needUncompressed && !take(entry.uncompressedSize)) ||
-            (needCompressed && !take(entry.compressedSize)) ||
-            (needOffset && !take(entry.localHeaderOffset)))
-          break;
-        if (needDisk) {
-          if (!inBounds(fieldPos, 4, field.size()))
-            break;
-          disk = read32(field, fieldPos);
-        }
-        if (disk != 0)
-          return error("multi-disk zip archives are not supported");
-        return Error::success();
-      }
-      pos += 4 + length;
-    }
-    return error("member '" + shorten(entry.name) +
-                 "': missing or corrupt zip64 extra field");
-  }
-
-  Error readMember(const ZipEntry &entry, Array &array) const {
+  /// Reads member \p index, described by \p stat, into \p array.
+  Error readMember(zip_t *archive, zip_int64_t index, const zip_stat_t &stat,
+                   Array &array) const {
     StringRef name = array.name;
-    if (entry.flags & 0x1)
+    if (stat.encryption_method != ZIP_EM_NONE)
       return arrayError(name, "encrypted zip members are not supported");
-    if (entry.method != kMethodStored && entry.method != kMethodDeflated)
+    if (stat.comp_method != ZIP_CM_STORE && stat.comp_method != ZIP_CM_DEFLATE)
       return arrayError(name, "unsupported zip compression method " +
-                                  Twine(entry.method));
-
-    uint64_t size = buffer.size();
-    uint64_t local = entry.localHeaderOffset;
-    if (!inBounds(local, kLocalHeaderSize, size))
-      return arrayError(name, "truncated (local header out of bounds)");
-    if (read32(buffer, local) != kLocalHeaderSig)
-      return arrayError(name, "corrupt zip local header");
-    uint16_t localNameLength = read16(buffer, local + 26);
-    uint64_t dataOffset =
-        local + kLocalHeaderSize + localNameLength + read16(buffer, local + 28);
-    // As Python's zipfile does, insist that both copies of the name agree;
-    // the names are not covered by the CRC.
-    if (!inBounds(local + kLocalHeaderSize, localNameLength, size))
-      return arrayError(name, "truncated (local header out of bounds)");
-    if (buffer.substr(local + kLocalHeaderSize, localNameLength) != entry.name)
-      return arrayError(name, "corrupt zip entry (local and central header "
-                              "names differ)");
-    if (!inBounds(dataOffset, entry.compressedSize, size))
+                                  Twine(stat.comp_method));
+    bool deflated = stat.comp_method == ZIP_CM_DEFLATE;
+    if (stat.comp_size > buffer.size())
       return arrayError(name, "truncated");
-    StringRef raw = buffer.substr(dataOffset, entry.compressedSize);
-
-    bool deflated = entry.method == kMethodDeflated;
-    if (!deflated && entry.compressedSize != entry.uncompressedSize)
+    if (!deflated && stat.comp_size != stat.size)
       return arrayError(name, "corrupt zip entry (stored sizes differ)");
-    if (deflated &&
-        entry.uncompressedSize / kMaxDeflateRatio > entry.compressedSize)
+    if (deflated && stat.size / kMaxDeflateRatio > stat.comp_size)
       return arrayError(name, "corrupt zip entry (implausible uncompressed "
                               "size)");
-
-    MemberReader reader(raw, deflated);
-    if (!reader.init())
-      return arrayError(name, "cannot initialize zlib");
-    if (Error err = parseNpy(reader, entry.uncompressedSize, deflated, array))
+    zip_file_t *file = zip_fopen_index(archive, index, 0);
+    if (!file)
+      return arrayError(name, "corrupt zip entry (" +
+                                  zipMessage(zip_get_error(archive)) + ")");
+    llvm::scope_exit close([&] { zip_fclose(file); });
+    MemberReader reader(file);
+    if (Error err = parseNpy(reader, stat.size, deflated, array))
       return err;
-    if (!reader.atEnd())
-      return arrayError(name, "corrupt compressed data (trailing bytes)");
-    if (reader.crc() != entry.crc)
-      return arrayError(name, "CRC-32 mismatch (corrupt file)");
+    if (!reader.atEnd()) {
+      if (reader.crcMismatch())
+        return arrayError(name, "CRC-32 mismatch (corrupt file)");
+      return arrayError(name,
+                        "corrupt compressed data (" + reader.error() + ")");
+    }
     return Error::success();
   }
 
@@ -888,9 +653,8 @@ Expected<ArrayMap> npz::readNpz(StringRef path) {
   sys::fs::file_status status;
   if (!sys::fs::status(path, status) &&
       status.type() != sys::fs::file_type::regular_file)
-    return createStringError(
-        std::make_error_code(std::errc::invalid_argument),
-        (path + ": not a regular file").str());
+    return createStringError(std::make_error_code(std::errc::invalid_argument),
+                             (path + ": not a regular file").str());
   ErrorOr<std::unique_ptr<MemoryBuffer>> bufferOrErr =
       MemoryBuffer::getFile(path, /*IsText=*/false,
                             /*RequiresNullTerminator=*/false);
@@ -910,18 +674,6 @@ Expected<ArrayMap> npz::readNpzFromBuffer(StringRef contents,
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Minimum zip version for the features we use (2.0, as Python writes).
-constexpr uint16_t kZipVersion = 20;
-/// "Version made by": Unix, zip 2.0, so the external attributes are Unix
-/// permission bits.
-constexpr uint16_t kZipVersionMadeBy = (3 << 8) | kZipVersion;
-/// MS-DOS date of 1980-01-01, the epoch of the format; a fixed timestamp
-/// keeps the output deterministic.
-constexpr uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;
-constexpr uint16_t kDosTime = 0;
-/// Sizes and offsets at or above this need zip64, which we do not write.
-constexpr uint64_t kZip32Limit = 0xFFFFFFFF;
 
 /// Returns the .npy 1.0 (or, if the header is too long, 2.0) header for
 /// \p array, laid out byte for byte as numpy.save writes it.
@@ -976,83 +728,97 @@ struct PendingMember {
   std::string fileName;
   std::string npyHeader;
   const Array *array;
-  uint64_t size;
-  uint32_t crc;
-  uint64_t localHeaderOffset;
 };
 
-void writeLE16(raw_ostream &os, uint16_t value) {
-  char bytes[2];
-  support::endian::write16le(bytes, value);
-  os.write(bytes, 2);
-}
-void writeLE32(raw_ostream &os, uint32_t value) {
-  char bytes[4];
-  support::endian::write32le(bytes, value);
-  os.write(bytes, 4);
-}
+/// The bytes of a zip archive without members: its end of central
+/// directory record alone.
+constexpr char kEmptyZip[22] = {'P', 'K', 5, 6};
 
-uint32_t computeCrc(uint32_t crc, const char *data, uint64_t length) {
-  // crc32_z(crc, nullptr, 0) would return the initial value, not crc.
-  if (length == 0)
-    return crc;
-  return static_cast<uint32_t>(crc32_z(crc,
-                                       reinterpret_cast<const Bytef *>(data),
-                                       static_cast<z_size_t>(length)));
-}
-
-/// Writes a complete stored zip archive of \p members to \p os.
-void writeZip(raw_ostream &os, std::vector<PendingMember> &members) {
-  uint64_t offset = 0;
-  for (PendingMember &member : members) {
-    member.localHeaderOffset = offset;
-    writeLE32(os, kLocalHeaderSig);
-    writeLE16(os, kZipVersion);
-    writeLE16(os, 0); // Flags.
-    writeLE16(os, kMethodStored);
-    writeLE16(os, kDosTime);
-    writeLE16(os, kDosDate);
-    writeLE32(os, member.crc);
-    writeLE32(os, static_cast<uint32_t>(member.size));
-    writeLE32(os, static_cast<uint32_t>(member.size));
-    writeLE16(os, static_cast<uint16_t>(member.fileName.size()));
-    writeLE16(os, 0); // Extra field length.
-    os << member.fileName << member.npyHeader;
-    os.write(member.array->data.data(), member.array->data.size());
-    offset += kLocalHeaderSize + member.fileName.size() + member.size;
+/// Writes \p bytes to a temporary file renamed over \p path.
+Error writeFileAtomically(StringRef path, StringRef bytes) {
+  auto error = [&](const Twine &message) { return makeError(path, message); };
+  Expected<sys::fs::TempFile> temp =
+      sys::fs::TempFile::create(path + ".tmp-%%%%%%%%");
+  if (!temp)
+    return error("cannot create temporary file: " + toString(temp.takeError()));
+  std::error_code writeError;
+  {
+    raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    os << bytes;
+    os.flush();
+    if (os.has_error()) {
+      writeError = os.error();
+      os.clear_error();
+    }
   }
+  if (writeError) {
+    consumeError(temp->discard());
+    return error("write failed: " + writeError.message());
+  }
+  if (Error err = temp->keep(path))
+    return error("cannot rename temporary file into place: " +
+                 toString(std::move(err)));
+  return Error::success();
+}
 
-  uint64_t cdOffset = offset;
+/// Writes \p members to \p path as a zip archive of stored members with a
+/// fixed timestamp (the output is deterministic). libzip writes a
+/// temporary file next to \p path and renames it into place on close.
+Error writeZip(StringRef path, ArrayRef<PendingMember> members) {
+  auto error = [&](const Twine &message) { return makeError(path, message); };
+  // libzip removes an archive left without members rather than write one.
+  if (members.empty())
+    return writeFileAtomically(path, StringRef(kEmptyZip, sizeof(kEmptyZip)));
+  int openError = 0;
+  zip_t *archive =
+      zip_open(path.str().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &openError);
+  if (!archive) {
+    zip_error_t zipError;
+    zip_error_init_with_code(&zipError, openError);
+    std::string message = zipMessage(&zipError);
+    zip_error_fini(&zipError);
+    return error("cannot write: " + message);
+  }
+  auto fail = [&](const Twine &what) {
+    std::string message = zipMessage(zip_get_error(archive));
+    zip_discard(archive);
+    return error(what + ": " + message);
+  };
+  // 1980-01-01, the epoch of the format's MS-DOS dates, in local time as
+  // libzip converts it.
+  std::tm epoch = {};
+  epoch.tm_year = 80;
+  epoch.tm_mday = 1;
+  epoch.tm_isdst = -1;
+  time_t mtime = std::mktime(&epoch);
   for (const PendingMember &member : members) {
-    writeLE32(os, kCentralHeaderSig);
-    writeLE16(os, kZipVersionMadeBy);
-    writeLE16(os, kZipVersion);
-    writeLE16(os, 0); // Flags.
-    writeLE16(os, kMethodStored);
-    writeLE16(os, kDosTime);
-    writeLE16(os, kDosDate);
-    writeLE32(os, member.crc);
-    writeLE32(os, static_cast<uint32_t>(member.size));
-    writeLE32(os, static_cast<uint32_t>(member.size));
-    writeLE16(os, static_cast<uint16_t>(member.fileName.size()));
-    writeLE16(os, 0);          // Extra field length.
-    writeLE16(os, 0);          // Comment length.
-    writeLE16(os, 0);          // Disk number start.
-    writeLE16(os, 0);          // Internal attributes.
-    writeLE32(os, 0644 << 16); // External attributes: rw-r--r--.
-    writeLE32(os, static_cast<uint32_t>(member.localHeaderOffset));
-    os << member.fileName;
-    offset += kCentralHeaderSize + member.fileName.size();
+    zip_buffer_fragment_t fragments[] = {
+        {reinterpret_cast<zip_uint8_t *>(
+             const_cast<char *>(member.npyHeader.data())),
+         member.npyHeader.size()},
+        {reinterpret_cast<zip_uint8_t *>(
+             const_cast<char *>(member.array->data.data())),
+         member.array->data.size()}};
+    zip_source_t *source =
+        zip_source_buffer_fragment(archive, fragments, 2, /*freep=*/0);
+    zip_int64_t index = source ? zip_file_add(archive, member.fileName.c_str(),
+                                              source, ZIP_FL_ENC_UTF_8)
+                               : -1;
+    if (index < 0) {
+      if (source)
+        zip_source_free(source);
+      return fail("cannot add array '" + shorten(member.array->name) + "'");
+    }
+    if (zip_set_file_compression(archive, index, ZIP_CM_STORE, 0) != 0 ||
+        zip_file_set_mtime(archive, index, mtime, 0) != 0 ||
+        zip_file_set_external_attributes(archive, index, 0, ZIP_OPSYS_UNIX,
+                                         0644u << 16) != 0)
+      return fail("cannot describe array '" + shorten(member.array->name) +
+                  "'");
   }
-
-  writeLE32(os, kEndOfCentralDirSig);
-  writeLE16(os, 0); // This disk.
-  writeLE16(os, 0); // Disk with the central directory.
-  writeLE16(os, static_cast<uint16_t>(members.size()));
-  writeLE16(os, static_cast<uint16_t>(members.size()));
-  writeLE32(os, static_cast<uint32_t>(offset - cdOffset));
-  writeLE32(os, static_cast<uint32_t>(cdOffset));
-  writeLE16(os, 0); // Comment length.
+  if (zip_close(archive) != 0)
+    return fail("write failed");
+  return Error::success();
 }
 
 /// Validates the arrays and writes them atomically to \p path.
@@ -1063,7 +829,6 @@ Error writeArchive(StringRef path,
   std::vector<PendingMember> members;
   members.reserve(arrays.size());
   StringSet<> seen;
-  uint64_t totalSize = 0;
   for (const auto &[name, array] : arrays) {
     if (name.empty())
       return error("cannot write an array with an empty name");
@@ -1085,42 +850,9 @@ Error writeArchive(StringRef path,
       return error("array '" + shorten(name) + "': name too long");
     member.npyHeader = makeNpyHeader(*array);
     member.array = array;
-    member.size = member.npyHeader.size() + array->data.size();
-    member.crc = computeCrc(
-        computeCrc(0, member.npyHeader.data(), member.npyHeader.size()),
-        array->data.data(), array->data.size());
-    member.localHeaderOffset = 0;
-    // Local header plus central directory entry plus data.
-    totalSize += kLocalHeaderSize + kCentralHeaderSize +
-                 2 * member.fileName.size() + member.size;
     members.push_back(std::move(member));
   }
-  if (members.size() >= 0xFFFF || totalSize >= kZip32Limit)
-    return error("archive too large (writing zip64 is not supported)");
-
-  Expected<sys::fs::TempFile> temp =
-      sys::fs::TempFile::create(path + ".tmp-%%%%%%%%");
-  if (!temp)
-    return error("cannot create temporary file: " + toString(temp.takeError()));
-
-  std::error_code writeError;
-  {
-    raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    writeZip(os, members);
-    os.flush();
-    if (os.has_error()) {
-      writeError = os.error();
-      os.clear_error();
-    }
-  }
-  if (writeError) {
-    consumeError(temp->discard());
-    return error("write failed: " + writeError.message());
-  }
-  if (Error err = temp->keep(path))
-    return error("cannot rename temporary file into place: " +
-                 toString(std::move(err)));
-  return Error::success();
+  return writeZip(path, members);
 }
 
 } // namespace

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Relinks rnnc's tools from a built tree's objects against the static
-# LLVM/MLIR/LLD archives, so that they need only glibc (2.34 or newer) and,
-# for rnn-run, OpenBLAS: the GPU bundle (gpu/make-bundle.sh) and the wheel
-# (tools/package/make-wheel.sh) carry them to machines without LLVM.
+# LLVM/MLIR/LLD archives, so that they need only glibc (2.34 or newer),
+# OpenBLAS (rnn-run) and libzip (rnn-run, rnn-npz-compare): the GPU bundle
+# (gpu/make-bundle.sh) and the wheel (tools/package/make-wheel.sh) carry
+# them to machines without LLVM.
 #
 #   tools/package/link-static.sh BUILD_DIR OUT_DIR [TOOL...]
 #
 # TOOL is rnn-run, rnn-compile or rnn-npz-compare (default: all three),
-# written stripped into OUT_DIR with a run path of $ORIGIN/../lib. The C++
-# runtime, zlib and zstd are linked statically.
+# written stripped into OUT_DIR with a run path of $ORIGIN/../lib and
+# $ORIGIN/../lib/zip. The C++ runtime, zlib and zstd are linked statically;
+# libzip, which reads and writes npz files (rnn-run, rnn-npz-compare), is a
+# shared library (Debian has no static one), which the GPU bundle carries
+# in lib/zip with the libraries it loads.
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 mkdir -p "$2"
@@ -71,7 +75,8 @@ RNN_LIBS=(lib/libRNNPipelines.a lib/Support/libRNNSupport.a
 link() {
   local out=$1
   shift
-  c++ -O3 -fuse-ld=gold -Wl,--gc-sections -Wl,-rpath,'$ORIGIN/../lib' \
+  c++ -O3 -fuse-ld=gold -Wl,--gc-sections \
+    -Wl,-rpath,'$ORIGIN/../lib:$ORIGIN/../lib/zip' \
     "$TMP/standins.o" -o "$OUT/$out" "$@"
   strip "$OUT/$out"
 }
@@ -84,7 +89,7 @@ for tool in "${TOOLS[@]}"; do
         runtime/librnn_cuda_runtime.a runtime/librnn_runtime.a \
         "${RNN_LIBS[@]:2}" \
         -Wl,--start-group $MLIR_LIBS $LLVM_LIBS -Wl,--end-group \
-        -lopenblas "${SYSTEM_LIBS[@]}" ;;
+        -lopenblas -lzip "${SYSTEM_LIBS[@]}" ;;
     rnn-compile)
       link rnn-compile \
         tools/rnn-compile/CMakeFiles/rnn-compile.dir/rnn-compile.cpp.o \
@@ -96,7 +101,7 @@ for tool in "${TOOLS[@]}"; do
       link rnn-npz-compare \
         tools/rnn-npz-compare/CMakeFiles/rnn-npz-compare.dir/*.o \
         lib/Support/libRNNSupport.a \
-        -Wl,--start-group $LLVM_LIBS -Wl,--end-group "${SYSTEM_LIBS[@]}" ;;
+        -Wl,--start-group $LLVM_LIBS -Wl,--end-group -lzip "${SYSTEM_LIBS[@]}" ;;
     *)
       echo "link-static.sh: unknown tool $tool" >&2
       exit 2 ;;

@@ -257,6 +257,31 @@ TEST_F(NpzFileTest, EmptyArchive) {
   EXPECT_TRUE(read->empty());
 }
 
+/// More members than a zip end record counts (65535) make the writer use
+/// zip64 records, which the reader follows.
+TEST_F(NpzFileTest, ManyMembersRoundTripThroughZip64) {
+  constexpr int kMembers = 70000;
+  std::vector<Array> arrays;
+  arrays.reserve(kMembers);
+  for (int i = 0; i < kMembers; ++i)
+    arrays.push_back(
+        Array::fromValues<int32_t>("a" + std::to_string(i), {1}, {i}));
+  std::vector<const Array *> pointers;
+  for (const Array &array : arrays)
+    pointers.push_back(&array);
+  std::string path = pathTo("many.npz");
+  ASSERT_FALSE(errorToBool(writeNpz(path, pointers)));
+  std::string bytes = readFileBytes(path);
+  // The zip64 end of central directory record's signature.
+  EXPECT_NE(bytes.find(std::string("PK\x06\x06", 4)), std::string::npos);
+
+  Expected<ArrayMap> read = readNpz(path);
+  ASSERT_TRUE(static_cast<bool>(read)) << toString(read.takeError());
+  ASSERT_EQ(read->size(), size_t(kMembers));
+  for (int i : {0, 65534, 65535, kMembers - 1})
+    EXPECT_EQ(read->at("a" + std::to_string(i)).as<int32_t>()[0], i);
+}
+
 /// The .npy members we write must be byte-identical to what numpy.savez
 /// writes for the same array (same header text, padding and alignment).
 TEST_F(NpzFileTest, MemberBytesMatchNumpy) {
