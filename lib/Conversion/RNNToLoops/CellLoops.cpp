@@ -88,6 +88,12 @@ Value StepIO::enter(KernelBuilder &k, unsigned state, Value reset,
   return afterReset(k, reset, k.load(prev[state], iv));
 }
 
+void StepIO::storeH(KernelBuilder &k, Value h, ValueRange iv) const {
+  k.store(h, y, iv);
+  if (gemmState)
+    k.storeGemmOperand(h, gemmState, iv);
+}
+
 Value StepIO::afterReset(KernelBuilder &k, Value reset, Value value) const {
   return reset ? k.zeroIf(reset, value) : value;
 }

@@ -119,6 +119,17 @@ struct StepIO {
   Value y;                  // [B, H]
   /// [B, H] per state after h: where the step leaves it (with `y`).
   SmallVector<Value> next;
+  /// Under a narrower storage type, with resets that enter zero, in a
+  /// forward: h entering the step rounded to it, the recurrent GEMM's
+  /// operand, which the step overwrites with the h it leaves (rounded in
+  /// the step's kernel rather than by a loop of its own before the next
+  /// GEMM). Null otherwise: the GEMM rounds prev[0] itself.
+  Value gemmState;
+
+  /// The recurrent GEMM's operand: gemmState, or prev[0].
+  Value recurrentOperand() const { return gemmState ? gemmState : prev[0]; }
+  /// Element iv of the h the step leaves: into y, and into gemmState.
+  void storeH(KernelBuilder &k, Value h, ValueRange iv) const;
 
   /// For element (b, .) of the step's kernel: is_init[t, b] if the kernel
   /// applies the reset, else null.
@@ -196,6 +207,14 @@ template <typename Cell> struct CellLoops {
     typename Cell::StepScratch s(k, in, /*replay=*/false);
     StateScratch states(k, in, cell, /*carries=*/true);
     Value y = op.getOutput();
+    // Under a narrower storage type each step rounds the h it leaves for
+    // the next step's GEMM (with resets that enter zero, the GEMM reads h
+    // unmasked), starting from the initial state rounded here.
+    Value gemmState = in.resetsToZero() && k.roundsGemmOperands()
+                          ? k.allocGemmOperand({in.B, in.H}, "h_gemm")
+                          : Value();
+    if (gemmState)
+      k.convertInto(in.states[0], gemmState);
     // The states entering step t as step t - 1 left them.
     auto statesBefore = [&](Value t) {
       SmallVector<Value> prev = {k.previous(y, in.states[0], t)};
@@ -226,6 +245,7 @@ template <typename Cell> struct CellLoops {
                     io.saved.push_back(value ? k.step(value, t) : Value());
                   io.y = k.step(y, t);
                   io.next = states.carried;
+                  io.gemmState = gemmState;
                   Cell::emitStep(k, in, s, io);
                 });
               });

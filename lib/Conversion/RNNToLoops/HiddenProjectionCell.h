@@ -62,7 +62,7 @@ template <int64_t G> struct HiddenProjectionCell {
   /// pre = h W_hh^T of the state entering it.
   static void emitRecurrentProduct(KernelBuilder &k, const LayerInputs &in,
                                    const StepScratch &s, const StepIO &io) {
-    k.matmul(io.prev[0], in.weightHh, s.pre, false, true, false);
+    k.matmul(io.recurrentOperand(), in.weightHh, s.pre, false, true, false);
   }
 
   /// The pre-activations of one element (b, j) of a forward step, per gate:
@@ -101,19 +101,21 @@ template <int64_t G> struct HiddenProjectionCell {
         k.store(value, io.saved[0], {b, cols[gate]});
       if (!io.y)
         return;
-      k.store(update(io.enter(k, 0, reset, iv)), io.y, iv);
+      io.storeH(k, update(io.enter(k, 0, reset, iv)), iv);
     }
   };
 
   /// Scratch of the backward steps: the recurrent gradients (dh through the
   /// state update, dh_in the GEMM's), the hidden projection's gradients of
-  /// one step, and the masked states entering the steps of one block.
+  /// one step (a GEMM operand, rounded by the step's kernel under a
+  /// narrower storage type), and the masked states entering the steps of
+  /// one block.
   struct GradScratch {
     Value dh, dhIn, dHidden, hIn, ones;
 
     GradScratch(KernelBuilder &k, const LayerInputs &in)
         : dh(k.alloc({in.B, in.H}, "dh")), dhIn(k.alloc({in.B, in.H}, "dh_in")),
-          dHidden(k.alloc({in.B, G * in.H}, "dhproj")),
+          dHidden(k.allocGemmOperand({in.B, G * in.H}, "dhproj")),
           hIn(k.alloc({in.P, in.B, in.H}, "h_in")),
           ones(k.allocOnes(in.P * in.B)) {}
   };
@@ -157,9 +159,10 @@ template <int64_t G> struct HiddenProjectionCell {
       for (auto [gate, value] : llvm::enumerate(dI))
         k.store(value, saved[0], {b, cols[gate]});
       k.store(dHn, saved[1], iv);
+      // dHidden is only the recurrent GEMM's operand: rounded here.
       for (int64_t gate = 0; gate + 1 < G; ++gate)
-        k.store(dI[gate], g.dHidden, {b, cols[gate]});
-      k.store(dHn, g.dHidden, {b, cols[G - 1]});
+        k.storeGemmOperand(dI[gate], g.dHidden, {b, cols[gate]});
+      k.storeGemmOperand(dHn, g.dHidden, {b, cols[G - 1]});
       k.store(dh, g.dh, iv);
       k.store(hIn, hInStep, iv);
     }

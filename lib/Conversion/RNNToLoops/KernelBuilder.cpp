@@ -379,8 +379,7 @@ Value KernelBuilder::gemmOperand(Value value) {
 }
 
 Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
-  auto type = cast<MemRefType>(value.getType());
-  ArrayRef<int64_t> shape = type.getShape();
+  ArrayRef<int64_t> shape = cast<MemRefType>(value.getType()).getShape();
   Value dst;
   {
     OpBuilder::InsertionGuard guard(b);
@@ -394,15 +393,35 @@ Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
       dst = buffer;
     }
   }
-  // A store into a bf16 buffer rounds; into an f32 one, round first unless
-  // the value is bf16 already.
-  bool rounded =
-      gemmType == storageType || type.getElementType() == storageType;
-  parallel(shape, [&](ValueRange iv) {
-    Value element = load(value, iv);
-    store(rounded ? element : round(element), dst, iv);
-  });
+  convertInto(value, dst);
   return dst;
+}
+
+Value KernelBuilder::allocGemmOperand(ArrayRef<int64_t> shape,
+                                      StringRef role) {
+  Value buffer = alloc(shape, role, gemmType);
+  gemmOperands.insert(buffer);
+  return buffer;
+}
+
+void KernelBuilder::storeGemmOperand(Value value, Value dst,
+                                     ValueRange indices) {
+  // A store into a bf16 buffer rounds; into an f32 one, round first.
+  store(gemmType == storageType ? value : round(value), dst, indices);
+}
+
+void KernelBuilder::convertInto(Value src, Value dst) {
+  // A value of the storage type (widened by the load) is bf16 already.
+  bool rounded =
+      cast<MemRefType>(src.getType()).getElementType() == storageType;
+  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
+  parallel(shape, [&](ValueRange iv) {
+    Value element = load(src, iv);
+    if (rounded)
+      store(element, dst, iv);
+    else
+      storeGemmOperand(element, dst, iv);
+  });
 }
 
 void KernelBuilder::matmul(Value a, Value bMat, Value c, bool transA,

@@ -30,7 +30,10 @@
 // calls the f32 GEMM: the same products either way, f32 sums in the BLAS's
 // order. Values that are GEMM operands only (the weights) are rounded once
 // per kernel (`gemmOperand`), and the scratch of the conversions is
-// allocated at the kernel's start, outside every loop.
+// allocated at the kernel's start, outside every loop. A GEMM operand that
+// an elementwise loop of the kernel produces (a step's h, a step's
+// gradient of the hidden projection) is rounded by that loop into a
+// buffer of `allocGemmOperand`, so that no loop of its own converts it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -123,6 +126,20 @@ public:
   /// again, so a value read only by GEMMs and constant through the kernel
   /// (a weight) is converted once when the kernel starts.
   Value gemmOperand(Value value);
+  /// Whether GEMM operands are rounded (a storage type narrower than the
+  /// element type).
+  bool roundsGemmOperands() const { return storageType != elementType; }
+  /// A [shape] scratch GEMM operand that the kernel's own loops fill with
+  /// values rounded to the storage type (storeGemmOperand): a value
+  /// produced by an elementwise loop is rounded there rather than by a
+  /// loop of its own before the GEMM.
+  Value allocGemmOperand(ArrayRef<int64_t> shape, StringRef role);
+  /// Stores `value` rounded to the storage type into `dst`, a buffer from
+  /// allocGemmOperand.
+  void storeGemmOperand(Value value, Value dst, ValueRange indices);
+  /// dst = src rounded to the storage type, elementwise, into a buffer
+  /// from allocGemmOperand.
+  void convertInto(Value src, Value dst);
   /// dst = src, elementwise over a buffer of any rank.
   void copy(Value src, Value dst);
   /// dst = 0, elementwise over a buffer of any rank.

@@ -78,7 +78,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
                        const StepScratch &s, const StepIO &io) {
     int64_t B = in.B, H = in.H;
     Value gates = io.saved[0], cells = io.saved[1];
-    k.matmul(io.prev[0], in.weightHh, s.pre, false, true, false);
+    k.matmul(io.recurrentOperand(), in.weightHh, s.pre, false, true, false);
     k.parallel({B, H}, [&](ValueRange iv) {
       Value b = iv[0];
       Value reset = io.reset(k, in, b);
@@ -107,7 +107,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
       if (!io.y)
         return;
       k.store(cNew, io.next[1], iv);
-      k.store(k.mul(o, k.tanh(cNew)), io.y, iv);
+      io.storeH(k, k.mul(o, k.tanh(cNew)), iv);
     });
   }
 
