@@ -153,6 +153,22 @@ struct BackwardIO {
   explicit BackwardIO(KernelOpInterface op);
 };
 
+/// Scratch of the forward steps of a cell of `Gates` gates: the recurrent
+/// pre-activations and the input projection of one block. A replay
+/// computes the gates in place of the projection they are made from (each
+/// element of the gates is computed from the same element of the
+/// projection alone), so it allocates no projection scratch (unless the
+/// gates are stored narrower, LayerInputs::replaysInPlace).
+template <int64_t Gates> struct GateStepScratch {
+  Value pre, xproj;
+
+  GateStepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
+      : pre(k.alloc({in.B, Gates * in.H}, "preact")),
+        xproj(replay && in.replaysInPlace
+                  ? Value()
+                  : k.alloc({in.P, in.B, Gates * in.H}, "xproj")) {}
+};
+
 /// The states of forward steps outside the saved values: where the
 /// forward carries each state after h from step to step (h is carried in
 /// y), and with reset states the masked states entering a step.

@@ -36,18 +36,7 @@ template <int64_t G> struct HiddenProjectionCell {
   /// No state besides h.
   static constexpr std::array<StringLiteral, 0> kStateRoles = {};
 
-  /// Scratch of the forward steps: recurrent pre-activations, and the
-  /// input projection of one block (none for a replay, which computes the
-  /// gates in place of their projection).
-  struct StepScratch {
-    Value pre, xproj;
-
-    StepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
-        : pre(k.alloc({in.B, G * in.H}, "preact")),
-          xproj(replay && in.replaysInPlace
-                    ? Value()
-                    : k.alloc({in.P, in.B, G * in.H}, "xproj")) {}
-  };
+  using StepScratch = GateStepScratch<G>;
 
   /// Column `col` of each of the G gates: col, col + H, ..., col + (G-1)H.
   static SmallVector<Value> gateColumns(KernelBuilder &k, int64_t hidden,

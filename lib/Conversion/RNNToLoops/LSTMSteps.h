@@ -58,20 +58,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
   /// The saved role holding c.
   static constexpr std::array<StringLiteral, 1> kStateRoles = {"cells"};
 
-  /// Scratch of the forward steps: recurrent pre-activations and the input
-  /// projection of one block. A replay computes the gates in place of the
-  /// projection they are made from (each element of the gates is computed
-  /// from the same element of the projection alone), so it allocates no
-  /// projection scratch.
-  struct StepScratch {
-    Value pre, xproj;
-
-    StepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
-        : pre(k.alloc({in.B, kGates * in.H}, "preact")),
-          xproj(replay && in.replaysInPlace
-                    ? Value()
-                    : k.alloc({in.P, in.B, kGates * in.H}, "xproj")) {}
-  };
+  using StepScratch = GateStepScratch<kGates>;
 
   /// One forward step: the recurrent GEMM, then one kernel.
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
