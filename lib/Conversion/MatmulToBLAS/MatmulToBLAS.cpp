@@ -25,6 +25,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir {
 namespace rnn {
@@ -185,18 +186,17 @@ struct MatmulToBLASPass
     });
     if (left.wasInterrupted())
       return signalPassFailure();
+    llvm::StringSet<> called;
+    module.walk([&](func::CallOp call) { called.insert(call.getCallee()); });
     for (auto &[types, name] : callees)
-      if (failed(declare(module, name, calleeType(types))))
+      if ((called.contains(name) || module.lookupSymbol(name)) &&
+          failed(declare(module, name, calleeType(types))))
         return signalPassFailure();
   }
 
   /// Declares `name` of `type`, with the C interface the runtime's GEMM
-  /// entry points have, if the module calls it or declares it.
+  /// entry points have (the module calls or declares it).
   LogicalResult declare(ModuleOp module, StringRef name, FunctionType type) {
-    bool used = module.lookupSymbol(name) != nullptr;
-    module.walk([&](func::CallOp call) { used |= call.getCallee() == name; });
-    if (!used)
-      return success();
     FailureOr<func::FuncOp> function =
         rnn::declareRuntimeFunction(module, name, type, "rnn-matmul-to-blas");
     if (failed(function))
