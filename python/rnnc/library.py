@@ -906,8 +906,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   storage=None):
     """The library of a preset model, compiled on first use and cached.
     `cell` is a cell of the rnn dialect (lstm, gru, mgu, cifg; rnn-compile
-    refuses another, listing them). `dtype` is the element type of its float tensors: float32, or float64
-    (the cpu target only). With `dropout` > 0 the training entry points
+    refuses another, listing them). `dtype` is the element type of its
+    float tensors: float32, or float64 (the cpu target only). With `dropout` > 0 the training entry points
     drop between layers, with masks keyed by their argument `rng`
     ([seed, offset], int64). With `reset_to` "step" or "column" a step
     whose is_init is set enters the arguments h_reset (and c_reset), per

@@ -304,11 +304,7 @@ def _add_states(library, tensors, states, suffix, prefix=""):
     """Adds `states` (one per state of the library's cell, `h` first; None
     where absent) to `tensors` under their manifest names: `prefix`, the
     state's name, `suffix` (`h0`, `grad_c_reset`, ...)."""
-    names = library.states
-    if not 1 <= len(names) <= 2:
-        raise RNNCError(f"rnnc.torch runs cells of one or two states, the "
-                        f"library's has {list(names)}")
-    for name, state in zip(names, states):
+    for name, state in zip(library.states, states):
         if state is not None:
             tensors[prefix + name + suffix] = state
 
@@ -317,6 +313,9 @@ def _named(library, x, is_init, rng, states, params):
     """The buffers of an entry point's inputs by manifest name; `states`
     are the two initial states and the two reset states (h0, c0, h_reset,
     c_reset for an LSTM; None where absent)."""
+    if not 1 <= len(library.states) <= 2:
+        raise RNNCError(f"rnnc.torch runs cells of one or two states, the "
+                        f"library's has {list(library.states)}")
     if (states[1] is not None) != (len(library.states) == 2):
         raise RNNCError(f"the library's cell has the states "
                         f"{list(library.states)}, the call gives "

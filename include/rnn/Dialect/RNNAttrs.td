@@ -1,8 +1,8 @@
 //===- RNNAttrs.td - rnn cell attributes -------------------*- tablegen -*-===//
 //
-// The cell attributes, #rnn.lstm, #rnn.gru and #rnn.mgu (RNNCells.td, where
-// each cell is defined with its model op): each implements
-// CellAttrInterface (RNNInterfaces.td) from its record.
+// The cell attributes, #rnn.lstm, #rnn.gru, ... (RNNCells.td, where each
+// cell is defined with its model op): each implements CellAttrInterface
+// (RNNInterfaces.td) from its record.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,5 +1,4 @@
-//===- RNNRoles.h - the roles of a layer's and a kernel's values -*- C++
-//-*-===//
+//===- RNNRoles.h - the roles of layer and kernel values -------*- C++ -*-===//
 //
 // A value of a layer or of one of its kernels is asked for by its role, the
 // name PyTorch gives it (`x`, `weight_hh`, `grad_bias_ih`, ...), never by its
