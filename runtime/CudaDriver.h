@@ -50,6 +50,7 @@
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \
   X(cuStreamGetCtx)                                                            \
+  X(cuStreamIsCapturing)                                                       \
   X(cuStreamWaitEvent)                                                         \
   X(cuStreamBeginCapture)                                                      \
   X(cuStreamEndCapture)                                                        \

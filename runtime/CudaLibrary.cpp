@@ -6,9 +6,9 @@
 //
 // What: what the entry points of a library compiled for the cuda target
 // (rnn-compile --target=cuda) call around the compiled function:
-// rnnrt_cuda_enter and rnnrt_cuda_leave (see rnn-emit-c-abi), and the two
-// functions the library exports besides its entry points, rnnc_last_error
-// and rnnc_set_device.
+// rnnrt_cuda_enter and rnnrt_cuda_leave (see rnn-emit-c-abi), and the
+// three functions the library exports besides its entry points,
+// rnnc_last_error, rnnc_set_device and rnnc_set_graph_replay.
 //
 // Why: a library's caller owns the stream and the device. Its entry point
 // enqueues the work on the caller's stream and returns without waiting, as
@@ -16,6 +16,20 @@
 // current context as it found it (PyTorch keeps its current device
 // there), and reports a failure as a return code with a message, since
 // nothing may be printed or aborted in a process that is not ours.
+//
+// Graph replay (opt-in, rnnc_set_graph_replay): a call issues a few
+// launches per time step, whose host cost dominates small batches. With
+// replay on, the library keeps the last N pointer sets each entry point was
+// called with; the second call with a set captures the call's work into a
+// CUDA graph, and later calls with the same set replay it as one launch.
+// The pointers are the whole of a call's inputs (shapes are static and the
+// dropout seed is read from device memory), so a replay does what the
+// call would do. Graphs run on the library's own stream, ordered after the
+// caller's earlier work and before its later work by two events, so any
+// caller stream, the legacy default stream included, can be used. A call
+// made while the caller captures its own stream runs as without replay,
+// into the caller's graph. The first call with a set runs eagerly: it
+// loads the kernels and creates cuBLAS's handle, which a capture forbids.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +39,10 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <list>
+#include <mutex>
 #include <string>
+#include <vector>
 
 using namespace rnn::runtime::cuda;
 
@@ -52,18 +69,178 @@ int32_t keepError() {
   lastError = std::move(error);
   return 1;
 }
+
+/// The value of rnnrt_cuda_enter when it replayed the call: the entry
+/// point returns 0 without running the function.
+constexpr int32_t kReplayed = 2;
+
+/// A pointer set an entry point was called with, and its graph once
+/// captured.
+struct ReplayedCall {
+  const char *entry;
+  std::vector<void *> buffers;
+  CUgraphExec exec = nullptr;
+};
+
+/// The library's captured calls. The mutex is held from the enter of a
+/// capturing call to its leave, so one capture runs at a time and no other
+/// thread changes the list meanwhile.
+struct GraphReplay {
+  std::mutex mutex;
+  /// How many pointer sets are kept (rnnc_set_graph_replay); 0 is off.
+  size_t capacity = 0;
+  /// Most recently used first.
+  std::list<ReplayedCall> calls;
+  /// The stream graphs are captured on and replayed on, and the events
+  /// that order it after the caller's earlier work and the caller's later
+  /// work after it. Created at the first capture.
+  CUstream stream = nullptr;
+  CUevent fork = nullptr;
+  CUevent join = nullptr;
+};
+
+GraphReplay &graphReplay() {
+  static GraphReplay *replay = new GraphReplay();
+  return *replay;
+}
+
+/// The capture the calling thread's call makes, between enter and leave.
+struct Capture {
+  bool active = false;
+  CudaState *state = nullptr;
+  CUstream caller = nullptr;
+  std::list<ReplayedCall>::iterator call;
+};
+thread_local Capture capture;
+
+/// Destroys the graphs of the calls beyond the first `keep`, and the calls.
+void dropCalls(CudaState &s, GraphReplay &replay, size_t keep) {
+  while (replay.calls.size() > keep) {
+    if (CUgraphExec exec = replay.calls.back().exec)
+      check(s, s.api.cuGraphExecDestroy(exec), "rnnc: dropping a graph");
+    replay.calls.pop_back();
+  }
+}
+
+/// Orders `to` after the work issued so far to `from`.
+bool order(CudaState &s, CUevent event, CUstream from, CUstream to) {
+  return check(s, s.api.cuEventRecord(event, from), "rnnc: cuEventRecord") &&
+         check(s, s.api.cuStreamWaitEvent(to, event, 0),
+               "rnnc: cuStreamWaitEvent");
+}
+
+/// Whether `stream` is capturing (the caller records a graph of its own).
+bool isCapturing(CudaState &s, CUstream stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  // The legacy default stream cannot capture; asking about it fails while
+  // a blocking stream captures, and work on it would fail the same way.
+  if (s.api.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS)
+    return true;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/// Creates the replay stream and events on first use.
+bool createReplayStream(CudaState &s, GraphReplay &replay) {
+  if (!replay.stream &&
+      !check(s, s.api.cuStreamCreate(&replay.stream, CU_STREAM_NON_BLOCKING),
+             "rnnc: creating the graph replay stream"))
+    return false;
+  for (CUevent *event : {&replay.fork, &replay.join})
+    if (!*event &&
+        !check(s, s.api.cuEventCreate(event, CU_EVENT_DISABLE_TIMING),
+               "rnnc: creating the graph replay events"))
+      return false;
+  return true;
+}
+
+/// With graph replay on, runs or prepares the call of `entry` on `buffers`
+/// (the caller's stream is current): returns kReplayed if a graph replayed
+/// it, 0 if the function must run (eagerly, or captured with the capture
+/// begun), 1 on failure with the error recorded.
+int32_t replayOrCapture(CudaState &s, const char *entry, CUstream caller,
+                        void *const *buffers, int64_t count) {
+  GraphReplay &replay = graphReplay();
+  std::unique_lock<std::mutex> lock(replay.mutex);
+  if (replay.capacity == 0 || isCapturing(s, caller))
+    return 0;
+  std::vector<void *> key(buffers, buffers + count);
+  auto call = replay.calls.begin();
+  while (call != replay.calls.end() &&
+         (call->entry != entry || call->buffers != key))
+    ++call;
+  if (call == replay.calls.end()) {
+    replay.calls.push_front(ReplayedCall{entry, std::move(key)});
+    dropCalls(s, replay, replay.capacity);
+    return 0;
+  }
+  replay.calls.splice(replay.calls.begin(), replay.calls, call);
+  if (!createReplayStream(s, replay) ||
+      !order(s, replay.fork, caller, replay.stream))
+    return 1;
+  if (call->exec) {
+    bool ok = check(s, s.api.cuGraphLaunch(call->exec, replay.stream),
+                    "rnnc: replaying a call's graph") &&
+              order(s, replay.join, replay.stream, caller);
+    return ok ? kReplayed : 1;
+  }
+  if (!check(s,
+             s.api.cuStreamBeginCapture(replay.stream,
+                                        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+             "rnnc: capturing a call for graph replay"))
+    return 1;
+  capture = Capture{true, &s, caller, call};
+  beginCallerStream(replay.stream);
+  // Held until the capture ends in rnnrt_cuda_leave.
+  lock.release();
+  return 0;
+}
+
+/// Ends the calling thread's capture: instantiates the graph and launches
+/// it, the captured work not having run. False with the error recorded if
+/// the call failed or could not be captured.
+bool finishCapture(CudaState &s) {
+  GraphReplay &replay = graphReplay();
+  std::lock_guard<std::mutex> lock(replay.mutex, std::adopt_lock);
+  Capture done = capture;
+  capture = Capture();
+  // An error the function recorded is the one reported, before any of
+  // ending the capture.
+  std::string error = takeError();
+  bool failed = !error.empty();
+  CUgraph graph = nullptr;
+  CUresult ended = s.api.cuStreamEndCapture(replay.stream, &graph);
+  if (failed)
+    recordError(std::move(error));
+  else
+    failed = !check(s, ended, "rnnc: capturing a call for graph replay");
+  CUgraphExec exec = nullptr;
+  bool ok = !failed &&
+            check(s, s.api.cuGraphInstantiate(&exec, graph, /*flags=*/0),
+                  "rnnc: instantiating a call's graph");
+  if (graph)
+    check(s, s.api.cuGraphDestroy(graph), "rnnc: cuGraphDestroy");
+  if (!ok) {
+    // The next call with these pointers starts over, eagerly.
+    replay.calls.erase(done.call);
+    return false;
+  }
+  done.call->exec = exec;
+  return check(s, s.api.cuGraphLaunch(exec, replay.stream),
+               "rnnc: launching a call's graph") &&
+         order(s, replay.join, replay.stream, done.caller);
+}
 } // namespace
 
-extern "C" int32_t rnnrt_cuda_enter(void *stream, void *const *buffers,
-                                    int64_t count) {
+extern "C" int32_t rnnrt_cuda_enter(const char *entry, void *stream,
+                                    void *const *buffers, int64_t count) {
   // An error left by earlier work outside a call (a module unloaded, say)
   // must not be blamed on this one.
   (void)takeError();
   for (int64_t i = 0; i < count; ++i)
     if (reinterpret_cast<uintptr_t>(buffers[i]) % kBufferAlignment != 0) {
       lastError = "rnnc: buffer " + std::to_string(i) + " (" +
-                  describePointer(buffers[i]) +
-                  ") is not aligned to " + std::to_string(kBufferAlignment) +
+                  describePointer(buffers[i]) + ") is not aligned to " +
+                  std::to_string(kBufferAlignment) +
                   " bytes; the kernels access 16-byte vectors, so every "
                   "buffer must start at a multiple of 16 bytes";
       return 1;
@@ -95,15 +272,42 @@ extern "C" int32_t rnnrt_cuda_enter(void *stream, void *const *buffers,
     return 1;
   }
   beginCallerStream(caller);
-  return 0;
+  int32_t status = replayOrCapture(*s, entry, caller, buffers, count);
+  if (status == 0)
+    return 0;
+  leaveCall();
+  return status == kReplayed ? kReplayed : keepError();
 }
 
 extern "C" int32_t rnnrt_cuda_leave() {
+  if (capture.active)
+    finishCapture(*capture.state);
   leaveCall();
   return keepError();
 }
 
 extern "C" const char *rnnc_last_error() { return lastError.c_str(); }
+
+extern "C" int32_t rnnc_set_graph_replay(int32_t calls) {
+  (void)takeError();
+  if (calls < 0) {
+    lastError = "rnnc_set_graph_replay: " + std::to_string(calls) +
+                " pointer sets; give 0 (off) or more";
+    return 1;
+  }
+  GraphReplay &replay = graphReplay();
+  std::lock_guard<std::mutex> lock(replay.mutex);
+  replay.capacity = static_cast<size_t>(calls);
+  if (replay.calls.size() <= replay.capacity)
+    return 0;
+  // Graphs are destroyed in the runtime's context, the caller's current
+  // context given back afterwards.
+  CudaState *s = enterCall("rnnc_set_graph_replay");
+  if (s)
+    dropCalls(*s, replay, replay.capacity);
+  leaveCall();
+  return keepError();
+}
 
 extern "C" int32_t rnnc_set_device(int32_t device) {
   (void)takeError();

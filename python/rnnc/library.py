@@ -11,8 +11,10 @@ data pointer per argument:
 
 A library for the cuda target takes device pointers and the caller's CUDA
 stream, on which it enqueues its work without waiting; it returns non-zero
-on failure, with the reason from `rnnc_last_error()`, and
-`rnnc_set_device(ordinal)` picks its device before its first call.
+on failure, with the reason from `rnnc_last_error()`;
+`rnnc_set_device(ordinal)` picks its device before its first call, and
+`rnnc_set_graph_replay(calls)` turns on the replay of captured CUDA graphs
+of its calls (see `Library.set_graph_replay`).
 
 `compile_model` compiles a library on first use into a cache directory
 (`$RNNC_CACHE_DIR`, else `~/.cache/rnnc`), one entry per request and
@@ -221,6 +223,12 @@ class Library:
         if "set_device" in functions:
             self._set_device = _function(self._lib, functions["set_device"],
                                          ctypes.c_int32, ctypes.c_int32)
+        self._set_graph_replay = None
+        if "set_graph_replay" in functions:
+            self._set_graph_replay = _function(
+                self._lib, functions["set_graph_replay"], ctypes.c_int32,
+                ctypes.c_int32)
+        self.graph_replay = 0
         self.device = None
         self._blas_threads = None
         if self.target == "cpu":
@@ -264,6 +272,21 @@ class Library:
             raise RNNCError(f"rnnc_set_device({ordinal}) failed: "
                             f"{self._last_error()}")
         self.device = ordinal
+
+    def set_graph_replay(self, calls):
+        """Graph replay of the library's calls (cuda target): the library
+        keeps the last `calls` pointer sets its entry points were called
+        with; the second call with a kept set is captured into a CUDA graph
+        (and launched), later ones replay the graph as one launch. 0 turns
+        it off (the default) and drops the graphs."""
+        if self._set_graph_replay is None:
+            raise RNNCError(f"graph replay needs a library for the cuda "
+                            f"target; {self.directory} is for "
+                            f"{self.target}")
+        if self._set_graph_replay(calls) != 0:
+            raise RNNCError(f"rnnc_set_graph_replay({calls}) failed: "
+                            f"{self._last_error()}")
+        self.graph_replay = calls
 
     def blas_threads(self):
         """The threads of the OpenBLAS the library calls (cpu target)."""

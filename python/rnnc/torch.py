@@ -60,7 +60,11 @@ copied once; a batch of no columns gives empty outputs, as torch.nn's
 does. CUDA tensors run the library compiled for the cuda target, on
 PyTorch's current stream of their device, without a synchronization,
 and every buffer (the saved region and the scratch arena included) comes
-from PyTorch's allocator. On the CPU the library's GEMMs
+from PyTorch's allocator. `set_graph_replay(calls)` opts in to graph
+replay of the cuda libraries' calls: a call whose buffers (inputs,
+parameters, outputs and the saved region, by address) are those of an
+earlier call runs as one CUDA graph launch instead of a few launches per
+time step. On the CPU the library's GEMMs
 (OpenBLAS) run on `torch.get_num_threads()` threads, as PyTorch's own
 operators do.
 """
@@ -82,7 +86,7 @@ from torch._subclasses.functional_tensor import FunctionalTensor
 
 from .library import RNNCError, _used, compile_model
 
-__all__ = ["LSTM", "CIFG", "GRU", "MGU", "RNNCError"]
+__all__ = ["LSTM", "CIFG", "GRU", "MGU", "RNNCError", "set_graph_replay"]
 
 _TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
                  "int64": torch.int64, "float32": torch.float32,
@@ -146,6 +150,35 @@ def _scratch(library, kind, device):
     return arena
 
 
+# How many pointer sets each cuda library keeps graphs for
+# (set_graph_replay); 0: off.
+_GRAPH_REPLAY = 0
+
+
+def set_graph_replay(calls):
+    """Replays captured CUDA graphs of the calls of every cuda library
+    rnnc.torch runs, now and later: each keeps the last `calls` sets of
+    buffer addresses its entry points were called with. The second call
+    with a kept set is captured into a CUDA graph and launched; later calls
+    with it replay the graph, one launch in place of a few per time step,
+    on a stream of the library's ordered after the current stream's
+    earlier work and before its later work. Results are those of the call
+    (the graph reads the buffers' current contents; dropout masks are drawn
+    anew), and a call made while PyTorch captures a graph is captured as
+    without replay. It pays off where the addresses repeat: static inputs
+    and a caching allocator in a steady loop. 0 turns it off (the default)
+    and drops the graphs. CPU tensors are not affected."""
+    global _GRAPH_REPLAY
+    if isinstance(calls, bool) or not isinstance(calls, int) or \
+            not 0 <= calls < 2 ** 31:
+        raise RNNCError(f"set_graph_replay takes a count of pointer sets "
+                        f"from 0 (off) to 2**31 - 1, got {calls!r}")
+    _GRAPH_REPLAY = calls
+    for library in list(_LIBRARIES.values()):
+        if library.target == "cuda" and library.graph_replay != calls:
+            library.set_graph_replay(calls)
+
+
 def _call(library, kind, tensors, layers, device):
     """Runs entry point `kind` with the buffers named in `tensors`, all on
     `device`."""
@@ -175,6 +208,8 @@ def _call(library, kind, tensors, layers, device):
     stream = None
     if device.type == "cuda":
         stream = torch.cuda.current_stream(device).cuda_stream
+        if library.graph_replay != _GRAPH_REPLAY:
+            library.set_graph_replay(_GRAPH_REPLAY)
     else:
         # The GEMMs use as many threads as PyTorch's CPU operators.
         library.set_blas_threads(torch.get_num_threads())

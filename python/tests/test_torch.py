@@ -622,6 +622,30 @@ def test_module_surface_of_torch_nn(cell):
         assert rel_err(ours(x)[0], ref(x)[0]) < 1e-5
 
 
+def test_set_graph_replay_takes_a_count():
+    """set_graph_replay takes a count of pointer sets; a CPU library has no
+    graphs to replay and says so when asked directly."""
+    for bad in (-1, True, 1.5, "4", 2 ** 31):
+        with pytest.raises(RNNCError, match="set_graph_replay takes a count "
+                                            "of pointer sets"):
+            rt.set_graph_replay(bad)
+    lstm = rt.LSTM(3, 4)
+    x = torch.randn(5, 2, 3)
+    with torch.no_grad():
+        y_off, _ = lstm(x)
+    try:
+        rt.set_graph_replay(4)
+        with torch.no_grad():
+            y_on, _ = lstm(x)
+    finally:
+        rt.set_graph_replay(0)
+    assert torch.equal(y_on, y_off)
+    library = lstm._library(5, 2, x.device, torch.float32, "zero")
+    with pytest.raises(RNNCError, match="graph replay needs a library for "
+                                        "the cuda target; .* is for cpu"):
+        library.set_graph_replay(4)
+
+
 def test_errors_are_one_clear_exception():
     lstm = rt.LSTM(3, 4)
     x = torch.randn(5, 2, 3)

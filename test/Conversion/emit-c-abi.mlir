@@ -35,23 +35,33 @@
 // PREFIX: func.func @lib_step(
 
 // caller-stream (the cuda target): the call runs between rnnrt_cuda_enter,
-// given the caller's stream and the buffers to check (2 for @step), and
-// rnnrt_cuda_leave, whose status the entry point returns; if entering
-// fails the function does not run.
-// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, i64) -> i32
+// given the entry point's name (a private global, whose address identifies
+// the entry point to the runtime's graph replay), the caller's stream and
+// the buffers to check (2 for @step), and rnnrt_cuda_leave, whose status
+// the entry point returns. If entering gives 1 (failed) or 2 (a graph of
+// the call replayed it) the function does not run and the entry point
+// returns 1 or 0.
+// STREAM-DAG: llvm.mlir.global private constant @__rnnc_entry_rnnc_step("rnnc_step\00")
+// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
 // STREAM-DAG: func.func private @rnnrt_cuda_leave() -> i32
 // STREAM-LABEL: func.func @rnnc_step(
 // STREAM-SAME: [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
+// STREAM: [[GLOBAL:%.+]] = llvm.mlir.addressof @__rnnc_entry_rnnc_step : !llvm.ptr
+// STREAM: [[NAME:%.+]] = llvm.getelementptr [[GLOBAL]][0, 0]
 // STREAM: [[COUNT:%.+]] = arith.constant 2 : i64
-// STREAM: [[ENTERED:%.+]] = call @rnnrt_cuda_enter([[STREAM]], [[BUFFERS]], [[COUNT]]) : (!llvm.ptr, !llvm.ptr, i64) -> i32
-// STREAM: [[FAILED:%.+]] = arith.cmpi ne, [[ENTERED]], %{{.*}} : i32
-// STREAM: cf.cond_br [[FAILED]], ^[[EARLY:bb[0-9]+]], ^[[CALL:bb[0-9]+]]
+// STREAM: [[ENTERED:%.+]] = call @rnnrt_cuda_enter([[NAME]], [[STREAM]], [[BUFFERS]], [[COUNT]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
+// STREAM: [[ZERO:%.+]] = arith.constant 0 : i32
+// STREAM: [[ONE:%.+]] = arith.constant 1 : i32
+// STREAM: [[SKIPS:%.+]] = arith.cmpi ne, [[ENTERED]], [[ZERO]] : i32
+// STREAM: cf.cond_br [[SKIPS]], ^[[EARLY:bb[0-9]+]], ^[[CALL:bb[0-9]+]]
 // STREAM: ^[[CALL]]:
 // STREAM: call @step(
 // STREAM: [[STATUS:%.+]] = call @rnnrt_cuda_leave() : () -> i32
 // STREAM: return [[STATUS]] : i32
 // STREAM: ^[[EARLY]]:
-// STREAM: return [[ENTERED]] : i32
+// STREAM: [[FAILED:%.+]] = arith.cmpi eq, [[ENTERED]], [[ONE]] : i32
+// STREAM: [[CODE:%.+]] = arith.extui [[FAILED]] : i1 to i32
+// STREAM: return [[CODE]] : i32
 
 // After the LLVM lowering the casts are gone: the entry point calls the
 // expanded memref calling convention.

@@ -636,6 +636,7 @@ static void writeLibrary(llvm::Module &llvmModule,
   if (target == "cuda") {
     functions["last_error"] = "rnnc_last_error";
     functions["set_device"] = "rnnc_set_device";
+    functions["set_graph_replay"] = "rnnc_set_graph_replay";
   }
   llvm::json::Object manifest{
       {"abi_version", 1},

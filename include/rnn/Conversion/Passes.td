@@ -318,11 +318,16 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
 
     On the CPU `stream` is unused (null). With `caller-stream` (the cuda
     target) the entry point runs the function on the caller's CUDA stream:
-    it calls `rnnrt_cuda_enter(stream, buffers, count)` first (which also
+    it calls `rnnrt_cuda_enter(name, stream, buffers, count)` first, `name`
+    a private global holding the entry point's name, whose address
+    identifies the entry point to the runtime's graph replay. The runtime
     checks that every buffer is aligned to 16 bytes, as the kernels' vector
-    accesses need), skipping the function if that fails, and returns `rnnrt_cuda_leave()`: 0, or 1 when the runtime
-    recorded an error, which the library's `rnnc_last_error()` gives. The
-    work is enqueued on `stream` and not waited for.
+    accesses need. When it returns 0 the entry point runs the function and
+    returns `rnnrt_cuda_leave()`: 0, or 1 when the runtime recorded an
+    error, which the library's `rnnc_last_error()` gives. Otherwise it
+    skips the function and returns 1 if the value is 1 (a failure), 0 if it
+    is 2 (a graph of the same call replayed it). The work is enqueued on
+    `stream` and not waited for.
     The memref calling convention (descriptors of five fields per
     argument) stays internal; a library exports only these entry points.
 

@@ -128,18 +128,32 @@ void _mlir_ciface_rnnrt_cuda_gemm_bf16(int64_t transA, int64_t transB,
                                        StridedMemRefType<uint16_t, 2> *A,
                                        StridedMemRefType<uint16_t, 2> *B,
                                        StridedMemRefType<float, 2> *C);
-/// Starts a library entry point's call on the calling thread: checks that
-/// each of the `count` buffers is aligned to 16 bytes (the kernels access
-/// 16-byte vectors), initializes the runtime if needed, and until
-/// rnnrt_cuda_leave the work goes to `stream`, the caller's (null: the
-/// legacy default stream). Returns 0, or 1 with the error recorded.
-int32_t rnnrt_cuda_enter(void *stream, void *const *buffers, int64_t count);
-/// Ends the call begun by rnnrt_cuda_enter. Returns 0 if no error was
-/// recorded since, else 1, keeping the error for rnnc_last_error.
+/// Starts a call of the library's entry point `entry` (a name whose
+/// address identifies it) on the calling thread: checks that each of the
+/// `count` buffers is aligned to 16 bytes (the kernels access 16-byte
+/// vectors), initializes the runtime if needed, and until rnnrt_cuda_leave
+/// the work goes to `stream`, the caller's (null: the legacy default
+/// stream), or with graph replay on, to the library's replay stream while
+/// the call is captured. Returns 0 (run the function, then
+/// rnnrt_cuda_leave), 1 with the error recorded, or 2 when a captured
+/// graph of the same call replayed it (the entry point returns 0).
+int32_t rnnrt_cuda_enter(const char *entry, void *stream, void *const *buffers,
+                         int64_t count);
+/// Ends the call begun by rnnrt_cuda_enter (launching its graph if the call
+/// was captured). Returns 0 if no error was recorded since, else 1, keeping
+/// the error for rnnc_last_error.
 int32_t rnnrt_cuda_leave();
 /// The error of the calling thread's last failed library call (rnnc_*
 /// entry point or rnnc_set_device), or "".
 const char *rnnc_last_error();
+/// Graph replay of the library's calls: keeps the last `calls` pointer
+/// sets the entry points were called with (0, the default: off, dropping
+/// every graph). A call with a kept set runs eagerly the first time, is
+/// captured into a CUDA graph (and launched) the second, and replays the
+/// graph after, on the library's stream ordered between the caller's
+/// earlier and later work. Returns 0, or 1 (see rnnc_last_error) for a
+/// negative count.
+int32_t rnnc_set_graph_replay(int32_t calls);
 /// Selects the device a library runs on (default 0); the runtime starts on
 /// it at the first call. Returns 0, or 1 (see rnnc_last_error) if the
 /// runtime already runs on another device.

@@ -105,7 +105,7 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       Type i32 = b.getI32Type();
       FailureOr<func::FuncOp> enterDecl = rnn::declareRuntimeFunction(
           module, "rnnrt_cuda_enter",
-          b.getFunctionType({ptrType, ptrType, b.getI64Type()}, {i32}),
+          b.getFunctionType({ptrType, ptrType, ptrType, b.getI64Type()}, {i32}),
           "rnn-emit-c-abi{caller-stream=1}");
       FailureOr<func::FuncOp> leaveDecl = rnn::declareRuntimeFunction(
           module, "rnnrt_cuda_leave", b.getFunctionType({}, {i32}),
@@ -136,21 +136,30 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       Value buffers = body->getArgument(0);
       Type i32 = b.getI32Type();
       if (callerStream) {
-        // if (rnnrt_cuda_enter(stream, buffers, count)) return 1;
+        // int32_t entered = rnnrt_cuda_enter(name, stream, buffers, count);
+        // if (entered != 0) return entered == 1;
+        Value entryName =
+            LLVM::createGlobalString(loc, b, "__rnnc_entry_" + name,
+                                     name + '\0', LLVM::Linkage::Private);
         Value count = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
                                                    func.getNumArguments());
-        Value failed =
+        Value entered =
             func::CallOp::create(
-                b, loc, enter, ValueRange{body->getArgument(1), buffers, count})
+                b, loc, enter,
+                ValueRange{entryName, body->getArgument(1), buffers, count})
                 .getResult(0);
         Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-        Value isFailed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                               failed, zero);
+        Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
+        Value skips = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            entered, zero);
         Block *call = entry.addBlock();
         Block *early = entry.addBlock();
-        cf::CondBranchOp::create(b, loc, isFailed, early, call);
+        cf::CondBranchOp::create(b, loc, skips, early, call);
         b.setInsertionPointToStart(early);
-        func::ReturnOp::create(b, loc, failed);
+        Value failed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             entered, one);
+        func::ReturnOp::create(
+            b, loc, arith::ExtUIOp::create(b, loc, i32, failed).getResult());
         b.setInsertionPointToStart(call);
       }
       SmallVector<Value> operands;

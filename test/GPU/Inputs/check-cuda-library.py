@@ -18,6 +18,17 @@ Each scenario runs in a child process, since the device writes its report
   * capture: fwd and bwd called eagerly, then again while the caller
     captures its stream: the capture holds exactly the eager work, kernel
     for kernel and GEMM for GEMM, and the graph replays it;
+  * replay: with rnnc_set_graph_replay on, a call's second run with the
+    same buffers is captured and launched as a graph, and later runs
+    replay it: the device sees the first run's kernels and GEMMs once
+    eagerly and every later run's as graph replays, on a non-blocking
+    caller stream and on the legacy default stream alike; other buffers
+    run eagerly; a call while the caller captures is captured by the
+    caller as without replay; turning replay off destroys every graph; a
+    negative count is refused with a message;
+  * replay-failure: a call whose launch fails (a buffer too small) returns
+    1 with the launch's error, eagerly and while it is captured, and a
+    later good call captures and replays as usual;
   * errors: a call on a stream the driver does not know returns 1, naming
     it in rnnc_last_error(), and runs nothing; the next good call returns 0
     and rnnc_set_device refuses to move a running library; without a
@@ -90,6 +101,10 @@ class Library:
         self.set_device = getattr(self.lib, functions["set_device"])
         self.set_device.argtypes = [ctypes.c_int32]
         self.set_device.restype = ctypes.c_int32
+        self.set_graph_replay = getattr(self.lib,
+                                        functions["set_graph_replay"])
+        self.set_graph_replay.argtypes = [ctypes.c_int32]
+        self.set_graph_replay.restype = ctypes.c_int32
 
     def buffers(self, device, kind):
         """One device buffer per argument of entry `kind`: inputs 0x3f
@@ -165,6 +180,46 @@ def child(mode, nullcuda, directory):
         out["rc"] = [call() for call in calls]
         out["rc"] += capture(device, stream, calls)
         out["own_syncs"] = 1
+    elif mode in ("eager-once", "fwd-once"):
+        # What one fwd and one bwd, or one fwd, issue eagerly.
+        kinds = ("fwd", "bwd") if mode == "eager-once" else ("fwd",)
+        out["rc"] = [library.call(kind, buffers[kind], stream)
+                     for kind in kinds]
+    elif mode == "replay":
+        out["negative_rc"] = library.set_graph_replay(-1)
+        out["negative_error"] = library.last_error().decode()
+        out["rc"] = [library.set_graph_replay(4)]
+        # fwd on the caller's stream, bwd on the legacy default stream,
+        # three times each: eager, captured, replayed.
+        for _ in range(3):
+            out["rc"].append(library.call("fwd", buffers["fwd"], stream))
+            out["rc"].append(library.call("bwd", buffers["bwd"], None))
+        # Other buffers (a fresh y): eager, as a first call.
+        other = library.buffers(device, "fwd")
+        out["own_allocations"] = device.allocations
+        out["rc"].append(library.call("fwd", other, stream))
+        # The caller captures its stream: the call is captured by it, not
+        # replayed from the library's graph.
+        out["rc"] += capture(device, stream, [
+            lambda: library.call("fwd", buffers["fwd"], stream)])
+        out["own_syncs"] = 1
+        out["rc"].append(library.set_graph_replay(0))
+    elif mode == "replay-failure":
+        # fwd with a y of 16 bytes: the launch that writes it fails, eagerly
+        # (first call) and while the call is captured (second); the third
+        # call starts over eagerly, and good calls then capture and replay.
+        library.set_graph_replay(4)
+        bad = list(buffers["fwd"])
+        args = library.manifest["entries"]["fwd"]["args"]
+        y = next(i for i, arg in enumerate(args) if arg["role"] == "output")
+        bad[y] = device.alloc(16, 0xFF)
+        bad = (ctypes.c_void_p * len(bad))(*bad)
+        out["rc"], out["errors"] = [], []
+        for _ in range(3):
+            out["rc"].append(library.call("fwd", bad, stream))
+            out["errors"].append(library.last_error().decode())
+        for _ in range(3):
+            out["rc"].append(library.call("fwd", buffers["fwd"], stream))
     elif mode == "errors":
         unknown = ctypes.c_void_p(0x7E57)
         out["bad_stream_rc"] = library.call("infer", buffers["infer"], unknown)
@@ -190,6 +245,38 @@ def run_child(mode, nullcuda, directory, tmp, driver=None):
     return json.loads(r.stdout), seen, r.stderr
 
 
+def check_replay(nullcuda, directory, tmp, did, seen, expect):
+    """The replay scenario's device counts, against one eager fwd and bwd
+    (L launches and G GEMMs): 3 fwd + 3 bwd with replay give L eagerly,
+    one capture of each, and 2 L replayed; the fwd on other buffers adds
+    its launches eagerly; the caller's capture of a fwd holds the fwd's
+    work and replays it once."""
+    base, base_seen, _ = run_child("eager-once", nullcuda, directory, tmp)
+    expect(all(rc == 0 for rc in base["rc"]), "eager-once: failed calls")
+    launches, gemms = base_seen["launches"], base_seen["gemms"]
+    _, fwd_seen, _ = run_child("fwd-once", nullcuda, directory, tmp)
+    fwd_launches, fwd_gemms = fwd_seen["launches"], fwd_seen["gemms"]
+    expect(did["negative_rc"] == 1 and
+           "rnnc_set_graph_replay: -1" in did["negative_error"],
+           "a negative replay count was not refused: "
+           f"{did['negative_rc']} {did['negative_error']!r}")
+    want = {
+        "launches": launches + fwd_launches,
+        "gemms": gemms + fwd_gemms,
+        "captures": 2 + 1,
+        "graph_launches": 2 * 2 + 1,
+        "replayed_launches": 2 * launches + fwd_launches,
+        "replayed_gemms": 2 * gemms + fwd_gemms,
+        # The caller's graph only: replay off destroyed the library's.
+        "live_graph_execs": 1,
+        "live_graphs": 1,
+    }
+    for key, value in want.items():
+        expect(seen[key] == value,
+               f"replay: {key} {seen[key]}, expected {value} (one eager "
+               f"fwd + bwd: {launches} launches, {gemms} GEMMs)")
+
+
 def main(argv):
     if argv[0] == "--child":
         return child(*argv[1:])
@@ -203,8 +290,10 @@ def main(argv):
     _, seen, _ = run_child("load", nullcuda, directory, tmp)
     expect(seen is None, f"loading the library used the device: {seen}")
 
-    for mode in ("entries", "capture"):
+    runs = {}
+    for mode in ("entries", "capture", "replay"):
         did, seen, stderr = run_child(mode, nullcuda, directory, tmp)
+        runs[mode] = (did, seen)
         print(f"{mode}:", did)
         print("device:", seen)
         expect(all(rc == 0 for rc in did["rc"]),
@@ -232,6 +321,7 @@ def main(argv):
     # The captured fwd + bwd are exactly the eager ones: had any work gone
     # to another stream than the caller's, it would have run at once
     # instead of being captured.
+    did, seen = runs["capture"]
     expect(seen["captures"] == 1, f"{seen['captures']} captures")
     expect(seen["replayed_launches"] == seen["launches"] and
            seen["replayed_gemms"] == seen["gemms"],
@@ -240,6 +330,21 @@ def main(argv):
            f"{seen['launches']} and {seen['gemms']}")
     expect(seen["captured_nodes"] == seen["launches"] + seen["gemms"],
            "the capture holds other work than kernels and GEMMs")
+
+    check_replay(nullcuda, directory, tmp, *runs["replay"], expect)
+
+    # A call that fails while it is captured returns 1 with its error and
+    # leaves no capture or graph behind.
+    did, seen, _ = run_child("replay-failure", nullcuda, directory, tmp)
+    print("replay-failure:", did)
+    print("device:", seen)
+    expect(did["rc"] == [1, 1, 1, 0, 0, 0],
+           f"replay-failure: return codes {did['rc']}")
+    expect(all(e and e == did["errors"][0] for e in did["errors"]),
+           f"replay-failure: errors {did['errors']}")
+    expect(seen["captures"] == 1 and seen["graph_launches"] == 2 and
+           seen["live_graphs"] == 0 and seen["live_graph_execs"] == 1,
+           f"replay-failure: device {seen}")
 
     did_errors, seen_errors, _ = run_child("errors", nullcuda, directory, tmp)
     print("errors:", did_errors)

@@ -279,6 +279,8 @@ void writeReport() {
       {"captured_nodes", c.capturedNodes},
       {"violations", c.violations},
       {"errors", c.errors},
+      {"live_graphs", s.graphs.size()},
+      {"live_graph_execs", s.execs.size()},
   };
   std::string json = "{";
   for (const auto &field : fields) {
@@ -1567,6 +1569,38 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream,
     return fail(CUDA_ERROR_INVALID_HANDLE,
                 "cuStreamGetCtx: unknown stream " + hex(hStream));
   *pctx = &s.primaryContext;
+  return CUDA_SUCCESS;
+}
+
+NULLCUDA_EXPORT CUresult CUDAAPI
+cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus) {
+  std::lock_guard<std::mutex> lock(enter());
+  const std::string entry = "cuStreamIsCapturing";
+  if (CUresult r = ready(entry))
+    return r;
+  if (!captureStatus)
+    return fail(CUDA_ERROR_INVALID_VALUE, entry + ": null result");
+  *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+  // As the driver: asking about the legacy default stream while a blocking
+  // stream captures fails (without invalidating the capture).
+  if (hStream == nullptr || hStream == CU_STREAM_LEGACY) {
+    for (CUstream_st *stream : state().streams)
+      if (stream->capturing && !(stream->flags & CU_STREAM_NON_BLOCKING))
+        return fail(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+                    entry +
+                        ": the legacy default stream, while the blocking "
+                        "stream " +
+                        hex(stream) + " is capturing");
+    return CUDA_SUCCESS;
+  }
+  if (hStream == CU_STREAM_PER_THREAD)
+    return CUDA_SUCCESS;
+  if (!state().streams.count(hStream))
+    return fail(CUDA_ERROR_INVALID_HANDLE,
+                entry + ": unknown stream " + hex(hStream));
+  if (hStream->capturing)
+    *captureStatus = hStream->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                          : CU_STREAM_CAPTURE_STATUS_ACTIVE;
   return CUDA_SUCCESS;
 }
 
