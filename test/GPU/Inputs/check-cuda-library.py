@@ -26,6 +26,10 @@ Each scenario runs in a child process, since the device writes its report
     run eagerly; a call while the caller captures is captured by the
     caller as without replay; turning replay off destroys every graph; a
     negative count is refused with a message;
+  * race: the device's check of the order between streams reports a set
+    and a copy on two streams with no event between them (and not once
+    an event orders them), and a read on another stream of what a
+    replayed call wrote;
   * replay-failure: a call whose launch fails (a buffer too small) returns
     1 with the launch's error, eagerly and while it is captured, and a
     later good call captures and replays as usual;
@@ -75,6 +79,12 @@ class Device:
                    "cuStreamCreate")
         return stream
 
+    def copy(self, dst, src, nbytes, stream):
+        self.check(self.cu.cuMemcpyAsync(ctypes.c_uint64(dst),
+                                         ctypes.c_uint64(src),
+                                         ctypes.c_size_t(nbytes), stream),
+                   "cuMemcpyAsync")
+
     def alloc(self, nbytes, fill):
         """Device memory (host memory on the null device) of `nbytes`,
         every byte `fill`; null for zero bytes, as a framework passes an
@@ -118,6 +128,14 @@ class Library:
                 fill = 0xFF
             pointers.append(device.alloc(nbytes, fill))
         return (ctypes.c_void_p * len(pointers))(*pointers)
+
+    def written(self, kind, buffers):
+        """(pointer, bytes) of the first output of entry `kind`."""
+        for i, arg in enumerate(self.manifest["entries"][kind]["args"]):
+            if arg["role"] in ("output", "gradient"):
+                return (buffers[i], math.prod(arg["shape"]) *
+                        DTYPE_BYTES[arg["dtype"]])
+        raise SystemExit(f"{kind} has no output")
 
     def call(self, kind, buffers, stream):
         entry = getattr(self.lib, self.manifest["entries"][kind]["symbol"])
@@ -194,6 +212,11 @@ def child(mode, nullcuda, directory):
         for _ in range(3):
             out["rc"].append(library.call("fwd", buffers["fwd"], stream))
             out["rc"].append(library.call("bwd", buffers["bwd"], None))
+        # The caller reads what the replayed graphs wrote, each on the
+        # stream it called on: ordered after the graph, no race.
+        for kind, on in (("fwd", stream), ("bwd", None)):
+            written = library.written(kind, buffers[kind])
+            device.copy(device.alloc(written[1], 0), *written, on)
         # Other buffers (a fresh y): eager, as a first call.
         other = library.buffers(device, "fwd")
         out["own_allocations"] = device.allocations
@@ -204,6 +227,37 @@ def child(mode, nullcuda, directory):
             lambda: library.call("fwd", buffers["fwd"], stream)])
         out["own_syncs"] = 1
         out["rc"].append(library.set_graph_replay(0))
+    elif mode == "race":
+        # The device's race check: a set on one stream and a copy of its
+        # buffer on another, unordered; then, after the host waited for
+        # the copy, a set and a copy ordered by an event.
+        other = device.stream()
+        a, b = device.alloc(64, 0), device.alloc(64, 0)
+        device.check(device.cu.cuMemsetD32Async(ctypes.c_uint64(a), 7,
+                                                ctypes.c_size_t(16), stream),
+                     "cuMemsetD32Async")
+        device.copy(b, a, 64, other)
+        event = ctypes.c_void_p()
+        device.check(device.cu.cuEventCreate(ctypes.byref(event), 0),
+                     "cuEventCreate")
+        # The host waits for the copy, so the next set is ordered after it.
+        device.check(device.cu.cuStreamSynchronize(other),
+                     "cuStreamSynchronize")
+        device.check(device.cu.cuMemsetD32Async(ctypes.c_uint64(a), 8,
+                                                ctypes.c_size_t(16), stream),
+                     "cuMemsetD32Async")
+        device.check(device.cu.cuEventRecord(event, stream), "cuEventRecord")
+        device.check(device.cu.cuStreamWaitEvent(other, event, 0),
+                     "cuStreamWaitEvent")
+        device.copy(b, a, 64, other)
+        # A replayed call's graph is work on the library's stream: reading
+        # its output on another stream than the call's is unordered.
+        library.set_graph_replay(4)
+        for _ in range(3):
+            out["rc"] = [library.call("fwd", buffers["fwd"], stream)]
+        written = library.written("fwd", buffers["fwd"])
+        device.copy(device.alloc(written[1], 0), *written, other)
+        out["own_allocations"] = device.allocations
     elif mode == "replay-failure":
         # fwd with a y of 16 bytes: the launch that writes it fails, eagerly
         # (first call) and while the call is captured (second); the third
@@ -332,6 +386,24 @@ def main(argv):
            "the capture holds other work than kernels and GEMMs")
 
     check_replay(nullcuda, directory, tmp, *runs["replay"], expect)
+
+    # The race check sees unordered work on two streams, and a replayed
+    # graph's work on the library's stream.
+    did, seen, stderr = run_child("race", nullcuda, directory, tmp)
+    print("race:", did)
+    print("device:", seen)
+    races = [line for line in stderr.splitlines()
+             if "with no event or synchronization ordering the two" in line]
+    expect(len(races) == 2 and seen["violations"] == 2,
+           f"race: {seen['violations']} violations, races reported: "
+           f"{races}")
+    expect(any("cuMemcpyAsync on stream" in r and "cuMemsetD32Async on "
+               "stream" in r for r in races[:1]),
+           f"race: the first report does not name the set and the copy: "
+           f"{races[:1]}")
+    expect(any("cuGraphLaunch: kernel" in r for r in races[1:]),
+           f"race: the second report does not name the graph's kernel: "
+           f"{races[1:]}")
 
     # A call that fails while it is captured returns 1 with its error and
     # leaves no capture or graph behind.

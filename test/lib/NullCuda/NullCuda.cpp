@@ -12,8 +12,11 @@
 // are not executed, but every launch is checked against the kernel's
 // signature and the live allocations; SGEMM and the bf16 GemmEx run on the
 // CPU through OpenBLAS. Stream capture records the work as graph nodes, which a
-// graph launch replays (and checks) in order. With NULLCUDA_REPORT naming a
-// file, counters are written there as one JSON object when the process exits.
+// graph launch replays (and checks) in order. Streams, events and
+// synchronizations are modeled as the order they impose, and work on two
+// streams that touches one allocation unordered is reported as a race. With
+// NULLCUDA_REPORT naming a file, counters are written there as one JSON
+// object when the process exits.
 //
 // Why: CI machines without a GPU must still run the host path of
 // `rnn-run --target=cuda` end to end: module loading, argument passing,
@@ -220,6 +223,36 @@ struct Allocation {
 
 using AllocationMap = std::map<uintptr_t, Allocation>;
 
+/// A vector clock: for each stream (by key, see streamKey), how many of its
+/// operations are ordered before what holds the clock.
+using Clock = std::map<const void *, uint64_t>;
+
+/// An access to an allocation: the stream's key, the stream's tick of the
+/// operation, and what the operation was (for messages).
+struct Access {
+  const void *stream = nullptr;
+  uint64_t tick = 0;
+  std::string what;
+};
+
+/// The accesses to one allocation a later one must be ordered after: the
+/// last write, and the reads since it, one per stream.
+struct AccessHistory {
+  Access write;
+  std::map<const void *, Access> reads;
+};
+
+/// The order the streams, events and synchronizations impose on the work
+/// (see "Ordering between streams").
+struct Ordering {
+  std::map<const void *, Clock> streams;
+  /// What the host has waited for (stream and event synchronization).
+  Clock host;
+  std::map<const CUevent_st *, Clock> events;
+  /// By allocation start.
+  std::map<uintptr_t, AccessHistory> accesses;
+};
+
 struct Counters {
   uint64_t allocs = 0, frees = 0, peakBytes = 0, liveBytes = 0;
   uint64_t launches = 0, graphLaunches = 0, replayedLaunches = 0;
@@ -245,6 +278,7 @@ struct State {
   std::set<CUgraph_st *> graphs;
   std::set<CUgraphExec_st *> execs;
   std::set<cublasContext *> blasHandles;
+  Ordering ordering;
   Counters count;
   std::string reportPath;
 };
@@ -491,6 +525,153 @@ bool contains(const AllocationMap::value_type &allocation, uintptr_t p,
 std::string describe(const AllocationMap::value_type &allocation) {
   return "the " + std::to_string(allocation.second.bytes) +
          "-byte allocation at " + hex(allocation.first);
+}
+
+//===----------------------------------------------------------------------===//
+// Ordering between streams.
+//===----------------------------------------------------------------------===//
+//
+// Work on different streams may run at once on a GPU unless an event or a
+// synchronization orders it, which the null device, running each call as
+// it is issued, would never show. So it keeps the order the program
+// imposes, as vector clocks: each stream's clock counts, for every stream,
+// its operations ordered before the stream's next one. An operation on
+// stream S takes in the host's clock (what stream and event
+// synchronization waited for) and, by the legacy default stream's implicit
+// synchronization, the legacy stream's clock (S blocking) or every
+// blocking stream's (S the legacy stream), then ticks S. An event takes the
+// clock of the stream it is recorded on; cuStreamWaitEvent merges it into
+// the waiting stream's. Each allocation keeps its last write and the reads
+// since; an access in conflict with one not ordered before it (a write
+// after a read or a write, a read after a write) is a violation: a race on
+// a GPU. Kernel arguments count as written (the signature does not say
+// which ones a kernel only reads), GEMM operands A and B as read and C as
+// written, a copy reads its source and writes its destination, a set
+// writes. Work in a capture takes part when its graph is launched, on the
+// launch's stream.
+
+/// The key of a stream in clocks: the legacy default stream and the
+/// per-thread default stream have one each, created streams their handle.
+const void *streamKey(CUstream stream) {
+  static const char legacy = 0, perThread = 0;
+  if (stream == nullptr || stream == CU_STREAM_LEGACY)
+    return &legacy;
+  if (stream == CU_STREAM_PER_THREAD)
+    return &perThread;
+  return stream;
+}
+
+std::string describeStream(const void *key) {
+  if (key == streamKey(nullptr))
+    return "the legacy default stream";
+  if (key == streamKey(CU_STREAM_PER_THREAD))
+    return "the per-thread default stream";
+  return "stream " + hex(key);
+}
+
+/// Whether the stream of `key` synchronizes with the legacy default stream.
+bool isBlocking(const void *key) {
+  if (key == streamKey(nullptr))
+    return false;
+  auto *stream = static_cast<CUstream_st *>(const_cast<void *>(key));
+  return key == streamKey(CU_STREAM_PER_THREAD) ||
+         (state().streams.count(stream) &&
+          !(stream->flags & CU_STREAM_NON_BLOCKING));
+}
+
+void merge(Clock &into, const Clock &from) {
+  for (const auto &[key, tick] : from)
+    into[key] = std::max(into[key], tick);
+}
+
+/// Starts an operation on `stream`: its clock takes in what orders the
+/// operation, and ticks. Returns the stream's key.
+const void *beginOperation(CUstream stream) {
+  Ordering &o = state().ordering;
+  const void *key = streamKey(stream);
+  const void *legacy = streamKey(nullptr);
+  Clock &clock = o.streams[key];
+  merge(clock, o.host);
+  if (key == legacy) {
+    for (const auto &[other, otherClock] : o.streams)
+      if (other != key && isBlocking(other))
+        merge(clock, otherClock);
+  } else if (isBlocking(key)) {
+    merge(clock, o.streams[legacy]);
+  }
+  ++clock[key];
+  return key;
+}
+
+/// Records an access by the operation just begun on the stream of `key` to
+/// the allocation holding `p` (none: host memory, not tracked), and reports
+/// each earlier conflicting access not ordered before it.
+void access(const void *key, uintptr_t p, bool write, const std::string &what) {
+  const AllocationMap::value_type *allocation = findAllocation(p);
+  if (!allocation)
+    return;
+  Ordering &o = state().ordering;
+  const Clock &clock = o.streams[key];
+  AccessHistory &history = o.accesses[allocation->first];
+  auto ordered = [&](const Access &earlier) {
+    if (!earlier.stream || earlier.stream == key)
+      return true;
+    auto it = clock.find(earlier.stream);
+    return it != clock.end() && it->second >= earlier.tick;
+  };
+  auto report = [&](const Access &earlier, bool earlierWrites) {
+    violation(CUDA_ERROR_ILLEGAL_STATE,
+              what + " on " + describeStream(key) +
+                  (write ? " writes " : " reads ") + describe(*allocation) +
+                  ", which " + earlier.what + " on " +
+                  describeStream(earlier.stream) +
+                  (earlierWrites ? " writes" : " reads") +
+                  " with no event or synchronization ordering the two");
+  };
+  if (!ordered(history.write))
+    report(history.write, true);
+  if (write)
+    for (const auto &read : history.reads)
+      if (!ordered(read.second))
+        report(read.second, false);
+  Access now{key, clock.at(key), what};
+  if (write) {
+    history.write = std::move(now);
+    history.reads.clear();
+  } else {
+    history.reads[key] = std::move(now);
+  }
+}
+
+/// Checks the order of a kernel's memref arguments (all counted as
+/// written) in an operation on `stream`.
+void kernelAccesses(CUstream stream, const KernelInfo &kernel,
+                    const void *const *params, const std::string &what) {
+  const void *key = beginOperation(stream);
+  for (const KernelArg &arg : kernel.args)
+    if (arg.isMemref) {
+      uint64_t aligned;
+      std::memcpy(&aligned, params[arg.firstParam + 1], sizeof(aligned));
+      access(key, aligned, /*write=*/true, what);
+    }
+}
+
+/// Checks the order of a copy (src read, dst written) or, with `src` 0, a
+/// set, on `stream`.
+void copyAccesses(CUstream stream, uintptr_t dst, uintptr_t src,
+                  const std::string &what) {
+  const void *key = beginOperation(stream);
+  if (src)
+    access(key, src, /*write=*/false, what);
+  access(key, dst, /*write=*/true, what);
+}
+
+/// Checks the order of a GEMM on `stream`.
+void gemmAccesses(CUstream stream, const GemmCall &g, const std::string &what) {
+  const void *key = beginOperation(stream);
+  access(key, reinterpret_cast<uintptr_t>(g.a), /*write=*/false, what);
+  access(key, reinterpret_cast<uintptr_t>(g.b), /*write=*/false, what);
+  access(key, reinterpret_cast<uintptr_t>(g.c), /*write=*/true, what);
 }
 
 /// Checks the `bytes` at `p` that a copy or a set touches. A pointer into a
@@ -1082,7 +1263,8 @@ void runGemm(const GemmCall &g) {
 // Graph replay.
 //===----------------------------------------------------------------------===//
 
-CUresult replay(const std::vector<Node> &nodes) {
+/// Runs a graph's nodes in order, as work on `stream`.
+CUresult replay(const std::vector<Node> &nodes, CUstream stream) {
   State &s = state();
   const std::string entry = "cuGraphLaunch";
   for (const Node &node : nodes) {
@@ -1098,6 +1280,7 @@ CUresult replay(const std::vector<Node> &nodes) {
       if (CUresult r =
               checkLaunch(where, *node.kernel, node.launch, params.data()))
         return r;
+      kernelAccesses(stream, *node.kernel, params.data(), where);
       ++s.count.replayedLaunches;
       break;
     }
@@ -1108,6 +1291,7 @@ CUresult replay(const std::vector<Node> &nodes) {
       if (CUresult r = checkBuffer(entry + ": copy", "source", node.src,
                                    node.bytes, !node.srcOnDevice))
         return r;
+      copyAccesses(stream, node.dst, node.src, entry + ": copy");
       std::memmove(reinterpret_cast<void *>(node.dst),
                    reinterpret_cast<const void *>(node.src), node.bytes);
       break;
@@ -1115,6 +1299,7 @@ CUresult replay(const std::vector<Node> &nodes) {
       if (CUresult r = checkBuffer(entry + ": memset", "destination", node.dst,
                                    node.count * node.elementBytes, false))
         return r;
+      copyAccesses(stream, node.dst, 0, entry + ": memset");
       fill(node.dst, node.value, node.elementBytes, node.count);
       break;
     case NodeKind::EventRecord:
@@ -1124,6 +1309,8 @@ CUresult replay(const std::vector<Node> &nodes) {
       node.event->recorded = Recorded::Eagerly;
       node.event->hasTime = true;
       node.event->time = std::chrono::steady_clock::now();
+      s.ordering.events[node.event] =
+          s.ordering.streams[beginOperation(stream)];
       break;
     case NodeKind::Gemm:
       if (!s.blasHandles.count(node.gemm.handle))
@@ -1133,6 +1320,9 @@ CUresult replay(const std::vector<Node> &nodes) {
               entry + (node.gemm.bf16 ? ": cublasGemmEx" : ": cublasSgemm"),
               node.gemm))
         return CUDA_ERROR_INVALID_VALUE;
+      gemmAccesses(stream, node.gemm,
+                   entry +
+                       (node.gemm.bf16 ? ": cublasGemmEx" : ": cublasSgemm"));
       runGemm(node.gemm);
       ++s.count.replayedGemms;
       break;
@@ -1166,8 +1356,12 @@ CUresult recordEvent(const std::string &entry, CUevent event, CUstream stream,
     event->recorded = Recorded::Eagerly;
     event->hasTime = true;
     event->time = std::chrono::steady_clock::now();
+    Ordering &o = state().ordering;
+    o.events[event] = o.streams[beginOperation(stream)];
     return CUDA_SUCCESS;
   }
+  // Recorded in a capture, the event orders nothing outside it.
+  state().ordering.events.erase(event);
   event->captureStream = capture;
   event->recorded = external ? Recorded::AsNode : Recorded::InCapture;
   if (external) {
@@ -1201,6 +1395,7 @@ CUresult memsetAsync(const std::string &entry, CUdeviceptr dst, unsigned value,
                                /*hostAllowed=*/false))
     return failCapture(capture, r);
   if (!capture) {
+    copyAccesses(stream, dst, 0, entry);
     fill(dst, value, elementBytes, count);
     return CUDA_SUCCESS;
   }
@@ -1509,6 +1704,7 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuLaunchKernel(
   if (CUresult r = checkLaunch(entry, kernel, config, kernelParams))
     return failCapture(capture, r);
   if (!capture) {
+    kernelAccesses(hStream, kernel, kernelParams, entry);
     ++s.count.launches;
     return CUDA_SUCCESS;
   }
@@ -1637,6 +1833,8 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
                      entry + ": the stream is capturing; the capture is "
                              "invalidated");
   }
+  Ordering &o = state().ordering;
+  merge(o.host, o.streams[streamKey(hStream)]);
   ++state().count.syncs;
   return CUDA_SUCCESS;
 }
@@ -1648,8 +1846,9 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream,
   const std::string entry = "cuStreamWaitEvent";
   if (CUresult r = ready(entry))
     return r;
-  // All work has completed when it is issued, so waiting adds nothing; in
-  // a capture the stream's nodes are already in order.
+  // All work has completed when it is issued, so waiting adds only to the
+  // order the races are checked against; in a capture the stream's nodes
+  // are already in order.
   CUstream_st *capture = nullptr;
   if (CUresult r = routeWork(entry, hStream, capture))
     return r;
@@ -1659,6 +1858,10 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream,
   if (flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL))
     return failCapture(capture, fail(CUDA_ERROR_INVALID_VALUE,
                                      entry + ": unknown flags " + hex(flags)));
+  Ordering &o = state().ordering;
+  auto recorded = o.events.find(hEvent);
+  if (!capture && recorded != o.events.end())
+    merge(o.streams[streamKey(hStream)], recorded->second);
   return CUDA_SUCCESS;
 }
 
@@ -1748,8 +1951,13 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *phEvent,
 }
 
 NULLCUDA_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent hEvent) {
-  return destroyHandle("cuEventDestroy", state().events, hEvent,
-                       CUDA_ERROR_INVALID_HANDLE, "event");
+  CUresult r = destroyHandle("cuEventDestroy", state().events, hEvent,
+                             CUDA_ERROR_INVALID_HANDLE, "event");
+  if (r == CUDA_SUCCESS) {
+    std::lock_guard<std::mutex> lock(enter());
+    state().ordering.events.erase(hEvent);
+  }
+  return r;
 }
 
 NULLCUDA_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent,
@@ -1789,6 +1997,9 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
     return violation(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                      entry + ": the event was last recorded in a stream "
                              "capture without CU_EVENT_RECORD_EXTERNAL");
+  if (auto recorded = s.ordering.events.find(hEvent);
+      recorded != s.ordering.events.end())
+    merge(s.ordering.host, recorded->second);
   ++s.count.syncs;
   return CUDA_SUCCESS;
 }
@@ -1857,6 +2068,7 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
                          " is not the start of a live allocation");
   s.count.liveBytes -= it->second.bytes;
   ++s.count.frees;
+  s.ordering.accesses.erase(dptr);
   s.allocations.erase(it);
   std::free(reinterpret_cast<void *>(dptr));
   return CUDA_SUCCESS;
@@ -1882,6 +2094,7 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
                                /*hostAllowed=*/true, &srcOnDevice))
     return failCapture(capture, r);
   if (!capture) {
+    copyAccesses(hStream, dst, src, entry);
     std::memmove(reinterpret_cast<void *>(dst),
                  reinterpret_cast<const void *>(src), ByteCount);
     return CUDA_SUCCESS;
@@ -1956,7 +2169,7 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec,
                             entry + ": launching a graph into a capture is "
                                     "not supported by nullcuda"));
   ++s.count.graphLaunches;
-  return replay(hGraphExec->nodes);
+  return replay(hGraphExec->nodes, hStream);
 }
 
 NULLCUDA_EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
@@ -2149,6 +2362,7 @@ cublasStatus_t gemm(const std::string &entry, GemmCall g, const float *alpha,
     capture->nodes.push_back(std::move(node));
     return CUBLAS_STATUS_SUCCESS;
   }
+  gemmAccesses(g.handle->stream, g, entry);
   runGemm(g);
   ++s.count.gemms;
   return CUBLAS_STATUS_SUCCESS;
