@@ -70,6 +70,36 @@ int32_t keepError() {
   return 1;
 }
 
+/// A buffer the entry point writes (negative extent) that overlaps another
+/// buffer, as a message; "" if there is none. Such a call would compute
+/// garbage, and the kernels load the buffers they only read as read-only
+/// data, which a write through another buffer must not change.
+std::string findOverlap(void *const *buffers, const int64_t *extents,
+                        int64_t count) {
+  auto bytes = [&](int64_t i) {
+    return static_cast<uintptr_t>(extents[i] < 0 ? -extents[i] : extents[i]);
+  };
+  for (int64_t i = 0; i < count; ++i) {
+    auto begin = reinterpret_cast<uintptr_t>(buffers[i]);
+    if (extents[i] >= 0 || bytes(i) == 0 || !begin)
+      continue;
+    for (int64_t j = 0; j < count; ++j) {
+      auto other = reinterpret_cast<uintptr_t>(buffers[j]);
+      if (j == i || bytes(j) == 0 || !other)
+        continue;
+      if (begin < other + bytes(j) && other < begin + bytes(i))
+        return "rnnc: buffer " + std::to_string(i) + " (" +
+               std::to_string(bytes(i)) + " bytes at " +
+               describePointer(buffers[i]) +
+               "), which the entry point writes, overlaps buffer " +
+               std::to_string(j) + " (" + std::to_string(bytes(j)) +
+               " bytes at " + describePointer(buffers[j]) +
+               "); a written buffer must share no memory with another";
+    }
+  }
+  return "";
+}
+
 /// The value of rnnrt_cuda_enter when it replayed the call: the entry
 /// point returns 0 without running the function.
 constexpr int32_t kReplayed = 2;
@@ -232,7 +262,8 @@ bool finishCapture(CudaState &s) {
 } // namespace
 
 extern "C" int32_t rnnrt_cuda_enter(const char *entry, void *stream,
-                                    void *const *buffers, int64_t count) {
+                                    void *const *buffers,
+                                    const int64_t *extents, int64_t count) {
   // An error left by earlier work outside a call (a module unloaded, say)
   // must not be blamed on this one.
   (void)takeError();
@@ -245,6 +276,11 @@ extern "C" int32_t rnnrt_cuda_enter(const char *entry, void *stream,
                   "buffer must start at a multiple of 16 bytes";
       return 1;
     }
+  if (std::string overlap = findOverlap(buffers, extents, count);
+      !overlap.empty()) {
+    lastError = std::move(overlap);
+    return 1;
+  }
   CudaState *s = enterCall("rnnc");
   if (!s) {
     leaveCall();

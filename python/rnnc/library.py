@@ -167,8 +167,16 @@ class Entry:
         rc = self._fn(self._array(*pointers), stream)
         if rc != 0:
             why = self._last_error() if self._last_error else ""
+            # The runtime names buffers by position: add their names.
+            why = re.sub(r"\bbuffer (\d+) \(",
+                         lambda m: f"buffer {m[1]} "
+                                   f"({self._arg_name(int(m[1]))}, ", why)
             raise RNNCError(f"{self.symbol} failed: {why}" if why else
                             f"{self.symbol} failed with status {rc}")
+
+
+    def _arg_name(self, index):
+        return str(self.args[index]) if index < len(self.args) else "?"
 
 
 class Library:

@@ -38,6 +38,7 @@
 
 #include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Dialect/RNNRoles.h"
 #include "rnn/InitAll.h"
 #include "rnn/Pipelines/Pipelines.h"
 
@@ -141,24 +142,6 @@ static std::string errorText(llvm::Error error) {
   return llvm::toString(std::move(error));
 }
 
-/// The role of an argument in a C entry point, from its name.
-static std::string roleOf(llvm::StringRef name) {
-  if (name == "saved")
-    return "saved";
-  if (name == "arena")
-    return "scratch";
-  auto isOutput = [](llvm::StringRef n) {
-    return n == "y" || n == "h_n" || n == "c_n";
-  };
-  if (name.consume_front("grad_"))
-    return isOutput(name) ? "cotangent" : "gradient";
-  if (isOutput(name))
-    return "output";
-  if (name.starts_with("weight_") || name.starts_with("bias_"))
-    return "parameter";
-  return "input";
-}
-
 /// One entry point of the manifest, with its memory plan.
 static llvm::json::Object describeEntry(func::FuncOp func,
                                         const EntryPlan &plan) {
@@ -171,7 +154,8 @@ static llvm::json::Object describeEntry(func::FuncOp func,
     std::string argName =
         name ? name.getValue().str() : "arg" + std::to_string(i);
     arg["name"] = argName;
-    arg["role"] = roleOf(argName);
+    arg["role"] = mlir::rnn::stringifyBufferRole(mlir::rnn::bufferRole(argName))
+                      .str();
     if (auto layer = func.getArgAttrOfType<IntegerAttr>(
             i, mlir::rnn::RNNDialect::LayerAttrHelper::getNameStr()))
       arg["layer"] = layer.getInt();

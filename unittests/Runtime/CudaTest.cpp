@@ -68,7 +68,7 @@ TEST_F(CudaWithoutDriver, InitializeNamesTheMissingLibrary) {
 
 TEST_F(CudaWithoutDriver, LibraryCallsFailWithAMessage) {
   auto *fakeStream = reinterpret_cast<CUstream_st *>(0x1000);
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", fakeStream, nullptr, 0), 1);
+  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", fakeStream, nullptr, nullptr, 0), 1);
   // The message is kept for rnnc_last_error, and nothing stays recorded.
   EXPECT_EQ(cuda::takeError(), "");
   std::string error = rnnc_last_error();
@@ -87,14 +87,43 @@ TEST_F(CudaWithoutDriver, LibraryCallsRefuseMisalignedBuffers) {
   // The second buffer starts 4 bytes into a 16-byte block: refused first,
   // naming it, before the driver is looked for.
   void *misaligned[] = {data, data + 4};
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, misaligned, 2), 1);
+  const int64_t extents[] = {16, 16, 16};
+  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, misaligned, extents, 2),
+            1);
   std::string error = rnnc_last_error();
   EXPECT_EQ(error.rfind("rnnc: buffer 1 (", 0), 0u) << error;
   EXPECT_TRUE(contains(error, "not aligned to 16 bytes")) << error;
   EXPECT_FALSE(contains(error, kMissingDriver)) << error;
   // Aligned buffers pass the check and reach the driver.
   void *aligned[] = {data, data + 16, nullptr};
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, aligned, 3), 1);
+  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, aligned, extents, 3), 1);
+  EXPECT_TRUE(contains(rnnc_last_error(), kMissingDriver)) << rnnc_last_error();
+}
+
+TEST_F(CudaWithoutDriver, LibraryCallsRefuseOverlapsWithWrittenBuffers) {
+  alignas(16) char data[64];
+  // Buffers the entry point only reads may overlap: an input passed twice
+  // reaches the driver.
+  void *twice[] = {data, data, data + 32};
+  const int64_t readTwice[] = {32, 32, -32};
+  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, twice, readTwice, 3), 1);
+  EXPECT_TRUE(contains(rnnc_last_error(), kMissingDriver)) << rnnc_last_error();
+  // A written buffer (negative extent) that overlaps another, by one 16-byte
+  // block, is refused with both, before the driver is looked for.
+  void *overlapping[] = {data, data + 16};
+  const int64_t writesFirst[] = {-32, 16};
+  EXPECT_EQ(
+      rnnrt_cuda_enter("rnnc_test", nullptr, overlapping, writesFirst, 2), 1);
+  std::string error = rnnc_last_error();
+  EXPECT_EQ(error.rfind("rnnc: buffer 0 (32 bytes at ", 0), 0u) << error;
+  EXPECT_TRUE(contains(error, "which the entry point writes, overlaps "
+                              "buffer 1 (16 bytes at "))
+      << error;
+  EXPECT_FALSE(contains(error, kMissingDriver)) << error;
+  // Adjacent buffers do not overlap.
+  const int64_t adjacent[] = {-16, 16};
+  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, overlapping, adjacent, 2),
+            1);
   EXPECT_TRUE(contains(rnnc_last_error(), kMissingDriver)) << rnnc_last_error();
 }
 

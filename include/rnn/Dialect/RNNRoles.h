@@ -37,6 +37,72 @@ inline constexpr llvm::StringLiteral kRoleGradX = "grad_x",
                                      kRoleGradWeightHh = "grad_weight_hh",
                                      kRoleGradBiasIh = "grad_bias_ih",
                                      kRoleGradBiasHh = "grad_bias_hh";
+
+/// The names of an entry point's buffers besides the roles above: the
+/// saved region (forward to backward) and the scratch arena.
+inline constexpr llvm::StringLiteral kBufferSaved = "saved",
+                                     kBufferArena = "arena";
+
+/// What an entry point does with an argument buffer, by the argument's name
+/// (`rnn.name`): the manifest's `role`, and whether the entry point writes
+/// the buffer (outputs, gradients, the saved region in the forward, the
+/// arena). An entry point's caller may pass overlapping buffers only where
+/// neither is written (rnnrt_cuda_enter refuses others), which the cuda
+/// kernels' read-only arguments rely on.
+enum class BufferRole {
+  Input,
+  Parameter,
+  Output,
+  Cotangent,
+  Gradient,
+  Saved,
+  Scratch
+};
+
+inline BufferRole bufferRole(llvm::StringRef name) {
+  if (name == kBufferSaved)
+    return BufferRole::Saved;
+  if (name == kBufferArena)
+    return BufferRole::Scratch;
+  auto isOutput = [](llvm::StringRef n) {
+    return n == kRoleY || n.ends_with(kFinalStateSuffix);
+  };
+  if (name.consume_front(kGradPrefix))
+    return isOutput(name) ? BufferRole::Cotangent : BufferRole::Gradient;
+  if (isOutput(name))
+    return BufferRole::Output;
+  if (name.starts_with("weight_") || name.starts_with("bias_"))
+    return BufferRole::Parameter;
+  return BufferRole::Input;
+}
+
+/// The manifest's name of a role.
+inline llvm::StringRef stringifyBufferRole(BufferRole role) {
+  switch (role) {
+  case BufferRole::Input:
+    return "input";
+  case BufferRole::Parameter:
+    return "parameter";
+  case BufferRole::Output:
+    return "output";
+  case BufferRole::Cotangent:
+    return "cotangent";
+  case BufferRole::Gradient:
+    return "gradient";
+  case BufferRole::Saved:
+    return "saved";
+  case BufferRole::Scratch:
+    return "scratch";
+  }
+  return "input";
+}
+
+/// Whether an entry point may write a buffer of `role`. The backward reads
+/// the saved region, but the forward writes it, and both count it here.
+inline bool isWrittenRole(BufferRole role) {
+  return role == BufferRole::Output || role == BufferRole::Gradient ||
+         role == BufferRole::Saved || role == BufferRole::Scratch;
+}
 } // namespace rnn
 } // namespace mlir
 

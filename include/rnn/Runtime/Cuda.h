@@ -131,14 +131,16 @@ void _mlir_ciface_rnnrt_cuda_gemm_bf16(int64_t transA, int64_t transB,
 /// Starts a call of the library's entry point `entry` (a name whose
 /// address identifies it) on the calling thread: checks that each of the
 /// `count` buffers is aligned to 16 bytes (the kernels access 16-byte
-/// vectors), initializes the runtime if needed, and until rnnrt_cuda_leave
+/// vectors) and that none the entry point writes (a negative extent in
+/// `extents`, the buffers' sizes in bytes) overlaps another, initializes
+/// the runtime if needed, and until rnnrt_cuda_leave
 /// the work goes to `stream`, the caller's (null: the legacy default
 /// stream), or with graph replay on, to the library's replay stream while
 /// the call is captured. Returns 0 (run the function, then
 /// rnnrt_cuda_leave), 1 with the error recorded, or 2 when a captured
 /// graph of the same call replayed it (the entry point returns 0).
 int32_t rnnrt_cuda_enter(const char *entry, void *stream, void *const *buffers,
-                         int64_t count);
+                         const int64_t *extents, int64_t count);
 /// Ends the call begun by rnnrt_cuda_enter (launching its graph if the call
 /// was captured). Returns 0 if no error was recorded since, else 1, keeping
 /// the error for rnnc_last_error.

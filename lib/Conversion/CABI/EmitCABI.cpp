@@ -13,6 +13,8 @@
 
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Conversion/RuntimeFunctions.h"
+#include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Dialect/RNNRoles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -80,6 +82,39 @@ static Value buildDescriptor(OpBuilder &b, Location loc, MemRefType type,
   return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
 }
 
+/// The address of a private constant array of each argument's extent in
+/// bytes, negated where the function writes the argument (by its name's
+/// role, rnn::bufferRole), for rnnrt_cuda_enter's overlap check.
+static Value buildExtents(OpBuilder &b, Location loc, ModuleOp module,
+                          func::FuncOp func, StringRef entryName) {
+  SmallVector<int64_t> extents;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto memref = cast<MemRefType>(type);
+    int64_t bytes =
+        memref.getNumElements() *
+        llvm::divideCeil(memref.getElementTypeBitWidth(), 8);
+    auto name = func.getArgAttrOfType<StringAttr>(
+        i, rnn::RNNDialect::NameAttrHelper::getNameStr());
+    bool written = name && rnn::isWrittenRole(rnn::bufferRole(name));
+    extents.push_back(written ? -bytes : bytes);
+  }
+  Type i64 = b.getI64Type();
+  auto arrayType = LLVM::LLVMArrayType::get(i64, extents.size());
+  std::string symbol = ("__rnnc_extents_" + entryName).str();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto tensorType =
+        RankedTensorType::get({static_cast<int64_t>(extents.size())}, i64);
+    LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
+                           LLVM::Linkage::Private, symbol,
+                           DenseElementsAttr::get(tensorType,
+                                                  ArrayRef(extents)));
+  }
+  return LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), symbol);
+}
+
 namespace {
 struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
   using EmitCABIPassBase::EmitCABIPassBase;
@@ -105,7 +140,8 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       Type i32 = b.getI32Type();
       FailureOr<func::FuncOp> enterDecl = rnn::declareRuntimeFunction(
           module, "rnnrt_cuda_enter",
-          b.getFunctionType({ptrType, ptrType, ptrType, b.getI64Type()}, {i32}),
+          b.getFunctionType({ptrType, ptrType, ptrType, ptrType, b.getI64Type()},
+                            {i32}),
           "rnn-emit-c-abi{caller-stream=1}");
       FailureOr<func::FuncOp> leaveDecl = rnn::declareRuntimeFunction(
           module, "rnnrt_cuda_leave", b.getFunctionType({}, {i32}),
@@ -136,17 +172,20 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       Value buffers = body->getArgument(0);
       Type i32 = b.getI32Type();
       if (callerStream) {
-        // int32_t entered = rnnrt_cuda_enter(name, stream, buffers, count);
+        // int32_t entered =
+        //     rnnrt_cuda_enter(name, stream, buffers, extents, count);
         // if (entered != 0) return entered == 1;
         Value entryName =
             LLVM::createGlobalString(loc, b, "__rnnc_entry_" + name,
                                      name + '\0', LLVM::Linkage::Private);
+        Value extents = buildExtents(b, loc, module, func, name);
         Value count = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
                                                    func.getNumArguments());
         Value entered =
             func::CallOp::create(
                 b, loc, enter,
-                ValueRange{entryName, body->getArgument(1), buffers, count})
+                ValueRange{entryName, body->getArgument(1), buffers, extents,
+                           count})
                 .getResult(0);
         Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
         Value one = arith::ConstantIntOp::create(b, loc, i32, 1);

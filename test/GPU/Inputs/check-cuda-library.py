@@ -34,7 +34,8 @@ Each scenario runs in a child process, since the device writes its report
     1 with the launch's error, eagerly and while it is captured, and a
     later good call captures and replays as usual;
   * errors: a call on a stream the driver does not know returns 1, naming
-    it in rnnc_last_error(), and runs nothing; the next good call returns 0
+    it in rnnc_last_error(), and runs nothing; so does a call whose output
+    overlaps its input, naming both; the next good call returns 0
     and rnnc_set_device refuses to move a running library; without a
     driver a call returns 1 saying so.
 
@@ -279,6 +280,17 @@ def child(mode, nullcuda, directory):
         out["bad_stream_rc"] = library.call("infer", buffers["infer"], unknown)
         out["bad_stream_error"] = library.last_error().decode()
         out["good_rc"] = library.call("infer", buffers["infer"], stream)
+        # An output passed over an input: refused, naming both, before any
+        # work is issued.
+        args = library.manifest["entries"]["infer"]["args"]
+        y = next(i for i, a in enumerate(args) if a["role"] == "output")
+        x = next(i for i, a in enumerate(args) if a["name"] == "x")
+        overlapping = list(buffers["infer"])
+        overlapping[y] = overlapping[x]
+        overlapping = (ctypes.c_void_p * len(overlapping))(*overlapping)
+        out["overlap_rc"] = library.call("infer", overlapping, stream)
+        out["overlap_error"] = library.last_error().decode()
+        out["overlap_buffers"] = [y, x]
         out["set_device_1"] = library.set_device(1)
         out["set_device_error"] = library.last_error().decode()
     print(json.dumps(out))
@@ -426,6 +438,13 @@ def main(argv):
            "0x7e57" in did_errors["bad_stream_error"],
            "unhelpful error: " + did_errors["bad_stream_error"])
     expect(did_errors["good_rc"] == 0, "a good call after a failed one failed")
+    y, x = did_errors["overlap_buffers"]
+    expect(did_errors["overlap_rc"] == 1 and
+           f"buffer {y} (" in did_errors["overlap_error"] and
+           f"which the entry point writes, overlaps buffer {x} (" in
+           did_errors["overlap_error"],
+           "an output over an input was not refused: "
+           f"{did_errors['overlap_rc']} {did_errors['overlap_error']!r}")
     expect(did_errors["set_device_1"] == 1,
            "rnnc_set_device(1) moved a running library")
     expect("device 1" in did_errors["set_device_error"] and
