@@ -8,13 +8,16 @@
 #    RNNCudaRuntimeTests, RNNRuntimeTests).
 # 2. python/tests/test_torch_cuda.py: rnnc.torch on CUDA tensors (the
 #    libraries the bundle's rnn-compile links), every test.
-# 3. compute-sanitizer memcheck of rnn-run --target=cuda on three small
+# 3. bench/torch_cuda_replay.py: rnnc.torch's step eager, with the graph
+#    replay of the library's calls, and nn.LSTM on cuDNN, at B=64.
+# 4. compute-sanitizer memcheck of rnn-run --target=cuda on three small
 #    shapes.
-# 4. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
+# 5. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
 #    (its bitwise check is ~260 runs of rnn-run), last, with the time that
 #    is left: the first GPU run needed more than 5.5 minutes for it.
 # Logs to $OUT/call2.log (and stdout), the pytest report to
-# $OUT/pytest-cuda.txt, run-cuda.test's lines to $OUT/run-cuda.txt. Each
+# $OUT/pytest-cuda.txt, the replay benchmark to $OUT/torch-replay.txt,
+# run-cuda.test's lines to $OUT/run-cuda.txt. Each
 # stage has its own timeout, so that the call ends inside the 10-minute
 # limit with everything it made under $OUT.
 OUT=${OUT:-/tmp/out}
@@ -41,6 +44,15 @@ timeout "$(left_until 330 180)" env PYTHONPATH="$PWD/python" python3 -m pytest \
   -q -rs python/tests/test_torch_cuda.py > "$OUT/pytest-cuda.txt" 2>&1
 echo "test_torch_cuda rc=$?"
 tail -30 "$OUT/pytest-cuda.txt"
+
+stage "rnnc.torch graph replay"
+# Eager vs replayed library calls vs cuDNN, LSTM T=32 B=64 I=H=256; exits
+# non-zero if replay changes a bit of the step's results.
+timeout "$(left_until 375 60)" env PYTHONPATH="$PWD/python" python3 \
+  bench/torch_cuda_replay.py --B 64 --iters 20 --warmup 5 \
+  > "$OUT/torch-replay.txt" 2>&1
+echo "torch_cuda_replay rc=$?"
+tail -8 "$OUT/torch-replay.txt"
 
 stage compute-sanitizer
 D=test/Integration/data

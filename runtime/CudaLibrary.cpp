@@ -244,9 +244,9 @@ bool finishCapture(CudaState &s) {
   else
     failed = !check(s, ended, "rnnc: capturing a call for graph replay");
   CUgraphExec exec = nullptr;
-  bool ok = !failed &&
-            check(s, s.api.cuGraphInstantiate(&exec, graph, /*flags=*/0),
-                  "rnnc: instantiating a call's graph");
+  bool ok =
+      !failed && check(s, s.api.cuGraphInstantiate(&exec, graph, /*flags=*/0),
+                       "rnnc: instantiating a call's graph");
   if (graph)
     check(s, s.api.cuGraphDestroy(graph), "rnnc: cuGraphDestroy");
   if (!ok) {

@@ -17,11 +17,15 @@
 //   rnn-device-buffers           memref.alloc/dealloc -> gpu.alloc/dealloc,
 //                                launches async on one stream, one wait
 //                                per function
+//   rnn-read-only-kernel-args    llvm.readonly on the arguments no write
+//                                of a launch may touch
 //   rnn-kernel-signatures        the kernels' argument lists, recorded
 //   ---- (buildGPUKernelsToLLVMPipeline)
 //   convert-scf-to-cf, expand-strided-metadata, lower-affine
 //   nvvm-attach-target           chip, PTX features, O3
-//   in gpu.module: convert-gpu-to-nvvm
+//   in gpu.module: convert-gpu-to-nvvm, canonicalize, cse,
+//     rnn-read-only-kernel-args{mark-loads=1}  their loads invariant
+//     (ld.global.nc)
 //   gpu-to-llvm                  host: launches, allocations, sgemm calls
 //   gpu-module-to-binary         format=isa, toolkit: PTX text in a
 //                                gpu.binary
@@ -193,6 +197,7 @@ void rnn::buildLoopsToGPUKernelsPipeline(OpPassManager &pm,
   // After the cleanup, which would inline the alloca scopes of launches
   // that are not in a loop.
   pm.addPass(rnn::createDeviceBuffersPass());
+  pm.addPass(rnn::createReadOnlyKernelArgsPass());
   pm.addPass(rnn::createKernelSignaturesPass());
 }
 
@@ -212,6 +217,9 @@ void rnn::buildGPUKernelsToLLVMPipeline(OpPassManager &pm,
   device.addPass(createConvertGpuOpsToNVVMOps());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
+  rnn::ReadOnlyKernelArgsPassOptions invariantLoads;
+  invariantLoads.markLoads = true;
+  device.addPass(rnn::createReadOnlyKernelArgsPass(invariantLoads));
   device.addPass(createReconcileUnrealizedCastsPass());
 
   pm.addPass(createGpuToLLVMConversionPass());

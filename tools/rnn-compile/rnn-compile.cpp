@@ -154,8 +154,8 @@ static llvm::json::Object describeEntry(func::FuncOp func,
     std::string argName =
         name ? name.getValue().str() : "arg" + std::to_string(i);
     arg["name"] = argName;
-    arg["role"] = mlir::rnn::stringifyBufferRole(mlir::rnn::bufferRole(argName))
-                      .str();
+    arg["role"] =
+        mlir::rnn::stringifyBufferRole(mlir::rnn::bufferRole(argName)).str();
     if (auto layer = func.getArgAttrOfType<IntegerAttr>(
             i, mlir::rnn::RNNDialect::LayerAttrHelper::getNameStr()))
       arg["layer"] = layer.getInt();

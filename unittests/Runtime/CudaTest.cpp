@@ -88,8 +88,7 @@ TEST_F(CudaWithoutDriver, LibraryCallsRefuseMisalignedBuffers) {
   // naming it, before the driver is looked for.
   void *misaligned[] = {data, data + 4};
   const int64_t extents[] = {16, 16, 16};
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, misaligned, extents, 2),
-            1);
+  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, misaligned, extents, 2), 1);
   std::string error = rnnc_last_error();
   EXPECT_EQ(error.rfind("rnnc: buffer 1 (", 0), 0u) << error;
   EXPECT_TRUE(contains(error, "not aligned to 16 bytes")) << error;
@@ -112,8 +111,8 @@ TEST_F(CudaWithoutDriver, LibraryCallsRefuseOverlapsWithWrittenBuffers) {
   // block, is refused with both, before the driver is looked for.
   void *overlapping[] = {data, data + 16};
   const int64_t writesFirst[] = {-32, 16};
-  EXPECT_EQ(
-      rnnrt_cuda_enter("rnnc_test", nullptr, overlapping, writesFirst, 2), 1);
+  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, overlapping, writesFirst, 2),
+            1);
   std::string error = rnnc_last_error();
   EXPECT_EQ(error.rfind("rnnc: buffer 0 (32 bytes at ", 0), 0u) << error;
   EXPECT_TRUE(contains(error, "which the entry point writes, overlaps "

@@ -300,6 +300,46 @@ def KernelSignaturesPass : Pass<"rnn-kernel-signatures", "ModuleOp"> {
   let dependentDialects = ["gpu::GPUDialect"];
 }
 
+def ReadOnlyKernelArgsPass : Pass<"rnn-read-only-kernel-args"> {
+  let summary = "Load the kernel arguments nothing writes during the kernel "
+                "as read-only data";
+  let description = [{
+    A kernel argument that the kernel only reads, and that no argument the
+    kernel writes may share memory with at any of its launches, does not
+    change while the kernel runs: its loads may take the GPU's read-only
+    data path (`ld.global.nc`) and move across the kernel's stores.
+
+    With `mark-loads=0` (on the module, after gpu-kernel-outlining) the
+    pass proves it and marks such `gpu.func` arguments `llvm.readonly`,
+    which the NVVM lowering puts on the argument's pointers. Each launch
+    operand is traced through views, casts and selects to the allocations
+    and function arguments it may use, with the byte range of an arena view
+    at a static offset. Distinct allocations, an allocation and a function
+    argument, disjoint ranges of one buffer, and two arguments of a public
+    function one of which its entry point writes (by `rnn.name`: outputs,
+    gradients, the saved region, the arena; `rnnrt_cuda_enter` refuses
+    overlaps with those) share no memory. An operand that cannot be traced,
+    or a kernel write that cannot be placed, proves nothing.
+
+    With `mark-loads=1` (on the lowered kernels) every `llvm.load` whose
+    address derives from an `llvm.readonly` argument becomes `invariant`.
+
+    ```mlir
+    // The arena bytes [0, 240) are read, [2176, 2236) written:
+    %p = memref.view %arena[%c0][] : memref<2240xi8> to memref<3x20xf32>
+    %c = memref.view %arena[%c2176][] : memref<2240xi8> to memref<3x5xf32>
+    gpu.launch_func @k::@k ... args(%p : memref<3x20xf32>, %c : ...)
+    // gpu.func @k(%p: memref<3x20xf32> {llvm.readonly}, %c: ...) kernel
+    ```
+  }];
+  let options = [
+    Option<"markLoads", "mark-loads", "bool", /*default=*/"false",
+           "Mark the loads from read-only arguments of lowered kernels "
+           "invariant instead of proving which arguments are read-only">,
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
   let summary = "Give each compiled function a C entry point of plain "
                 "pointers";

@@ -90,9 +90,8 @@ static Value buildExtents(OpBuilder &b, Location loc, ModuleOp module,
   SmallVector<int64_t> extents;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto memref = cast<MemRefType>(type);
-    int64_t bytes =
-        memref.getNumElements() *
-        llvm::divideCeil(memref.getElementTypeBitWidth(), 8);
+    int64_t bytes = memref.getNumElements() *
+                    llvm::divideCeil(memref.getElementTypeBitWidth(), 8);
     auto name = func.getArgAttrOfType<StringAttr>(
         i, rnn::RNNDialect::NameAttrHelper::getNameStr());
     bool written = name && rnn::isWrittenRole(rnn::bufferRole(name));
@@ -106,10 +105,9 @@ static Value buildExtents(OpBuilder &b, Location loc, ModuleOp module,
     b.setInsertionPointToStart(module.getBody());
     auto tensorType =
         RankedTensorType::get({static_cast<int64_t>(extents.size())}, i64);
-    LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
-                           LLVM::Linkage::Private, symbol,
-                           DenseElementsAttr::get(tensorType,
-                                                  ArrayRef(extents)));
+    LLVM::GlobalOp::create(
+        b, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::Private, symbol,
+        DenseElementsAttr::get(tensorType, ArrayRef(extents)));
   }
   return LLVM::AddressOfOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), symbol);
@@ -140,8 +138,8 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       Type i32 = b.getI32Type();
       FailureOr<func::FuncOp> enterDecl = rnn::declareRuntimeFunction(
           module, "rnnrt_cuda_enter",
-          b.getFunctionType({ptrType, ptrType, ptrType, ptrType, b.getI64Type()},
-                            {i32}),
+          b.getFunctionType(
+              {ptrType, ptrType, ptrType, ptrType, b.getI64Type()}, {i32}),
           "rnn-emit-c-abi{caller-stream=1}");
       FailureOr<func::FuncOp> leaveDecl = rnn::declareRuntimeFunction(
           module, "rnnrt_cuda_leave", b.getFunctionType({}, {i32}),
@@ -182,10 +180,9 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
         Value count = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
                                                    func.getNumArguments());
         Value entered =
-            func::CallOp::create(
-                b, loc, enter,
-                ValueRange{entryName, body->getArgument(1), buffers, extents,
-                           count})
+            func::CallOp::create(b, loc, enter,
+                                 ValueRange{entryName, body->getArgument(1),
+                                            buffers, extents, count})
                 .getResult(0);
         Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
         Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
