@@ -174,7 +174,6 @@ class Entry:
             raise RNNCError(f"{self.symbol} failed: {why}" if why else
                             f"{self.symbol} failed with status {rc}")
 
-
     def _arg_name(self, index):
         return str(self.args[index]) if index < len(self.args) else "?"
 
