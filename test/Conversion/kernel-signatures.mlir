@@ -4,17 +4,22 @@
 // rnn-kernel-signatures records how the host's arguments map onto each
 // kernel's PTX parameters (m<element bytes>x<rank> for a memref, s<bytes> for
 // a scalar; functions that are not kernels have none), then appends them to
-// the PTX of the gpu.binary and drops the record. The PTX keeps its NUL.
+// the PTX of the gpu.binary and drops the record. The PTX keeps its NUL. A
+// memref the kernel loads as read-only data (llvm.readonly) is r<..>, one it
+// writes (rnn.written) w<..>.
 
-// CHECK: module attributes {gpu.container_module, rnn.kernel_signatures = {gate = "m4x2,s8,m1x2", scale = "m4x1,s4"}}
+// CHECK: module attributes {gpu.container_module, rnn.kernel_signatures = {gate = "m4x2,s8,m1x2", scale = "m4x1,s4", step = "r4x2,w4x1,m1x1"}}
 // PTX-NOT: rnn.kernel_signatures
-// PTX: gpu.binary @rnn_kernels_ptx [#gpu.object<#nvvm.target, assembly = ".entry gate()\0A.entry scale()\0A// rnnc.kernel gate m4x2,s8,m1x2\0A// rnnc.kernel scale m4x1,s4\0A\00">]
+// PTX: gpu.binary @rnn_kernels_ptx [#gpu.object<#nvvm.target, assembly = ".entry gate()\0A.entry scale()\0A// rnnc.kernel gate m4x2,s8,m1x2\0A// rnnc.kernel scale m4x1,s4\0A// rnnc.kernel step r4x2,w4x1,m1x1\0A\00">]
 module attributes {gpu.container_module} {
   gpu.module @rnn_kernels {
     gpu.func @gate(%a: memref<2x8xf32, strided<[16, 1], offset: ?>>, %t: index, %m: memref<3x2xi1>) kernel {
       gpu.return
     }
     gpu.func @scale(%a: memref<4xf32>, %s: f32) kernel {
+      gpu.return
+    }
+    gpu.func @step(%in: memref<2x4xf32> {llvm.readonly}, %out: memref<4xf32> {rnn.written}, %m: memref<4xi8>) kernel {
       gpu.return
     }
     gpu.func @helper(%v: vector<4xf32>) {

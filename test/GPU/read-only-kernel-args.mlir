@@ -3,15 +3,15 @@
 
 // rnn-read-only-kernel-args: a kernel argument the kernel only reads gets
 // llvm.readonly when, at every launch, no argument the kernel writes may
-// share memory with it. @copy reads its first argument and writes its
+// share memory with it; the arguments it writes get rnn.written. @copy reads its first argument and writes its
 // second; @two_reads reads two and writes the third.
 
 // Views of one arena at static offsets: [0, 16) read, [16, 32) written are
 // disjoint; [0, 16) read, [8, 24) written overlap.
 // CHECK-LABEL: gpu.module @disjoint_views
-// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32>) kernel
+// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 // CHECK-LABEL: gpu.module @overlapping_views
-// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>) kernel
+// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 module attributes {gpu.container_module} {
   gpu.module @disjoint_views {
     gpu.func @copy(%in: memref<4xf32>, %out: memref<4xf32>) kernel {
@@ -49,8 +49,8 @@ module attributes {gpu.container_module} {
 // either operand, so a read that may be the written buffer (the incoming
 // state that is the state written, after the first step) proves nothing.
 // CHECK-LABEL: gpu.module @steps
-// CHECK: gpu.func @two_reads(%{{.*}}: memref<4xf32, strided<[1], offset: ?>> {llvm.readonly}, %{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32>) kernel
-// CHECK: gpu.func @select(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>) kernel
+// CHECK: gpu.func @two_reads(%{{.*}}: memref<4xf32, strided<[1], offset: ?>> {llvm.readonly}, %{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
+// CHECK: gpu.func @select(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 module attributes {gpu.container_module} {
   gpu.module @steps {
     gpu.func @two_reads(%in: memref<4xf32, strided<[1], offset: ?>>, %in2: memref<4xf32>, %out: memref<4xf32>) kernel {
@@ -93,13 +93,13 @@ module attributes {gpu.container_module} {
 // entry points refuse a written buffer that overlaps another), and may
 // otherwise (two unnamed arguments, or any two of a private function).
 // CHECK-LABEL: gpu.module @args
-// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32>) kernel
+// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 // CHECK-LABEL: gpu.module @unnamed
-// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>) kernel
+// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 // CHECK-LABEL: gpu.module @allocs
-// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32>) kernel
+// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 // CHECK-LABEL: gpu.module @private
-// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>) kernel
+// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 module attributes {gpu.container_module} {
   gpu.module @args {
     gpu.func @copy(%in: memref<4xf32>, %out: memref<4xf32>) kernel {
@@ -155,7 +155,7 @@ module attributes {gpu.container_module} {
 // Every launch of a kernel must be proven: one launch on overlapping
 // buffers leaves the argument as it is.
 // CHECK-LABEL: gpu.module @twice
-// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32>) kernel
+// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 module attributes {gpu.container_module} {
   gpu.module @twice {
     gpu.func @copy(%in: memref<4xf32>, %out: memref<4xf32>) kernel {

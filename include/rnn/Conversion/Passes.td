@@ -274,9 +274,13 @@ def KernelSignaturesPass : Pass<"rnn-kernel-signatures", "ModuleOp"> {
     line per kernel: `// rnnc.kernel NAME ARG,...`, where ARG is `m<E>x<R>`
     for a memref of E-byte elements and rank R (3 + 2R eight-byte
     parameters: allocated and aligned pointer, offset, sizes, strides) or
-    `s<N>` for an N-byte scalar. With it, a tool that sees only the PTX and
-    a launch's parameters (the project's null CUDA device) checks that every
-    buffer a kernel receives lies inside live device memory.
+    `s<N>` for an N-byte scalar; the `m` is `r` for an argument the kernel
+    loads as read-only data (`llvm.readonly`) and `w` for one it writes
+    (`rnn.written`, see rnn-read-only-kernel-args). With it, a tool that
+    sees only the PTX and a launch's parameters (the project's null CUDA
+    device) checks that every buffer a kernel receives lies inside live
+    device memory, and that no buffer loaded as read-only data overlaps one
+    the kernel writes.
 
     It runs twice. With `annotate=0`, before the kernels are lowered, it
     records the signatures of the `gpu.func` kernels on the module as
@@ -311,7 +315,9 @@ def ReadOnlyKernelArgsPass : Pass<"rnn-read-only-kernel-args"> {
 
     With `mark-loads=0` (on the module, after gpu-kernel-outlining) the
     pass proves it and marks such `gpu.func` arguments `llvm.readonly`,
-    which the NVVM lowering puts on the argument's pointers. Each launch
+    which the NVVM lowering puts on the argument's pointers, and the
+    arguments the kernel writes `rnn.written` (when every write of the
+    kernel can be placed). Each launch
     operand is traced through views, casts and selects to the allocations
     and function arguments it may use, with the byte range of an arena view
     at a static offset. Distinct allocations, an allocation and a function

@@ -30,7 +30,8 @@ def RNN_Dialect : Dialect {
   // helpers (RNNDialect::<Name>AttrHelper): the names PyTorch gives arrays
   // and the layer (on arguments and results), what lowering records for the
   // memory report (buffer role, kernel, layer), the remat plan, and the
-  // memory plan's figures (rnn-plan-memory, rnn-split-training).
+  // memory plan's figures (rnn-plan-memory, rnn-split-training), and on a
+  // kernel's argument that the kernel writes it (rnn-read-only-kernel-args).
   let discardableAttrs = (ins
     "::mlir::StringAttr":$name,
     "::mlir::IntegerAttr":$layer,
@@ -46,7 +47,8 @@ def RNN_Dialect : Dialect {
     "::mlir::IntegerAttr":$predicted_saved_bytes,
     "::mlir::ArrayAttr":$saved,
     "::mlir::IntegerAttr":$saved_bytes,
-    "::mlir::DictionaryAttr":$kernel_signatures
+    "::mlir::DictionaryAttr":$kernel_signatures,
+    "::mlir::UnitAttr":$written
   );
   let extraClassDeclaration = [{
     /// Registers the cell attributes (RNNAttrs.cpp).

@@ -8,7 +8,9 @@
 // where ARG is `m<E>x<R>` for a memref of element size E bytes and rank R
 // (the kernel ABI expands it into 3 + 2R eight-byte parameters: allocated
 // pointer, aligned pointer, offset, sizes, strides, all in elements) and
-// `s<N>` for a scalar of N bytes. PTX knows only parameter sizes; with these
+// `s<N>` for a scalar of N bytes. A memref the kernel loads as read-only
+// data (`llvm.readonly`) is `r<E>x<R>`, one it writes (`rnn.written`)
+// `w<E>x<R>`, both from rnn-read-only-kernel-args. PTX knows only parameter sizes; with these
 // lines a tool that sees nothing but the PTX and the launch's parameter
 // values (the project's null CUDA device, a debugger) can check that every
 // buffer a kernel receives lies inside memory the program owns. The driver
@@ -28,6 +30,7 @@
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -51,7 +54,13 @@ static FailureOr<std::string> signatureOf(gpu::GPUFuncOp kernel,
   SmallVector<std::string> args;
   for (auto [i, type] : llvm::enumerate(kernel.getArgumentTypes())) {
     if (auto memref = dyn_cast<MemRefType>(type)) {
-      args.push_back(llvm::formatv("m{0}x{1}",
+      char access = 'm';
+      if (kernel.getArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName()))
+        access = 'r';
+      else if (kernel.getArgAttr(
+                   i, rnn::RNNDialect::WrittenAttrHelper::getNameStr()))
+        access = 'w';
+      args.push_back(llvm::formatv("{0}{1}x{2}", access,
                                    layout.getTypeSize(memref.getElementType())
                                        .getFixedValue(),
                                    memref.getRank()));

@@ -9,7 +9,9 @@
 // path (ld.global.nc) and may be moved across the kernel's stores. With
 // `mark-loads=0`, on gpu.func kernels and their host launches: an argument
 // the kernel only reads gets `llvm.readonly` when, at every launch, no
-// argument the kernel writes may share memory with it. With
+// argument the kernel writes may share memory with it, and the arguments it
+// writes get `rnn.written` (rnn-kernel-signatures passes both on to the
+// null CUDA device, which checks the claim at every launch). With
 // `mark-loads=1`, on the lowered kernels (llvm.func): every llvm.load
 // whose address derives from a `llvm.readonly` parameter becomes an
 // invariant load, which NVPTX emits as ld.global.nc.
@@ -231,6 +233,8 @@ struct ReadOnlyKernelArgsPass
     });
     auto readOnly = StringAttr::get(&getContext(),
                                     LLVM::LLVMDialect::getReadonlyAttrName());
+    auto writtenName = StringAttr::get(
+        &getContext(), rnn::RNNDialect::WrittenAttrHelper::getNameStr());
     module->walk([&](gpu::GPUFuncOp kernel) {
       if (!kernel.isKernel())
         return;
@@ -239,8 +243,12 @@ struct ReadOnlyKernelArgsPass
       if (failed(written) || it == launches.end())
         return;
       for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
-        if (!isa<MemRefType>(kernel.getArgument(i).getType()) || (*written)[i])
+        if (!isa<MemRefType>(kernel.getArgument(i).getType()))
           continue;
+        if ((*written)[i]) {
+          kernel.setArgAttr(i, writtenName, UnitAttr::get(&getContext()));
+          continue;
+        }
         bool invariant = llvm::all_of(it->second, [&](gpu::LaunchFuncOp l) {
           return isDisjointFromWritten(l, i, *written);
         });

@@ -30,6 +30,9 @@ Each scenario runs in a child process, since the device writes its report
     and a copy on two streams with no event between them (and not once
     an event orders them), and a read on another stream of what a
     replayed call wrote;
+  * read-only: a kernel whose signature loads an argument as read-only
+    data launches on buffers apart, and is refused where a buffer it
+    writes overlaps that one;
   * replay-failure: a call whose launch fails (a buffer too small) returns
     1 with the launch's error, eagerly and while it is captured, and a
     later good call captures and replays as usual;
@@ -259,6 +262,33 @@ def child(mode, nullcuda, directory):
         written = library.written("fwd", buffers["fwd"])
         device.copy(device.alloc(written[1], 0), *written, other)
         out["own_allocations"] = device.allocations
+    elif mode == "read-only":
+        # A kernel whose signature says it loads argument 0 as read-only
+        # data and writes argument 1 (what rnn-read-only-kernel-args
+        # proves of a compiled kernel), launched on disjoint buffers, then
+        # on overlapping ones: the device refuses the second launch.
+        params = ",\n".join(f".param .u64 k_param_{i}" for i in range(10))
+        ptx = (".version 8.0\n.target sm_90\n.address_size 64\n"
+               f".visible .entry k(\n{params}\n)\n{{\nret;\n}}\n"
+               "// rnnc.kernel k r4x1,w4x1\n").encode() + b"\0"
+        module, function = ctypes.c_void_p(), ctypes.c_void_p()
+        device.check(device.cu.cuModuleLoadData(ctypes.byref(module), ptx),
+                     "cuModuleLoadData")
+        device.check(device.cu.cuModuleGetFunction(
+            ctypes.byref(function), module, b"k"), "cuModuleGetFunction")
+        base = device.alloc(64, 0)
+
+        def launch(read, written):
+            # Two rank-1 memrefs of 4 floats: allocated, aligned, offset,
+            # size, stride.
+            words = [ctypes.c_uint64(v) for v in
+                     (base, read, 0, 4, 1, base, written, 0, 4, 1)]
+            pointers = (ctypes.c_void_p * 10)(
+                *[ctypes.cast(ctypes.byref(w), ctypes.c_void_p)
+                  for w in words])
+            return device.cu.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0,
+                                            stream, pointers, None)
+        out["rc"] = [launch(base, base + 16), launch(base, base + 8)]
     elif mode == "replay-failure":
         # fwd with a y of 16 bytes: the launch that writes it fails, eagerly
         # (first call) and while the call is captured (second); the third
@@ -416,6 +446,16 @@ def main(argv):
     expect(any("cuGraphLaunch: kernel" in r for r in races[1:]),
            f"race: the second report does not name the graph's kernel: "
            f"{races[1:]}")
+
+    # The device checks what a signature claims of read-only arguments.
+    did, seen, stderr = run_child("read-only", nullcuda, directory, tmp)
+    print("read-only:", did)
+    expect(did["rc"][0] == 0 and did["rc"][1] != 0 and
+           seen["violations"] == 1 and
+           "argument 0, loaded as read-only data" in stderr and
+           "which the kernel writes" in stderr,
+           f"read-only: launches {did['rc']}, {seen['violations']} "
+           f"violations, stderr {stderr.strip()!r}")
 
     # A call that fails while it is captured returns 1 with its error and
     # leaves no capture or graph behind.

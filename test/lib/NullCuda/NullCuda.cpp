@@ -88,6 +88,9 @@ __extension__ typedef __int128 Int128;
 /// aligned pointer, offset, sizes, strides), or a scalar parameter.
 struct KernelArg {
   bool isMemref = false;
+  /// For a memref: `r` the kernel loads it as read-only data (ld.global.nc),
+  /// `w` it writes it, `m` not said.
+  char access = 'm';
   unsigned elementBytes = 0;
   unsigned rank = 0;
   unsigned scalarBytes = 0;
@@ -544,11 +547,11 @@ std::string describe(const AllocationMap::value_type &allocation) {
 // the waiting stream's. Each allocation keeps its last write and the reads
 // since; an access in conflict with one not ordered before it (a write
 // after a read or a write, a read after a write) is a violation: a race on
-// a GPU. Kernel arguments count as written (the signature does not say
-// which ones a kernel only reads), GEMM operands A and B as read and C as
-// written, a copy reads its source and writes its destination, a set
-// writes. Work in a capture takes part when its graph is launched, on the
-// launch's stream.
+// a GPU. Kernel arguments count as written, but for those the signature
+// marks read-only (`r`; not every argument a kernel only reads is marked);
+// GEMM operands A and B count as read and C as written; a copy reads its
+// source and writes its destination; a set writes. Work in a capture takes
+// part when its graph is launched, on the launch's stream.
 
 /// The key of a stream in clocks: the legacy default stream and the
 /// per-thread default stream have one each, created streams their handle.
@@ -643,8 +646,9 @@ void access(const void *key, uintptr_t p, bool write, const std::string &what) {
   }
 }
 
-/// Checks the order of a kernel's memref arguments (all counted as
-/// written) in an operation on `stream`.
+/// Checks the order of a kernel's memref arguments in an operation on
+/// `stream`: those loaded as read-only data count as read, the others as
+/// written.
 void kernelAccesses(CUstream stream, const KernelInfo &kernel,
                     const void *const *params, const std::string &what) {
   const void *key = beginOperation(stream);
@@ -652,7 +656,7 @@ void kernelAccesses(CUstream stream, const KernelInfo &kernel,
     if (arg.isMemref) {
       uint64_t aligned;
       std::memcpy(&aligned, params[arg.firstParam + 1], sizeof(aligned));
-      access(key, aligned, /*write=*/true, what);
+      access(key, aligned, /*write=*/arg.access != 'r', what);
     }
 }
 
@@ -865,8 +869,8 @@ std::string parseParams(const std::string &list, KernelInfo &kernel) {
   return "";
 }
 
-/// Parses the arguments of an rnnc.kernel line: `m<E>x<R>` or `s<N>`,
-/// separated by commas.
+/// Parses the arguments of an rnnc.kernel line: `m<E>x<R>` (`r<E>x<R>`
+/// read-only, `w<E>x<R>` written) or `s<N>`, separated by commas.
 std::string parseSignature(const std::string &name, const std::string &text,
                            std::vector<KernelArg> &args) {
   std::string compact;
@@ -878,12 +882,13 @@ std::string parseSignature(const std::string &name, const std::string &text,
     size_t comma = std::min(compact.find(',', start), compact.size());
     std::string arg = compact.substr(start, comma - start);
     std::string bad = "rnnc.kernel " + name + ": bad argument '" + arg +
-                      "' (expected m<bytes>x<rank> or s<bytes>)";
+                      "' (expected m<bytes>x<rank> (or r, w) or s<bytes>)";
     KernelArg out;
     out.firstParam = param;
     char *end = nullptr;
-    if (arg.size() >= 2 && arg[0] == 'm') {
+    if (arg.size() >= 2 && (arg[0] == 'm' || arg[0] == 'r' || arg[0] == 'w')) {
       out.isMemref = true;
+      out.access = arg[0];
       unsigned long long bytes = std::strtoull(arg.c_str() + 1, &end, 10);
       if (end == arg.c_str() + 1 || *end != 'x' || bytes == 0 || bytes > 64)
         return bad;
@@ -1056,9 +1061,17 @@ uint64_t paramWord(const void *const *params, size_t i) {
   return value;
 }
 
-/// Checks one memref argument of a launch against the live allocations.
+/// The bytes a memref argument spans, [begin, end); empty when it has none.
+struct Span {
+  uintptr_t begin = 0, end = 0;
+};
+
+/// Checks one memref argument of a launch against the live allocations;
+/// sets `span` to the bytes it spans.
 CUresult checkMemref(const std::string &entry, size_t index,
-                     const KernelArg &arg, const void *const *params) {
+                     const KernelArg &arg, const void *const *params,
+                     Span &span) {
+  span = Span();
   size_t p = arg.firstParam;
   uintptr_t allocated = paramWord(params, p);
   uintptr_t aligned = paramWord(params, p + 1);
@@ -1114,6 +1127,8 @@ CUresult checkMemref(const std::string &entry, size_t index,
     return violation(CUDA_ERROR_INVALID_VALUE,
                      where + ": spans bytes [" + str(begin) + ", " + str(end) +
                          ") of " + describe(*allocation));
+  span.begin = allocation->first + static_cast<uintptr_t>(begin);
+  span.end = allocation->first + static_cast<uintptr_t>(end);
   return CUDA_SUCCESS;
 }
 
@@ -1157,10 +1172,28 @@ CUresult checkLaunch(const std::string &entry, const KernelInfo &kernel,
       return violation(CUDA_ERROR_INVALID_VALUE, entry + ": kernelParams[" +
                                                      std::to_string(i) +
                                                      "] is null");
+  std::vector<Span> spans(kernel.args.size());
   for (size_t i = 0; i < kernel.args.size(); ++i)
     if (kernel.args[i].isMemref)
-      if (CUresult r = checkMemref(entry, i, kernel.args[i], params))
+      if (CUresult r = checkMemref(entry, i, kernel.args[i], params, spans[i]))
         return r;
+  // What the compiler claims of read-only arguments: no argument the
+  // kernel writes overlaps them, or their loads would not be invariant.
+  for (size_t i = 0; i < kernel.args.size(); ++i) {
+    if (kernel.args[i].access != 'r' || spans[i].begin == spans[i].end)
+      continue;
+    for (size_t j = 0; j < kernel.args.size(); ++j)
+      if (kernel.args[j].access == 'w' && spans[j].begin < spans[i].end &&
+          spans[i].begin < spans[j].end)
+        return violation(
+            CUDA_ERROR_INVALID_VALUE,
+            entry + ": argument " + std::to_string(i) +
+                ", loaded as read-only data, spans bytes [" +
+                hex(spans[i].begin) + ", " + hex(spans[i].end) +
+                "), which overlap argument " + std::to_string(j) + "'s [" +
+                hex(spans[j].begin) + ", " + hex(spans[j].end) +
+                "), which the kernel writes");
+  }
   return CUDA_SUCCESS;
 }
 
