@@ -10,11 +10,11 @@
 // pointer, aligned pointer, offset, sizes, strides, all in elements) and
 // `s<N>` for a scalar of N bytes. A memref the kernel loads as read-only
 // data (`llvm.readonly`) is `r<E>x<R>`, one it writes (`rnn.written`)
-// `w<E>x<R>`, both from rnn-read-only-kernel-args. PTX knows only parameter sizes; with these
-// lines a tool that sees nothing but the PTX and the launch's parameter
-// values (the project's null CUDA device, a debugger) can check that every
-// buffer a kernel receives lies inside memory the program owns. The driver
-// ignores comments.
+// `w<E>x<R>`, both from rnn-read-only-kernel-args. PTX knows only
+// parameter sizes; with these lines a tool that sees nothing but the PTX
+// and the launch's parameter values (the project's null CUDA device, a
+// debugger) can check that every buffer a kernel receives lies inside
+// memory the program owns. The driver ignores comments.
 //
 // The signatures must be read before the kernels are lowered (after that a
 // memref is five or more integers) and written after gpu-module-to-binary
@@ -60,10 +60,10 @@ static FailureOr<std::string> signatureOf(gpu::GPUFuncOp kernel,
       else if (kernel.getArgAttr(
                    i, rnn::RNNDialect::WrittenAttrHelper::getNameStr()))
         access = 'w';
-      args.push_back(llvm::formatv("{0}{1}x{2}", access,
-                                   layout.getTypeSize(memref.getElementType())
-                                       .getFixedValue(),
-                                   memref.getRank()));
+      args.push_back(llvm::formatv(
+          "{0}{1}x{2}", access,
+          layout.getTypeSize(memref.getElementType()).getFixedValue(),
+          memref.getRank()));
       continue;
     }
     if (type.isIntOrIndexOrFloat()) {

@@ -1185,14 +1185,13 @@ CUresult checkLaunch(const std::string &entry, const KernelInfo &kernel,
     for (size_t j = 0; j < kernel.args.size(); ++j)
       if (kernel.args[j].access == 'w' && spans[j].begin < spans[i].end &&
           spans[i].begin < spans[j].end)
-        return violation(
-            CUDA_ERROR_INVALID_VALUE,
-            entry + ": argument " + std::to_string(i) +
-                ", loaded as read-only data, spans bytes [" +
-                hex(spans[i].begin) + ", " + hex(spans[i].end) +
-                "), which overlap argument " + std::to_string(j) + "'s [" +
-                hex(spans[j].begin) + ", " + hex(spans[j].end) +
-                "), which the kernel writes");
+        return violation(CUDA_ERROR_INVALID_VALUE,
+                         entry + ": argument " + std::to_string(i) +
+                             ", loaded as read-only data, spans bytes [" +
+                             hex(spans[i].begin) + ", " + hex(spans[i].end) +
+                             "), which overlap argument " + std::to_string(j) +
+                             "'s [" + hex(spans[j].begin) + ", " +
+                             hex(spans[j].end) + "), which the kernel writes");
   }
   return CUDA_SUCCESS;
 }
