@@ -12,6 +12,10 @@
 // CHECK: gpu.func @copy(%{{.*}}: memref<4xf32> {llvm.readonly}, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 // CHECK-LABEL: gpu.module @overlapping_views
 // CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
+// Offsets are taken only from views of the buffer itself: through a cast
+// the views prove nothing.
+// CHECK-LABEL: gpu.module @views_of_a_cast
+// CHECK: gpu.func @copy(%{{.*}}: memref<4xf32>, %{{[^:]*}}: memref<4xf32> {rnn.written}) kernel
 module attributes {gpu.container_module} {
   gpu.module @disjoint_views {
     gpu.func @copy(%in: memref<4xf32>, %out: memref<4xf32>) kernel {
@@ -29,6 +33,14 @@ module attributes {gpu.container_module} {
       gpu.return
     }
   }
+  gpu.module @views_of_a_cast {
+    gpu.func @copy(%in: memref<4xf32>, %out: memref<4xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %in[%c0] : memref<4xf32>
+      memref.store %v, %out[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
   func.func @step(%arena: memref<64xi8>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -39,6 +51,10 @@ module attributes {gpu.container_module} {
     %c = memref.view %arena[%c8][] : memref<64xi8> to memref<4xf32>
     gpu.launch_func @disjoint_views::@copy blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>, %b : memref<4xf32>)
     gpu.launch_func @overlapping_views::@copy blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>, %c : memref<4xf32>)
+    %any = memref.cast %arena : memref<64xi8> to memref<?xi8>
+    %d = memref.view %any[%c0][] : memref<?xi8> to memref<4xf32>
+    %e = memref.view %any[%c16][] : memref<?xi8> to memref<4xf32>
+    gpu.launch_func @views_of_a_cast::@copy blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%d : memref<4xf32>, %e : memref<4xf32>)
     return
   }
 }

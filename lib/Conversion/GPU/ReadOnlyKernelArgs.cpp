@@ -90,20 +90,20 @@ bool collectPieces(Value value, SmallVectorImpl<Piece> &pieces) {
     return collectPieces(select.getTrueValue(), pieces) &&
            collectPieces(select.getFalseValue(), pieces);
   if (auto view = dyn_cast<memref::ViewOp>(op)) {
-    // A view of an i8 buffer at a byte offset.
+    // A view of an i8 buffer at a byte offset: a range of its root when
+    // the buffer is the root itself (an arena) and the offset is static.
     SmallVector<Piece> sources;
     if (!collectPieces(view.getSource(), sources))
       return false;
+    Value source = view.getSource();
+    bool isRoot = isa<BlockArgument>(source) ||
+                  isa<memref::AllocOp, gpu::AllocOp>(source.getDefiningOp());
     std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
     std::optional<int64_t> bytes = staticBytes(view.getType());
     for (Piece &piece : sources) {
-      if (piece.bytes && shift && bytes && *shift >= 0)
-        piece.bytes = std::make_pair(piece.bytes->first + *shift,
-                                     piece.bytes->first + *shift + *bytes);
-      else if (!piece.bytes && shift && bytes && *shift >= 0)
+      piece.bytes = std::nullopt;
+      if (isRoot && shift && bytes && *shift >= 0)
         piece.bytes = std::make_pair(*shift, *shift + *bytes);
-      else
-        piece.bytes = std::nullopt;
       pieces.push_back(piece);
     }
     return true;
