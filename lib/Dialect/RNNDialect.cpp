@@ -6,6 +6,9 @@
 
 #include "rnn/Dialect/RNNDialect.h"
 #include "rnn/Dialect/RNNOps.h"
+#include "rnn/Dialect/RNNRoles.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
@@ -18,4 +21,10 @@ void RNNDialect::initialize() {
 #include "rnn/Dialect/RNNOps.cpp.inc"
       >();
   registerAttributes();
+}
+
+bool mlir::rnn::writesArgument(FunctionOpInterface func, unsigned index) {
+  auto name = func.getArgAttrOfType<StringAttr>(
+      index, RNNDialect::NameAttrHelper::getNameStr());
+  return name && isWrittenRole(bufferRole(name.getValue()));
 }

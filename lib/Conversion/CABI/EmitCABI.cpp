@@ -14,7 +14,6 @@
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Conversion/RuntimeFunctions.h"
 #include "rnn/Dialect/RNNDialect.h"
-#include "rnn/Dialect/RNNRoles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -83,8 +82,8 @@ static Value buildDescriptor(OpBuilder &b, Location loc, MemRefType type,
 }
 
 /// The address of a private constant array of each argument's extent in
-/// bytes, negated where the function writes the argument (by its name's
-/// role, rnn::bufferRole), for rnnrt_cuda_enter's overlap check.
+/// bytes, negated where the function writes the argument
+/// (rnn::writesArgument), for rnnrt_cuda_enter's overlap check.
 static Value buildExtents(OpBuilder &b, Location loc, ModuleOp module,
                           func::FuncOp func, StringRef entryName) {
   SmallVector<int64_t> extents;
@@ -92,10 +91,7 @@ static Value buildExtents(OpBuilder &b, Location loc, ModuleOp module,
     auto memref = cast<MemRefType>(type);
     int64_t bytes = memref.getNumElements() *
                     llvm::divideCeil(memref.getElementTypeBitWidth(), 8);
-    auto name = func.getArgAttrOfType<StringAttr>(
-        i, rnn::RNNDialect::NameAttrHelper::getNameStr());
-    bool written = name && rnn::isWrittenRole(rnn::bufferRole(name));
-    extents.push_back(written ? -bytes : bytes);
+    extents.push_back(rnn::writesArgument(func, i) ? -bytes : bytes);
   }
   Type i64 = b.getI64Type();
   auto arrayType = LLVM::LLVMArrayType::get(i64, extents.size());

@@ -35,7 +35,6 @@
 
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Dialect/RNNDialect.h"
-#include "rnn/Dialect/RNNRoles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -125,14 +124,11 @@ bool collectPieces(Value value, SmallVectorImpl<Piece> &pieces) {
   return false;
 }
 
-/// Whether the public function's argument is a buffer its entry point
-/// writes, by its name's role; such a buffer overlaps no other argument.
+/// Whether the argument is a buffer its public function, an entry point,
+/// writes; such a buffer overlaps no other argument.
 bool isWrittenArgument(BlockArgument arg) {
   auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  auto name = func.getArgAttrOfType<StringAttr>(
-      arg.getArgNumber(), rnn::RNNDialect::NameAttrHelper::getNameStr());
-  return func.isPublic() && name &&
-         rnn::isWrittenRole(rnn::bufferRole(name.getValue()));
+  return func.isPublic() && rnn::writesArgument(func, arg.getArgNumber());
 }
 
 bool mayShareMemory(const Piece &a, const Piece &b) {
@@ -242,39 +238,48 @@ struct ReadOnlyKernelArgsPass
       auto it = launches.find(kernel);
       if (failed(written) || it == launches.end())
         return;
+      // The memref arguments the kernel only reads, less those a launch may
+      // pass memory the kernel writes.
+      llvm::SmallBitVector reads(kernel.getNumArguments());
       for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
         if (!isa<MemRefType>(kernel.getArgument(i).getType()))
           continue;
-        if ((*written)[i]) {
+        if ((*written)[i])
           kernel.setArgAttr(i, writtenName, UnitAttr::get(&getContext()));
-          continue;
-        }
-        bool invariant = llvm::all_of(it->second, [&](gpu::LaunchFuncOp l) {
-          return isDisjointFromWritten(l, i, *written);
-        });
-        if (invariant)
-          kernel.setArgAttr(i, readOnly, UnitAttr::get(&getContext()));
+        else
+          reads.set(i);
       }
+      for (gpu::LaunchFuncOp launch : it->second)
+        dropSharedWithWrites(launch, *written, reads);
+      for (int i = reads.find_first(); i >= 0; i = reads.find_next(i))
+        kernel.setArgAttr(i, readOnly, UnitAttr::get(&getContext()));
     });
   }
 
-  /// Whether, at `launch`, kernel operand `i` shares no memory with any
-  /// operand the kernel writes.
-  static bool isDisjointFromWritten(gpu::LaunchFuncOp launch, unsigned i,
-                                    const llvm::SmallBitVector &written) {
-    SmallVector<Piece> read;
-    if (!collectPieces(launch.getKernelOperands()[i], read))
-      return false;
-    for (int w = written.find_first(); w >= 0; w = written.find_next(w)) {
-      SmallVector<Piece> writes;
-      if (!collectPieces(launch.getKernelOperands()[w], writes))
-        return false;
-      for (const Piece &a : read)
-        for (const Piece &b : writes)
-          if (mayShareMemory(a, b))
-            return false;
+  /// Clears in `reads` the operands of `launch` that may share memory with
+  /// an operand the kernel writes (`written`); all of them if a written
+  /// operand cannot be traced.
+  static void dropSharedWithWrites(gpu::LaunchFuncOp launch,
+                                   const llvm::SmallBitVector &written,
+                                   llvm::SmallBitVector &reads) {
+    ValueRange operands = launch.getKernelOperands();
+    SmallVector<Piece> writes;
+    for (int w = written.find_first(); w >= 0; w = written.find_next(w))
+      if (!collectPieces(operands[w], writes)) {
+        reads.reset();
+        return;
+      }
+    for (int i = reads.find_first(); i >= 0; i = reads.find_next(i)) {
+      SmallVector<Piece> pieces;
+      bool shares = !collectPieces(operands[i], pieces) ||
+                    llvm::any_of(pieces, [&](const Piece &a) {
+                      return llvm::any_of(writes, [&](const Piece &b) {
+                        return mayShareMemory(a, b);
+                      });
+                    });
+      if (shares)
+        reads.reset(i);
     }
-    return true;
   }
 
   void markInvariantLoads() {

@@ -97,6 +97,12 @@ struct KernelArg {
   size_t firstParam = 0;
 };
 
+/// The bytes a memref argument of a launch spans, [begin, end); empty when
+/// it has none.
+struct Span {
+  uintptr_t begin = 0, end = 0;
+};
+
 /// What a loaded module knows about one of its kernels.
 struct KernelInfo {
   std::string name;
@@ -649,15 +655,13 @@ void access(const void *key, uintptr_t p, bool write, const std::string &what) {
 /// Checks the order of a kernel's memref arguments in an operation on
 /// `stream`: those loaded as read-only data count as read, the others as
 /// written.
+/// `spans` are the arguments' bytes, as checkLaunch found them.
 void kernelAccesses(CUstream stream, const KernelInfo &kernel,
-                    const void *const *params, const std::string &what) {
+                    const std::vector<Span> &spans, const std::string &what) {
   const void *key = beginOperation(stream);
-  for (const KernelArg &arg : kernel.args)
-    if (arg.isMemref) {
-      uint64_t aligned;
-      std::memcpy(&aligned, params[arg.firstParam + 1], sizeof(aligned));
-      access(key, aligned, /*write=*/arg.access != 'r', what);
-    }
+  for (size_t i = 0; i < kernel.args.size(); ++i)
+    if (kernel.args[i].isMemref && spans[i].begin != spans[i].end)
+      access(key, spans[i].begin, /*write=*/kernel.args[i].access != 'r', what);
 }
 
 /// Checks the order of a copy (src read, dst written) or, with `src` 0, a
@@ -1061,11 +1065,6 @@ uint64_t paramWord(const void *const *params, size_t i) {
   return value;
 }
 
-/// The bytes a memref argument spans, [begin, end); empty when it has none.
-struct Span {
-  uintptr_t begin = 0, end = 0;
-};
-
 /// Checks one memref argument of a launch against the live allocations;
 /// sets `span` to the bytes it spans.
 CUresult checkMemref(const std::string &entry, size_t index,
@@ -1133,9 +1132,11 @@ CUresult checkMemref(const std::string &entry, size_t index,
 }
 
 /// Checks a launch of `kernel`, eager, captured or replayed: dimensions,
-/// shared memory, and every memref argument. `entry` names the kernel.
+/// shared memory, and every memref argument. `entry` names the kernel. Sets
+/// `spans` to the bytes of each argument (empty for a scalar).
 CUresult checkLaunch(const std::string &entry, const KernelInfo &kernel,
-                     const LaunchConfig &c, const void *const *params) {
+                     const LaunchConfig &c, const void *const *params,
+                     std::vector<Span> &spans) {
   const unsigned *g = c.grid, *b = c.block;
   std::string dims = "grid (" + std::to_string(g[0]) + ", " +
                      std::to_string(g[1]) + ", " + std::to_string(g[2]) +
@@ -1172,7 +1173,7 @@ CUresult checkLaunch(const std::string &entry, const KernelInfo &kernel,
       return violation(CUDA_ERROR_INVALID_VALUE, entry + ": kernelParams[" +
                                                      std::to_string(i) +
                                                      "] is null");
-  std::vector<Span> spans(kernel.args.size());
+  spans.assign(kernel.args.size(), Span());
   for (size_t i = 0; i < kernel.args.size(); ++i)
     if (kernel.args[i].isMemref)
       if (CUresult r = checkMemref(entry, i, kernel.args[i], params, spans[i]))
@@ -1309,10 +1310,11 @@ CUresult replay(const std::vector<Node> &nodes, CUstream stream) {
       std::vector<const void *> params;
       for (size_t offset : node.kernel->paramOffsets)
         params.push_back(node.params.data() + offset);
-      if (CUresult r =
-              checkLaunch(where, *node.kernel, node.launch, params.data()))
+      std::vector<Span> spans;
+      if (CUresult r = checkLaunch(where, *node.kernel, node.launch,
+                                   params.data(), spans))
         return r;
-      kernelAccesses(stream, *node.kernel, params.data(), where);
+      kernelAccesses(stream, *node.kernel, spans, where);
       ++s.count.replayedLaunches;
       break;
     }
@@ -1733,10 +1735,11 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuLaunchKernel(
                       {blockDimX, blockDimY, blockDimZ},
                       sharedMemBytes,
                       f->maxDynamicShared};
-  if (CUresult r = checkLaunch(entry, kernel, config, kernelParams))
+  std::vector<Span> spans;
+  if (CUresult r = checkLaunch(entry, kernel, config, kernelParams, spans))
     return failCapture(capture, r);
   if (!capture) {
-    kernelAccesses(hStream, kernel, kernelParams, entry);
+    kernelAccesses(hStream, kernel, spans, entry);
     ++s.count.launches;
     return CUDA_SUCCESS;
   }
