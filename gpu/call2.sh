@@ -10,9 +10,12 @@
 #    libraries the bundle's rnn-compile links), every test.
 # 3. bench/torch_cuda_replay.py: rnnc.torch's step eager, with the graph
 #    replay of the library's calls, and nn.LSTM on cuDNN, at B=64.
-# 4. compute-sanitizer memcheck of rnn-run --target=cuda on three small
-#    shapes.
-# 5. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
+# 4. The layers as a wavefront (--wavefront) against the sequential
+#    layers: the same bits, and the step times (L=2, LSTM and GRU, B=64
+#    and 4096; $OUT/wave-*.json).
+# 5. compute-sanitizer memcheck of rnn-run --target=cuda on three small
+#    shapes, one of them a wavefront.
+# 6. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
 #    (its bitwise check is ~260 runs of rnn-run), last, with the time that
 #    is left: the first GPU run needed more than 5.5 minutes for it.
 # Logs to $OUT/call2.log (and stdout), the pytest report to
@@ -54,6 +57,28 @@ timeout "$(left_until 375 60)" env PYTHONPATH="$PWD/python" python3 \
 echo "torch_cuda_replay rc=$?"
 tail -8 "$OUT/torch-replay.txt"
 
+stage "wavefront (L=2): bits and step time"
+# The layers as a wavefront (--wavefront: each layer on a stream of its
+# own, block by block) against the same step with the layers one after
+# another, at the same GEMM blocks (8 steps): the same bits, and the step
+# times side by side. LSTM and GRU, T=32, I=H=256, B=64 and 4096.
+for cell in lstm gru; do
+  for B in 64 4096; do
+    for w in seq wave; do
+      flag=""; [ "$w" = wave ] && flag=--wavefront
+      timeout "$(left_until 415 30)" rnn-run --target=cuda --preset=$cell \
+        --layers=2 --seq-len=32 --batch=$B --input-size=256 \
+        --hidden-size=256 --gemm-rows=$((B * 8)) $flag --iters=20 \
+        --warmup=5 --json --outputs="$OUT/wave-$cell-$B-$w.npz" \
+        > "$OUT/wave-$cell-$B-$w.json"
+      echo "$cell B=$B $w rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("step_ms", r["step_ms"]["median"], "peak", r["peak_bytes"]["measured"], "launches", r["launches"])' "$OUT/wave-$cell-$B-$w.json" 2>&1 | tail -1)"
+    done
+    rnn-npz-compare --quiet "$OUT/wave-$cell-$B-wave.npz" \
+      "$OUT/wave-$cell-$B-seq.npz" --rtol=0
+    echo "$cell B=$B bitwise rc=$?"
+  done
+done
+
 stage compute-sanitizer
 D=test/Integration/data
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
@@ -62,8 +87,9 @@ if [ -z "$CS" ]; then
 else
   for a in "--preset=lstm --inputs=$D/lstm_l2_wide_random.in.npz" \
            "--preset=gru --inputs=$D/gru_l1_random.in.npz --remat=chunk:3" \
-           "--preset=lstm --seq-len=3 --batch=3 --input-size=300 --hidden-size=300"; do
-    timeout "$(left_until 420 60)" "$CS" --tool memcheck --print-limit 5 \
+           "--preset=lstm --seq-len=3 --batch=3 --input-size=300 --hidden-size=300" \
+           "--preset=gru --layers=3 --wavefront --gemm-rows=8 --seq-len=9 --batch=2 --input-size=5 --hidden-size=7"; do
+    timeout "$(left_until 460 60)" "$CS" --tool memcheck --print-limit 5 \
       --error-exitcode 9 rnn-run --target=cuda --no-cuda-graph $a --iters=1 \
       --warmup=0 2>&1 | tail -4
     echo "memcheck rc=${PIPESTATUS[0]}"

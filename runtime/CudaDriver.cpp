@@ -238,6 +238,8 @@ bool rnn::runtime::cuda::waitForEvent(CudaState &state, CUevent event,
 }
 
 CUstream rnn::runtime::cuda::currentStream(const CudaState &state) {
+  if (CUstream lane = laneStream())
+    return lane;
   return callerStream.active ? callerStream.stream : state.stream;
 }
 
@@ -247,6 +249,7 @@ bool rnn::runtime::cuda::isCallerStream(CUstream stream) {
 
 CudaState *rnn::runtime::cuda::enterCall(const char *entry) {
   callerStream = CallerStream();
+  resetLanes();
   if (std::string error = initialize(); !error.empty()) {
     recordError(std::string(entry) + ": " + error);
     return nullptr;

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 /// The symbol a CUDA API name stands for, after the header's macros.
@@ -127,9 +128,18 @@ bool waitForStream(CudaState &state, CUstream stream, const char *what);
 bool waitForEvent(CudaState &state, CUevent event, const char *what);
 
 /// The stream compiled code issues its work to on the calling thread: the
+/// current lane's while one other than lane 0 is (CudaLanes.cpp), else the
 /// caller's stream during a library call (between rnnrt_cuda_enter and
 /// rnnrt_cuda_leave), the runtime's stream otherwise.
 CUstream currentStream(const CudaState &state);
+
+/// The most lanes besides lane 0 a thread may use.
+constexpr int64_t kMaxLanes = 64;
+/// The stream of the calling thread's current lane, or null on lane 0 or
+/// outside a fork (CudaLanes.cpp).
+CUstream laneStream();
+/// Ends any fork of the calling thread left open by a call that failed.
+void resetLanes();
 
 /// Whether the calling thread is inside a library call whose caller's
 /// stream is `stream`. Such a stream belongs to the caller: the runtime

@@ -260,6 +260,11 @@ std::vector<std::pair<const char *, void *>> rnn::runtime::cuda::jitSymbols() {
       RNN_CUDA_SYMBOL_ENTRY(mgpuSetDefaultDevice),
       RNN_CUDA_SYMBOL_ENTRY(_mlir_ciface_rnnrt_cuda_sgemm),
       RNN_CUDA_SYMBOL_ENTRY(_mlir_ciface_rnnrt_cuda_gemm_bf16),
+      RNN_CUDA_SYMBOL_ENTRY(rnnrt_cuda_fork),
+      RNN_CUDA_SYMBOL_ENTRY(rnnrt_cuda_lane),
+      RNN_CUDA_SYMBOL_ENTRY(rnnrt_cuda_signal),
+      RNN_CUDA_SYMBOL_ENTRY(rnnrt_cuda_wait),
+      RNN_CUDA_SYMBOL_ENTRY(rnnrt_cuda_join),
       // The phase marker also records the device timer's event.
       {"rnnrt_begin_phase", reinterpret_cast<void *>(&rnnrt_cuda_begin_phase)},
   };

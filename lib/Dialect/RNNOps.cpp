@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -532,6 +533,69 @@ static void printRoleOperands(OpAsmPrinter &printer, Operation *,
       llvm::zip(roles[group], operands), printer, [&](auto pair) {
         printer << std::get<0>(pair) << ' ' << std::get<1>(pair);
       });
+}
+
+//===----------------------------------------------------------------------===//
+// Lanes
+//===----------------------------------------------------------------------===//
+
+/// The nearest fork or join before `op` in its block, or null.
+static Operation *previousForkOrJoin(Operation *op) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+    if (isa<ForkOp, JoinOp>(prev))
+      return prev;
+  return nullptr;
+}
+
+/// Checks that `op` is in the body of a function, between a fork and its
+/// join.
+static LogicalResult verifyInFork(Operation *op) {
+  if (!isa_and_present<FunctionOpInterface>(op->getParentOp()))
+    return op->emitOpError("must be in the body of a function");
+  if (!isa_and_present<ForkOp>(previousForkOrJoin(op)))
+    return op->emitOpError("must follow an 'rnn.fork' with no 'rnn.join' "
+                           "between them");
+  return success();
+}
+
+LogicalResult ForkOp::verify() {
+  if (!isa_and_present<FunctionOpInterface>((*this)->getParentOp()))
+    return emitOpError("must be in the body of a function");
+  for (Operation *next = (*this)->getNextNode(); next;
+       next = next->getNextNode()) {
+    if (isa<JoinOp>(next))
+      return success();
+    if (isa<ForkOp>(next))
+      return emitOpError("is followed by another 'rnn.fork' before its "
+                         "'rnn.join'");
+  }
+  return emitOpError("has no 'rnn.join' after it in its block");
+}
+
+LogicalResult LaneSwitchOp::verify() { return verifyInFork(*this); }
+
+LogicalResult JoinOp::verify() { return verifyInFork(*this); }
+
+/// Checks that `op` (a signal or a wait) is inside a fork: it, or an op
+/// around it, follows a fork with no join between them.
+static LogicalResult verifyInsideFork(Operation *op) {
+  for (Operation *at = op; at && !isa<FunctionOpInterface>(at);
+       at = at->getParentOp())
+    if (Operation *marker = previousForkOrJoin(at))
+      return success(isa<ForkOp>(marker));
+  return failure();
+}
+
+LogicalResult SignalOp::verify() {
+  if (failed(verifyInsideFork(*this)))
+    return emitOpError("must be between an 'rnn.fork' and its 'rnn.join'");
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  if (failed(verifyInsideFork(*this)))
+    return emitOpError("must be between an 'rnn.fork' and its 'rnn.join'");
+  return success();
 }
 
 #define GET_OP_CLASSES

@@ -161,6 +161,9 @@ void rnn::buildLoopsStage(OpPassManager &pm, const PipelineOptions &options) {
     loops.wholeVectors = true;
     loops.storageGemm = true;
   }
+  // On the CPU the lanes run in program order (rnn-serialize-lanes): no
+  // gain, but the same bits as without, which tests the lowering.
+  loops.wavefronts = options.wavefront;
   pm.addPass(rnn::createConvertRNNToLoopsPass(loops));
   MatmulToBLASPassOptions blas;
   if (cuda) {
@@ -223,6 +226,7 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(rnn::createLowerBeginBackwardPass());
+  pm.addPass(rnn::createSerializeLanesPass());
   pm.addPass(rnn::createApproximateMathPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -138,3 +138,62 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A wavefront: the lane ops become the runtime's calls, and the work after
+// `rnn.lane 1` (its allocation and launch) goes on the stream that
+// mgpuStreamCreate gives right after the lane's call (`gpu.wait async`),
+// the lane's; after the join, the function's stream again. Slots are i64.
+// The runtime's functions are declared first in the module.
+
+// CHECK-DAG: func.func private @rnnrt_cuda_fork()
+// CHECK-DAG: func.func private @rnnrt_cuda_lane(i64)
+// CHECK-DAG: func.func private @rnnrt_cuda_signal(i64)
+// CHECK-DAG: func.func private @rnnrt_cuda_wait(i64)
+// CHECK-DAG: func.func private @rnnrt_cuda_join()
+// CHECK-LABEL: func.func @lanes(
+// CHECK-NEXT: [[S:%[[:alnum:]_]+]] = gpu.wait async
+// CHECK: call @rnnrt_cuda_fork() : () -> ()
+// CHECK: [[L0:%[[:alnum:]_]+]] = arith.constant 0 : i64
+// CHECK-NEXT: call @rnnrt_cuda_lane([[L0]]) : (i64) -> ()
+// CHECK: gpu.launch_func async [[[S]]] @kernels::@k
+// CHECK: [[SLOT:%[[:alnum:]_]+]] = arith.index_cast {{%[[:alnum:]_]+}} : index to i64
+// CHECK-NEXT: call @rnnrt_cuda_signal([[SLOT]]) : (i64) -> ()
+// CHECK: [[L1:%[[:alnum:]_]+]] = arith.constant 1 : i64
+// CHECK-NEXT: call @rnnrt_cuda_lane([[L1]]) : (i64) -> ()
+// CHECK-NEXT: [[S1:%[[:alnum:]_]+]] = gpu.wait async
+// CHECK: gpu.alloc async [[[S1]]] ()
+// CHECK: call @rnnrt_cuda_wait({{%[[:alnum:]_]+}}) : (i64) -> ()
+// CHECK: gpu.launch_func async [[[S1]]] @kernels::@k
+// CHECK: call @rnnrt_cuda_join() : () -> ()
+// CHECK-NEXT: gpu.dealloc async [[[S]]]
+// CHECK-NEXT: gpu.wait [[[S]]]
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  func.func @lanes(%slot: index, %m: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    rnn.fork
+    rnn.lane 0
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1)
+        threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
+    rnn.signal %slot
+    rnn.lane 1
+    %buf = memref.alloc() : memref<4xf32>
+    rnn.wait %slot
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1)
+        threads in (%c4, %c1, %c1) args(%buf : memref<4xf32>)
+    rnn.join
+    memref.dealloc %buf : memref<4xf32>
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @k(%m: memref<4xf32>) kernel {
+      %i = gpu.thread_id x
+      %zero = arith.constant 0.0 : f32
+      memref.store %zero, %m[%i] : memref<4xf32>
+      gpu.return
+    }
+  }
+}

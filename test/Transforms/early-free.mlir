@@ -178,3 +178,41 @@ func.func @nested_alloc(%n: index, %v: f32, %out: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// In a wavefront a buffer used between rnn.fork and rnn.join is freed after
+// the join, however early its last use: another lane may still be running
+// what comes before it in program order. %a's last use is on lane 0 and
+// its dealloc, at the end, moves to right after the join; %b's dealloc,
+// placed on lane 1, moves there too. %c, last used after the join, is
+// freed right after that use.
+
+// CHECK-LABEL: func.func @lanes(
+// CHECK: rnn.fork
+// CHECK-NEXT: rnn.lane 0
+// CHECK-NEXT: memref.store {{%[[:alnum:]_]+}}, [[A:%[[:alnum:]_]+]]
+// CHECK-NEXT: rnn.lane 1
+// CHECK-NEXT: memref.store {{%[[:alnum:]_]+}}, [[B:%[[:alnum:]_]+]]
+// CHECK-NEXT: rnn.join
+// CHECK-DAG: memref.dealloc [[A]] :
+// CHECK-DAG: memref.dealloc [[B]] :
+// CHECK: memref.store {{%[[:alnum:]_]+}}, [[C:%[[:alnum:]_]+]]
+// CHECK-NEXT: memref.dealloc [[C]]
+// CHECK-NEXT: return
+func.func @lanes(%i: index, %v: f32) {
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  %c = memref.alloc() : memref<8xf32>
+  rnn.fork
+  rnn.lane 0
+  memref.store %v, %a[%i] : memref<8xf32>
+  rnn.lane 1
+  memref.store %v, %b[%i] : memref<8xf32>
+  memref.dealloc %b : memref<8xf32>
+  rnn.join
+  memref.store %v, %c[%i] : memref<8xf32>
+  memref.dealloc %a : memref<8xf32>
+  memref.dealloc %c : memref<8xf32>
+  return
+}

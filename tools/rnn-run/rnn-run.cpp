@@ -91,6 +91,11 @@ static cl::opt<bool> tf32("tf32", cl::init(false),
                           cl::desc("Let cuBLAS use TF32 tensor cores "
                                    "(--target=cuda)"),
                           cl::cat(category));
+static cl::opt<bool> wavefront("wavefront", cl::init(false),
+                               cl::desc("Run the layers as a wavefront, "
+                                        "each on a stream of its own, block "
+                                        "by block (cpu: in program order)"),
+                               cl::cat(category));
 static cl::opt<bool> arena("arena", cl::init(false),
                            cl::desc("Place the program's buffers in one "
                                     "planned arena allocated before the "
@@ -205,6 +210,7 @@ static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.remat = remat;
   options.target = target;
   options.gemmRows = gemmRows;
+  options.wavefront = wavefront;
   // On the GPU the buffers come from the arena unless asked otherwise: a
   // step then allocates nothing, and a replayed graph cannot repeat
   // allocations anyway.

@@ -195,6 +195,11 @@ TEST_F(CudaWithoutDriver, EntryPointsRecordErrorsInsteadOfCrashing) {
       {"elapsedMs",
        [&] { EXPECT_LT(cuda::elapsedMs(fakeEvent, fakeEvent), 0.0); }},
       {"destroyEvent", [&] { cuda::destroyEvent(fakeEvent); }},
+      {"rnnrt_cuda_fork", [&] { rnnrt_cuda_fork(); }},
+      {"rnnrt_cuda_lane", [&] { rnnrt_cuda_lane(1); }},
+      {"rnnrt_cuda_signal", [&] { rnnrt_cuda_signal(0); }},
+      {"rnnrt_cuda_wait", [&] { rnnrt_cuda_wait(0); }},
+      {"rnnrt_cuda_join", [&] { rnnrt_cuda_join(); }},
   };
   for (const Call &call : calls) {
     call.run();
@@ -350,7 +355,12 @@ TEST(CudaJit, SymbolTableListsEveryEntryPoint) {
                                           "mgpuSetDefaultDevice",
                                           "_mlir_ciface_rnnrt_cuda_sgemm",
                                           "_mlir_ciface_rnnrt_cuda_gemm_bf16",
-                                          "rnnrt_begin_phase"};
+                                          "rnnrt_begin_phase",
+                                          "rnnrt_cuda_fork",
+                                          "rnnrt_cuda_lane",
+                                          "rnnrt_cuda_signal",
+                                          "rnnrt_cuda_wait",
+                                          "rnnrt_cuda_join"};
   EXPECT_EQ(names, expected);
   for (const auto &[name, address] : symbols) {
     if (std::string(name) == "mgpuMemAlloc") {

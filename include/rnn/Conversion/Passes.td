@@ -62,6 +62,20 @@ def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
     are operands as they stand, and the matmuls take bf16 inputs and an
     f32 output.
 
+    With `wavefronts` (the cuda target), a run of kernels where each reads,
+    block by block, the sequence the one before it writes (layer l + 1's
+    forward reads layer l's y; layer l's backward reads layer l + 1's
+    grad_x) and shares no other written buffer with the run, over the same
+    GEMM blocks, becomes a wavefront: `rnn.fork`, each kernel after an
+    `rnn.lane` of its own, `rnn.join`; the writer's blocks end with
+    `rnn.signal` and the reader's begin with `rnn.wait` of the same slot
+    (slot base + the block's first step), and the kernels' scratch is freed
+    after the join. On a GPU, layer l + 1's block k then runs beside layer
+    l's block k + 1. The CPU target runs lanes in program order
+    (`rnn-serialize-lanes`): the same bits as without, and no gain but the
+    memory their scratch holds at once, so its pipeline forms them only on
+    request.
+
     Next: `rnn-matmul-to-blas`, then the LLVM lowering.
   }];
   let options = [
@@ -75,7 +89,10 @@ def ConvertRNNToLoopsPass : Pass<"convert-rnn-to-loops", "ModuleOp"> {
            "The target's GEMM takes operands of a narrower storage type "
            "(bf16) with f32 accumulation: operands are rounded into scratch "
            "of the storage type and saved bf16 values are multiplied as they "
-           "stand (false: rounded into f32 scratch for the f32 GEMM)">
+           "stand (false: rounded into f32 scratch for the f32 GEMM)">,
+    Option<"wavefronts", "wavefronts", "bool", /*default=*/"false",
+           "Run the layers of a forward or a backward as a wavefront on "
+           "lanes (rnn.fork ... rnn.join), block by block">
   ];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "linalg::LinalgDialect", "math::MathDialect",
@@ -142,6 +159,30 @@ def LowerBeginBackwardPass : Pass<"rnn-lower-begin-backward", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect"];
+}
+
+def SerializeLanesPass : Pass<"rnn-serialize-lanes", "ModuleOp"> {
+  let summary = "Run a wavefront's lanes one after another (CPU)";
+  let description = [{
+    The CPU target's lowering of lanes: the ops between `rnn.fork` and
+    `rnn.join` already stand in an order that respects every signal and
+    wait (a wait follows its signal in program order, as the lanes follow
+    each other), so running them as written is a valid schedule, and the
+    pass erases the lane ops. The GPU target keeps them (rnn-device-buffers
+    makes them runtime calls).
+
+    ```mlir
+    rnn.fork
+    rnn.lane 0
+    scf.for ... { ... rnn.signal %slot }
+    rnn.lane 1
+    scf.for ... { rnn.wait %slot ... }
+    rnn.join
+    // becomes
+    scf.for ... { ... }
+    scf.for ... { ... }
+    ```
+  }];
 }
 
 def ApproximateMathPass : Pass<"rnn-approximate-math"> {
@@ -240,6 +281,16 @@ def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
     are kept. It runs after `rnn-plan-memory`, whose analyses work on
     `memref.alloc`.
 
+    A wavefront's lane ops become the runtime's calls (`rnn.fork` ->
+    `rnnrt_cuda_fork()`, `rnn.lane n` -> `rnnrt_cuda_lane(n)`, `rnn.signal`
+    and `rnn.wait` of a slot -> `rnnrt_cuda_signal/wait(i64)`, `rnn.join` ->
+    `rnnrt_cuda_join()`, declared if the module does not declare them), and
+    the work after `rnn.lane n`, n > 0, goes on the stream that a
+    `gpu.wait async` right after the lane's call gives (mgpuStreamCreate
+    returns the current lane's stream); after the join, the function's
+    stream again. The runtime's GEMMs follow its current lane by
+    themselves.
+
     It fails if host code still reads or writes buffer memory (a
     `memref.load`, `memref.store`, vector access, strided copy or linalg op
     outside `gpu.module`): such an access would touch device memory from
@@ -263,7 +314,8 @@ def DeviceBuffersPass : Pass<"rnn-device-buffers", "ModuleOp"> {
     ```
     Next: the NVVM lowering of the kernels and `gpu-to-llvm` for the host.
   }];
-  let dependentDialects = ["gpu::GPUDialect", "memref::MemRefDialect"];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "gpu::GPUDialect", "memref::MemRefDialect"];
 }
 
 def KernelSignaturesPass : Pass<"rnn-kernel-signatures", "ModuleOp"> {

@@ -332,4 +332,87 @@ def RNN_BeginBackwardOp : RNN_Op<"begin_backward",
   let assemblyFormat = "attr-dict";
 }
 
+//===----------------------------------------------------------------------===//
+// Lanes: a wavefront of kernels on streams of their own.
+//===----------------------------------------------------------------------===//
+
+// The lane ops order device work across the lanes of a wavefront (see
+// `rnn.fork`). They read and write no buffer but order work that does, so
+// they are given a write effect that keeps every pass from moving or
+// deleting them.
+class RNN_LaneOp<string mnemonic, list<Trait> traits = []>
+    : RNN_Op<mnemonic, !listconcat(traits, [MemoryEffects<[MemWrite]>])>;
+
+def RNN_ForkOp : RNN_LaneOp<"fork"> {
+  let summary = "starts a wavefront: lanes that may run at once";
+  let description = [{
+    In the body of a function, the ops from `rnn.fork` to the next
+    `rnn.join` of the same block run on lanes: `rnn.lane n` puts the ops after it on lane n, which on a GPU is a
+    stream of its own. Lane 0 goes on with the step's own stream; a lane
+    n > 0 starts after everything issued before the fork, and the join
+    waits for every lane. Between the two, work on different lanes is
+    ordered only by `rnn.signal` and `rnn.wait`. On the CPU the ops after
+    the fork run in program order, as written, which is a valid order of
+    the lanes.
+
+    No buffer is freed between a fork and its join, so that no lane reuses
+    memory another lane may still read (rnn-early-free keeps the frees
+    after the join).
+
+    ```mlir
+    rnn.fork
+    rnn.lane 0
+    ... // layer 0: rnn.signal after each block
+    rnn.lane 1
+    ... // layer 1: rnn.wait before each block
+    rnn.join
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def RNN_LaneSwitchOp : RNN_LaneOp<"lane"> {
+  let summary = "puts the ops after it on a lane";
+  let description = [{
+    The ops after it, up to the next `rnn.lane` or `rnn.join`, run on lane
+    `lane` of the enclosing fork.
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative, IntMaxValue<64>]>:$lane);
+  let assemblyFormat = "$lane attr-dict";
+  let hasVerifier = 1;
+}
+
+def RNN_SignalOp : RNN_LaneOp<"signal"> {
+  let summary = "marks the work of the lane so far as done to waiters";
+  let description = [{
+    Records signal `slot`: an `rnn.wait` of the same slot on another lane
+    orders the work after it behind everything this lane issued before the
+    signal.
+  }];
+  let arguments = (ins Index:$slot);
+  let assemblyFormat = "$slot attr-dict";
+  let hasVerifier = 1;
+}
+
+def RNN_WaitOp : RNN_LaneOp<"wait"> {
+  let summary = "waits for a signal of another lane";
+  let description = [{
+    The lane's work after it starts once the work before `rnn.signal` of
+    `slot` is done. The slot must have been signalled since the fork.
+  }];
+  let arguments = (ins Index:$slot);
+  let assemblyFormat = "$slot attr-dict";
+  let hasVerifier = 1;
+}
+
+def RNN_JoinOp : RNN_LaneOp<"join"> {
+  let summary = "ends a wavefront";
+  let description = [{
+    Everything after it runs after the work of every lane of the fork.
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 #endif // RNN_DIALECT_RNNOPS_TD

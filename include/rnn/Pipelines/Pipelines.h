@@ -49,6 +49,15 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "last argument (rnn-place-in-arena): a step allocates "
                      "nothing"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> wavefront{
+      *this, "wavefront",
+      llvm::cl::desc("Run the layers of a forward or a backward as a "
+                     "wavefront, each on a lane of its own (cuda: a "
+                     "stream; cpu: in program order), layer l + 1's GEMM "
+                     "block k beside layer l's block k + 1 "
+                     "(convert-rnn-to-loops wavefronts); their scratch is "
+                     "held at once"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> outParams{
       *this, "out-params",
       llvm::cl::desc("Results become arguments the caller provides "

@@ -29,10 +29,13 @@
 // and the caller reports takeError() afterwards. Entry points initialize
 // the runtime themselves if initialize() was not called.
 //
-// Streams. All work runs in order on one stream owned by the runtime:
-// mgpuStreamCreate returns it and mgpuStreamDestroy ignores it. rnnc's
-// programs are sequential, so nothing is lost, and a whole step can be
-// captured into one CUDA graph. A compiled library's entry point instead
+// Streams. Work runs in order on one stream owned by the runtime:
+// mgpuStreamCreate returns it and mgpuStreamDestroy ignores it, so a whole
+// step can be captured into one CUDA graph. Beside it, a step may run
+// lanes (rnnrt_cuda_fork ... rnnrt_cuda_join, CudaLanes.cpp): the layers
+// of a wavefront, each on a stream of its own forked from and joined back
+// into the step's by events; mgpuStreamCreate and the GEMMs then use the
+// current lane's stream. A compiled library's entry point instead
 // runs on its caller's stream (rnnrt_cuda_enter to rnnrt_cuda_leave): its
 // kernels, copies and GEMMs are enqueued there and nothing waits, so the
 // caller orders the work with its own (PyTorch's current stream, say) and
@@ -160,6 +163,20 @@ int32_t rnnc_set_graph_replay(int32_t calls);
 /// it at the first call. Returns 0, or 1 (see rnnc_last_error) if the
 /// runtime already runs on another device.
 int32_t rnnc_set_device(int32_t device);
+/// Lanes (see "Streams" above): rnnrt_cuda_fork records where the lanes
+/// start on the step's stream; rnnrt_cuda_lane(n) puts the thread's later
+/// work (launches on the stream mgpuStreamCreate then gives, GEMMs) on lane
+/// n, lane n > 0 first waiting for the fork; rnnrt_cuda_signal(slot)
+/// records event `slot` on the current lane and rnnrt_cuda_wait(slot) makes
+/// the current lane wait for it (an error unless signalled since the
+/// fork); rnnrt_cuda_join makes lane 0 wait for every lane and goes back to
+/// it. Misuse (a lane out of [0, 64], a fork inside a fork, a lane call
+/// outside one) is a recorded error.
+void rnnrt_cuda_fork();
+void rnnrt_cuda_lane(int64_t lane);
+void rnnrt_cuda_signal(int64_t slot);
+void rnnrt_cuda_wait(int64_t slot);
+void rnnrt_cuda_join();
 /// The cuda target's `rnnrt_begin_phase`: marks the phase on the host as
 /// `rnnrt_begin_phase` does (Runtime.h) and records the device step
 /// timer's backward event on the runtime's stream, inside a graph capture

@@ -193,6 +193,9 @@ def RNNEarlyFreePass : Pass<"rnn-early-free", "func::FuncOp"> {
     (BufferLiveness), instead of the end of the function where
     ownership-based deallocation places it. A value saved for a layer's
     backward is then freed as soon as that layer's backward has read it.
+    A buffer used between an `rnn.fork` and its `rnn.join` is freed after
+    the join: until then another lane may still be using it, and its bytes
+    must not go to a buffer that lane's neighbours allocate.
 
     ```mlir
     %saved = memref.alloc() ...

@@ -22,6 +22,13 @@
 // IR stores the kernel arguments in stack slots at the launch, and without
 // the scope a launch in a time loop would grow the stack every step.
 //
+// A wavefront (rnn.fork ... rnn.join) runs on lanes: the lane ops become
+// the runtime's rnnrt_cuda_fork, rnnrt_cuda_lane, rnnrt_cuda_signal,
+// rnnrt_cuda_wait and rnnrt_cuda_join, and the work after `rnn.lane n`
+// (n > 0) goes on the stream mgpuStreamCreate gives right after the lane's
+// call (`gpu.wait async`), the lane's. The GEMM calls follow the runtime's
+// current lane by themselves.
+//
 // The pass also checks what makes this sound: no other host operation
 // reads or writes memory through a memref (loads, stores, vector accesses,
 // strided copies, linalg ops left on the host would touch device memory
@@ -32,11 +39,15 @@
 #include "rnn/Conversion/Passes.h"
 
 #include "rnn/Analysis/MemRefEffects.h"
+#include "rnn/Conversion/RuntimeFunctions.h"
+#include "rnn/Dialect/RNNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace rnn {
@@ -69,12 +80,30 @@ struct HostWork {
   SmallVector<memref::DeallocOp> deallocs;
   SmallVector<memref::CopyOp> copies;
   SmallVector<gpu::LaunchFuncOp> launches;
+  /// rnn.fork, rnn.lane, rnn.signal, rnn.wait, rnn.join.
+  SmallVector<Operation *> lanes;
 
   bool empty() const {
     return allocs.empty() && deallocs.empty() && copies.empty() &&
-           launches.empty();
+           launches.empty() && lanes.empty();
   }
 };
+
+/// The runtime function each lane op calls, and whether it takes an i64.
+std::pair<StringRef, bool> laneCall(Operation *op) {
+  return TypeSwitch<Operation *, std::pair<StringRef, bool>>(op)
+      .Case(
+          [](rnn::ForkOp) { return std::make_pair("rnnrt_cuda_fork", false); })
+      .Case([](rnn::LaneSwitchOp) {
+        return std::make_pair("rnnrt_cuda_lane", true);
+      })
+      .Case([](rnn::SignalOp) {
+        return std::make_pair("rnnrt_cuda_signal", true);
+      })
+      .Case([](rnn::WaitOp) { return std::make_pair("rnnrt_cuda_wait", true); })
+      .Default(
+          [](Operation *) { return std::make_pair("rnnrt_cuda_join", false); });
+}
 
 struct DeviceBuffersPass
     : public rnn::impl::DeviceBuffersPassBase<DeviceBuffersPass> {
@@ -97,6 +126,9 @@ struct DeviceBuffersPass
           work.copies.push_back(cast<memref::CopyOp>(op));
         else if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op))
           work.launches.push_back(launch);
+        else if (isa<rnn::ForkOp, rnn::LaneSwitchOp, rnn::SignalOp, rnn::WaitOp,
+                     rnn::JoinOp>(op))
+          work.lanes.push_back(op);
         else if (isa<memref::AllocaOp, memref::ReallocOp>(op) ||
                  rnn::hasMemRefEffect<MemoryEffects::Read,
                                       MemoryEffects::Write>(op)) {
@@ -125,9 +157,52 @@ struct DeviceBuffersPass
     Value stream =
         gpu::WaitOp::create(rewriter, function.getLoc(), token, ValueRange())
             .getAsyncToken();
-    ValueRange onStream(stream);
+    Block &body = function.getBody().front();
+    // The stream of each op of the body: the function's, or its lane's.
+    llvm::DenseMap<Operation *, Value> streams;
+    Value current = stream;
+    for (Operation &op : body) {
+      if (auto lane = dyn_cast<rnn::LaneSwitchOp>(op)) {
+        // The lane's call comes first: mgpuStreamCreate then gives the
+        // lane's stream.
+        rewriter.setInsertionPointAfter(&op);
+        current = lane.getLane() == 0
+                      ? stream
+                      : gpu::WaitOp::create(rewriter, op.getLoc(), token,
+                                            ValueRange())
+                            .getAsyncToken();
+      } else if (isa<rnn::JoinOp>(op)) {
+        current = stream;
+      }
+      streams[&op] = current;
+    }
+    auto streamOf = [&](Operation *op) {
+      return streams.lookup(body.findAncestorOpInBlock(*op));
+    };
+    for (Operation *op : work.lanes) {
+      auto [name, takesSlot] = laneCall(op);
+      SmallVector<Type> inputs;
+      if (takesSlot)
+        inputs.push_back(rewriter.getI64Type());
+      FailureOr<func::FuncOp> callee = rnn::declareRuntimeFunction(
+          function->getParentOfType<ModuleOp>(), name,
+          rewriter.getFunctionType(inputs, {}), "rnn-device-buffers");
+      if (failed(callee))
+        return failure();
+      rewriter.setInsertionPoint(op);
+      SmallVector<Value> args;
+      if (auto lane = dyn_cast<rnn::LaneSwitchOp>(op))
+        args.push_back(arith::ConstantIntOp::create(
+            rewriter, op->getLoc(), rewriter.getI64Type(), lane.getLane()));
+      else if (takesSlot)
+        args.push_back(arith::IndexCastOp::create(
+            rewriter, op->getLoc(), rewriter.getI64Type(), op->getOperand(0)));
+      func::CallOp::create(rewriter, op->getLoc(), *callee, args);
+      rewriter.eraseOp(op);
+    }
 
     for (memref::AllocOp alloc : work.allocs) {
+      Value onStream = streamOf(alloc);
       rewriter.setInsertionPoint(alloc);
       auto device = gpu::AllocOp::create(
           rewriter, alloc.getLoc(), alloc.getType(), token, onStream,
@@ -138,12 +213,14 @@ struct DeviceBuffersPass
       rewriter.replaceOp(alloc, device.getMemref());
     }
     for (memref::CopyOp copy : work.copies) {
+      Value onStream = streamOf(copy);
       rewriter.setInsertionPoint(copy);
       gpu::MemcpyOp::create(rewriter, copy.getLoc(), token, onStream,
                             copy.getTarget(), copy.getSource());
       rewriter.eraseOp(copy);
     }
     for (memref::DeallocOp dealloc : work.deallocs) {
+      Value onStream = streamOf(dealloc);
       rewriter.setInsertionPoint(dealloc);
       gpu::DeallocOp::create(rewriter, dealloc.getLoc(), token, onStream,
                              dealloc.getMemref());
@@ -154,6 +231,7 @@ struct DeviceBuffersPass
           launch.getAsyncObject())
         return launch.emitError("rnn-device-buffers: expected a synchronous "
                                 "gpu.launch_func (the pass picks the stream)");
+      Value onStream = streamOf(launch);
       // The translation to LLVM IR puts the kernel arguments in stack
       // slots at the launch; the scope releases them after it, so a launch
       // in a time loop does not grow the stack with T.
@@ -178,7 +256,7 @@ struct DeviceBuffersPass
     // One wait per call: the step's work is complete when it returns.
     function.walk([&](func::ReturnOp ret) {
       rewriter.setInsertionPoint(ret);
-      gpu::WaitOp::create(rewriter, ret.getLoc(), Type(), onStream);
+      gpu::WaitOp::create(rewriter, ret.getLoc(), Type(), ValueRange(stream));
     });
     return success();
   }

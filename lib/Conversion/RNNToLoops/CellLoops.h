@@ -33,6 +33,11 @@
 // replay the chunk into K-step scratch when chunked, then per block, last
 // first, the steps downwards and the block's gradients.
 //
+// In a wavefront (ConvertRNNToLoops) a forward block waits, before its
+// projection, for the block of x the layer below wrote, and signals when
+// its own y is written; a backward block waits, before its steps, for the
+// block of grad_y the layer above wrote, and signals once its grad_x is.
+//
 // A step is one recurrent GEMM and one elementwise kernel in each
 // direction. A reset that enters zero is per batch row, so the recurrent
 // product of the masked state is the masked product of the state,
@@ -251,6 +256,7 @@ template <typename Cell> struct CellLoops {
           k.forBlocks(
               first, len, in.P, /*reverse=*/false,
               [&](Value start, Value, int64_t blockLen) {
+                k.waitBlock(start);
                 Value xproj = k.leading(s.xproj, blockLen);
                 k.project(k.steps(in.x, start, blockLen), in.weightIh, xproj);
                 k.forTime(blockLen, /*reverse=*/false, [&](Value i) {
@@ -264,6 +270,7 @@ template <typename Cell> struct CellLoops {
                   io.gemmState = gemmState;
                   Cell::emitStep(k, in, s, io);
                 });
+                k.signalBlock(start);
               });
         });
     // The outputs are y, then the final states: h is y's last step.
@@ -336,6 +343,7 @@ template <typename Cell> struct CellLoops {
                 function_ref<Value(unsigned state, Value j)> statePrev) {
     k.forBlocks(first, len, in.P, /*reverse=*/true,
                 [&](Value start, Value offset, int64_t blockLen) {
+                  k.waitBlock(start);
                   k.forBlockSteps(
                       start, offset, blockLen, /*reverse=*/true,
                       [&](Value t, Value j, Value i) {
@@ -353,6 +361,7 @@ template <typename Cell> struct CellLoops {
                       });
                   Cell::emitBlockGradients(k, in, io, g, start, blockLen, saved,
                                            offset);
+                  k.signalBlock(start);
                 });
   }
 

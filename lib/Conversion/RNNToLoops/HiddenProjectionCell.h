@@ -124,7 +124,7 @@ template <int64_t G> struct HiddenProjectionCell {
 
     GradElement(KernelBuilder &k, const LayerInputs &in, const BackwardIO &io,
                 const GradScratch &g, Value t, ArrayRef<Value> saved,
-                Value hPrev, Value hInStep, ValueRange iv)
+                Value hPrev, Value hInStep, Value gradY, ValueRange iv)
         : k(k), g(g), saved(saved), hInStep(hInStep), iv(iv), b(iv[0]) {
       Value reset = k.load(in.isInit, {t, b});
       cols = gateColumns(k, in.H, iv[1]);
@@ -137,7 +137,7 @@ template <int64_t G> struct HiddenProjectionCell {
       Value dh = k.load(g.dh, iv);
       if (in.resetsToZero())
         dh = k.zeroIf(in.resetAfter(k, t, b), k.add(dh, k.load(g.dhIn, iv)));
-      dhT = k.add(dh, k.load(io.gradY, {t, b, iv[1]}));
+      dhT = k.add(dh, k.load(gradY, iv));
     }
 
     /// Overwrites the saved gates with dI (the G gates' input-projection
@@ -165,8 +165,9 @@ template <int64_t G> struct HiddenProjectionCell {
                    ArrayRef<Value> saved, Value hInStep,
                    function_ref<void(const GradElement &)> element) {
     Value hPrev = k.previous(io.y, in.states[0], t);
+    Value gradY = k.step(io.gradY, t);
     k.parallel({in.B, in.H}, [&](ValueRange iv) {
-      element(GradElement(k, in, io, g, t, saved, hPrev, hInStep, iv));
+      element(GradElement(k, in, io, g, t, saved, hPrev, hInStep, gradY, iv));
     });
     emitRecurrentGradient(k, in, io, g, t);
   }

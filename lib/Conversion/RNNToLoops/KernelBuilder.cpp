@@ -7,6 +7,7 @@
 #include "KernelBuilder.h"
 
 #include "rnn/Analysis/BufferLiveness.h"
+#include "rnn/Dialect/RNNOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -306,10 +307,31 @@ Value KernelBuilder::alloc(ArrayRef<int64_t> shape, StringRef role, Type type) {
   return buffer;
 }
 
-void KernelBuilder::freeScratch() {
+void KernelBuilder::freeScratch(Operation *after) {
+  OpBuilder::InsertionGuard guard(b);
+  if (after)
+    b.setInsertionPointAfter(after);
   for (Value buffer : scratch)
     memref::DeallocOp::create(b, buffer);
   scratch.clear();
+}
+
+Value KernelBuilder::blockSlot(const BlockSlots &slots, Value start) {
+  Value ordinal =
+      slots.stride == 1
+          ? start
+          : arith::DivUIOp::create(b, start, index(slots.stride)).getResult();
+  return addIndex(ordinal, slots.base);
+}
+
+void KernelBuilder::signalBlock(Value start) {
+  if (signalSlots)
+    SignalOp::create(b, blockSlot(*signalSlots, start));
+}
+
+void KernelBuilder::waitBlock(Value start) {
+  if (waitSlots)
+    WaitOp::create(b, blockSlot(*waitSlots, start));
 }
 
 Value KernelBuilder::step(Value sequence, Value t) {

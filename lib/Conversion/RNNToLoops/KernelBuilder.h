@@ -103,7 +103,8 @@ public:
   /// A scratch buffer of the element type (or `type`), freed by
   /// `freeScratch`, with its role recorded for the memory plan and report.
   Value alloc(ArrayRef<int64_t> shape, StringRef role, Type type = {});
-  void freeScratch();
+  /// Frees the scratch at the insertion point, or after `after`.
+  void freeScratch(Operation *after = nullptr);
 
   /// The [B, X] view of step `t` of a [T, B, X] buffer.
   Value step(Value sequence, Value t);
@@ -185,6 +186,23 @@ public:
   /// (in replay scratch), i = t - start its index in the block.
   void forBlockSteps(Value start, Value offset, int64_t len, bool reverse,
                      function_ref<void(Value t, Value j, Value i)> body);
+
+  /// Signal slots of the blocks of a kernel in a wavefront (see
+  /// ConvertRNNToLoops): the block starting at step s has slot
+  /// base + s / stride, the stride being the shortest distance between two
+  /// blocks' starts, so that each block has a slot of its own.
+  struct BlockSlots {
+    int64_t base = 0, stride = 1;
+  };
+  /// The slots the kernel's blocks signal when done and wait for before
+  /// they start. Unset, a kernel neither signals nor waits.
+  std::optional<BlockSlots> signalSlots, waitSlots;
+  /// rnn.signal, after the block starting at step `start`, and rnn.wait,
+  /// before it, where the kernel signals and waits.
+  void signalBlock(Value start);
+  void waitBlock(Value start);
+  /// The slot of the block starting at step `start`.
+  Value blockSlot(const BlockSlots &slots, Value start);
 
 private:
   /// Whether `index` moves along the innermost induction variable of the

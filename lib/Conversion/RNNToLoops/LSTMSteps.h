@@ -121,6 +121,8 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
     int64_t B = in.B, H = in.H;
     Value gates = saved[0], cells = saved[1], cPrev = prev[0];
     Value hPrev = k.previous(io.y, in.states[0], t);
+    // Step t's view of grad_y: the kernel touches those bytes only.
+    Value gradY = k.step(io.gradY, t);
     k.parallel({B, H}, [&](ValueRange iv) {
       Value b = iv[0];
       Value reset = k.load(in.isInit, {t, b});
@@ -136,7 +138,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
       Value dh = in.resetsToZero()
                      ? k.zeroIf(in.resetAfter(k, t, b), k.load(g.dhIn, iv))
                      : k.load(g.dh, iv);
-      Value dhT = k.add(dh, k.load(io.gradY, {t, b, iv[1]}));
+      Value dhT = k.add(dh, k.load(gradY, iv));
       Value cIn = in.enterState(k, 1, reset, t, iv, k.load(cPrev, iv));
       Value tc = k.tanh(k.load(cells, iv));
       Value dO = k.mul(dhT, tc);

@@ -254,6 +254,19 @@ def child(mode, nullcuda, directory):
         device.check(device.cu.cuStreamWaitEvent(other, event, 0),
                      "cuStreamWaitEvent")
         device.copy(b, a, 64, other)
+        # Races are per byte: the two streams setting the two halves of a
+        # buffer race on nothing; a set across the middle on the first
+        # stream then races with the second stream's half only.
+        c = device.alloc(64, 0)
+        device.check(device.cu.cuMemsetD32Async(ctypes.c_uint64(c), 1,
+                                                ctypes.c_size_t(8), stream),
+                     "cuMemsetD32Async")
+        device.check(device.cu.cuMemsetD32Async(ctypes.c_uint64(c + 32), 2,
+                                                ctypes.c_size_t(8), other),
+                     "cuMemsetD32Async")
+        device.check(device.cu.cuMemsetD32Async(ctypes.c_uint64(c + 16), 3,
+                                                ctypes.c_size_t(8), stream),
+                     "cuMemsetD32Async")
         # A replayed call's graph is work on the library's stream: reading
         # its output on another stream than the call's is unordered.
         library.set_graph_replay(4)
@@ -436,16 +449,20 @@ def main(argv):
     print("device:", seen)
     races = [line for line in stderr.splitlines()
              if "with no event or synchronization ordering the two" in line]
-    expect(len(races) == 2 and seen["violations"] == 2,
+    expect(len(races) == 3 and seen["violations"] == 3,
            f"race: {seen['violations']} violations, races reported: "
            f"{races}")
     expect(any("cuMemcpyAsync on stream" in r and "cuMemsetD32Async on "
                "stream" in r for r in races[:1]),
            f"race: the first report does not name the set and the copy: "
            f"{races[:1]}")
-    expect(any("cuGraphLaunch: kernel" in r for r in races[1:]),
-           f"race: the second report does not name the graph's kernel: "
-           f"{races[1:]}")
+    expect(len(races) > 1 and races[1].count("cuMemsetD32Async") == 2 and
+           "bytes [" in races[1],
+           f"race: the second report does not name the two sets' bytes: "
+           f"{races[1:2]}")
+    expect(any("cuGraphLaunch: kernel" in r for r in races[2:]),
+           f"race: the third report does not name the graph's kernel: "
+           f"{races[2:]}")
 
     # The device checks what a signature claims of read-only arguments.
     did, seen, stderr = run_child("read-only", nullcuda, directory, tmp)

@@ -3,7 +3,7 @@ and checks what the host path issued against the device's own report.
 
 Usage: check-null-device.py NULLCUDA_LIB TMP_DIR [--max-syncs=N]
        [--max-allocations=N] [--max-launches=N] [--graph | --eager]
-       [--bf16-gemms]
+       [--bf16-gemms] [--min-streams=N]
        -- RNN_RUN_FLAG...
 
 Checks, from rnn-run --json and the null device's NULLCUDA_REPORT:
@@ -19,6 +19,7 @@ Checks, from rnn-run --json and the null device's NULLCUDA_REPORT:
     launches and GEMM calls of the eager step; --eager: every step issued
     them itself;
   * with --bf16-gemms every GEMM the device ran took bf16 operands
+  * with --min-streams the device ran work on at least N streams (lanes)
     (cublasGemmEx), without it none did.
 Exits non-zero listing every failure."""
 
@@ -69,6 +70,9 @@ def main(argv):
            f"{run['syncs']} synchronizations per step")
     expect(run["allocations"] <= int(opts.get("max-allocations", 0)),
            f"{run['allocations']} allocations per step")
+    if "min-streams" in opts:
+        expect(dev["work_streams"] >= int(opts["min-streams"]),
+               f"work ran on {dev['work_streams']} streams")
     if "max-launches" in opts:
         expect(run["launches"] <= int(opts["max-launches"]),
                f"{run['launches']} kernel launches per step")

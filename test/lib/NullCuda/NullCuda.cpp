@@ -193,6 +193,13 @@ struct CUstream_st {
   CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
   std::thread::id thread;
   std::vector<Node> nodes;
+  /// A stream that joined the capture of `joined` by waiting for an event
+  /// recorded in it: its work goes into that capture. `work` counts its
+  /// operations; `unjoined` says whether some came after the last event
+  /// recorded on it that the capture waited for.
+  CUstream_st *joined = nullptr;
+  uint64_t work = 0;
+  bool unjoined = false;
 };
 
 struct CUevent_st {
@@ -200,6 +207,10 @@ struct CUevent_st {
   Recorded recorded = Recorded::Never;
   /// The stream whose capture recorded the event (InCapture, AsNode).
   CUstream_st *captureStream = nullptr;
+  /// Recorded in a capture on a stream that joined it: that stream and its
+  /// work count then, so that a wait of the capture for it joins it back.
+  CUstream_st *joinedStream = nullptr;
+  uint64_t joinedWork = 0;
   bool hasTime = false;
   std::chrono::steady_clock::time_point time;
 };
@@ -236,20 +247,41 @@ using AllocationMap = std::map<uintptr_t, Allocation>;
 /// operations are ordered before what holds the clock.
 using Clock = std::map<const void *, uint64_t>;
 
-/// An access to an allocation: the stream's key, the stream's tick of the
-/// operation, and what the operation was (for messages).
+/// An access to bytes [begin, end) of an allocation: the stream's key (null:
+/// none), the stream's tick of the operation, and what the operation was
+/// (for messages).
 struct Access {
   const void *stream = nullptr;
   uint64_t tick = 0;
-  std::string what;
+  uintptr_t begin = 0, end = 0;
+  std::shared_ptr<const std::string> what;
+
+  bool same(const Access &other) const {
+    return stream == other.stream && tick == other.tick;
+  }
 };
 
-/// The accesses to one allocation a later one must be ordered after: the
-/// last write, and the reads since it, one per stream.
-struct AccessHistory {
+/// What the bytes of one segment of an allocation saw that a later access
+/// must be ordered after: the last write, and the reads since it, one per
+/// stream.
+struct Segment {
+  uintptr_t end = 0;
   Access write;
   std::map<const void *, Access> reads;
+
+  bool sameState(const Segment &other) const {
+    return write.same(other.write) && reads.size() == other.reads.size() &&
+           std::equal(reads.begin(), reads.end(), other.reads.begin(),
+                      [](const auto &a, const auto &b) {
+                        return a.first == b.first && a.second.same(b.second);
+                      });
+  }
 };
+
+/// The accesses to one allocation, as disjoint segments by their first
+/// byte: each access splits the segments at its bounds, so a later access
+/// meets only the segments of the bytes it touches.
+using AccessHistory = std::map<uintptr_t, Segment>;
 
 /// The order the streams, events and synchronizations impose on the work
 /// (see "Ordering between streams").
@@ -270,6 +302,8 @@ struct Counters {
   uint64_t bf16Gemms = 0;
   uint64_t getFunction = 0, captures = 0, capturedNodes = 0;
   uint64_t violations = 0, errors = 0;
+  /// The streams work ran on (eagerly or replayed), by key.
+  std::set<const void *> workStreams;
 };
 
 /// Everything, guarded by `mutex`. Leaked, so that calls made while static
@@ -322,6 +356,7 @@ void writeReport() {
       {"captured_nodes", c.capturedNodes},
       {"violations", c.violations},
       {"errors", c.errors},
+      {"work_streams", c.workStreams.size()},
       {"live_graphs", s.graphs.size()},
       {"live_graph_execs", s.execs.size()},
   };
@@ -471,12 +506,17 @@ CUresult routeWork(const std::string &entry, CUstream handle,
   if (!s.streams.count(handle))
     return fail(CUDA_ERROR_INVALID_HANDLE,
                 entry + ": unknown stream " + hex(handle));
-  if (handle->capturing) {
-    if (handle->invalidated)
+  CUstream_st *origin = handle->capturing ? handle : handle->joined;
+  if (origin) {
+    if (origin->invalidated)
       return fail(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
-                  entry + ": the capture on stream " + hex(handle) +
+                  entry + ": the capture on stream " + hex(origin) +
                       " was invalidated by an earlier call");
-    capture = handle;
+    capture = origin;
+    if (handle != origin) {
+      ++handle->work;
+      handle->unjoined = true;
+    }
   }
   return CUDA_SUCCESS;
 }
@@ -550,11 +590,15 @@ std::string describe(const AllocationMap::value_type &allocation) {
 // synchronization, the legacy stream's clock (S blocking) or every
 // blocking stream's (S the legacy stream), then ticks S. An event takes the
 // clock of the stream it is recorded on; cuStreamWaitEvent merges it into
-// the waiting stream's. Each allocation keeps its last write and the reads
-// since; an access in conflict with one not ordered before it (a write
-// after a read or a write, a read after a write) is a violation: a race on
-// a GPU. Kernel arguments count as written, but for those the signature
-// marks read-only (`r`; not every argument a kernel only reads is marked);
+// the waiting stream's. Each allocation keeps, by byte range, the last
+// writes and the reads since; an access to bytes in conflict with one not
+// ordered before it (a write after a read or a write, a read after a write)
+// is a violation: a race on a GPU. Byte ranges let two streams work on
+// disjoint parts of one buffer, as the layers of a wavefront do (a
+// kernel's range is the span of its view; a GEMM operand's, the span of
+// its matrix). Kernel arguments count as written where the signature marks
+// them so (`w`), or, in a signature that marks no write, unless it marks
+// them read-only (`r`);
 // GEMM operands A and B count as read and C as written; a copy reads its
 // source and writes its destination; a set writes. Work in a capture takes
 // part when its graph is launched, on the launch's stream.
@@ -609,15 +653,18 @@ const void *beginOperation(CUstream stream) {
     merge(clock, o.streams[legacy]);
   }
   ++clock[key];
+  state().count.workStreams.insert(key);
   return key;
 }
 
 /// Records an access by the operation just begun on the stream of `key` to
-/// the allocation holding `p` (none: host memory, not tracked), and reports
-/// each earlier conflicting access not ordered before it.
-void access(const void *key, uintptr_t p, bool write, const std::string &what) {
-  const AllocationMap::value_type *allocation = findAllocation(p);
-  if (!allocation)
+/// bytes [begin, end) of the allocation holding `begin` (none: host memory,
+/// not tracked), and reports each earlier conflicting access to any of
+/// those bytes not ordered before it.
+void access(const void *key, uintptr_t begin, uintptr_t end, bool write,
+            const std::string &what) {
+  const AllocationMap::value_type *allocation = findAllocation(begin);
+  if (!allocation || begin >= end)
     return;
   Ordering &o = state().ordering;
   const Clock &clock = o.streams[key];
@@ -628,58 +675,138 @@ void access(const void *key, uintptr_t p, bool write, const std::string &what) {
     auto it = clock.find(earlier.stream);
     return it != clock.end() && it->second >= earlier.tick;
   };
+  // Segments exactly covering [begin, end): split the ones across a bound,
+  // fill the gaps.
+  auto split = [&](uintptr_t at) {
+    auto it = history.upper_bound(at);
+    if (it == history.begin())
+      return;
+    --it;
+    if (it->first < at && at < it->second.end) {
+      Segment tail = it->second;
+      it->second.end = at;
+      history.emplace(at, std::move(tail));
+    }
+  };
+  split(begin);
+  split(end);
+  for (uintptr_t at = begin; at < end;) {
+    auto it = history.lower_bound(at);
+    uintptr_t next = it == history.end() ? end : std::min(it->first, end);
+    if (next > at) {
+      Segment gap;
+      gap.end = next;
+      history.emplace(at, std::move(gap));
+      at = next;
+    } else {
+      at = it->second.end;
+    }
+  }
+  auto first = history.lower_bound(begin), last = history.lower_bound(end);
+  // One report per stream the access races with.
+  std::set<const void *> reported;
   auto report = [&](const Access &earlier, bool earlierWrites) {
+    if (ordered(earlier) || !reported.insert(earlier.stream).second)
+      return;
     violation(CUDA_ERROR_ILLEGAL_STATE,
               what + " on " + describeStream(key) +
-                  (write ? " writes " : " reads ") + describe(*allocation) +
-                  ", which " + earlier.what + " on " +
+                  (write ? " writes " : " reads ") + "bytes [" + hex(begin) +
+                  ", " + hex(end) + ") of " + describe(*allocation) +
+                  ", which " + *earlier.what + " on " +
                   describeStream(earlier.stream) +
-                  (earlierWrites ? " writes" : " reads") +
-                  " with no event or synchronization ordering the two");
+                  (earlierWrites ? " writes" : " reads") + " at [" +
+                  hex(earlier.begin) + ", " + hex(earlier.end) +
+                  ") with no event or synchronization ordering the two");
   };
-  if (!ordered(history.write))
-    report(history.write, true);
-  if (write)
-    for (const auto &read : history.reads)
-      if (!ordered(read.second))
+  for (auto it = first; it != last; ++it) {
+    report(it->second.write, true);
+    if (write)
+      for (const auto &read : it->second.reads)
         report(read.second, false);
-  Access now{key, clock.at(key), what};
+  }
+  Access now{key, clock.at(key), begin, end,
+             std::make_shared<const std::string>(what)};
   if (write) {
-    history.write = std::move(now);
-    history.reads.clear();
+    history.erase(first, last);
+    Segment segment;
+    segment.end = end;
+    segment.write = std::move(now);
+    history.emplace(begin, std::move(segment));
   } else {
-    history.reads[key] = std::move(now);
+    for (auto it = first; it != last; ++it)
+      it->second.reads[key] = now;
+  }
+  // Neighbours that saw the same accesses become one segment.
+  auto it = history.lower_bound(begin);
+  if (it != history.begin())
+    --it;
+  while (it != history.end() && it->first <= end) {
+    auto next = std::next(it);
+    if (next != history.end() && it->second.end == next->first &&
+        it->second.sameState(next->second)) {
+      it->second.end = next->second.end;
+      history.erase(next);
+    } else {
+      it = next;
+    }
   }
 }
 
 /// Checks the order of a kernel's memref arguments in an operation on
-/// `stream`: those loaded as read-only data count as read, the others as
-/// written.
+/// `stream`. A signature that marks written arguments (`w`) marks all of
+/// them (rnn-read-only-kernel-args found every write), so the others count
+/// as read; one that marks none says nothing, and every argument but those
+/// loaded as read-only data counts as written.
 /// `spans` are the arguments' bytes, as checkLaunch found them.
 void kernelAccesses(CUstream stream, const KernelInfo &kernel,
                     const std::vector<Span> &spans, const std::string &what) {
   const void *key = beginOperation(stream);
-  for (size_t i = 0; i < kernel.args.size(); ++i)
-    if (kernel.args[i].isMemref && spans[i].begin != spans[i].end)
-      access(key, spans[i].begin, /*write=*/kernel.args[i].access != 'r', what);
+  bool writesKnown = std::any_of(
+      kernel.args.begin(), kernel.args.end(),
+      [](const KernelArg &arg) { return arg.isMemref && arg.access == 'w'; });
+  for (size_t i = 0; i < kernel.args.size(); ++i) {
+    const KernelArg &arg = kernel.args[i];
+    if (arg.isMemref && spans[i].begin != spans[i].end)
+      access(key, spans[i].begin, spans[i].end,
+             /*write=*/writesKnown ? arg.access == 'w' : arg.access != 'r',
+             what);
+  }
 }
 
-/// Checks the order of a copy (src read, dst written) or, with `src` 0, a
-/// set, on `stream`.
-void copyAccesses(CUstream stream, uintptr_t dst, uintptr_t src,
+/// Checks the order of a copy of `bytes` (src read, dst written) or, with
+/// `src` 0, a set, on `stream`.
+void copyAccesses(CUstream stream, uintptr_t dst, uintptr_t src, size_t bytes,
                   const std::string &what) {
   const void *key = beginOperation(stream);
   if (src)
-    access(key, src, /*write=*/false, what);
-  access(key, dst, /*write=*/true, what);
+    access(key, src, src + bytes, /*write=*/false, what);
+  access(key, dst, dst + bytes, /*write=*/true, what);
+}
+
+/// Bytes spanned by a column-major rows x cols matrix of `element`-byte
+/// values with leading dimension ld; 0 when it is empty.
+uint64_t matrixBytes(int64_t rows, int64_t cols, int64_t ld, uint64_t element) {
+  if (rows <= 0 || cols <= 0)
+    return 0;
+  return static_cast<uint64_t>((cols - 1) * ld + rows) * element;
 }
 
 /// Checks the order of a GEMM on `stream`.
 void gemmAccesses(CUstream stream, const GemmCall &g, const std::string &what) {
   const void *key = beginOperation(stream);
-  access(key, reinterpret_cast<uintptr_t>(g.a), /*write=*/false, what);
-  access(key, reinterpret_cast<uintptr_t>(g.b), /*write=*/false, what);
-  access(key, reinterpret_cast<uintptr_t>(g.c), /*write=*/true, what);
+  bool ta = g.transa != CUBLAS_OP_N, tb = g.transb != CUBLAS_OP_N;
+  uint64_t element = g.bf16 ? sizeof(uint16_t) : sizeof(float);
+  auto a = reinterpret_cast<uintptr_t>(g.a),
+       b = reinterpret_cast<uintptr_t>(g.b),
+       c = reinterpret_cast<uintptr_t>(g.c);
+  access(key, a,
+         a + matrixBytes(ta ? g.k : g.m, ta ? g.m : g.k, g.lda, element),
+         /*write=*/false, what);
+  access(key, b,
+         b + matrixBytes(tb ? g.n : g.k, tb ? g.k : g.n, g.ldb, element),
+         /*write=*/false, what);
+  access(key, c, c + matrixBytes(g.m, g.n, g.ldc, sizeof(float)),
+         /*write=*/true, what);
 }
 
 /// Checks the `bytes` at `p` that a copy or a set touches. A pointer into a
@@ -1201,15 +1328,6 @@ CUresult checkLaunch(const std::string &entry, const KernelInfo &kernel,
 // SGEMM.
 //===----------------------------------------------------------------------===//
 
-/// Bytes spanned by a column-major rows x cols matrix of `element`-byte
-/// values with leading dimension ld; 0 when it is empty.
-uint64_t matrixBytes(int64_t rows, int64_t cols, int64_t ld,
-                     uint64_t element = sizeof(float)) {
-  if (rows <= 0 || cols <= 0)
-    return 0;
-  return static_cast<uint64_t>((cols - 1) * ld + rows) * element;
-}
-
 /// Checks that each operand lies wholly in one live device allocation.
 cublasStatus_t checkGemmOperands(const std::string &entry, const GemmCall &g) {
   bool ta = g.transa != CUBLAS_OP_N, tb = g.transb != CUBLAS_OP_N;
@@ -1221,7 +1339,7 @@ cublasStatus_t checkGemmOperands(const std::string &entry, const GemmCall &g) {
   } operands[] = {
       {"A", g.a, matrixBytes(ta ? g.k : g.m, ta ? g.m : g.k, g.lda, element)},
       {"B", g.b, matrixBytes(tb ? g.n : g.k, tb ? g.k : g.n, g.ldb, element)},
-      {"C", g.c, matrixBytes(g.m, g.n, g.ldc)},
+      {"C", g.c, matrixBytes(g.m, g.n, g.ldc, sizeof(float))},
   };
   for (const auto &operand : operands) {
     if (operand.bytes == 0)
@@ -1325,7 +1443,7 @@ CUresult replay(const std::vector<Node> &nodes, CUstream stream) {
       if (CUresult r = checkBuffer(entry + ": copy", "source", node.src,
                                    node.bytes, !node.srcOnDevice))
         return r;
-      copyAccesses(stream, node.dst, node.src, entry + ": copy");
+      copyAccesses(stream, node.dst, node.src, node.bytes, entry + ": copy");
       std::memmove(reinterpret_cast<void *>(node.dst),
                    reinterpret_cast<const void *>(node.src), node.bytes);
       break;
@@ -1333,7 +1451,8 @@ CUresult replay(const std::vector<Node> &nodes, CUstream stream) {
       if (CUresult r = checkBuffer(entry + ": memset", "destination", node.dst,
                                    node.count * node.elementBytes, false))
         return r;
-      copyAccesses(stream, node.dst, 0, entry + ": memset");
+      copyAccesses(stream, node.dst, 0, node.count * node.elementBytes,
+                   entry + ": memset");
       fill(node.dst, node.value, node.elementBytes, node.count);
       break;
     case NodeKind::EventRecord:
@@ -1397,6 +1516,8 @@ CUresult recordEvent(const std::string &entry, CUevent event, CUstream stream,
   // Recorded in a capture, the event orders nothing outside it.
   state().ordering.events.erase(event);
   event->captureStream = capture;
+  event->joinedStream = stream != capture ? stream : nullptr;
+  event->joinedWork = stream != capture ? stream->work : 0;
   event->recorded = external ? Recorded::AsNode : Recorded::InCapture;
   if (external) {
     Node node(NodeKind::EventRecord);
@@ -1429,7 +1550,7 @@ CUresult memsetAsync(const std::string &entry, CUdeviceptr dst, unsigned value,
                                /*hostAllowed=*/false))
     return failCapture(capture, r);
   if (!capture) {
-    copyAccesses(stream, dst, 0, entry);
+    copyAccesses(stream, dst, 0, count * elementBytes, entry);
     fill(dst, value, elementBytes, count);
     return CUDA_SUCCESS;
   }
@@ -1897,6 +2018,26 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream,
   auto recorded = o.events.find(hEvent);
   if (!capture && recorded != o.events.end())
     merge(o.streams[streamKey(hStream)], recorded->second);
+  // Waiting for an event recorded in a capture joins the capture (the
+  // stream's later work is captured); the capture waiting for an event
+  // recorded on a stream that joined it, after all that stream's work,
+  // joins that stream back.
+  CUstream_st *origin = hEvent->captureStream;
+  bool inCapture = hEvent->recorded == Recorded::InCapture ||
+                   hEvent->recorded == Recorded::AsNode;
+  if (inCapture && origin && origin->capturing) {
+    if (!capture) {
+      if (hStream == nullptr || hStream == CU_STREAM_LEGACY ||
+          hStream == CU_STREAM_PER_THREAD)
+        return fail(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+                    entry + ": a default stream cannot join a capture");
+      hStream->joined = origin;
+    } else if (capture == origin && hEvent->joinedStream &&
+               hEvent->joinedStream->joined == origin &&
+               hEvent->joinedWork == hEvent->joinedStream->work) {
+      hEvent->joinedStream->unjoined = false;
+    }
+  }
   return CUDA_SUCCESS;
 }
 
@@ -1952,6 +2093,19 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream,
   hStream->capturing = false;
   std::vector<Node> nodes = std::move(hStream->nodes);
   hStream->nodes.clear();
+  // Every stream that joined the capture must have been joined back.
+  bool unjoined = false;
+  for (CUstream_st *stream : s.streams) {
+    if (stream->joined != hStream)
+      continue;
+    unjoined |= stream->unjoined;
+    stream->joined = nullptr;
+    stream->unjoined = false;
+  }
+  if (unjoined)
+    return violation(CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+                     entry + ": a stream that joined the capture has work "
+                             "the capture does not wait for");
   if (hStream->invalidated)
     return fail(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
                 entry + ": the capture was invalidated by an earlier call");
@@ -2129,7 +2283,7 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
                                /*hostAllowed=*/true, &srcOnDevice))
     return failCapture(capture, r);
   if (!capture) {
-    copyAccesses(hStream, dst, src, entry);
+    copyAccesses(hStream, dst, src, ByteCount, entry);
     std::memmove(reinterpret_cast<void *>(dst),
                  reinterpret_cast<const void *>(src), ByteCount);
     return CUDA_SUCCESS;
