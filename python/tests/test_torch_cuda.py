@@ -383,12 +383,21 @@ def test_autocast_on_the_gpu(cell, cast):
     nn_cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
     xd, h0d, c0d = to_device((x, h0, c0), CUDA)
     with torch.autocast(CUDA.type, dtype=cast):
-        want = nn_cls(I, H, L).to(CUDA)(xd.detach())
+        # With the CPU in place of the GPU, torch.nn's LSTM autocasts
+        # through oneDNN, which cannot build a bf16 LSTM on every CPU (on
+        # AVX2 alone it raises): there it has no dtypes to compare with.
+        try:
+            want = nn_cls(I, H, L).to(CUDA)(xd.detach())
+        except RuntimeError as e:
+            if not AS_CPU or "primitive descriptor" not in str(e):
+                raise
+            want = None
         got = ours(xd.detach())
         y, _, grads = loss_and_grads(cell, ours, xd, h0d, c0d, gy.to(CUDA),
                                      ghn.to(CUDA), is_init.to(CUDA))
     flat = (lambda out: [out[0], *out[1]] if cell == "lstm" else list(out))
-    assert [t.dtype for t in flat(got)] == [t.dtype for t in flat(want)]
+    if want is not None:
+        assert [t.dtype for t in flat(got)] == [t.dtype for t in flat(want)]
     y_ref, _, grads_ref = episodes_loss_and_grads(
         cell, ref.double(), x.double(), h0.double(), c0.double(),
         gy.double(), ghn.double(), is_init)
@@ -397,3 +406,8 @@ def test_autocast_on_the_gpu(cell, cast):
     assert rel_err(y.cpu().double(), y_ref) < max(tol, 2 ** -10)
     for g, g_ref in zip(grads, grads_ref):
         assert rel_err(g.cpu().double(), g_ref) < tol
+    if want is None:
+        pytest.skip("torch.nn.LSTM does not run under the CPU's bf16 "
+                    "autocast on this CPU (oneDNN builds no bf16 LSTM "
+                    "primitive): the values were checked, the dtypes need a "
+                    "GPU")

@@ -35,14 +35,22 @@ def test_autocast_bf16_returns_what_torch_nn_returns(cell, given):
         < 0.2
     nn_cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        want = [t.dtype for t in results(cell, nn_cls(I, H, L)(
-            x.detach().to(given)))]
+        # torch.nn's LSTM autocasts through oneDNN (mkldnn_rnn_layer),
+        # which cannot build a bf16 LSTM on every CPU (on AVX2 alone it
+        # raises): there torch.nn has no dtypes to compare with.
+        try:
+            want = [t.dtype for t in results(cell, nn_cls(I, H, L)(
+                x.detach().to(given)))]
+        except RuntimeError as e:
+            if "primitive descriptor" not in str(e):
+                raise
+            want = None
         got = [t.dtype for t in results(cell, ours(x.detach().to(given)))]
         xg = x.detach().to(given).requires_grad_()
         y, _, grads = loss_and_grads(cell, ours, xg, h0, c0, gy, ghn,
                                      is_init)
-    assert got == want
-    assert y.dtype == want[0] and grads[0].dtype == given
+    assert want is None or got == want
+    assert y.dtype == got[0] and grads[0].dtype == given
     y_ref, _, grads_ref = episodes_loss_and_grads(
         cell, ref.double(), x.double(), h0.double(), c0.double(),
         gy.double(), ghn.double(), is_init)
@@ -50,6 +58,10 @@ def test_autocast_bf16_returns_what_torch_nn_returns(cell, given):
     # Outside autocast the same module computes in float32 again.
     y32, _, _ = loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init)
     assert y32.dtype == torch.float32 and rel_err(y32.double(), y_ref) < 1e-5
+    if want is None:
+        pytest.skip("torch.nn cannot run an LSTM under CPU bf16 autocast on "
+                    "this CPU (oneDNN builds no bf16 LSTM primitive): the "
+                    "values were checked, the dtypes have no reference")
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
