@@ -369,8 +369,7 @@ Value KernelBuilder::initialOr(Value initial, Value carried, Value t) {
   return arith::SelectOp::create(b, first, init, carried);
 }
 
-/// The buffer `value` is a view of (through subviews, reshapes and casts).
-static Value viewedBuffer(Value value) {
+Value rnn::viewedBuffer(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (auto view = dyn_cast<ViewLikeOpInterface>(def))
       value = view.getViewSource();

@@ -53,6 +53,9 @@ namespace rnn {
 /// The shapes of some buffers (for KernelBuilder::parallelEach).
 SmallVector<SmallVector<int64_t>> shapesOf(ArrayRef<Value> buffers);
 
+/// The buffer `value` is a view of (through subviews, reshapes and casts).
+Value viewedBuffer(Value value);
+
 class KernelBuilder {
 public:
   /// Scalars, scratch and vectors of `elementType` (f32 or f64); GEMM

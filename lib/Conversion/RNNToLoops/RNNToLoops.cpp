@@ -20,7 +20,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir {
@@ -75,13 +74,6 @@ struct LanePlace {
   Operation *join = nullptr;
 };
 } // namespace
-
-/// The buffer `value` is a view of.
-static Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
 
 /// The first step of each GEMM block of `kernel`, as KernelBuilder's
 /// forChunks and forBlocks make them: chunks of K steps (T without one),
@@ -139,11 +131,11 @@ static SmallVector<Touch> touches(const Lane &lane) {
   auto dps = cast<DestinationStyleOpInterface>(*lane.kernel);
   for (OpOperand &operand : lane.kernel->getOpOperands())
     result.push_back(
-        {rootBuffer(operand.get()), dps.isDpsInit(&operand), &operand});
+        {viewedBuffer(operand.get()), dps.isDpsInit(&operand), &operand});
   for (Operation *op : lane.before)
     for (OpOperand &operand : op->getOpOperands())
       if (isa<BaseMemRefType>(operand.get().getType()))
-        result.push_back({rootBuffer(operand.get()), true, &operand});
+        result.push_back({viewedBuffer(operand.get()), true, &operand});
   return result;
 }
 
@@ -161,7 +153,7 @@ static bool extendsWavefront(ArrayRef<Lane> run, const Lane &next) {
     return false;
   // A single block leaves nothing to overlap.
   SmallVector<int64_t> blocks = blockStarts(writer);
-  if (rootBuffer(written->get()) != rootBuffer(read->get()) ||
+  if (viewedBuffer(written->get()) != viewedBuffer(read->get()) ||
       blocks.size() < 2 || blocks != blockStarts(reader))
     return false;
   SmallVector<Touch> later = touches(next);

@@ -36,6 +36,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
@@ -791,22 +792,29 @@ uint64_t matrixBytes(int64_t rows, int64_t cols, int64_t ld, uint64_t element) {
   return static_cast<uint64_t>((cols - 1) * ld + rows) * element;
 }
 
-/// Checks the order of a GEMM on `stream`.
-void gemmAccesses(CUstream stream, const GemmCall &g, const std::string &what) {
-  const void *key = beginOperation(stream);
+/// The operands of a GEMM and the bytes each spans.
+struct GemmOperand {
+  const char *name;
+  const void *p;
+  uint64_t bytes;
+};
+std::array<GemmOperand, 3> gemmOperands(const GemmCall &g) {
   bool ta = g.transa != CUBLAS_OP_N, tb = g.transb != CUBLAS_OP_N;
   uint64_t element = g.bf16 ? sizeof(uint16_t) : sizeof(float);
-  auto a = reinterpret_cast<uintptr_t>(g.a),
-       b = reinterpret_cast<uintptr_t>(g.b),
-       c = reinterpret_cast<uintptr_t>(g.c);
-  access(key, a,
-         a + matrixBytes(ta ? g.k : g.m, ta ? g.m : g.k, g.lda, element),
-         /*write=*/false, what);
-  access(key, b,
-         b + matrixBytes(tb ? g.n : g.k, tb ? g.k : g.n, g.ldb, element),
-         /*write=*/false, what);
-  access(key, c, c + matrixBytes(g.m, g.n, g.ldc, sizeof(float)),
-         /*write=*/true, what);
+  return {
+      {{"A", g.a, matrixBytes(ta ? g.k : g.m, ta ? g.m : g.k, g.lda, element)},
+       {"B", g.b, matrixBytes(tb ? g.n : g.k, tb ? g.k : g.n, g.ldb, element)},
+       {"C", g.c, matrixBytes(g.m, g.n, g.ldc, sizeof(float))}}};
+}
+
+/// Checks the order of a GEMM on `stream`: A and B read, C written.
+void gemmAccesses(CUstream stream, const GemmCall &g, const std::string &what) {
+  const void *key = beginOperation(stream);
+  for (const GemmOperand &operand : gemmOperands(g)) {
+    auto p = reinterpret_cast<uintptr_t>(operand.p);
+    access(key, p, p + operand.bytes,
+           /*write=*/operand.name == std::string("C"), what);
+  }
 }
 
 /// Checks the `bytes` at `p` that a copy or a set touches. A pointer into a
@@ -1330,18 +1338,7 @@ CUresult checkLaunch(const std::string &entry, const KernelInfo &kernel,
 
 /// Checks that each operand lies wholly in one live device allocation.
 cublasStatus_t checkGemmOperands(const std::string &entry, const GemmCall &g) {
-  bool ta = g.transa != CUBLAS_OP_N, tb = g.transb != CUBLAS_OP_N;
-  uint64_t element = g.bf16 ? sizeof(uint16_t) : sizeof(float);
-  struct {
-    const char *name;
-    const void *p;
-    uint64_t bytes;
-  } operands[] = {
-      {"A", g.a, matrixBytes(ta ? g.k : g.m, ta ? g.m : g.k, g.lda, element)},
-      {"B", g.b, matrixBytes(tb ? g.n : g.k, tb ? g.k : g.n, g.ldb, element)},
-      {"C", g.c, matrixBytes(g.m, g.n, g.ldc, sizeof(float))},
-  };
-  for (const auto &operand : operands) {
+  for (const GemmOperand &operand : gemmOperands(g)) {
     if (operand.bytes == 0)
       continue;
     auto p = reinterpret_cast<uintptr_t>(operand.p);
