@@ -49,6 +49,10 @@ nvidia_smi = shutil.which("nvidia-smi")
 if nvidia_smi and subprocess.run([nvidia_smi, "-L"], capture_output=True).returncode == 0:
     config.available_features.add("cuda")
 
+# The AddressSanitizer + UBSan build (RNN_SANITIZE).
+if config.rnn_sanitize:
+    config.available_features.add("sanitize")
+
 # CPU features for the BLAS kernels the bitwise tests force with
 # OPENBLAS_CORETYPE (Haswell needs AVX2 and FMA; SkylakeX AVX-512).
 try:

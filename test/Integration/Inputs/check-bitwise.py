@@ -11,10 +11,11 @@ PyTorch reference. Cases with dropout between layers check that the masks
 policy; cases whose resets enter given states, that every policy reads
 them and writes their gradients the same way.
 
-Usage: check-bitwise.py DATA_DIR TMP_DIR [--jobs=N] [RNN_RUN_FLAG...]
-(e.g. --target=cuda). --jobs runs N cases at a time (default 1: on the CPU
-each run already uses every core). Exits non-zero listing every
-mismatch."""
+Usage: check-bitwise.py DATA_DIR TMP_DIR [--jobs=N] [--shard=K/N]
+[RNN_RUN_FLAG...] (e.g. --target=cuda). --jobs runs N cases at a time
+(default 1: on the CPU each run already uses every core). --shard=K/N checks
+only the cases whose index is K modulo N, so that N tests share the cases
+(default 0/1: all). Exits non-zero listing every mismatch."""
 
 import concurrent.futures
 import os
@@ -84,9 +85,15 @@ def policies(steps):
 
 def main(data, tmp, extra):
     jobs = 1
+    shard, shards = 0, 1
     for flag in [f for f in extra if f.startswith("--jobs=")]:
         jobs = int(flag[len("--jobs="):])
         extra.remove(flag)
+    for flag in [f for f in extra if f.startswith("--shard=")]:
+        shard, shards = map(int, flag[len("--shard="):].split("/"))
+        extra.remove(flag)
+        if not 0 <= shard < shards:
+            sys.exit(f"check-bitwise.py: {flag}: K must be in [0, N)")
     failures = []
 
     def check(*args):
@@ -124,6 +131,7 @@ def main(data, tmp, extra):
         return (f"{name} checked against {', '.join(policies(steps))} and "
                 f"infer, with gemm-rows {', '.join(GEMM_ROWS)}")
 
+    cases = cases[shard::shards]
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         for line in pool.map(lambda c: check_case(*c), cases):
             print(line, flush=True)
