@@ -15,8 +15,9 @@
 //   memory plan          rnn-plan-memory, rnn-place-in-arena (arena)
 //   C ABI                rnn-emit-c-abi (c-abi)
 //   target               cpu: rnn-lower-begin-backward,
-//                        rnn-approximate-math, LLVM lowering (allocations
-//                        through the runtime); cuda: see GPUPipeline.cpp,
+//                        rnn-serialize-lanes, rnn-approximate-math, LLVM
+//                        lowering (allocations through the runtime),
+//                        rnn-bf16-memory-as-i16; cuda: see GPUPipeline.cpp,
 //                        parallel loops -> kernels -> PTX, host code ->
 //                        LLVM calling the runtime
 //
@@ -242,6 +243,7 @@ void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(rnn::createBF16MemoryAsI16Pass());
   pm.addPass(createCanonicalizerPass());
 }
 

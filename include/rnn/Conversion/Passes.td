@@ -356,6 +356,24 @@ def KernelSignaturesPass : Pass<"rnn-kernel-signatures", "ModuleOp"> {
   let dependentDialects = ["gpu::GPUDialect"];
 }
 
+def BF16MemoryAsI16Pass : Pass<"rnn-bf16-memory-as-i16"> {
+  let summary = "Load and store bf16 values as the i16 they are bitcast "
+                "from and to";
+  let description = [{
+    After `rnn-approximate-math` and the lowering to the LLVM dialect, a
+    bf16 value is only loaded and bitcast to integers, or bitcast from
+    integers and stored. This pass loads and stores the integers instead
+    (`llvm.load` of bf16 whose every user is an `llvm.bitcast` to i16,
+    `llvm.store` of an `llvm.bitcast` from i16; scalars and vectors alike),
+    so that no bf16 value is left for LLVM to move a bitcast through: its
+    instruction combiner turns `bitcast (select c, a, b)` into a select of
+    bf16 values, which x86 without AVX512-BF16 legalizes through f32 and the
+    compiler runtime's `__truncsfbf2` (in neither libgcc 12 nor the link
+    kit), one call per element. Loads and stores keep their attributes.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def ReadOnlyKernelArgsPass : Pass<"rnn-read-only-kernel-args"> {
   let summary = "Load the kernel arguments nothing writes during the kernel "
                 "as read-only data";
