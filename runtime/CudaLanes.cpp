@@ -58,6 +58,12 @@ struct Lanes {
   ~Lanes() {
     if (!state)
       return;
+    // A library call leaves the caller's context current (often none): the
+    // streams and events are destroyed in the context they were made in.
+    CUcontext previous = nullptr;
+    if (state->api.cuCtxGetCurrent(&previous) != CUDA_SUCCESS ||
+        state->api.cuCtxSetCurrent(state->context) != CUDA_SUCCESS)
+      return;
     for (CUstream stream : streams)
       state->api.cuStreamDestroy(stream);
     for (CUevent event : joins)
@@ -68,6 +74,7 @@ struct Lanes {
         state->api.cuEventDestroy(event);
     if (fork)
       state->api.cuEventDestroy(fork);
+    state->api.cuCtxSetCurrent(previous);
   }
 };
 

@@ -7,7 +7,8 @@ Usage:
                                [--timeout S] [--mem-limit-mb MB]
 
 Each case is rnn-compile with random flags: a preset (cell, T, B, I, H, L,
-remat, target, chip, dtype, storage, dropout, reset-to; values drawn from
+remat, target, chip, dtype, storage, dropout, reset-to, gemm-rows,
+wavefront; values drawn from
 sensible ones, boundary ones and nonsense) or a model file, a seed of
 tools/fuzz/fuzz-mlir.py's corpus mutated by its mutators, with or without
 --entry. Every case gets a fresh output directory that does not exist yet.
@@ -76,6 +77,7 @@ CHOICES = {
     "dropout": (["0", "0.25", "0.5", "0.999"], ["1", "-0.1", "nan", "inf"]),
     "reset-to": (["zero", "step", "column"], ["none"]),
     "layers": ([1, 2, 3], [0, -1, 64, 65, 100000]),
+    "gemm-rows": ([0, 1, 3, 8, 64], [-1, "x", 2**63]),
 }
 NONSENSE = 0.08
 MAX_CALL_BYTES = 64 << 20
@@ -154,6 +156,10 @@ def preset_case(rng):
             flags.append("--%s=%s" % (key, c(key)))
     if "--target=cuda" in flags and rng.random() < 0.5:
         flags.append("--chip=" + c("chip"))
+    if rng.random() < 0.3:
+        flags.append("--gemm-rows=%s" % c("gemm-rows"))
+    if rng.random() < 0.3:
+        flags.append("--wavefront")
     return flags, None
 
 

@@ -96,6 +96,16 @@ static cl::opt<std::string>
            cl::desc("Target: cpu | cuda (PTX kernels embedded in the "
                     "library, run on the caller's stream) (default cpu)"),
            cl::cat(category));
+static cl::opt<long long>
+    gemmRows("gemm-rows", cl::init(0),
+             cl::desc("Rows the GEMM blocks aim for (0: the target's "
+                      "default; see rnn-opt's gemm-rows)"),
+             cl::cat(category));
+static cl::opt<bool> wavefront("wavefront", cl::init(false),
+                               cl::desc("Run the layers as a wavefront, "
+                                        "each on a stream of its own, block "
+                                        "by block (cpu: in program order)"),
+                               cl::cat(category));
 static cl::opt<std::string>
     chip("chip", cl::init("sm_90"),
          cl::desc("GPU chip the PTX is compiled for (--target=cuda; the "
@@ -133,8 +143,14 @@ static cl::opt<std::string> linkKit(
              "$RNNC_LINK_KIT, else the build's)"),
     cl::cat(category));
 
+/// The scratch directory in the output directory while the library is
+/// written; fail() removes it (std::exit runs no destructors).
+static std::string scratchDirectory;
+
 [[noreturn]] static void fail(const std::string &message, int code = 2) {
   llvm::errs() << "rnn-compile: " << message << "\n";
+  if (!scratchDirectory.empty())
+    llvm::sys::fs::remove_directories(scratchDirectory);
   std::exit(code);
 }
 
@@ -323,6 +339,8 @@ static void linkWithDriver(llvm::StringRef driver, llvm::StringRef object,
     auto text = llvm::MemoryBuffer::getFile(log);
     std::string first =
         text ? (*text)->getBuffer().split('\n').first.str() : message;
+    if (first.empty())
+      first = driver.str() + " exited " + std::to_string(rc);
     fail("linking the library failed: " + first);
   }
 }
@@ -487,6 +505,8 @@ static void checkFlags(MLIRContext &context) {
 static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.remat = remat;
   options.target = target;
+  options.gemmRows = gemmRows;
+  options.wavefront = wavefront;
   options.outParams = true;
   options.split = true;
   options.arena = true;
@@ -611,10 +631,13 @@ static void writeLibrary(llvm::Module &llvmModule,
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory(prefix, scratch))
     fail("cannot write in " + outputDir + ": " + ec.message());
+  scratchDirectory = scratch.str().str();
   struct RemoveScratch {
-    std::string path;
-    ~RemoveScratch() { llvm::sys::fs::remove_directories(path); }
-  } removeScratch{scratch.str().str()};
+    ~RemoveScratch() {
+      llvm::sys::fs::remove_directories(scratchDirectory);
+      scratchDirectory.clear();
+    }
+  } removeScratch;
   // What the library exports besides its entry points.
   llvm::json::Object functions;
   if (target == "cuda") {
@@ -631,6 +654,8 @@ static void writeLibrary(llvm::Module &llvmModule,
       {"target", target},
       {"remat", remat},
       {"remat_plan", compiled.rematPlan},
+      {"gemm_rows", options.getGemmRows()},
+      {"wavefront", wavefront.getValue()},
       {"functions", std::move(functions)},
       {"shape", llvm::json::Object{{"T", shape.seqLen},
                                    {"B", shape.batch},

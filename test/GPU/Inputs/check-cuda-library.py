@@ -13,7 +13,9 @@ Each scenario runs in a child process, since the device writes its report
     caller's non-blocking stream with buffers from cuMemAlloc returns 0,
     and leaves the caller's current context as it was (none);
     the library never waits for the stream and allocates nothing but
-    cuBLAS's workspace; no kernel argument or GEMM operand falls outside
+    cuBLAS's workspace; its work is on the caller's stream only, or, with
+    --wavefront, on one stream per layer (a lane per further layer), and
+    its lanes' streams and events are destroyed without error at exit; no kernel argument or GEMM operand falls outside
     the caller's buffers;
   * capture: fwd and bwd called eagerly, then again while the caller
     captures its stream: the capture holds exactly the eager work, kernel
@@ -427,6 +429,14 @@ def main(argv):
         if mode == "entries":
             expect(did["context_after_call"] is None,
                    "a call changed the caller's current context")
+            # A wavefront's layers each run on a lane: the caller's stream
+            # and one stream per further layer.
+            with open(os.path.join(directory, "manifest.json")) as f:
+                manifest = json.load(f)
+            streams = manifest["shape"]["L"] if manifest["wavefront"] else 1
+            expect(seen["work_streams"] == streams,
+                   f"{mode}: work on {seen['work_streams']} streams, "
+                   f"expected {streams}")
     # The captured fwd + bwd are exactly the eager ones: had any work gone
     # to another stream than the caller's, it would have run at once
     # instead of being captured.

@@ -11,11 +11,15 @@ library (the lit suite does not need PyTorch).
 * The inference entry point gives the training outputs bit for bit.
 * The saved region argument of both split entry points has the manifest's
   size, which covers every saved buffer of its layout.
+* Prints a digest of the outputs and gradients, so that two libraries of
+  the same model (e.g. with and without --wavefront) can be compared bit
+  for bit: the inputs depend only on the shapes.
 
 Prints one line per check; exits 1 on the first failure.
 """
 
 import ctypes
+import hashlib
 import json
 import math
 import os
@@ -97,6 +101,11 @@ for arg in entries["train"]["args"]:
         fail(f"{key(arg)}: fwd+bwd differs from the fused entry point")
     checked += 1
 print(f"split equals fused: {checked} outputs and gradients bitwise")
+digest = hashlib.sha256()
+for arg in entries["train"]["args"]:
+    if arg["role"] in ("output", "gradient"):
+        digest.update(fused[key(arg)].raw)
+print(f"outputs and gradients sha256 {digest.hexdigest()}")
 
 infer = dict(given)
 call("infer", infer)
