@@ -20,8 +20,10 @@ import sys
 from . import library
 
 # The types of compile_model's arguments given as key=value.
-_INTEGERS = ("seq_len", "batch", "input_size", "hidden_size", "layers")
+_INTEGERS = ("seq_len", "batch", "input_size", "hidden_size", "layers",
+             "gemm_rows")
 _NULLABLE = ("chip", "storage")
+_BOOLEANS = ("wavefront",)
 
 
 def _parse_request(text):
@@ -50,6 +52,11 @@ def _parse_request(text):
                 value = float(value)
         except ValueError:
             raise library.RNNCError(f"{key}={value!r} is not a number")
+        if key in _BOOLEANS:
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise library.RNNCError(f"{key}={value!r} is not true or "
+                                        f"false")
+            value = value.lower() in ("true", "1")
         if key in _NULLABLE and value.lower() in ("", "none", "null"):
             value = None
         request[key] = value

@@ -24,9 +24,10 @@ compiler:
                                     rnnc-entry.json
 
 `<request>` is 32 hex digits of the sha256 of the ABI version and the
-request (cell, shape, remat, dtype, dropout, resets, storage, target and
-chip); `<compiler>` is 16 hex digits of the sha256 of the contents of
-`rnn-compile` and of the runtime archives it links, so the same compiler at
+request (cell, shape, remat, dtype, dropout, resets, storage, target,
+chip, GEMM block rows and wavefront); `<compiler>` is 16 hex digits of the
+sha256 of the contents of `rnn-compile` and of the runtime archives it
+links, so the same compiler at
 another path (a cache filled in a build image, used on a training node)
 finds the same entries. `rnnc-entry.json` records the request and what
 the compiler's identity was computed from. The rule that chooses an entry:
@@ -381,7 +382,7 @@ def _keep_loaded(function):
 
 _REQUEST_FIELDS = ("cell", "seq_len", "batch", "input_size", "hidden_size",
                    "layers", "remat", "target", "chip", "dtype", "dropout",
-                   "reset_to", "storage")
+                   "reset_to", "storage", "gemm_rows", "wavefront")
 _ENTRY_FILE = "rnnc-entry.json"
 # <request>-<compiler>
 _ENTRY_NAME = re.compile(r"[0-9a-f]{32}-[0-9a-f]{16}")
@@ -399,9 +400,17 @@ _MISSING = object()
 
 def _request(cell, seq_len, batch, input_size, hidden_size, layers,
              remat="none", target="cpu", chip=None, dtype="float32",
-             dropout=0.0, reset_to="zero", storage=None):
+             dropout=0.0, reset_to="zero", storage=None, gemm_rows=0,
+             wavefront=False):
     """A request, compile_model's arguments but the device, checked."""
     _check(cell, target, dtype, reset_to, storage)
+    if isinstance(gemm_rows, bool) or not isinstance(gemm_rows, int) or \
+            not 0 <= gemm_rows < 2 ** 63:
+        raise RNNCError(f"gemm_rows must be an int >= 0 (0: the target's "
+                        f"default), got {gemm_rows!r}")
+    if not isinstance(wavefront, bool):
+        raise RNNCError(f"wavefront must be True or False, got "
+                        f"{wavefront!r}")
     try:
         sizes = [operator.index(n) for n in (seq_len, batch, input_size,
                                               hidden_size, layers)]
@@ -411,7 +420,7 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
                         f"hidden_size={hidden_size!r}, layers={layers!r}")
     return dict(zip(_REQUEST_FIELDS, [cell, *sizes, remat, target, chip,
                                       dtype, float(dropout), reset_to,
-                                      storage]))
+                                      storage, gemm_rows, wavefront]))
 
 
 def _check(cell, target, dtype, reset_to, storage):
@@ -620,6 +629,10 @@ def _compile(tmp, compiler, request):
         cmd.insert(-2, f"--storage={r['storage']}")
     if r["chip"]:
         cmd.insert(-2, f"--chip={r['chip']}")
+    if r["gemm_rows"]:
+        cmd.insert(-2, f"--gemm-rows={r['gemm_rows']}")
+    if r["wavefront"]:
+        cmd.insert(-2, "--wavefront")
     run = subprocess.run(cmd, capture_output=True, text=True,
                          env={**os.environ, **_tool_environment(compiler)})
     if run.returncode != 0:
@@ -933,7 +946,7 @@ def load(directory, device=None):
 def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   remat="none", target="cpu", chip=None, device=None,
                   dtype="float32", dropout=0.0, reset_to="zero",
-                  storage=None):
+                  storage=None, gemm_rows=0, wavefront=False):
     """The library of a preset model, compiled on first use and cached.
     `cell` is a cell of the rnn dialect (lstm, gru, mgu, cifg; rnn-compile
     refuses another, listing them). `dtype` is the element type of its
@@ -945,6 +958,11 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     their gradients. With `storage` "bf16" (float32 only) the saved values
     that are not states are stored in bf16 and the GEMM operands are
     rounded to bf16 with f32 accumulation.
+    `gemm_rows` is the rows the GEMM blocks aim for (0: the target's
+    default; rnn-compile's --gemm-rows). With `wavefront` the layers run as
+    a wavefront, block by block, each on a stream of its own on the cuda
+    target (in program order on the CPU, with the same results); it needs
+    at least two GEMM blocks, and holds every layer's scratch at once.
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
     `device` the GPU ordinal the loaded library runs on: a library loaded
     in this process serves one device, so each device gets its own."""
@@ -954,8 +972,9 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     environ = os.environ
     memo = (cell, seq_len, batch, input_size, hidden_size, layers, remat,
             target, chip, device, dtype, float(dropout), reset_to, storage,
-            environ.get("RNNC_CACHE_DIR"), environ.get("HOME"),
-            environ.get("RNNC_COMPILE"), environ.get("PATH"),
+            gemm_rows, wavefront, environ.get("RNNC_CACHE_DIR"),
+            environ.get("HOME"), environ.get("RNNC_COMPILE"),
+            environ.get("PATH"),
             environ.get("RNNC_RUNTIME_LIB"),
             environ.get("RNNC_CUDA_RUNTIME_LIB"))
     slot = _requested.get(memo)
@@ -967,7 +986,7 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     # Checked here, on the first call for these arguments.
     request = _request(cell, seq_len, batch, input_size, hidden_size,
                        layers, remat, target, chip, dtype, dropout, reset_to,
-                       storage)
+                       storage, gemm_rows, wavefront)
     with _registry_lock:
         slot = _requested.get(memo)
         if slot is not None and (slot in _loaded or

@@ -15,7 +15,7 @@ sb3-contrib's policy of the same name whose `lstm_actor` and
 parameter names, so that policy state dicts, `RecurrentPPO` checkpoints
 and optimizer states load from one policy into the other. The
 constructor takes sb3-contrib's arguments; `lstm_kwargs` may also hold
-rnnc's `remat` and `storage`.
+rnnc's `remat`, `storage`, `gemm_rows` and `wavefront`.
 
 sb3-contrib runs a sequence batch (`n_seq` padded sequences, time-major
 after a reshape) through `torch.nn.LSTM` in one call when no episode
@@ -55,7 +55,7 @@ __all__ = ["RecurrentActorCriticPolicy", "RecurrentActorCriticCnnPolicy",
            "RNNCError"]
 
 # lstm_kwargs that rnnc's LSTM takes and torch.nn.LSTM does not.
-_RNNC_OPTIONS = ("remat", "storage")
+_RNNC_OPTIONS = ("remat", "storage", "gemm_rows", "wavefront")
 # lstm_kwargs that both take, passed on as given.
 _TORCH_OPTIONS = ("bias", "dropout", "device", "dtype")
 # lstm_kwargs taken only at their default (false), with why not otherwise.

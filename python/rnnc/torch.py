@@ -27,6 +27,11 @@ reset states `[L, T, H]` or `[L, H]`, as `torch.nn.LSTM`'s does.
 `storage="bf16"` stores the saved values that are not states in bf16 and
 rounds every GEMM operand to bf16 with f32 accumulation (float32 modules;
 states, outputs and gradients stay float32).
+`gemm_rows=N` sets the rows the GEMM blocks aim for (0: the target's
+default), and `wavefront=True` runs the layers as a wavefront, block by
+block, each on a stream of its own on CUDA (in order on the CPU, with the
+same results); it needs at least two GEMM blocks (`gemm_rows` below
+T x B) and holds every layer's scratch at once.
 `dropout=p` drops between layers in training mode, as `torch.nn.LSTM`'s
 does, with masks that the compiled code regenerates from a Philox4x32-10
 key instead of storing them (rnn.dropout): each call draws its seed from
@@ -265,13 +270,14 @@ _KEYS = {}        # _library_key's arguments -> (key, compile_model's)
 
 @torch.compiler.assume_constant_result
 def _library_key(cell, seq_len, batch, input_size, hidden_size, layers, remat,
-                 device, dtype, dropout, reset_to, storage):
+                 device, dtype, dropout, reset_to, storage, gemm_rows=0,
+                 wavefront=False):
     """The key of the library for these arguments (torch.device, torch
     dtype), compiled or loaded (`compile_model`) and registered in
     `_LIBRARIES`. torch.compile runs it while tracing and keeps its result,
     so the compiled graph holds the key and calls no Python around it."""
     args = (cell, seq_len, batch, input_size, hidden_size, layers, remat,
-            device, dtype, dropout, reset_to, storage)
+            device, dtype, dropout, reset_to, storage, gemm_rows, wavefront)
     known = _KEYS.get(args)
     if known is None:
         request = _request(*args)
@@ -287,7 +293,7 @@ def _library_key(cell, seq_len, batch, input_size, hidden_size, layers, remat,
 
 
 def _request(cell, seq_len, batch, input_size, hidden_size, layers, remat,
-             device, dtype, dropout, reset_to, storage):
+             device, dtype, dropout, reset_to, storage, gemm_rows, wavefront):
     """compile_model's arguments for `_library_key`'s."""
     dtype = _FLOATS[dtype]
     if device.type == "cpu":
@@ -307,7 +313,8 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers, remat,
     request.update(cell=cell, seq_len=seq_len, batch=batch,
                    input_size=input_size, hidden_size=hidden_size,
                    layers=layers, remat=remat, dtype=dtype,
-                   dropout=float(dropout), reset_to=reset_to, storage=storage)
+                   dropout=float(dropout), reset_to=reset_to, storage=storage,
+                   gemm_rows=gemm_rows, wavefront=wavefront)
     return request
 
 
@@ -721,6 +728,9 @@ class _RNNBase(nn.Module):
     _gates = None
     _states = None
     _interface = None
+    # Defaults for modules pickled before these options existed.
+    gemm_rows = 0
+    wavefront = False
 
     @property
     def _what(self):
@@ -730,7 +740,7 @@ class _RNNBase(nn.Module):
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False,
                  proj_size=0, device=None, dtype=None, remat="none",
-                 storage=None):
+                 storage=None, gemm_rows=0, wavefront=False):
         super().__init__()
         if bidirectional:
             raise RNNCError("bidirectional layers are not supported by rnnc")
@@ -775,6 +785,13 @@ class _RNNBase(nn.Module):
         if storage not in (None, "bf16"):
             raise RNNCError(f"storage must be None or 'bf16', got "
                             f"{storage!r}")
+        if isinstance(gemm_rows, bool) or not isinstance(gemm_rows, int) or \
+                not 0 <= gemm_rows < 2 ** 63:
+            raise RNNCError(f"gemm_rows must be an int >= 0 (0: the "
+                            f"target's default), got {gemm_rows!r}")
+        if not isinstance(wavefront, bool):
+            raise RNNCError(f"wavefront must be True or False, got "
+                            f"{wavefront!r}")
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers
@@ -785,6 +802,8 @@ class _RNNBase(nn.Module):
         self.proj_size = 0
         self.remat = remat
         self.storage = storage
+        self.gemm_rows = gemm_rows
+        self.wavefront = wavefront
         self._param_names = []
         try:
             self._make_parameters(dtype, device)
@@ -846,6 +865,10 @@ class _RNNBase(nn.Module):
             s += f", dropout={self.dropout}"
         if self.storage:
             s += f", storage={self.storage!r}"
+        if self.gemm_rows:
+            s += f", gemm_rows={self.gemm_rows}"
+        if self.wavefront:
+            s += ", wavefront=True"
         return s + f", remat={self.remat!r}"
 
     @property
@@ -882,7 +905,8 @@ class _RNNBase(nn.Module):
         return _library_key(self._cell, seq_len, batch, self.input_size,
                             self.hidden_size, self.num_layers, self.remat,
                             device, dtype, self._dropping, reset_to,
-                            storage or self.storage)
+                            storage or self.storage, self.gemm_rows,
+                            self.wavefront)
 
     def _library(self, seq_len, batch, device, dtype, reset_to):
         """The library for a call, compiled on first use."""

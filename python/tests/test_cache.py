@@ -458,20 +458,30 @@ def test_command_line_fills_lists_and_clears(tmp_path, compiler):
     out = rnnc("precompile", "cell=gru,seq_len=4,batch=2,input_size=3,"
                "hidden_size=3,layers=1",
                '{"cell": "mgu", "seq_len": 2, "batch": 1, "input_size": 2, '
-               '"hidden_size": 2, "layers": 1, "remat": "gates"}')
+               '"hidden_size": 2, "layers": 1, "remat": "gates"}',
+               "cell=lstm,seq_len=4,batch=2,input_size=3,hidden_size=3,"
+               "layers=2,gemm_rows=4,wavefront=true")
     written = out.split()
-    assert len(written) == 2 and \
+    assert len(written) == 3 and \
         entries(root) == sorted(map(os.path.basename, written))
+    with open(os.path.join(written[2], "manifest.json")) as f:
+        manifest = json.load(f)
+    assert (manifest["gemm_rows"], manifest["wavefront"]) == (4, True)
     assert rnnc("cache", "dir").strip() == str(root)
     listing = rnnc("cache", "list")
     assert "cell=gru seq_len=4" in listing and "remat=gates" in listing
     (root / "notes.txt").write_text("not rnnc's")
-    assert "removed 2 libraries" in rnnc("cache", "clear")
+    assert "removed 3 libraries" in rnnc("cache", "clear")
     assert os.listdir(root) == ["notes.txt"]
     bad = subprocess.run([sys.executable, "-m", "rnnc", "precompile",
                           "cell=rnn,seq_len=1"], env=env,
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "rnnc:" in bad.stderr
+    bad = subprocess.run([sys.executable, "-m", "rnnc", "precompile",
+                          "cell=lstm,wavefront=maybe"], env=env,
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and \
+        "wavefront='maybe' is not true or false" in bad.stderr
 
 
 def test_clear_cache_keeps_loaded_libraries(cache):

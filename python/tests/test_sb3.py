@@ -340,8 +340,11 @@ def test_aliases_variants_and_rnnc_options():
 
     remat = rs.RecurrentActorCriticPolicy(
         spaces.Box(-1, 1, (3,)), spaces.Discrete(2), lambda _: 1e-3,
-        lstm_kwargs={"remat": "chunk:2"}, **LSTM)
-    assert remat.lstm_actor.remat == remat.lstm_critic.remat == "chunk:2"
+        lstm_kwargs={"remat": "chunk:2", "gemm_rows": 4, "wavefront": True},
+        **LSTM)
+    for lstm in (remat.lstm_actor, remat.lstm_critic):
+        assert (lstm.remat, lstm.gemm_rows, lstm.wavefront) == \
+            ("chunk:2", 4, True)
 
 
 @pytest.mark.parametrize("kwargs", [

@@ -305,6 +305,47 @@ def assert_bf16_close(y, grads, y_ref, grads_ref):
     assert worst > 1e-4
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_wavefront_same_bits_and_in_the_library(cell):
+    # Layers as a wavefront (on the CPU, the lanes in program order): the
+    # bits of the same GEMM blocks without it, and torch.nn's results. The
+    # manifest shows that the options reached the compiler.
+    T, B, I, H, L = 8, 3, 4, 5, 3
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(7)) \
+        < 0.2
+    results = {}
+    for name, wavefront in (("none", False), ("wavefront", True)):
+        ours, ref = make_pair(cell, I, H, L)
+        ours.gemm_rows, ours.wavefront = 2 * B, wavefront
+        results[name] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+                                       is_init)
+        manifest = ours._library(T, B, x.device, x.dtype, "zero").manifest
+        assert (manifest["gemm_rows"], manifest["wavefront"]) == \
+            (2 * B, wavefront)
+    assert_same_bits(results)
+    y_ref, _, grads_ref = episodes_loss_and_grads(cell, ref, x, h0, c0, gy,
+                                                  ghn, is_init)
+    y, _, grads = results["wavefront"]
+    assert rel_err(y, y_ref) < 1e-5
+    for g, g_ref in zip(grads, grads_ref):
+        assert rel_err(g, g_ref) < 1e-5
+    ours = CELLS[cell][0](I, H, L, gemm_rows=6, wavefront=True)
+    assert "gemm_rows=6, wavefront=True" in repr(ours)
+
+
+def test_gemm_rows_and_wavefront_errors():
+    for bad in (-1, "8", True, 2.0):
+        with pytest.raises(RNNCError, match="gemm_rows must be an int >= 0"):
+            rt.LSTM(3, 4, gemm_rows=bad)
+    with pytest.raises(RNNCError, match="wavefront must be True or False"):
+        rt.GRU(3, 4, wavefront="yes")
+    with pytest.raises(RNNCError, match="gemm_rows must be an int >= 0"):
+        compile_model("lstm", 2, 1, 1, 1, 1, gemm_rows=-2)
+    with pytest.raises(RNNCError, match="wavefront must be True or False"):
+        compile_model("lstm", 2, 1, 1, 1, 1, wavefront=1)
+
+
 def test_bf16_storage_errors():
     with pytest.raises(RNNCError, match="storage must be None or 'bf16'"):
         rt.LSTM(3, 4, storage="f16")
