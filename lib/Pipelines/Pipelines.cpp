@@ -270,6 +270,12 @@ void rnn::buildTrainingFunctionsStage(OpPassManager &pm,
   RNNRematerializePassOptions remat;
   remat.policy = options.remat;
   remat.predictPipeline = predictPipeline(options);
+  if (options.wavefront) {
+    PipelineOptions sequential;
+    sequential.copyOptionValuesFrom(options);
+    sequential.wavefront = false;
+    remat.fallbackPredictPipeline = predictPipeline(sequential);
+  }
   pm.addPass(rnn::createRNNRematerializePass(remat));
 }
 

@@ -355,10 +355,11 @@ struct RNNRematerializePass
     : public rnn::impl::RNNRematerializePassBase<RNNRematerializePass> {
   using RNNRematerializePassBase::RNNRematerializePassBase;
 
-  /// The passes of `predict-pipeline`, or failure with `errors` written.
-  FailureOr<OpPassManager> predictPasses(raw_ostream &errors) const {
+  /// The passes of `pipeline`, or failure with `errors` written.
+  static FailureOr<OpPassManager> parsePasses(StringRef pipeline,
+                                              raw_ostream &errors) {
     OpPassManager pm(ModuleOp::getOperationName());
-    if (failed(parsePassPipeline(predictPipeline, pm, errors)))
+    if (failed(parsePassPipeline(pipeline, pm, errors)))
       return failure();
     return pm;
   }
@@ -368,8 +369,11 @@ struct RNNRematerializePass
     // A pipeline that does not parse is reported when the pass runs.
     std::string ignored;
     llvm::raw_string_ostream errors(ignored);
-    if (FailureOr<OpPassManager> pm = predictPasses(errors); succeeded(pm))
-      pm->getDependentDialects(registry);
+    for (StringRef pipeline :
+         {StringRef(predictPipeline), StringRef(fallbackPredictPipeline)})
+      if (FailureOr<OpPassManager> pm = parsePasses(pipeline, errors);
+          !pipeline.empty() && succeeded(pm))
+        pm->getDependentDialects(registry);
   }
 
   void runOnOperation() override {
@@ -403,16 +407,24 @@ struct RNNRematerializePass
     return peak;
   }
 
-  /// Applies the cheapest candidate plan whose predicted peak fits.
-  LogicalResult applyBudget(ModuleOp module, int64_t budget) {
+  /// A plan and the peak predicted for it.
+  using PlanPeak = std::pair<RematPlan, int64_t>;
+
+  /// Searches the candidate plans under `pipeline` (the option `option`
+  /// names): the cheapest whose
+  /// predicted peak fits `budget` in `best`, the one of the smallest peak in
+  /// `smallest` (kept if smaller than the one given).
+  LogicalResult searchPlans(ModuleOp module, StringRef option,
+                            StringRef pipeline, int64_t budget,
+                            std::optional<PlanPeak> &best,
+                            std::optional<PlanPeak> &smallest) {
     std::string errorText;
     llvm::raw_string_ostream errors(errorText);
-    FailureOr<OpPassManager> passes = predictPasses(errors);
+    FailureOr<OpPassManager> passes = parsePasses(pipeline, errors);
     if (failed(passes))
       return module.emitError()
-             << "rnn-rematerialize: bad predict-pipeline '" << predictPipeline
+             << "rnn-rematerialize: bad " << option << " '" << pipeline
              << "': " << llvm::StringRef(errorText).trim();
-    std::optional<std::pair<RematPlan, int64_t>> best, smallest;
     double bestCost = 0;
     for (const RematPlan &plan : candidatePlans(module)) {
       OwningOpRef<ModuleOp> copy = module.clone();
@@ -434,14 +446,38 @@ struct RNNRematerializePass
         bestCost = cost;
       }
     }
+    return success();
+  }
+
+  /// Applies the cheapest candidate plan whose predicted peak fits, with
+  /// the layers in sequence if only the fallback pipeline's plans fit.
+  LogicalResult applyBudget(ModuleOp module, int64_t budget) {
+    std::optional<PlanPeak> best, smallest;
+    if (failed(searchPlans(module, "predict-pipeline", predictPipeline, budget,
+                           best, smallest)))
+      return failure();
+    bool sequential = false, smallestSequential = false;
+    if (!best && !fallbackPredictPipeline.empty()) {
+      int64_t smallestPeak = smallest->second;
+      if (failed(searchPlans(module, "fallback-predict-pipeline",
+                             fallbackPredictPipeline, budget, best, smallest)))
+        return failure();
+      sequential = best.has_value();
+      smallestSequential = smallest->second < smallestPeak;
+    }
     if (!best)
       return module.emitError()
              << "rnn-rematerialize: no plan fits budget:" << budget
              << "; the smallest feasible budget is " << smallest->second
-             << " bytes (" << smallest->first.str() << ")";
+             << " bytes (" << smallest->first.str()
+             << (smallestSequential ? ", layers in sequence" : "") << ")";
     applyRematPlan(module, best->first);
     Builder b(module.getContext());
     module.walk([&](func::FuncOp func) {
+      // The whole module in sequence: one library, one way to run layers.
+      if (sequential)
+        RNNDialect::SequentialLayersAttrHelper(b.getContext())
+            .setAttr(func, b.getUnitAttr());
       bool trains = false;
       func.walk(
           [&](KernelOpInterface kernel) { trains |= kernel.isBackward(); });

@@ -4,6 +4,10 @@
 // RUN: not rnn-opt %s --pass-pipeline='builtin.module(rnn-train-to-buffers-pipeline{target=cuda remat=budget:3159 gemm-rows=3})' 2>&1 | FileCheck %s --check-prefix=TIGHT
 // RUN: rnn-opt %s --pass-pipeline='builtin.module(rnn-train-to-buffers-pipeline{target=cuda remat=budget:3200 gemm-rows=3})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=budget:3200 predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 fallback-predict-pipeline=rnn-to-buffers-pipeline{target=cuda gemm-rows=3}" | FileCheck %s --check-prefix=FALLBACK
+// RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 fallback-predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BADFALLBACK
+// RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3159 fallback-predict-pipeline=rnn-to-buffers-pipeline{target=cuda gemm-rows=3}" 2>&1 | FileCheck %s --check-prefix=TIGHTFALLBACK
+// RUN: rnn-opt %s --pass-pipeline='builtin.module(rnn-train-to-buffers-pipeline{remat=budget:4000 gemm-rows=3 wavefront=1})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMPWAVE
 
 // rnn-rematerialize's budget policy predicts peaks with the pipeline the
 // module is compiled by (`predict-pipeline`). A 1-layer LSTM with bf16
@@ -26,9 +30,22 @@
 
 // TIGHT: error: rnn-rematerialize: no plan fits budget:3159; the smallest feasible budget is 3160 bytes (none)
 
-// DUMP: rnn-rematerialize{policy=budget:3200 predict-pipeline=rnn-to-buffers-pipeline{{[{]}}{{.*}} gemm-rows=3 {{.*}}out-params=false remat=none split=false target=cuda {{.*}}}}
+// DUMP: rnn-rematerialize{fallback-predict-pipeline= policy=budget:3200 predict-pipeline=rnn-to-buffers-pipeline{{[{]}}{{.*}} gemm-rows=3 {{.*}}out-params=false remat=none split=false target=cuda {{.*}}}}
 
 // BAD: error: rnn-rematerialize: bad predict-pipeline 'no-such-pass': {{.*}}no-such-pass
+
+// `fallback-predict-pipeline` (the pipelines' own without the wavefront,
+// when they form one) is searched when no plan fits `predict-pipeline`:
+// here the cpu target's peaks do not fit, the cuda target's do, and every
+// function is marked to run its layers in sequence. A budget that fits
+// neither names the fallback's smallest.
+// FALLBACK-LABEL: func.func @lstm(
+// FALLBACK-SAME: attributes {rnn.sequential_layers}
+// FALLBACK-LABEL: func.func @lstm_grad(
+// FALLBACK-SAME: attributes {rnn.remat = "none", rnn.remat_budget = 3200 : i64, rnn.sequential_layers}
+// BADFALLBACK: error: rnn-rematerialize: bad fallback-predict-pipeline 'no-such-pass': {{.*}}no-such-pass
+// TIGHTFALLBACK: error: rnn-rematerialize: no plan fits budget:3159; the smallest feasible budget is 3160 bytes (none, layers in sequence)
+// DUMPWAVE: rnn-rematerialize{fallback-predict-pipeline=rnn-to-buffers-pipeline{{[{]}}{{.*}} wavefront=false} policy=budget:4000 predict-pipeline=rnn-to-buffers-pipeline{{[{]}}{{.*}} wavefront=true}}
 
 func.func @lstm(%x: tensor<5x3x4xf32>, %is_init: tensor<5x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>,

@@ -452,6 +452,9 @@ struct Compilation {
   /// The manifest's entry points, and the plan the remat policy chose.
   llvm::json::Object entries;
   std::string rematPlan;
+  /// Whether the library's layers run as a wavefront: --wavefront, unless
+  /// the budget fits only with them in sequence.
+  bool wavefront = false;
 };
 } // namespace
 
@@ -565,6 +568,7 @@ static void compileEntryPoints(MLIRContext &context,
   }
 
   compiled.rematPlan = remat;
+  compiled.wavefront = wavefront;
   for (auto [kind, suffix] :
        {std::pair<const char *, const char *>{"infer", ""},
         {"train", "_grad"},
@@ -576,6 +580,8 @@ static void compileEntryPoints(MLIRContext &context,
     EntryPlan plan = readEntryPlan(func, /*train=*/suffix[0] != 0);
     if (plan.remat)
       compiled.rematPlan = *plan.remat;
+    if (plan.sequentialLayers)
+      compiled.wavefront = false;
     compiled.entries[kind] = describeEntry(func, plan);
   }
 }
@@ -655,7 +661,7 @@ static void writeLibrary(llvm::Module &llvmModule,
       {"remat", remat},
       {"remat_plan", compiled.rematPlan},
       {"gemm_rows", options.getGemmRows()},
-      {"wavefront", wavefront.getValue()},
+      {"wavefront", compiled.wavefront},
       {"functions", std::move(functions)},
       {"shape", llvm::json::Object{{"T", shape.seqLen},
                                    {"B", shape.batch},

@@ -43,6 +43,8 @@ EntryPlan readEntryPlan(func::FuncOp entry, bool train) {
   }
   if (StringAttr remat = RNNDialect::RematAttrHelper(context).getAttr(entry))
     plan.remat = remat.getValue().str();
+  plan.sequentialLayers =
+      RNNDialect::SequentialLayersAttrHelper(context).isAttrPresent(entry);
   return plan;
 }
 

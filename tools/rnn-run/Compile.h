@@ -44,6 +44,9 @@ struct EntryPlan {
   std::optional<std::vector<SavedRegion>> saved;
   /// The remat plan the compiler chose (a budget's choice), if recorded.
   std::optional<std::string> remat;
+  /// Whether the budget fits only with the layers in sequence, so that the
+  /// compiler formed no wavefront (rnn.sequential_layers).
+  bool sequentialLayers = false;
 };
 
 /// The plan of `entry`, a training function if `train`.

@@ -718,6 +718,8 @@ private:
   std::optional<mlir::rnn::PhaseBytes> plannedPhases;
   std::optional<int64_t> arenaBytes;
   std::string rematPlan;
+  /// --wavefront, and the budget fits only with the layers in sequence.
+  bool layersInSequence = false;
   int64_t gemmBlock = 0;
 
   std::unique_ptr<JitFunction> function;
@@ -848,6 +850,7 @@ void RunSession::planMemory() {
 
   // The plan the remat policy chose (the policy itself unless a budget).
   rematPlan = plan.remat.value_or(train ? remat.getValue() : "none");
+  layersInSequence = wavefront && plan.sequentialLayers;
   gemmBlock = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch,
                                         pipelineOptions.getGemmRows());
 }
@@ -1006,6 +1009,7 @@ int RunSession::printFigures() {
         {"mode", mode},
         {"remat", remat},
         {"remat_plan", rematPlan},
+        {"wavefront", wavefront && !layersInSequence},
         {"cell", cellName},
         {"shape", llvm::json::Object{{"T", shape.seqLen},
                                      {"B", shape.batch},
@@ -1054,6 +1058,9 @@ int RunSession::printFigures() {
                                 shape.layers);
   if (train)
     llvm::outs() << ", remat " << rematPlan;
+  if (layersInSequence)
+    llvm::outs() << ", layers in sequence (the wavefront does not fit the "
+                    "budget)";
   llvm::outs() << "\n";
   llvm::outs() << llvm::formatv(
       "  step   {0:f3} ms median ({1:f3} .. {2:f3}) over {3} iters; "

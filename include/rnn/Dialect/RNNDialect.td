@@ -30,8 +30,11 @@ def RNN_Dialect : Dialect {
   // helpers (RNNDialect::<Name>AttrHelper): the names PyTorch gives arrays
   // and the layer (on arguments and results), what lowering records for the
   // memory report (buffer role, kernel, layer), the remat plan, and the
-  // memory plan's figures (rnn-plan-memory, rnn-split-training), and on a
-  // kernel's argument that the kernel writes it (rnn-read-only-kernel-args).
+  // memory plan's figures (rnn-plan-memory, rnn-split-training), on a
+  // kernel's argument that the kernel writes it (rnn-read-only-kernel-args),
+  // and on the functions of a module whose budget fits only with the layers
+  // in sequence (rnn-rematerialize; convert-rnn-to-loops forms no wavefront
+  // there).
   let discardableAttrs = (ins
     "::mlir::StringAttr":$name,
     "::mlir::IntegerAttr":$layer,
@@ -39,6 +42,7 @@ def RNN_Dialect : Dialect {
     "::mlir::StringAttr":$kernel,
     "::mlir::StringAttr":$remat,
     "::mlir::IntegerAttr":$remat_budget,
+    "::mlir::UnitAttr":$sequential_layers,
     "::mlir::IntegerAttr":$offset,
     "::mlir::IntegerAttr":$arena_bytes,
     "::mlir::IntegerAttr":$predicted_peak_bytes,

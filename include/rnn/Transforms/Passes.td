@@ -141,6 +141,13 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
     it decides the same. The functions whose peak counts are those the
     planner finds a backward phase in (`rnn.predicted_bwd_peak_bytes`).
 
+    With `fallback-predict-pipeline` (the pipelines set it to their own
+    pipeline without the wavefront when they form one), a budget that no
+    plan fits under `predict-pipeline` is searched again under it; a plan
+    found there marks every function of the module `rnn.sequential_layers`,
+    and convert-rnn-to-loops runs their layers in sequence: the budget
+    holds, the wavefront gives way.
+
     The training function records the plan as `rnn.remat = "chunk:8"` (and
     `rnn.remat_budget` under a budget); the memory report prints it.
   }];
@@ -150,7 +157,11 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
     Option<"predictPipeline", "predict-pipeline", "std::string",
            /*default=*/"\"rnn-to-buffers-pipeline\"",
            "The module pipeline, down to the memory plan, whose peak the "
-           "budget policy compares with the budget">
+           "budget policy compares with the budget">,
+    Option<"fallbackPredictPipeline", "fallback-predict-pipeline",
+           "std::string", /*default=*/"",
+           "The predict pipeline with the layers in sequence, searched when "
+           "no plan fits under predict-pipeline (default: none)">
   ];
   let dependentDialects = ["tensor::TensorDialect"];
 }

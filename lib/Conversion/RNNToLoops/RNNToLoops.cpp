@@ -338,7 +338,10 @@ struct ConvertRNNToLoopsPass
     llvm::DenseMap<Operation *, LanePlace> places;
     for (auto function : module.getOps<FunctionOpInterface>()) {
       int64_t nextSlot = 0;
-      if (wavefronts && !function.isExternal())
+      // A budget that fits only with the layers in sequence
+      // (rnn-rematerialize's fallback).
+      if (wavefronts && !function.isExternal() &&
+          !RNNDialect::SequentialLayersAttrHelper(ctx).isAttrPresent(function))
         formWavefronts(function.getFunctionBody().front(), places, nextSlot);
     }
     RewritePatternSet patterns(ctx);
