@@ -411,9 +411,9 @@ struct RNNRematerializePass
   using PlanPeak = std::pair<RematPlan, int64_t>;
 
   /// Searches the candidate plans under `pipeline` (the option `option`
-  /// names): the cheapest whose
-  /// predicted peak fits `budget` in `best`, the one of the smallest peak in
-  /// `smallest` (kept if smaller than the one given).
+  /// names): the cheapest whose predicted peak fits `budget` in `best`, the
+  /// one of the smallest peak in `smallest` (kept if smaller than the one
+  /// given).
   LogicalResult searchPlans(ModuleOp module, StringRef option,
                             StringRef pipeline, int64_t budget,
                             std::optional<PlanPeak> &best,

@@ -8,10 +8,9 @@ Usage:
 
 Each case is rnn-compile with random flags: a preset (cell, T, B, I, H, L,
 remat, target, chip, dtype, storage, dropout, reset-to, gemm-rows,
-wavefront; values drawn from
-sensible ones, boundary ones and nonsense) or a model file, a seed of
-tools/fuzz/fuzz-mlir.py's corpus mutated by its mutators, with or without
---entry. Every case gets a fresh output directory that does not exist yet.
+wavefront; values drawn from sensible ones, boundary ones and nonsense) or
+a model file, a seed of tools/fuzz/fuzz-mlir.py's corpus mutated by its
+mutators, with or without --entry. Every case gets a fresh output directory that does not exist yet.
 A library that compiles for the cpu target (and whose buffers come to at
 most 64 MiB) is then called, in a child process, through each of its four
 C entry points with the manifest's argument list: buffers of the listed
