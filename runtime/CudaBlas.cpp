@@ -12,10 +12,16 @@
 // Why: as on the CPU, the GEMMs carry most of an LSTM/GRU step and a vendor
 // library beats generated code. cuBLAS is column-major; GemmPlan.h turns the
 // row-major memref call into the equivalent column-major one (operands
-// swapped), the same planner the CPU entry point uses. cuBLAS gets a
-// preallocated workspace so that no allocation happens inside a captured
-// graph; like the library itself, the workspace is not program memory and
-// is not accounted.
+// swapped), the same planner the CPU entry point uses. An eager GEMM gets
+// the workspace of its stream (the runtime's, a library caller's, a
+// wavefront's lanes: CudaLanes.cpp), allocated at the stream's first eager
+// GEMM; a GEMM captured in a graph that may run beside other work gets
+// none (see readyBlas): GEMMs that may run at once never share a workspace
+// (cuBLAS's default pool would be shared by every stream and graph) and a
+// capture allocates nothing. cublasSetStream drops the
+// workspace, so it is set again after every change of stream. Like the
+// library itself, the workspaces are not program memory and are not
+// accounted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +37,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <glob.h>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -73,8 +80,13 @@ struct BlasState {
   cublasHandle_t handle = nullptr;
   /// The math mode last set on the handle.
   bool tf32 = false;
-  /// The stream last set on the handle.
+  /// The stream and the workspace (0: none) last set on the handle.
   CUstream stream = nullptr;
+  CUdeviceptr workspace = 0;
+  /// Each stream's workspace (kWorkspaceBytes): the runtime stream's made
+  /// with the handle, the others' at their first eager GEMM. Kept as long
+  /// as the handle.
+  std::map<CUstream, CUdeviceptr> workspaces;
 };
 
 /// Intentionally leaked, like the driver's state (CudaDriver.cpp).
@@ -199,6 +211,8 @@ std::string startBlas(CudaState &cuda, BlasState &blas) {
     cuda.api.cuMemFree(workspace);
     return "cuBLAS setup failed: " + statusText(blas.api, st);
   }
+  blas.workspaces[cuda.stream] = workspace;
+  blas.workspace = workspace;
   return "";
 }
 
@@ -278,17 +292,49 @@ BlasState *readyBlas(const char *entry) {
     }
     blas->tf32 = tf32;
   }
-  // A library call runs on its caller's stream.
+  // A library call runs on its caller's stream; a wavefront's layers on
+  // their lanes' streams. Eager GEMMs use their stream's workspace, and so
+  // do those of the runtime's own step graph (replayed on its stream only,
+  // never beside eager work). Those of any other capture (a library call's
+  // replay, the caller's graph) use none: such a graph may run beside eager
+  // work or another graph. A capture allocates nothing.
   CUstream stream = currentStream(*cuda);
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!check(*cuda, cuda->api.cuStreamIsCapturing(stream, &capture), entry))
+    return nullptr;
+  CUdeviceptr workspace = 0;
+  if (capture == CU_STREAM_CAPTURE_STATUS_NONE && !cuda->capturing) {
+    CUdeviceptr &made = blas->workspaces[stream];
+    if (!made &&
+        !check(*cuda, cuda->api.cuMemAlloc(&made, kWorkspaceBytes), entry))
+      return nullptr;
+    workspace = made;
+  } else if (cuda->capturing) {
+    auto found = blas->workspaces.find(stream);
+    workspace = found == blas->workspaces.end() ? 0 : found->second;
+  }
+  if (stream == blas->stream && workspace == blas->workspace)
+    return blas;
   if (stream != blas->stream) {
     cublasStatus_t st = blas->api.cublasSetStream(blas->handle, stream);
     if (st != CUBLAS_STATUS_SUCCESS) {
+      blas->stream = nullptr;
       recordError(std::string(entry) +
                   ": cublasSetStream: " + statusText(blas->api, st));
       return nullptr;
     }
     blas->stream = stream;
   }
+  cublasStatus_t st = blas->api.cublasSetWorkspace(
+      blas->handle, reinterpret_cast<void *>(workspace),
+      workspace ? kWorkspaceBytes : 0);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    blas->stream = nullptr;
+    recordError(std::string(entry) +
+                ": cublasSetWorkspace: " + statusText(blas->api, st));
+    return nullptr;
+  }
+  blas->workspace = workspace;
   return blas;
 }
 

@@ -13,10 +13,11 @@ Each scenario runs in a child process, since the device writes its report
     caller's non-blocking stream with buffers from cuMemAlloc returns 0,
     and leaves the caller's current context as it was (none);
     the library never waits for the stream and allocates nothing but
-    cuBLAS's workspace; its work is on the caller's stream only, or, with
+    cuBLAS's workspaces (one per stream it runs GEMMs on, none in a
+    capture); its work is on the caller's stream only, or, with
     --wavefront, on one stream per layer (a lane per further layer), and
-    its lanes' streams and events are destroyed without error at exit; no kernel argument or GEMM operand falls outside
-    the caller's buffers;
+    its lanes' streams and events are destroyed without error at exit; no
+    kernel argument or GEMM operand falls outside the caller's buffers;
   * capture: fwd and bwd called eagerly, then again while the caller
     captures its stream: the capture holds exactly the eager work, kernel
     for kernel and GEMM for GEMM, and the graph replays it;
@@ -30,8 +31,9 @@ Each scenario runs in a child process, since the device writes its report
     negative count is refused with a message;
   * race: the device's check of the order between streams reports a set
     and a copy on two streams with no event between them (and not once
-    an event orders them), and a read on another stream of what a
-    replayed call wrote;
+    an event orders them), a read on another stream of what a replayed
+    call wrote, and two GEMMs on unordered streams sharing a cuBLAS
+    workspace; it refuses a GEMM on cuBLAS's default workspace pool;
   * read-only: a kernel whose signature loads an argument as read-only
     data launches on buffers apart, and is refused where a buffer it
     writes overlaps that one;
@@ -276,6 +278,34 @@ def child(mode, nullcuda, directory):
             out["rc"] = [library.call("fwd", buffers["fwd"], stream)]
         written = library.written("fwd", buffers["fwd"])
         device.copy(device.alloc(written[1], 0), *written, other)
+        # cuBLAS: GEMMs on two unordered streams that share the handle's
+        # workspace race on it; one after cublasSetStream without a
+        # workspace set (cuBLAS's default pool) is refused.
+        blas = device.cu
+        handle = ctypes.c_void_p()
+        device.check(blas.cublasCreate_v2(ctypes.byref(handle)),
+                     "cublasCreate")
+        workspace = device.alloc(1024, 0)
+        one, zero = ctypes.c_float(1), ctypes.c_float(0)
+        matrices = [device.alloc(64, 0) for _ in range(4)]
+
+        def sgemm(on, c):
+            blas.cublasSgemm_v2(
+                handle, 0, 0, 4, 4, 4, ctypes.byref(one),
+                ctypes.c_void_p(matrices[0]), 4,
+                ctypes.c_void_p(matrices[1]), 4, ctypes.byref(zero),
+                ctypes.c_void_p(c), 4)
+
+        for on, c in ((stream, matrices[2]), (other, matrices[3])):
+            device.check(blas.cublasSetStream_v2(handle, on),
+                         "cublasSetStream")
+            device.check(blas.cublasSetWorkspace_v2(
+                handle, ctypes.c_void_p(workspace), ctypes.c_size_t(1024)),
+                "cublasSetWorkspace")
+            sgemm(on, c)
+        device.check(blas.cublasSetStream_v2(handle, stream),
+                     "cublasSetStream")
+        sgemm(stream, matrices[2])
         out["own_allocations"] = device.allocations
     elif mode == "read-only":
         # A kernel whose signature says it loads argument 0 as read-only
@@ -419,10 +449,13 @@ def main(argv):
         expect(seen["syncs"] == did["own_syncs"],
                f"{mode}: {seen['syncs'] - did['own_syncs']} synchronizations "
                f"by the library")
-        expect(seen["allocs"] == did["own_allocations"] + 1,
-               f"{mode}: {seen['allocs'] - did['own_allocations']} "
-               f"allocations by the library (expected cuBLAS's workspace "
-               f"only)")
+        # cuBLAS's workspaces: the runtime stream's, made with the handle,
+        # and one per stream the library runs GEMMs on outside a capture.
+        extra = seen["allocs"] - did["own_allocations"]
+        expect(2 <= extra <= 1 + seen["work_streams"],
+               f"{mode}: {extra} allocations by the library (expected "
+               f"cuBLAS's workspaces only: 1 + one per stream, at most "
+               f"{1 + seen['work_streams']})")
         expect(seen["launches"] > 0 and seen["gemms"] > 0,
                f"{mode}: no work issued")
         expect(not stderr.strip(), f"{mode}: stderr: {stderr.strip()}")
@@ -459,7 +492,7 @@ def main(argv):
     print("device:", seen)
     races = [line for line in stderr.splitlines()
              if "with no event or synchronization ordering the two" in line]
-    expect(len(races) == 3 and seen["violations"] == 3,
+    expect(len(races) == 4 and seen["violations"] == 5,
            f"race: {seen['violations']} violations, races reported: "
            f"{races}")
     expect(any("cuMemcpyAsync on stream" in r and "cuMemsetD32Async on "
@@ -470,9 +503,14 @@ def main(argv):
            "bytes [" in races[1],
            f"race: the second report does not name the two sets' bytes: "
            f"{races[1:2]}")
-    expect(any("cuGraphLaunch: kernel" in r for r in races[2:]),
+    expect(any("cuGraphLaunch: kernel" in r for r in races[2:3]),
            f"race: the third report does not name the graph's kernel: "
-           f"{races[2:]}")
+           f"{races[2:3]}")
+    expect(len(races) > 3 and races[3].count("(its workspace)") == 2,
+           f"race: the fourth report does not name the shared workspace: "
+           f"{races[3:]}")
+    expect("cublasSgemm: no workspace on stream" in stderr,
+           "race: a GEMM on cuBLAS's default workspace pool was not refused")
 
     # The device checks what a signature claims of read-only arguments.
     did, seen, stderr = run_child("read-only", nullcuda, directory, tmp)

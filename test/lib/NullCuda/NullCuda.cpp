@@ -138,6 +138,11 @@ struct GemmCall {
   float *c;
   int ldc;
   bool bf16 = false;
+  /// The handle's workspace when the call was made (cublasSetWorkspace;
+  /// 0 if set to none), and whether one was set since cublasSetStream.
+  uintptr_t workspace = 0;
+  size_t workspaceBytes = 0;
+  bool workspaceSet = false;
 };
 
 enum class NodeKind { Kernel, Copy, Set, EventRecord, Gemm };
@@ -228,6 +233,9 @@ struct cublasContext {
   CUstream stream = nullptr;
   uintptr_t workspace = 0;
   size_t workspaceBytes = 0;
+  /// Whether cublasSetWorkspace was called since cublasSetStream (else the
+  /// handle uses cuBLAS's default pool).
+  bool workspaceSet = false;
   cublasMath_t mathMode = CUBLAS_DEFAULT_MATH;
 };
 
@@ -807,7 +815,9 @@ std::array<GemmOperand, 3> gemmOperands(const GemmCall &g) {
        {"C", g.c, matrixBytes(g.m, g.n, g.ldc, sizeof(float))}}};
 }
 
-/// Checks the order of a GEMM on `stream`: A and B read, C written.
+/// Checks the order of a GEMM on `stream`: A and B read, C and the
+/// handle's workspace written (cuBLAS may use all of it: two GEMMs that
+/// share a workspace on unordered streams race).
 void gemmAccesses(CUstream stream, const GemmCall &g, const std::string &what) {
   const void *key = beginOperation(stream);
   for (const GemmOperand &operand : gemmOperands(g)) {
@@ -815,6 +825,8 @@ void gemmAccesses(CUstream stream, const GemmCall &g, const std::string &what) {
     access(key, p, p + operand.bytes,
            /*write=*/operand.name == std::string("C"), what);
   }
+  access(key, g.workspace, g.workspace + g.workspaceBytes, /*write=*/true,
+         what + " (its workspace)");
 }
 
 /// Checks the `bytes` at `p` that a copy or a set touches. A pointer into a
@@ -1358,11 +1370,19 @@ cublasStatus_t checkGemmOperands(const std::string &entry, const GemmCall &g) {
                                std::to_string(operand.bytes) + ") overrun " +
                                describe(*allocation));
   }
-  cublasContext *h = g.handle;
-  if (h->workspace && !findAllocation(h->workspace))
+  // cuBLAS's default workspace pool may allocate inside a capture and is
+  // shared by every stream of the handle: a caller must set its own (or
+  // none, size 0) after each cublasSetStream, which drops it.
+  if (!g.workspaceSet)
+    return blasViolation(CUBLAS_STATUS_INVALID_VALUE,
+                         entry + ": no workspace on stream " +
+                             hex(g.handle->stream) +
+                             " (cublasSetStream resets it to the default "
+                             "pool; call cublasSetWorkspace after it)");
+  if (g.workspace && !findAllocation(g.workspace))
     return blasViolation(CUBLAS_STATUS_INVALID_VALUE,
                          entry + ": the handle's workspace " +
-                             hex(h->workspace) + " was freed");
+                             hex(g.workspace) + " was freed");
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -1947,9 +1967,12 @@ cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus) {
   if (!state().streams.count(hStream))
     return fail(CUDA_ERROR_INVALID_HANDLE,
                 entry + ": unknown stream " + hex(hStream));
-  if (hStream->capturing)
-    *captureStatus = hStream->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
-                                          : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  // A stream that joined a capture (by waiting for an event recorded in
+  // it) captures too, as with the driver.
+  CUstream_st *origin = hStream->capturing ? hStream : hStream->joined;
+  if (origin)
+    *captureStatus = origin->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                         : CU_STREAM_CAPTURE_STATUS_ACTIVE;
   return CUDA_SUCCESS;
 }
 
@@ -2412,6 +2435,7 @@ cublasSetStream(cublasHandle_t handle, cudaStream_t streamId) {
   // As documented for cuBLAS, setting the stream drops a user workspace.
   handle->workspace = 0;
   handle->workspaceBytes = 0;
+  handle->workspaceSet = false;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -2437,6 +2461,7 @@ NULLCUDA_EXPORT cublasStatus_t CUBLASWINAPI cublasSetWorkspace(
   }
   handle->workspace = workspaceSizeInBytes > 0 ? p : 0;
   handle->workspaceBytes = workspaceSizeInBytes;
+  handle->workspaceSet = true;
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -2534,6 +2559,9 @@ cublasStatus_t gemm(const std::string &entry, GemmCall g, const float *alpha,
   }
   g.alpha = *alpha;
   g.beta = *beta;
+  g.workspace = g.handle->workspace;
+  g.workspaceBytes = g.handle->workspaceBytes;
+  g.workspaceSet = g.handle->workspaceSet;
   CUstream_st *capture = nullptr;
   if (routeWork(entry, g.handle->stream, capture) != CUDA_SUCCESS)
     return CUBLAS_STATUS_EXECUTION_FAILED;
