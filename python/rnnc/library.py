@@ -403,13 +403,7 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
              wavefront=False):
     """A request, compile_model's arguments but the device, checked."""
     _check(cell, target, dtype, reset_to, storage)
-    if isinstance(gemm_rows, bool) or not isinstance(gemm_rows, int) or \
-            not 0 <= gemm_rows < 2 ** 63:
-        raise RNNCError(f"gemm_rows must be an int >= 0 (0: the target's "
-                        f"default), got {gemm_rows!r}")
-    if not isinstance(wavefront, bool):
-        raise RNNCError(f"wavefront must be True or False, got "
-                        f"{wavefront!r}")
+    _check_schedule(gemm_rows, wavefront)
     try:
         sizes = [operator.index(n) for n in (seq_len, batch, input_size,
                                               hidden_size, layers)]
@@ -443,6 +437,18 @@ def _check(cell, target, dtype, reset_to, storage):
                         f"'bf16')")
     if storage and dtype != "float32":
         raise RNNCError(f"bf16 storage needs float32 parameters, got {dtype}")
+
+
+def _check_schedule(gemm_rows, wavefront):
+    """An RNNCError for GEMM block rows or a wavefront flag rnn-compile
+    would refuse."""
+    if isinstance(gemm_rows, bool) or not isinstance(gemm_rows, int) or \
+            not 0 <= gemm_rows < 2 ** 63:
+        raise RNNCError(f"gemm_rows must be an int >= 0 (0: the target's "
+                        f"default), got {gemm_rows!r}")
+    if not isinstance(wavefront, bool):
+        raise RNNCError(f"wavefront must be True or False, got "
+                        f"{wavefront!r}")
 
 
 def _request_hash(request):

@@ -89,7 +89,7 @@ import torch
 from torch import nn
 from torch._subclasses.functional_tensor import FunctionalTensor
 
-from .library import RNNCError, _used, compile_model
+from .library import RNNCError, _check_schedule, _used, compile_model
 
 __all__ = ["LSTM", "CIFG", "GRU", "MGU", "RNNCError", "set_graph_replay"]
 
@@ -785,13 +785,7 @@ class _RNNBase(nn.Module):
         if storage not in (None, "bf16"):
             raise RNNCError(f"storage must be None or 'bf16', got "
                             f"{storage!r}")
-        if isinstance(gemm_rows, bool) or not isinstance(gemm_rows, int) or \
-                not 0 <= gemm_rows < 2 ** 63:
-            raise RNNCError(f"gemm_rows must be an int >= 0 (0: the "
-                            f"target's default), got {gemm_rows!r}")
-        if not isinstance(wavefront, bool):
-            raise RNNCError(f"wavefront must be True or False, got "
-                            f"{wavefront!r}")
+        _check_schedule(gemm_rows, wavefront)
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers

@@ -96,16 +96,7 @@ static cl::opt<std::string>
            cl::desc("Target: cpu | cuda (PTX kernels embedded in the "
                     "library, run on the caller's stream) (default cpu)"),
            cl::cat(category));
-static cl::opt<long long>
-    gemmRows("gemm-rows", cl::init(0),
-             cl::desc("Rows the GEMM blocks aim for (0: the target's "
-                      "default; see rnn-opt's gemm-rows)"),
-             cl::cat(category));
-static cl::opt<bool> wavefront("wavefront", cl::init(false),
-                               cl::desc("Run the layers as a wavefront, "
-                                        "each on a stream of its own, block "
-                                        "by block (cpu: in program order)"),
-                               cl::cat(category));
+static ScheduleFlags schedule(category);
 static cl::opt<std::string>
     chip("chip", cl::init("sm_90"),
          cl::desc("GPU chip the PTX is compiled for (--target=cuda; the "
@@ -508,8 +499,7 @@ static void checkFlags(MLIRContext &context) {
 static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.remat = remat;
   options.target = target;
-  options.gemmRows = gemmRows;
-  options.wavefront = wavefront;
+  schedule.apply(options);
   options.outParams = true;
   options.split = true;
   options.arena = true;
@@ -568,7 +558,7 @@ static void compileEntryPoints(MLIRContext &context,
   }
 
   compiled.rematPlan = remat;
-  compiled.wavefront = wavefront;
+  compiled.wavefront = schedule.wavefront;
   for (auto [kind, suffix] :
        {std::pair<const char *, const char *>{"infer", ""},
         {"train", "_grad"},

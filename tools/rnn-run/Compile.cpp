@@ -13,6 +13,22 @@ using mlir::rnn::RNNDialect;
 namespace rnn {
 namespace run {
 
+ScheduleFlags::ScheduleFlags(llvm::cl::OptionCategory &category)
+    : gemmRows("gemm-rows", llvm::cl::init(0),
+               llvm::cl::desc("Rows the GEMM blocks aim for (0: the target's "
+                              "default; see rnn-opt's gemm-rows)"),
+               llvm::cl::cat(category)),
+      wavefront("wavefront", llvm::cl::init(false),
+                llvm::cl::desc("Run the layers as a wavefront, each on a "
+                               "stream of its own, block by block (cpu: in "
+                               "program order)"),
+                llvm::cl::cat(category)) {}
+
+void ScheduleFlags::apply(mlir::rnn::PipelineOptions &options) const {
+  options.gemmRows = gemmRows.getValue();
+  options.wavefront = wavefront.getValue();
+}
+
 EntryPlan readEntryPlan(func::FuncOp entry, bool train) {
   MLIRContext *context = entry.getContext();
   auto planned = [&](auto helper) -> std::optional<int64_t> {

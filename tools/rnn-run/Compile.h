@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <optional>
 #include <string>
@@ -32,6 +33,18 @@ struct SavedRegion {
 
 /// The memory plan of a compiled entry point, as rnn-plan-memory and
 /// rnn-split-training leave it on the function.
+/// The flags of both tools that schedule the compiled step: the rows the
+/// GEMM blocks aim for and the layers as a wavefront.
+struct ScheduleFlags {
+  explicit ScheduleFlags(llvm::cl::OptionCategory &category);
+
+  llvm::cl::opt<long long> gemmRows;
+  llvm::cl::opt<bool> wavefront;
+
+  /// Sets them in `options`.
+  void apply(mlir::rnn::PipelineOptions &options) const;
+};
+
 struct EntryPlan {
   /// The predicted peak; the arena's size (arena=1); the saved region's
   /// size (the forward entry point of a split training function).

@@ -91,11 +91,6 @@ static cl::opt<bool> tf32("tf32", cl::init(false),
                           cl::desc("Let cuBLAS use TF32 tensor cores "
                                    "(--target=cuda)"),
                           cl::cat(category));
-static cl::opt<bool> wavefront("wavefront", cl::init(false),
-                               cl::desc("Run the layers as a wavefront, "
-                                        "each on a stream of its own, block "
-                                        "by block (cpu: in program order)"),
-                               cl::cat(category));
 static cl::opt<bool> arena("arena", cl::init(false),
                            cl::desc("Place the program's buffers in one "
                                     "planned arena allocated before the "
@@ -168,11 +163,7 @@ static cl::opt<std::string>
     emit("emit", cl::init(""),
          cl::desc("mlir | ptx: print and exit (default: run)"),
          cl::cat(category));
-static cl::opt<long long>
-    gemmRows("gemm-rows", cl::init(0),
-             cl::desc("Rows the GEMM blocks aim for (0: the target's "
-                      "default; see rnn-opt's gemm-rows)"),
-             cl::cat(category));
+static ScheduleFlags schedule(category);
 static cl::opt<long long> threads("blas-threads", cl::init(1),
                                   cl::desc("BLAS threads (default 1, at most "
                                            "the machine's hardware threads)"),
@@ -209,8 +200,7 @@ static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
 static void selectPipelineOptions(mlir::rnn::PipelineOptions &options) {
   options.remat = remat;
   options.target = target;
-  options.gemmRows = gemmRows;
-  options.wavefront = wavefront;
+  schedule.apply(options);
   // On the GPU the buffers come from the arena unless asked otherwise: a
   // step then allocates nothing, and a replayed graph cannot repeat
   // allocations anyway.
@@ -850,7 +840,7 @@ void RunSession::planMemory() {
 
   // The plan the remat policy chose (the policy itself unless a budget).
   rematPlan = plan.remat.value_or(train ? remat.getValue() : "none");
-  layersInSequence = wavefront && plan.sequentialLayers;
+  layersInSequence = schedule.wavefront && plan.sequentialLayers;
   gemmBlock = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch,
                                         pipelineOptions.getGemmRows());
 }
@@ -1009,7 +999,7 @@ int RunSession::printFigures() {
         {"mode", mode},
         {"remat", remat},
         {"remat_plan", rematPlan},
-        {"wavefront", wavefront && !layersInSequence},
+        {"wavefront", schedule.wavefront && !layersInSequence},
         {"cell", cellName},
         {"shape", llvm::json::Object{{"T", shape.seqLen},
                                      {"B", shape.batch},
