@@ -28,8 +28,9 @@ request (cell, shape, remat, dtype, dropout, resets, storage, target,
 chip, GEMM block rows and wavefront); `<compiler>` is 16 hex digits of the
 sha256 of the contents of `rnn-compile` and of the runtime archives it
 links, so the same compiler at another path (a cache filled in a build
-image, used on a training node) finds the same entries. `rnnc-entry.json` records the request and what
-the compiler's identity was computed from. The rule that chooses an entry:
+image, used on a training node) finds the same entries. `rnnc-entry.json`
+records the request and what the compiler's identity was computed from.
+The rule that chooses an entry:
 
 * with a compiler found, only the entry that compiler wrote serves (it is
   compiled when missing), so a library never comes from another build;
