@@ -18,10 +18,9 @@
 // GEMM; a GEMM captured in a graph that may run beside other work gets
 // none (see readyBlas): GEMMs that may run at once never share a workspace
 // (cuBLAS's default pool would be shared by every stream and graph) and a
-// capture allocates nothing. cublasSetStream drops the
-// workspace, so it is set again after every change of stream. Like the
-// library itself, the workspaces are not program memory and are not
-// accounted.
+// capture allocates nothing. cublasSetStream drops the workspace, so it is
+// set again after every change of stream. Like the library itself, the
+// workspaces are not program memory and are not accounted.
 //
 //===----------------------------------------------------------------------===//
 
