@@ -314,25 +314,24 @@ BlasState *readyBlas(const char *entry) {
   }
   if (stream == blas->stream && workspace == blas->workspace)
     return blas;
-  if (stream != blas->stream) {
-    cublasStatus_t st = blas->api.cublasSetStream(blas->handle, stream);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-      blas->stream = nullptr;
-      recordError(std::string(entry) +
-                  ": cublasSetStream: " + statusText(blas->api, st));
-      return nullptr;
-    }
-    blas->stream = stream;
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  const char *call = "cublasSetStream";
+  if (stream != blas->stream)
+    st = blas->api.cublasSetStream(blas->handle, stream);
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    call = "cublasSetWorkspace";
+    st = blas->api.cublasSetWorkspace(blas->handle,
+                                      reinterpret_cast<void *>(workspace),
+                                      workspace ? kWorkspaceBytes : 0);
   }
-  cublasStatus_t st = blas->api.cublasSetWorkspace(
-      blas->handle, reinterpret_cast<void *>(workspace),
-      workspace ? kWorkspaceBytes : 0);
   if (st != CUBLAS_STATUS_SUCCESS) {
+    // The handle's stream and workspace are unknown: set both next time.
     blas->stream = nullptr;
-    recordError(std::string(entry) +
-                ": cublasSetWorkspace: " + statusText(blas->api, st));
+    recordError(std::string(entry) + ": " + call + ": " +
+                statusText(blas->api, st));
     return nullptr;
   }
+  blas->stream = stream;
   blas->workspace = workspace;
   return blas;
 }

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace mlir {
 namespace rnn {
@@ -27,17 +28,9 @@ using namespace mlir;
 
 namespace {
 
-bool isBF16(Type type) {
-  if (auto vector = dyn_cast<VectorType>(type))
-    type = vector.getElementType();
-  return type.isBF16();
-}
+bool isBF16(Type type) { return getElementTypeOrSelf(type).isBF16(); }
 
-bool isI16(Type type) {
-  if (auto vector = dyn_cast<VectorType>(type))
-    type = vector.getElementType();
-  return type.isInteger(16);
-}
+bool isI16(Type type) { return getElementTypeOrSelf(type).isInteger(16); }
 
 /// `load` reads bf16 that every user bitcasts to i16 of the same shape:
 /// load the i16 instead.
