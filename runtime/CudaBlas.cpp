@@ -20,7 +20,10 @@
 // (cuBLAS's default pool would be shared by every stream and graph) and a
 // capture allocates nothing. cublasSetStream drops the workspace, so it is
 // set again after every change of stream. Like the library itself, the
-// workspaces are not program memory and are not accounted.
+// workspaces are not program memory and are not accounted. The handle is
+// one per process and holds a stream and a workspace, so a GEMM holds it
+// locked from setting them to enqueueing (threads may call at once, each on
+// its own stream).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +79,9 @@ struct BlasApi {
 /// The loaded library and its handle, bound to the runtime's stream.
 struct BlasState {
   BlasApi api;
+  /// Guards everything below, held by a GEMM from readyBlas until it is
+  /// enqueued (BlasCall).
+  std::mutex mutex;
   cublasHandle_t handle = nullptr;
   /// The math mode last set on the handle.
   bool tf32 = false;
@@ -255,13 +261,23 @@ std::string rnn::runtime::cuda::gemmBackend() {
 
 namespace {
 
+/// cuBLAS's handle for one GEMM, locked until the BlasCall is destroyed
+/// (after the GEMM is enqueued): another thread's GEMM would set its own
+/// stream and workspace on the shared handle.
+struct BlasCall {
+  BlasState *blas = nullptr;
+  std::unique_lock<std::mutex> lock;
+  explicit operator bool() const { return blas != nullptr; }
+  BlasState *operator->() const { return blas; }
+};
+
 /// The cuBLAS handle ready for a GEMM of entry point `entry` on the
 /// caller's stream, in the requested math mode; null with the error
 /// recorded.
-BlasState *readyBlas(const char *entry) {
+BlasCall readyBlas(const char *entry) {
   CudaState *cuda = acquire(entry);
   if (!cuda)
-    return nullptr;
+    return {};
   BlasGlobals &g = blasGlobals();
   BlasState *blas = g.ready.load(std::memory_order_acquire);
   if (!blas) {
@@ -271,15 +287,16 @@ BlasState *readyBlas(const char *entry) {
       recordError(std::string(entry) +
                   ": cuBLAS is not initialized; call initializeBlas() before "
                   "capturing a graph");
-      return nullptr;
+      return {};
     }
     std::string error = initializeBlas();
     if (!error.empty()) {
       recordError(std::string(entry) + ": " + error);
-      return nullptr;
+      return {};
     }
     blas = g.ready.load(std::memory_order_acquire);
   }
+  std::unique_lock<std::mutex> lock(blas->mutex);
   bool tf32 = g.tf32Requested;
   if (tf32 != blas->tf32) {
     cublasStatus_t st = blas->api.cublasSetMathMode(
@@ -287,7 +304,7 @@ BlasState *readyBlas(const char *entry) {
     if (st != CUBLAS_STATUS_SUCCESS) {
       recordError(std::string(entry) +
                   ": cublasSetMathMode: " + statusText(blas->api, st));
-      return nullptr;
+      return {};
     }
     blas->tf32 = tf32;
   }
@@ -300,20 +317,20 @@ BlasState *readyBlas(const char *entry) {
   CUstream stream = currentStream(*cuda);
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   if (!check(*cuda, cuda->api.cuStreamIsCapturing(stream, &capture), entry))
-    return nullptr;
+    return {};
   CUdeviceptr workspace = 0;
   if (capture == CU_STREAM_CAPTURE_STATUS_NONE && !cuda->capturing) {
     CUdeviceptr &made = blas->workspaces[stream];
     if (!made &&
         !check(*cuda, cuda->api.cuMemAlloc(&made, kWorkspaceBytes), entry))
-      return nullptr;
+      return {};
     workspace = made;
   } else if (cuda->capturing) {
     auto found = blas->workspaces.find(stream);
     workspace = found == blas->workspaces.end() ? 0 : found->second;
   }
   if (stream == blas->stream && workspace == blas->workspace)
-    return blas;
+    return {blas, std::move(lock)};
   cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
   const char *call = "cublasSetStream";
   if (stream != blas->stream)
@@ -329,11 +346,11 @@ BlasState *readyBlas(const char *entry) {
     blas->stream = nullptr;
     recordError(std::string(entry) + ": " + call + ": " +
                 statusText(blas->api, st));
-    return nullptr;
+    return {};
   }
   blas->stream = stream;
   blas->workspace = workspace;
-  return blas;
+  return {blas, std::move(lock)};
 }
 
 /// Checks and plans the memref GEMM of `entry` as a column-major call;
@@ -370,7 +387,7 @@ extern "C" void _mlir_ciface_rnnrt_cuda_sgemm(int64_t transA, int64_t transB,
   gemm::ColumnMajorCall call;
   if (!planCall(kEntry, transA, transB, A, B, C, call))
     return;
-  BlasState *blas = readyBlas(kEntry);
+  BlasCall blas = readyBlas(kEntry);
   if (!blas)
     return;
   cublasStatus_t st = blas->api.cublasSgemm(
@@ -391,7 +408,7 @@ _mlir_ciface_rnnrt_cuda_gemm_bf16(int64_t transA, int64_t transB, float alpha,
   gemm::ColumnMajorCallOf<uint16_t> call;
   if (!planCall(kEntry, transA, transB, A, B, C, call))
     return;
-  BlasState *blas = readyBlas(kEntry);
+  BlasCall blas = readyBlas(kEntry);
   if (!blas)
     return;
   // bf16 operands, f32 products and sums: the tensor cores' bf16 path

@@ -35,16 +35,14 @@ namespace {
 /// Default driver library; `RNNRT_LIBCUDA` overrides it.
 constexpr const char *kDriverLibrary = "libcuda.so.1";
 
-/// Start-up and error state. Intentionally leaked, so that entry points
-/// called while static objects are destroyed (a JIT-compiled module's
-/// unload hook, for one) still find it.
+/// Start-up state. Intentionally leaked, so that entry points called while
+/// static objects are destroyed (a JIT-compiled module's unload hook, for
+/// one) still find it.
 struct Globals {
   std::mutex initMutex;
   std::atomic<CudaState *> initialized{nullptr};
   /// Device ordinal initialize() uses; guarded by initMutex.
   int requestedOrdinal = 0;
-  std::mutex errorMutex;
-  std::string pendingError;
 };
 
 Globals &globals() {
@@ -54,6 +52,11 @@ Globals &globals() {
 
 /// The context made current on this thread by acquire().
 thread_local CUcontext boundContext = nullptr;
+
+/// The first error the calling thread recorded since its last takeError().
+/// Per thread: two threads calling libraries at once must each get their
+/// own failure, and one entering a call must not discard another's.
+thread_local std::string pendingError;
 
 /// The library call in progress on this thread: the caller's stream, and
 /// the context the caller had current, given back when the call ends (a
@@ -206,10 +209,8 @@ CudaState *rnn::runtime::cuda::acquire(const char *entry) {
 }
 
 void rnn::runtime::cuda::recordError(std::string message) {
-  Globals &g = globals();
-  std::lock_guard<std::mutex> lock(g.errorMutex);
-  if (g.pendingError.empty())
-    g.pendingError = std::move(message);
+  if (pendingError.empty())
+    pendingError = std::move(message);
 }
 
 std::string rnn::runtime::cuda::describe(const CudaState &state,
@@ -284,10 +285,8 @@ bool rnn::runtime::cuda::leaveCall() {
 }
 
 std::string rnn::runtime::cuda::takeError() {
-  Globals &g = globals();
-  std::lock_guard<std::mutex> lock(g.errorMutex);
-  std::string error = std::move(g.pendingError);
-  g.pendingError.clear();
+  std::string error = std::move(pendingError);
+  pendingError.clear();
   return error;
 }
 

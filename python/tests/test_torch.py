@@ -546,12 +546,20 @@ def test_calls_from_many_threads_give_the_sequential_bits():
         return [y.detach(), *grads]
 
     sequential = [run(case) for case in cases]
+    for want, got in zip(sequential, run_in_threads(run, cases)):
+        assert all(torch.equal(a, b) for a, b in zip(want, got))
+
+
+def run_in_threads(run, cases, repeats=4):
+    """Calls run(case) `repeats` times from a thread per case, all at once;
+    checks that each thread's repeats agree bit for bit and returns each
+    case's results."""
     concurrent = [None] * len(cases)
     failures = []
 
     def work(i):
         try:
-            for _ in range(4):
+            for _ in range(repeats):
                 results = run(cases[i])
                 if concurrent[i] is None:
                     concurrent[i] = results
@@ -567,8 +575,7 @@ def test_calls_from_many_threads_give_the_sequential_bits():
     for thread in threads:
         thread.join()
     assert not failures, failures
-    for want, got in zip(sequential, concurrent):
-        assert all(torch.equal(a, b) for a, b in zip(want, got))
+    return concurrent
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])

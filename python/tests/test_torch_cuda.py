@@ -21,7 +21,7 @@ from test_torch import (CELLS, POLICIES, assert_same_bits,
                         dropout_loss_and_grads, dropout_scale,
                         episodes_loss_and_grads, episodes_reference, inputs,
                         loss_and_grads, make_pair, next_seed, rel_err,
-                        reset_inputs)
+                        reset_inputs, run_in_threads)
 
 # RNNC_TEST_CUDA_AS_CPU=1: every test below runs on the CPU in place of
 # the GPU (the CPU library, the same references), but those marked
@@ -141,6 +141,37 @@ def test_runs_on_the_current_stream(cell):
             y_side, _ = ours(x)
         side.synchronize()
     assert torch.equal(y_default.cpu(), y_side.cpu())
+
+
+@needs_gpu("CUDA streams")
+@pytest.mark.parametrize("wavefront", [False, True])
+def test_threads_on_their_own_streams(wavefront):
+    """One module trained from 4 threads at once, each on a CUDA stream of
+    its own (the library shares one cuBLAS handle between them), gives
+    every call's sequential outputs and gradients, bit for bit."""
+    T, B, I, H, L = 12, 8, 5, 6, 3
+    ours, _ = wavefront_pair("lstm", I, H, L, 4 * B, wavefront)
+    cases = []
+    for seed in range(4):
+        x, h0, c0, gy, _ = inputs(T, B, I, H, L, seed=20 + seed)
+        cases.append(to_device((x, h0, c0, gy), CUDA))
+    # The module loads its kernels and cuBLAS starts on this thread first.
+    ready = torch.cuda.current_stream()
+
+    def run(case):
+        stream = torch.cuda.Stream()
+        stream.wait_stream(ready)
+        with torch.cuda.stream(stream):
+            x, h0, c0, gy = case
+            y, _ = ours(x, (h0, c0))
+            grads = torch.autograd.grad(y, [x, h0, c0, *ours.parameters()],
+                                        gy)
+            results = [t.cpu() for t in (y, *grads)]
+        return results
+
+    sequential = [run(case) for case in cases]
+    for want, got in zip(sequential, run_in_threads(run, cases)):
+        assert all(torch.equal(a, b) for a, b in zip(want, got))
 
 
 def capture(module, x):

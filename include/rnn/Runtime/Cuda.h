@@ -23,10 +23,11 @@
 //
 // Errors. No entry point aborts or prints, except on inconsistent GEMM
 // shapes (a compiler bug, handled exactly as by `rnnrt_sgemm`). Every failure
-// is recorded as one line; takeError() returns the first one recorded since
-// it was last called. A failed call returns null (or does nothing), so code
-// compiled for the GPU keeps running to its end on a machine without one,
-// and the caller reports takeError() afterwards. Entry points initialize
+// is recorded as one line, per thread; takeError() returns the first one the
+// calling thread recorded since it last called it. A failed call returns
+// null (or does nothing), so code compiled for the GPU keeps running to its
+// end on a machine without one, and the caller reports takeError()
+// afterwards. Entry points initialize
 // the runtime themselves if initialize() was not called.
 //
 // Streams. Work runs in order on one stream owned by the runtime:
@@ -212,8 +213,8 @@ bool isInitialized();
 /// needs this called beforehand.
 std::string initializeBlas();
 
-/// Returns the first error recorded since the previous call (empty if
-/// none) and forgets it.
+/// Returns the first error the calling thread recorded since its previous
+/// call (empty if none) and forgets it.
 std::string takeError();
 
 //===----------------------------------------------------------------------===//

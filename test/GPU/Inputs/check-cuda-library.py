@@ -40,6 +40,14 @@ Each scenario runs in a child process, since the device writes its report
   * replay-failure: a call whose launch fails (a buffer too small) returns
     1 with the launch's error, eagerly and while it is captured, and a
     later good call captures and replays as usual;
+  * threads: two threads call train at once, each on its own stream with
+    its own buffers: the device sees no violation (a GEMM enqueued with
+    the other thread's stream or workspace would race with the kernels
+    around it) and no failed driver call;
+  * thread-errors: one thread's calls fail (a buffer too small) while
+    another's succeed: each call returns its own status, and each failed
+    one its own error (a thread entering a call must not take or discard
+    another's);
   * errors: a call on a stream the driver does not know returns 1, naming
     it in rnnc_last_error(), and runs nothing; so does a call whose output
     overlaps its input, naming both; the next good call returns 0
@@ -54,6 +62,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 
 CU_STREAM_NON_BLOCKING = 1
 CU_STREAM_CAPTURE_MODE_GLOBAL = 0
@@ -350,6 +359,39 @@ def child(mode, nullcuda, directory):
             out["errors"].append(library.last_error().decode())
         for _ in range(3):
             out["rc"].append(library.call("fwd", buffers["fwd"], stream))
+    elif mode in ("threads", "thread-errors"):
+        # Two threads, each on its own stream with its own buffers; ctypes
+        # releases the GIL, so their calls overlap in the library.
+        kind = "train" if mode == "threads" else "fwd"
+        streams = [stream, device.stream()]
+        own = [buffers[kind], library.buffers(device, kind)]
+        if mode == "thread-errors":
+            # The first thread's y is 16 bytes: the launch that writes it
+            # fails.
+            args = library.manifest["entries"][kind]["args"]
+            y = next(i for i, arg in enumerate(args)
+                     if arg["role"] == "output")
+            bad = list(own[0])
+            bad[y] = device.alloc(16, 0xFF)
+            own[0] = (ctypes.c_void_p * len(bad))(*bad)
+        out["own_allocations"] = device.allocations
+        codes, errors = [[], []], [[], []]
+        start = threading.Barrier(2)
+
+        def calls(t):
+            start.wait()
+            for _ in range(24):
+                codes[t].append(library.call(kind, own[t], streams[t]))
+                errors[t].append(library.last_error().decode()
+                                 if codes[t][-1] else "")
+        threads = [threading.Thread(target=calls, args=(t,))
+                   for t in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        out["rc"] = codes[0] + codes[1]
+        out["thread_rc"], out["thread_errors"] = codes, errors
     elif mode == "errors":
         unknown = ctypes.c_void_p(0x7E57)
         out["bad_stream_rc"] = library.call("infer", buffers["infer"], unknown)
@@ -534,6 +576,26 @@ def main(argv):
     expect(seen["captures"] == 1 and seen["graph_launches"] == 2 and
            seen["live_graphs"] == 0 and seen["live_graph_execs"] == 1,
            f"replay-failure: device {seen}")
+
+    # Threads calling at once: no race on cuBLAS's shared handle, and each
+    # call's status and error its own.
+    did, seen, stderr = run_child("threads", nullcuda, directory, tmp)
+    print("threads:", did["rc"])
+    expect(all(rc == 0 for rc in did["rc"]) and seen["violations"] == 0 and
+           seen["errors"] == 0,
+           f"threads: return codes {did['rc']}, {seen['violations']} "
+           f"violations, {seen['errors']} failed driver calls: "
+           f"{stderr.strip()[:2000]}")
+    did, seen, _ = run_child("thread-errors", nullcuda, directory, tmp)
+    bad, good = did["thread_rc"]
+    print("thread-errors:", bad, good)
+    expect(all(rc == 1 for rc in bad) and all(rc == 0 for rc in good),
+           f"thread-errors: the failing thread's calls returned {bad}, "
+           f"the other thread's {good}")
+    first = did["thread_errors"][0][0]
+    expect(first and all(e == first for e in did["thread_errors"][0]),
+           f"thread-errors: the failing thread's errors: "
+           f"{did['thread_errors'][0]}")
 
     did_errors, seen_errors, _ = run_child("errors", nullcuda, directory, tmp)
     print("errors:", did_errors)
