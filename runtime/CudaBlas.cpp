@@ -15,11 +15,14 @@
 // swapped), the same planner the CPU entry point uses. An eager GEMM gets
 // the workspace of its stream (the runtime's, a library caller's, a
 // wavefront's lanes: CudaLanes.cpp), allocated at the stream's first eager
-// GEMM; a GEMM captured in a graph that may run beside other work gets
-// none (see readyBlas): GEMMs that may run at once never share a workspace
-// (cuBLAS's default pool would be shared by every stream and graph) and a
-// capture allocates nothing. cublasSetStream drops the workspace, so it is
-// set again after every change of stream. Like the library itself, the
+// GEMM; one captured for a library's graph replay gets its lane's replay
+// workspace, allocated before the capture; one captured in the caller's
+// own graph gets none (see readyBlas). GEMMs that may run at once never
+// share a workspace (cuBLAS's default pool would be shared by every stream
+// and graph), a capture allocates nothing, and a replayed graph's GEMMs
+// have the workspace of the eager call they were captured from, so that
+// cuBLAS can choose the same kernels. cublasSetStream drops the workspace, so
+// it is set again after every change of stream. Like the library itself, the
 // workspaces are not program memory and are not accounted. The handle is
 // one per process and holds a stream and a workspace, so a GEMM holds it
 // locked from setting them to enqueueing (threads may call at once, each on
@@ -92,6 +95,9 @@ struct BlasState {
   /// with the handle, the others' at their first eager GEMM. Kept as long
   /// as the handle.
   std::map<CUstream, CUdeviceptr> workspaces;
+  /// The workspace of each lane of a call captured for graph replay
+  /// (readyReplayWorkspaces), kept as long as the handle.
+  std::vector<CUdeviceptr> replayWorkspaces;
 };
 
 /// Intentionally leaked, like the driver's state (CudaDriver.cpp).
@@ -251,6 +257,21 @@ std::string rnn::runtime::cuda::initializeBlas() {
   return "";
 }
 
+bool rnn::runtime::cuda::readyReplayWorkspaces(CudaState &cuda,
+                                               const char *entry) {
+  BlasState *blas = blasGlobals().ready.load(std::memory_order_acquire);
+  if (!blas)
+    return true;
+  std::lock_guard<std::mutex> lock(blas->mutex);
+  while (blas->replayWorkspaces.size() < lanesUsed()) {
+    CUdeviceptr made = 0;
+    if (!check(cuda, cuda.api.cuMemAlloc(&made, kWorkspaceBytes), entry))
+      return false;
+    blas->replayWorkspaces.push_back(made);
+  }
+  return true;
+}
+
 void rnn::runtime::cuda::setTF32(bool enabled) {
   blasGlobals().tf32Requested = enabled;
 }
@@ -311,9 +332,10 @@ BlasCall readyBlas(const char *entry) {
   // A library call runs on its caller's stream; a wavefront's layers on
   // their lanes' streams. Eager GEMMs use their stream's workspace, and so
   // do those of the runtime's own step graph (replayed on its stream only,
-  // never beside eager work). Those of any other capture (a library call's
-  // replay, the caller's graph) use none: such a graph may run beside eager
-  // work or another graph. A capture allocates nothing.
+  // never beside eager work). A library's replayed graphs run one after
+  // another on its replay stream, beside eager work: their GEMMs use the
+  // replay workspaces, by lane. Those of the caller's own graph use none:
+  // it may run beside anything. A capture allocates nothing.
   CUstream stream = currentStream(*cuda);
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   if (!check(*cuda, cuda->api.cuStreamIsCapturing(stream, &capture), entry))
@@ -328,6 +350,10 @@ BlasCall readyBlas(const char *entry) {
   } else if (cuda->capturing) {
     auto found = blas->workspaces.find(stream);
     workspace = found == blas->workspaces.end() ? 0 : found->second;
+  } else if (inReplayCapture()) {
+    unsigned lane = currentLane();
+    if (lane < blas->replayWorkspaces.size())
+      workspace = blas->replayWorkspaces[lane];
   }
   if (stream == blas->stream && workspace == blas->workspace)
     return {blas, std::move(lock)};

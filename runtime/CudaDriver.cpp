@@ -66,6 +66,8 @@ struct CallerStream {
   CUstream stream = nullptr;
   bool entered = false;
   CUcontext previous = nullptr;
+  /// Captured for graph replay (beginReplayCapture).
+  bool replay = false;
 };
 thread_local CallerStream callerStream;
 
@@ -270,6 +272,10 @@ void rnn::runtime::cuda::beginCallerStream(CUstream stream) {
   callerStream.active = true;
   callerStream.stream = stream;
 }
+
+void rnn::runtime::cuda::beginReplayCapture() { callerStream.replay = true; }
+
+bool rnn::runtime::cuda::inReplayCapture() { return callerStream.replay; }
 
 bool rnn::runtime::cuda::leaveCall() {
   CallerStream call = callerStream;

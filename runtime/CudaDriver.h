@@ -140,6 +140,10 @@ constexpr int64_t kMaxLanes = 64;
 CUstream laneStream();
 /// Ends any fork of the calling thread left open by a call that failed.
 void resetLanes();
+/// The calling thread's current lane (0 outside a fork).
+unsigned currentLane();
+/// The most lanes a step of any thread has used, lane 0 included.
+unsigned lanesUsed();
 
 /// Whether the calling thread is inside a library call whose caller's
 /// stream is `stream`. Such a stream belongs to the caller: the runtime
@@ -152,6 +156,18 @@ bool isCallerStream(CUstream stream);
 CudaState *enterCall(const char *entry);
 /// Routes the call's work to `stream`, the caller's, until leaveCall.
 void beginCallerStream(CUstream stream);
+/// Marks the calling thread's call, until leaveCall, as captured into a
+/// graph of the library's graph replay (CudaLibrary.cpp): its GEMMs use
+/// the replay workspaces (readyReplayWorkspaces).
+void beginReplayCapture();
+/// Whether the calling thread's call is captured for graph replay.
+bool inReplayCapture();
+/// Makes sure cuBLAS has a workspace per lane (lanesUsed()) for the GEMMs
+/// of calls captured for graph replay, allocated now, before a capture
+/// begins (CudaBlas.cpp). Every such graph runs on the library's replay
+/// stream, one after another, so one set serves them all. Nothing to do
+/// before cuBLAS starts. False with the error recorded naming `entry`.
+bool readyReplayWorkspaces(CudaState &state, const char *entry);
 /// Ends the call: the runtime's stream again, and the caller's context
 /// current again. Returns false with the error recorded if it cannot be.
 bool leaveCall();

@@ -30,6 +30,7 @@
 
 #include "rnn/Runtime/Cuda.h"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,9 @@ struct Lanes {
 
 thread_local Lanes lanes;
 
+/// The most lanes a step of any thread has used, lane 0 included.
+std::atomic<unsigned> lanesHighWater{1};
+
 /// A timing-free event in `event`, created if null.
 bool ensureEvent(CudaState &s, CUevent &event, const char *what) {
   if (event)
@@ -113,6 +117,12 @@ CUstream rnn::runtime::cuda::laneStream() {
   return lanes.open && lanes.current > 0 ? lanes.streams[lanes.current - 1]
                                          : nullptr;
 }
+
+unsigned rnn::runtime::cuda::currentLane() {
+  return lanes.open ? lanes.current : 0;
+}
+
+unsigned rnn::runtime::cuda::lanesUsed() { return lanesHighWater.load(); }
 
 void rnn::runtime::cuda::resetLanes() {
   lanes.open = false;
@@ -163,6 +173,10 @@ extern "C" void rnnrt_cuda_lane(int64_t lane) {
     }
   }
   lanes.current = static_cast<unsigned>(lane);
+  unsigned used = lanes.current + 1;
+  unsigned seen = lanesHighWater.load();
+  while (seen < used && !lanesHighWater.compare_exchange_weak(seen, used)) {
+  }
 }
 
 extern "C" void rnnrt_cuda_signal(int64_t slot) {

@@ -30,6 +30,9 @@
 // made while the caller captures its own stream runs as without replay,
 // into the caller's graph. The first call with a set runs eagerly: it
 // loads the kernels and creates cuBLAS's handle, which a capture forbids.
+// The graphs' GEMMs have cuBLAS workspaces of their own, one per lane
+// (CudaBlas.cpp), the size of an eager call's, allocated before the first
+// capture.
 //
 //===----------------------------------------------------------------------===//
 
@@ -213,13 +216,15 @@ int32_t replayOrCapture(CudaState &s, const char *entry, CUstream caller,
               order(s, replay.join, replay.stream, caller);
     return ok ? kReplayed : 1;
   }
-  if (!check(s,
+  if (!readyReplayWorkspaces(s, "rnnc: graph replay's cuBLAS workspaces") ||
+      !check(s,
              s.api.cuStreamBeginCapture(replay.stream,
                                         CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
              "rnnc: capturing a call for graph replay"))
     return 1;
   capture = Capture{true, &s, caller, call};
   beginCallerStream(replay.stream);
+  beginReplayCapture();
   // Held until the capture ends in rnnrt_cuda_leave.
   lock.release();
   return 0;

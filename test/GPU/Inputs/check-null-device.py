@@ -93,6 +93,11 @@ def main(argv):
         seen = [("replayed_launches", "launches", steps),
                 ("replayed_gemms", "gemm_calls", steps),
                 ("launches", "launches", 1)]
+        # The step graph is replayed on the runtime's stream alone: its
+        # GEMMs keep their streams' workspaces.
+        expect(dev["replayed_gemms_without_workspace"] == 0,
+               f"{dev['replayed_gemms_without_workspace']} replayed GEMMs "
+               f"without a cuBLAS workspace")
     if "eager" in opts:
         expect(not run["cuda_graph"], "replayed as a graph")
         expect(dev["captures"] == 0, f"{dev['captures']} captures")

@@ -307,6 +307,9 @@ struct Counters {
   uint64_t allocs = 0, frees = 0, peakBytes = 0, liveBytes = 0;
   uint64_t launches = 0, graphLaunches = 0, replayedLaunches = 0;
   uint64_t gemms = 0, replayedGemms = 0, syncs = 0, moduleLoads = 0;
+  /// Replayed GEMMs captured with no workspace (cublasSetWorkspace with
+  /// size 0): cuBLAS then has fewer kernels to choose from than eagerly.
+  uint64_t replayedGemmsWithoutWorkspace = 0;
   /// GEMMs run (eagerly or replayed) with bf16 operands.
   uint64_t bf16Gemms = 0;
   uint64_t getFunction = 0, captures = 0, capturedNodes = 0;
@@ -357,6 +360,7 @@ void writeReport() {
       {"replayed_launches", c.replayedLaunches},
       {"gemms", c.gemms},
       {"replayed_gemms", c.replayedGemms},
+      {"replayed_gemms_without_workspace", c.replayedGemmsWithoutWorkspace},
       {"bf16_gemms", c.bf16Gemms},
       {"syncs", c.syncs},
       {"module_loads", c.moduleLoads},
@@ -1495,6 +1499,8 @@ CUresult replay(const std::vector<Node> &nodes, CUstream stream) {
                        (node.gemm.bf16 ? ": cublasGemmEx" : ": cublasSgemm"));
       runGemm(node.gemm);
       ++s.count.replayedGemms;
+      if (!node.gemm.workspace)
+        ++s.count.replayedGemmsWithoutWorkspace;
       break;
     }
   }
