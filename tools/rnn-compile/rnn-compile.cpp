@@ -225,6 +225,7 @@ static void emitObject(llvm::Module &llvmModule, llvm::StringRef path) {
     fail("cannot target this machine: " + errorText(machine.takeError()), 1);
   llvmModule.setDataLayout((*machine)->createDataLayout());
   llvmModule.setTargetTriple((*machine)->getTargetTriple());
+  inlineIntoEntryPoints(llvmModule, "rnnc_");
   auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
                                             machine->get());
   if (llvm::Error error = optimize(&llvmModule))

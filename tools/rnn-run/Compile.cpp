@@ -6,6 +6,8 @@
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
 
 using namespace mlir;
 using mlir::rnn::RNNDialect;
@@ -89,6 +91,26 @@ CompileStatus compileToBuffers(ModuleOp module,
   // succeeds: its message is then the first error.
   return writer.failed() ? CompileStatus::ReportFailed
                          : CompileStatus::Compiled;
+}
+
+void inlineIntoEntryPoints(llvm::Module &module, llvm::StringRef prefix) {
+  for (llvm::Function &function : module) {
+    if (function.isDeclaration() || function.getName().starts_with(prefix))
+      continue;
+    llvm::Function *entry =
+        module.getFunction((prefix + function.getName()).str());
+    if (!entry || entry->isDeclaration())
+      continue;
+    bool onlyEntry = llvm::all_of(function.users(), [&](llvm::User *user) {
+      auto *call = llvm::dyn_cast<llvm::CallInst>(user);
+      return call && call->getCalledFunction() == &function &&
+             call->getFunction() == entry;
+    });
+    if (!onlyEntry)
+      continue;
+    function.setLinkage(llvm::GlobalValue::InternalLinkage);
+    function.addFnAttr(llvm::Attribute::AlwaysInline);
+  }
 }
 
 } // namespace run

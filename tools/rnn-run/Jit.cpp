@@ -6,6 +6,8 @@
 
 #include "Jit.h"
 
+#include "Compile.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -32,9 +34,16 @@ JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name,
 
   // ExecutionEngineOptions::transformer is a function_ref: the function it
   // refers to must outlive ExecutionEngine::create.
-  std::function<llvm::Error(llvm::Module *)> transformer =
+  std::function<llvm::Error(llvm::Module *)> optimize =
       mlir::makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
                                       machine->get());
+  // The engine's packed entry points (_mlir_<name>) are made before this
+  // runs.
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      [&](llvm::Module *m) {
+        inlineIntoEntryPoints(*m, "_mlir_");
+        return optimize(m);
+      };
   mlir::ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
