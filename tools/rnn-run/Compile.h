@@ -4,7 +4,8 @@
 // functions, then the stages up to planned buffers with C-ABI or JIT entry
 // points (lib/Pipelines), whose memory plan each entry point carries and
 // readEntryPlan gives back; the target stage is then each tool's own (a JIT
-// or a shared library).
+// or a shared library), both compiling each function inside its entry
+// point (inlineIntoEntryPoints).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,13 +19,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/CommandLine.h"
 
-namespace llvm {
-class Module;
-} // namespace llvm
-
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace llvm {
+class Module;
+} // namespace llvm
 
 namespace rnn {
 namespace run {
