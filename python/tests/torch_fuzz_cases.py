@@ -994,10 +994,57 @@ def _check(case, module, ctor, x, hx, is_init, reset, result, out):
     comparable = r["is_init"] is None or not r["is_init"].any()
     if comparable and not dropping:
         _check_nn(case, module, ctor, x, hx, is_init, ours, out)
-    _check_gradients(case, module, params, r, ours, refs, tol, floor, out)
+    # torch.nn runs the same call (its weights are rnnc's, in its rows):
+    # its gradients' error is a yardstick for rnnc's.
+    nn_call = (ctor, x, hx) if comparable and not dropping and \
+        cell != "mgu" else None
+    _check_gradients(case, module, params, r, ours, refs, tol, floor, out,
+                     nn_call)
 
 
-def _check_gradients(case, module, params, r, ours, refs, tol, floor, out):
+def _nn_gradient_errors(case, module, nn_call, r, names, cots, grads_ref):
+    """torch.nn's error against the float64 reference, per gradient in
+    `grads_ref`'s order (the call's leaves that require grad, then the
+    parameters `names`), for the same call with the same cotangents;
+    None where torch.nn cannot run it."""
+    ctor, x, hx = nn_call
+    clones = {id(t): t.detach().clone().requires_grad_(t.requires_grad)
+              for t, _ in r["leaves"].values()}
+
+    def same(value):
+        if isinstance(value, torch.Tensor):
+            return clones.get(id(value), value)
+        if isinstance(value, (tuple, list)):
+            return type(value)(same(v) for v in value)
+        return value
+
+    try:
+        ref = _nn_module(case, module, ctor)
+        args = (same(x),) if "hx" not in case["call"] else (same(x),
+                                                               same(hx))
+        with _contexts(case), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            outputs, _ = _structure(case["cell"], ref(*args))
+            loss = sum((a * c).sum() for a, c in zip(outputs, cots)
+                       if a is not None)
+            wrt = [clones[id(t)] for t, _ in r["leaves"].values()
+                   if t.requires_grad]
+            wrt += [getattr(ref, n) for n in names]
+            grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+    except Exception:
+        return None
+    errors = []
+    for a, b in zip(grads, grads_ref):
+        if a is None or b is None or not b.numel():
+            errors.append(0.0)
+            continue
+        errors.append((a.detach().to(torch.float64) - b.detach()).abs()
+                      .max().item())
+    return errors
+
+
+def _check_gradients(case, module, params, r, ours, refs, tol, floor, out,
+                     nn_call=None):
     wants_grad = case["grad"] == "grad" and (
         any(p.requires_grad for p in module.parameters()) or
         any(t.requires_grad for t, _ in r["leaves"].values()))
@@ -1043,10 +1090,25 @@ def _check_gradients(case, module, params, r, ours, refs, tol, floor, out):
         floor = max([floor] + [b.detach().abs().max().item()
                                for b in grads_ref
                                if b is not None and b.numel()])
-    for label, t, a, b in zip(labels, wrt, grads, grads_ref):
+    # Large inputs (|x| > 100, floor 1) in float32: a gradient loses
+    # digits to cancellation in sums of large terms, as many as torch.nn's
+    # own gradient does (seen: a GRU's weight_hh_l0 at |h0| = 1651 off
+    # float64 by 0.003 in rnnc and in torch.nn alike). Each gradient may be
+    # off by twice torch.nn's error where that exceeds the tolerance.
+    nn_errors = None
+    if tol is not None and floor >= 1.0 and nn_call is not None and \
+            not _low_precision(case, module, wrt):
+        nn_errors = _nn_gradient_errors(case, module, nn_call, r, names,
+                                        cots, grads_ref)
+    for i, (label, t, a, b) in enumerate(zip(labels, wrt, grads,
+                                             grads_ref)):
         a = torch.zeros_like(t) if a is None else a
         b = torch.zeros_like(t, dtype=torch.float64) if b is None else b
-        why = _mismatch(a, b.detach(), tol, floor)
+        allowed = tol
+        if nn_errors is not None and b.numel():
+            scale = max(b.detach().abs().max().item(), floor)
+            allowed = max(tol, 2 * nn_errors[i] / scale)
+        why = _mismatch(a, b.detach(), allowed, floor)
         if why:
             out.finding("GRAD", f"the gradient of {label} "
                         f"{list(t.shape)} {why}")
