@@ -159,6 +159,10 @@ extern "C" void rnnrt_cuda_lane(int64_t lane) {
       lanes.streams.resize(i + 1, nullptr);
       lanes.forked.resize(i + 1, false);
       lanes.joins.resize(i + 1, nullptr);
+      unsigned used = static_cast<unsigned>(lane) + 1;
+      unsigned seen = lanesHighWater.load();
+      while (seen < used && !lanesHighWater.compare_exchange_weak(seen, used)) {
+      }
     }
     if (!lanes.streams[i] &&
         !check(*s,
@@ -173,10 +177,6 @@ extern "C" void rnnrt_cuda_lane(int64_t lane) {
     }
   }
   lanes.current = static_cast<unsigned>(lane);
-  unsigned used = lanes.current + 1;
-  unsigned seen = lanesHighWater.load();
-  while (seen < used && !lanesHighWater.compare_exchange_weak(seen, used)) {
-  }
 }
 
 extern "C" void rnnrt_cuda_signal(int64_t slot) {

@@ -166,8 +166,7 @@ def test_threads_on_their_own_streams(wavefront):
             y, _ = ours(x, (h0, c0))
             grads = torch.autograd.grad(y, [x, h0, c0, *ours.parameters()],
                                         gy)
-            results = [t.cpu() for t in (y, *grads)]
-        return results
+            return [t.cpu() for t in (y, *grads)]
 
     sequential = [run(case) for case in cases]
     for want, got in zip(sequential, run_in_threads(run, cases)):

@@ -148,6 +148,15 @@ class Library:
             pointers.append(device.alloc(nbytes, fill))
         return (ctypes.c_void_p * len(pointers))(*pointers)
 
+    def with_short_output(self, device, kind, buffers):
+        """`buffers` with the first output of entry `kind` replaced by 16
+        bytes: the launch that writes it fails."""
+        args = self.manifest["entries"][kind]["args"]
+        y = next(i for i, arg in enumerate(args) if arg["role"] == "output")
+        short = list(buffers)
+        short[y] = device.alloc(16, 0xFF)
+        return (ctypes.c_void_p * len(short))(*short)
+
     def written(self, kind, buffers):
         """(pointer, bytes) of the first output of entry `kind`."""
         for i, arg in enumerate(self.manifest["entries"][kind]["args"]):
@@ -350,11 +359,7 @@ def child(mode, nullcuda, directory):
         # (first call) and while the call is captured (second); the third
         # call starts over eagerly, and good calls then capture and replay.
         library.set_graph_replay(4)
-        bad = list(buffers["fwd"])
-        args = library.manifest["entries"]["fwd"]["args"]
-        y = next(i for i, arg in enumerate(args) if arg["role"] == "output")
-        bad[y] = device.alloc(16, 0xFF)
-        bad = (ctypes.c_void_p * len(bad))(*bad)
+        bad = library.with_short_output(device, "fwd", buffers["fwd"])
         out["rc"], out["errors"] = [], []
         for _ in range(3):
             out["rc"].append(library.call("fwd", bad, stream))
@@ -368,14 +373,7 @@ def child(mode, nullcuda, directory):
         streams = [stream, device.stream()]
         own = [buffers[kind], library.buffers(device, kind)]
         if mode == "thread-errors":
-            # The first thread's y is 16 bytes: the launch that writes it
-            # fails.
-            args = library.manifest["entries"][kind]["args"]
-            y = next(i for i, arg in enumerate(args)
-                     if arg["role"] == "output")
-            bad = list(own[0])
-            bad[y] = device.alloc(16, 0xFF)
-            own[0] = (ctypes.c_void_p * len(bad))(*bad)
+            own[0] = library.with_short_output(device, kind, own[0])
         out["own_allocations"] = device.allocations
         codes, errors = [[], []], [[], []]
         start = threading.Barrier(2)
