@@ -186,8 +186,7 @@ MODES = ("fp32", "tf32", "bf16")
 # TorchRL's (recurrent_matmul_precision, recurrent_compute_dtype).
 RNN_RUN_FLAGS = {"fp32": [], "tf32": ["--tf32"], "bf16": ["--storage=bf16"]}
 TORCH_TF32 = {"fp32": False, "tf32": True, "bf16": True}
-TRITON = {"fp32": ("ieee", torch.float32), "tf32": ("tf32", torch.float32),
-          "bf16": ("tf32", torch.bfloat16)}
+TRITON = torchrl_peer.MODES
 
 
 def die(message, code=2):
@@ -324,6 +323,9 @@ class Triton:
     """The TorchRL peer of one configuration; after a failure it reports
     None for the rest of the configuration (the reason is logged once)."""
 
+    # The (cell, mode) pairs called so far in this process.
+    modes_run = set()
+
     def __init__(self, backend, cell, d, device, name):
         self.name, self.error, self.step = name, None, None
         try:
@@ -341,12 +343,24 @@ class Triton:
     def run(self, mode, fn):
         if self.step is None:
             return None
+        key = (self.step.cell, mode)
+        first = key not in Triton.modes_run
+        if first:
+            # The first call of a mode compiles and autotunes TorchRL's
+            # kernels (minutes at H=256 with a cold cache: triton_warm.py).
+            log(f"# triton peer: first {key[0]} call in mode {mode} ...")
+            started = time.monotonic()
         try:
             self.step.configure(*TRITON[mode])
-            return fn(self.step)
+            result = fn(self.step)
         except Exception as e:
             self.fail(e)
             return None
+        if first:
+            Triton.modes_run.add(key)
+            log(f"# triton peer: first {key[0]} call in mode {mode} took "
+                f"{time.monotonic() - started:.1f} s")
+        return result
 
 
 # --------------------------------------------------------------------------

@@ -37,6 +37,11 @@ import torch
 
 WANT_VERSION = "0.14.1"
 
+# The benchmark's modes as TorchRL's (recurrent_matmul_precision,
+# recurrent_compute_dtype): fp32, TF32, and bf16 compute with TF32.
+MODES = {"fp32": ("ieee", torch.float32), "tf32": ("tf32", torch.float32),
+         "bf16": ("tf32", torch.bfloat16)}
+
 
 def available(backend="triton"):
     """(True, what) if TorchRL's module with `backend` can run here, else

@@ -8,19 +8,24 @@
 # 1. The benchmark table, bench/gpu_vs_cudnn.py in one process per batch
 #    size: B=4096, then B=64 (T=32, I=H=256), LSTM and GRU, L=1 and 2,
 #    resets 0 and 5%, modes fp32, tf32 and bf16 (rnn-run --storage=bf16),
-#    rnn-run (graph replay) against cuDNN (split-and-pack with resets) and
-#    TorchRL 0.14.1's triton backend (its wheels come with the bundle), with
+#    rnn-run (graph replay) against cuDNN (split-and-pack with resets), with
 #    the peak memory of every side and a run-to-run bitwise check of
 #    rnn-run's outputs and gradients (--determinism). Tables to
 #    $OUT/bench-b4096.txt and bench-b64.txt, rows as JSON to
-#    $OUT/bench-b*.jsonl.
+#    $OUT/bench-b*.jsonl. TorchRL's triton peer is left out here: its
+#    first call per cell and mode compiles and autotunes for minutes
+#    (bench/triton_warm.py), so call2.sh warms its cache first and then
+#    runs the table with it.
+#    Then rnn-run's recompute of the gates (--remat=gates) against saving
+#    them, at B=4096, L=1 and 2.
 # 2. ncu (if installed) of one LSTM train step (L=1, fp32, eager launches)
 #    at each batch size: the first launch of every kernel, to
 #    $OUT/ncu-lstm-b*.{ncu-rep,summary.txt,details.txt}.
 # 3. A torch.profiler trace of rnnc.torch on CUDA tensors and cuDNN in one
 #    process (bench/gpu_profile.py), to $OUT/profile-lstm-b*.{json.gz,txt}.
 # 4. Per-step launch, GEMM, sync and allocation counts (rnn-run --json).
-# Logs to $OUT/call1.log (and stdout). Each stage has its own timeout, and
+# Logs to $OUT/call1.log (and stdout). Each stage has its own timeout
+# (deadlines for a call of 585 s, scaled by RNNC_CALL_SECONDS: stage.sh), and
 # the benchmark stages a --time-budget below it (no configuration starts
 # after it, so the table ends cleanly), so that the call ends inside the
 # 10-minute limit with everything it made under $OUT.
@@ -39,7 +44,7 @@ source .gpu/unpack.sh
 RR=$(command -v rnn-run)
 export RNNC_CACHE_DIR=/tmp/rnnc-cache
 
-# The table. B=4096 gets until 275 s into the call, B=64 until 445 s; each
+# The table. B=4096 gets until 250 s into the call, B=64 until 380 s; each
 # starts no configuration in its last 40 s.
 bench() {
   local B=$1 end=$2 iters=$3 warmup=$4
@@ -49,13 +54,28 @@ bench() {
   rm -f "$OUT/bench-b$B.jsonl"
   timeout "$left" python3 bench/gpu_vs_cudnn.py --rnn-run="$RR" --batch="$B" \
     --layers=1,2 --reset-prob=0,0.05 --modes=fp32,tf32,bf16 --determinism \
+    --triton=off \
     --rounds=1 --iters="$iters" --warmup="$warmup" \
     --time-budget=$((left > 60 ? left - 40 : 20)) \
     --json-out="$OUT/bench-b$B.jsonl" | tee "$OUT/bench-b$B.txt"
   echo "bench B=$B rc=${PIPESTATUS[0]}"
 }
-bench 4096 275 10 3
-bench 64 445 20 5
+bench 4096 250 10 3
+bench 64 380 20 5
+
+stage "remat gates against none (B=4096)"
+for cell in lstm gru; do for L in 1 2; do for r in none gates; do
+  [ "$(left_until 420)" -gt 10 ] || break 3
+  echo "$cell L=$L remat=$r: $(timeout "$(left_until 420 20)" rnn-run \
+    --preset=$cell --target=cuda --layers=$L --seq-len=32 --batch=4096 \
+    --input-size=256 --hidden-size=256 --remat=$r --iters=10 --warmup=3 \
+    --json | python3 -c 'import sys, json
+try:
+    j = json.load(sys.stdin)
+    print("step_ms", j["step_ms"]["median"], "peak", j["peak_bytes"]["measured"], "saved", j["saved_bytes"])
+except ValueError:
+    print("no JSON from rnn-run")')"
+done; done; done
 
 stage ncu
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
@@ -69,8 +89,8 @@ else
           --input-size=256 --hidden-size=256 --no-cuda-graph --iters=1
           --warmup=0)
     # The first launch of every kernel (rnnc's and cuBLAS's) of one step.
-    timeout "$(left_until 520 45)" \
-      "$NCU" --kernel-id '::regex:.*:1' --launch-count 40 --set basic \
+    timeout "$(left_until 490 35)" \
+      "$NCU" --clock-control none --kernel-id '::regex:.*:1' --launch-count 40 --set basic \
       --section MemoryWorkloadAnalysis --export "$rep" --force-overwrite \
       "${step[@]}" > "$rep.log" 2>&1
     rc=$?
@@ -78,8 +98,8 @@ else
     if [ ! -f "$rep.ncu-rep" ]; then
       tail -5 "$rep.log"
       # The first 30 launches, if the kernel filter is what failed.
-      timeout "$(left_until 520 35)" \
-        "$NCU" --launch-count 30 --set basic --export "$rep" \
+      timeout "$(left_until 490 30)" \
+        "$NCU" --clock-control none --launch-count 30 --set basic --export "$rep" \
         --force-overwrite "${step[@]}" >> "$rep.log" 2>&1
       echo "ncu B=$B (first 30 launches) rc=$?"
     fi
@@ -100,7 +120,7 @@ echo "profile rc=${PIPESTATUS[0]}"
 
 stage counts per step
 for cell in lstm gru; do for m in "" "--no-cuda-graph"; do
-  [ "$SECONDS" -lt 585 ] || break 2
+  [ "$(left_until 585)" -gt 10 ] || break 2
   echo "$cell $m: $(timeout 10 rnn-run --preset=$cell --target=cuda --seq-len=32 --json --iters=3 $m |
     python3 -c 'import sys, json
 try:

@@ -6,23 +6,25 @@
 #
 # 1. The CUDA unit tests of the bundle (RNNCudaDeviceTests,
 #    RNNCudaRuntimeTests, RNNRuntimeTests).
-# 2. python/tests/test_torch_cuda.py: rnnc.torch on CUDA tensors (the
-#    libraries the bundle's rnn-compile links), every test.
-# 3. bench/torch_cuda_replay.py: rnnc.torch's step eager, with the graph
-#    replay of the library's calls, and nn.LSTM on cuDNN, at B=64.
-# 4. The layers as a wavefront (--wavefront) against the sequential
+# 2. compute-sanitizer memcheck of rnn-run --target=cuda on four small
+#    shapes, one of them a wavefront.
+# 3. The layers as a wavefront (--wavefront) against the sequential
 #    layers: the same bits, and the step times (L=2, LSTM and GRU, B=64
 #    and 4096; $OUT/wave-*.json).
-# 5. compute-sanitizer memcheck of rnn-run --target=cuda on three small
-#    shapes, one of them a wavefront.
+# 4. python/tests/test_torch_cuda.py: rnnc.torch on CUDA tensors (the
+#    libraries the bundle's rnn-compile links), every test.
+# 5. bench/torch_cuda_replay.py: rnnc.torch's step eager, with the graph
+#    replay of the library's calls, and nn.LSTM on cuDNN, at B=64.
 # 6. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
 #    (its bitwise check is ~260 runs of rnn-run), last, with the time that
 #    is left: the first GPU run needed more than 5.5 minutes for it.
 # Logs to $OUT/call2.log (and stdout), the pytest report to
 # $OUT/pytest-cuda.txt, the replay benchmark to $OUT/torch-replay.txt,
 # run-cuda.test's lines to $OUT/run-cuda.txt. Each
-# stage has its own timeout, so that the call ends inside the 10-minute
-# limit with everything it made under $OUT.
+# stage has its own timeout (deadlines for a call of 585 s, scaled by
+# RNNC_CALL_SECONDS: stage.sh), so that the call ends inside the 10-minute
+# limit with everything it made under $OUT. The stages go from the
+# cheapest checks that find the worst faults to the longest.
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/call2.log") 2>&1
@@ -36,47 +38,8 @@ source .gpu/unpack.sh
 
 stage unit tests
 for t in RNNCudaDeviceTests RNNCudaRuntimeTests RNNRuntimeTests; do
-  timeout "$(left_until 150 60)" .gpu/unittests/$t --gtest_brief=1
+  timeout "$(left_until 90 40)" .gpu/unittests/$t --gtest_brief=1
   echo "$t rc=$?"
-done
-
-stage rnnc.torch on CUDA tensors
-# The package from the source tree; the libraries rnn-compile (bundle) links.
-export RNNC_CACHE_DIR=/tmp/rnnc-cache
-timeout "$(left_until 330 180)" env PYTHONPATH="$PWD/python" python3 -m pytest \
-  -q -rs python/tests/test_torch_cuda.py > "$OUT/pytest-cuda.txt" 2>&1
-echo "test_torch_cuda rc=$?"
-tail -30 "$OUT/pytest-cuda.txt"
-
-stage "rnnc.torch graph replay"
-# Eager vs replayed library calls vs cuDNN, LSTM T=32 B=64 I=H=256; exits
-# non-zero if replay changes a bit of the step's results.
-timeout "$(left_until 375 60)" env PYTHONPATH="$PWD/python" python3 \
-  bench/torch_cuda_replay.py --B 64 --iters 20 --warmup 5 \
-  > "$OUT/torch-replay.txt" 2>&1
-echo "torch_cuda_replay rc=$?"
-tail -8 "$OUT/torch-replay.txt"
-
-stage "wavefront (L=2): bits and step time"
-# The layers as a wavefront (--wavefront: each layer on a stream of its
-# own, block by block) against the same step with the layers one after
-# another, at the same GEMM blocks (8 steps): the same bits, and the step
-# times side by side. LSTM and GRU, T=32, I=H=256, B=64 and 4096.
-for cell in lstm gru; do
-  for B in 64 4096; do
-    for w in seq wave; do
-      flag=""; [ "$w" = wave ] && flag=--wavefront
-      timeout "$(left_until 415 30)" rnn-run --target=cuda --preset=$cell \
-        --layers=2 --seq-len=32 --batch=$B --input-size=256 \
-        --hidden-size=256 --gemm-rows=$((B * 8)) $flag --iters=20 \
-        --warmup=5 --json --outputs="$OUT/wave-$cell-$B-$w.npz" \
-        > "$OUT/wave-$cell-$B-$w.json"
-      echo "$cell B=$B $w rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("step_ms", r["step_ms"]["median"], "peak", r["peak_bytes"]["measured"], "launches", r["launches"])' "$OUT/wave-$cell-$B-$w.json" 2>&1 | tail -1)"
-    done
-    rnn-npz-compare --quiet "$OUT/wave-$cell-$B-wave.npz" \
-      "$OUT/wave-$cell-$B-seq.npz" --rtol=0
-    echo "$cell B=$B bitwise rc=$?"
-  done
 done
 
 stage compute-sanitizer
@@ -89,12 +52,57 @@ else
            "--preset=gru --inputs=$D/gru_l1_random.in.npz --remat=chunk:3" \
            "--preset=lstm --seq-len=3 --batch=3 --input-size=300 --hidden-size=300" \
            "--preset=gru --layers=3 --wavefront --gemm-rows=8 --seq-len=9 --batch=2 --input-size=5 --hidden-size=7"; do
-    timeout "$(left_until 460 60)" "$CS" --tool memcheck --print-limit 5 \
+    timeout "$(left_until 190 45)" "$CS" --tool memcheck --print-limit 5 \
       --error-exitcode 9 rnn-run --target=cuda --no-cuda-graph $a --iters=1 \
       --warmup=0 2>&1 | tail -4
     echo "memcheck rc=${PIPESTATUS[0]}"
   done
 fi
+
+stage "wavefront (L=2): bits and step time"
+# The layers as a wavefront (--wavefront: each layer on a stream of its
+# own, block by block) against the same step with the layers one after
+# another, at the same GEMM blocks: the same bits, and the step times side
+# by side. At blocks of 8 steps (rows8) and at rnn-run's default blocks
+# (the choice a default wavefront would run with). LSTM and GRU, T=32,
+# I=H=256, B=64 and 4096.
+for cell in lstm gru; do
+  for B in 64 4096; do
+    for rows in rows8 default; do
+      for w in seq wave; do
+        flags=()
+        [ "$w" = wave ] && flags+=(--wavefront)
+        [ "$rows" = rows8 ] && flags+=(--gemm-rows=$((B * 8)))
+        run=wave-$cell-$B-$rows-$w
+        timeout "$(left_until 240 30)" rnn-run --target=cuda --preset=$cell \
+          --layers=2 --seq-len=32 --batch=$B --input-size=256 \
+          --hidden-size=256 "${flags[@]}" --iters=20 --warmup=5 --json \
+          --outputs="$OUT/$run.npz" > "$OUT/$run.json"
+        echo "$cell B=$B $rows $w rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("step_ms", r["step_ms"]["median"], "peak", r["peak_bytes"]["measured"], "launches", r["launches"])' "$OUT/$run.json" 2>&1 | tail -1)"
+      done
+      rnn-npz-compare --quiet "$OUT/wave-$cell-$B-$rows-wave.npz" \
+        "$OUT/wave-$cell-$B-$rows-seq.npz" --rtol=0
+      echo "$cell B=$B $rows bitwise rc=$?"
+    done
+  done
+done
+
+stage rnnc.torch on CUDA tensors
+# The package from the source tree; the libraries rnn-compile (bundle) links.
+export RNNC_CACHE_DIR=/tmp/rnnc-cache
+timeout "$(left_until 440 200)" env PYTHONPATH="$PWD/python" python3 -m pytest \
+  -q -rs python/tests/test_torch_cuda.py > "$OUT/pytest-cuda.txt" 2>&1
+echo "test_torch_cuda rc=$?"
+tail -30 "$OUT/pytest-cuda.txt"
+
+stage "rnnc.torch graph replay"
+# Eager vs replayed library calls vs cuDNN, LSTM T=32 B=64 I=H=256; exits
+# non-zero if replay changes a bit of the step's results.
+timeout "$(left_until 480 40)" env PYTHONPATH="$PWD/python" python3 \
+  bench/torch_cuda_replay.py --B 64 --iters 20 --warmup 5 \
+  > "$OUT/torch-replay.txt" 2>&1
+echo "torch_cuda_replay rc=$?"
+tail -8 "$OUT/torch-replay.txt"
 
 stage "run-cuda.test ($(left_until 585)s)"
 timeout "$(left_until 585)" python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test \

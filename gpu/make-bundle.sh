@@ -76,6 +76,7 @@ cp "$TMP/libgfortran.so.5" "$TMP/libquadmath.so.0" "$OUT/lib/"
 cp "$TMP"/zip/{libzip.so.4,libbz2.so.1.0,libz.so.1} "$OUT/lib/zip/"
 cp "$CUDA/nvvm/libdevice/libdevice.10.bc" "$OUT/cuda/nvvm/libdevice/"
 cp "$HERE"/unpack.sh "$HERE"/stage.sh "$HERE"/call1.sh "$HERE"/call2.sh \
+  "$HERE"/call3.sh \
   "$HERE"/run-test-lines.py "$OUT/"
 RNNC_WHEEL_CACHE=${RNNC_WHEEL_CACHE:-$BUILD/gpu-wheels} \
   bash "$HERE/fetch-wheels.sh" "$OUT/wheels" || rm -rf "$OUT/wheels"

@@ -57,9 +57,10 @@ inference entry point runs and nothing is saved. Tensors are float32, on
 the CPU or on a CUDA device, or float64 on the CPU (`dtype=torch.float64`
 or `.double()`: for gradient checks). Under `torch.autocast` a float32
 module takes float32, bfloat16 or float16 inputs and states and returns
-torch.nn's dtypes (see `_RNNBase._autocast`): bf16 autocast runs the
-library with bf16 storage (`storage="bf16"`), fp16 autocast computes in
-float32. bf16 and fp16 modules are refused (keep the module float32).
+torch.nn's dtypes (see `_RNNBase._autocast`; under bf16 autocast on
+CUDA bfloat16, where torch.nn's cuDNN path gives float16): bf16 autocast
+runs the library with bf16 storage (`storage="bf16"`), fp16 autocast
+computes in float32. bf16 and fp16 modules are refused (keep the module float32).
 An input, state or `is_init` that is not contiguous in rnnc's layout is
 copied once; a batch of no columns gives empty outputs, as torch.nn's
 does. CUDA tensors run the library compiled for the cuda target, on
@@ -913,7 +914,9 @@ class _RNNBase(nn.Module):
         The results' dtype is torch.nn's: autocast's on CUDA and for
         torch.nn.LSTM on the CPU, the input's for torch.nn.GRU on the CPU
         (which CPU autocast does not list; its GEMMs still run in
-        autocast's dtype)."""
+        autocast's dtype). The one exception is bf16 autocast on CUDA:
+        torch.nn's cuDNN path casts to float16 under any CUDA autocast,
+        rnnc gives bfloat16, what autocast asked for."""
         if not isinstance(input, torch.Tensor):
             return None, None
         kind = input.device.type
