@@ -45,6 +45,9 @@ if os.path.exists(nullcuda):
     config.substitutions.append(("%nullcuda", nullcuda))
 config.substitutions.append(
     ("%rnn_unittests", os.path.join(config.rnn_obj_root, "unittests")))
+# The cell table the build generates from RNNCells.td (tools/cells).
+config.substitutions.append(
+    ("%rnn_cell_table", os.path.join(config.rnn_obj_root, "cells", "_cells.py")))
 nvidia_smi = shutil.which("nvidia-smi")
 if nvidia_smi and subprocess.run([nvidia_smi, "-L"], capture_output=True).returncode == 0:
     config.available_features.add("cuda")

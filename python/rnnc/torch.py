@@ -90,9 +90,10 @@ import torch
 from torch import nn
 from torch._subclasses.functional_tensor import FunctionalTensor
 
+from . import _cells
 from .library import RNNCError, _check_schedule, _used, compile_model
 
-__all__ = ["LSTM", "CIFG", "GRU", "MGU", "RNNCError", "set_graph_replay"]
+# (__all__, with a module class per cell of the dialect: end of the file.)
 
 _TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
                  "int64": torch.int64, "float32": torch.float32,
@@ -721,14 +722,19 @@ def _memory_of(device):
 
 
 class _RNNBase(nn.Module):
-    # The dialect's cell (rnn-compile's --cell), its gate count, its states
-    # as the library's manifest names them, and the torch.nn module whose
-    # interface the module takes (an LSTM's: hx = (h0, c0); a GRU's: hx =
-    # h0).
+    # The dialect's cell (rnn-compile's --cell); its gate count and its
+    # states as the library's manifest names them, from the cell table
+    # (set for each subclass); and the torch.nn module whose interface the
+    # module takes (an LSTM's: hx = (h0, c0); a GRU's: hx = h0).
     _cell = None
     _gates = None
     _states = None
     _interface = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cell = _cells.BY_NAME[cls._cell]
+        cls._gates, cls._states = cell.gates, cell.states
     # Defaults for modules pickled before these options existed.
     gemm_rows = 0
     wavefront = False
@@ -1211,8 +1217,6 @@ class LSTM(_RNNBase):
     """`torch.nn.LSTM` with per-step resets and remat policies."""
 
     _cell = "lstm"
-    _gates = 4
-    _states = ("h", "c")
     _interface = nn.LSTM
 
     def forward(self, input, hx=None, is_init=None, reset_state=None):
@@ -1236,15 +1240,12 @@ class CIFG(LSTM):
     rows."""
 
     _cell = "cifg"
-    _gates = 3
 
 
 class GRU(_RNNBase):
     """`torch.nn.GRU` with per-step resets and remat policies."""
 
     _cell = "gru"
-    _gates = 3
-    _states = ("h",)
     _interface = nn.GRU
 
     def forward(self, input, hx=None, is_init=None, reset_state=None):
@@ -1259,4 +1260,24 @@ class MGU(GRU):
     n = tanh(W_in x + b_in + f * (W_hn h + b_hn)), h' = (1 - f) h + f n."""
 
     _cell = "mgu"
-    _gates = 2
+
+
+def _module_class(cell):
+    """The module class of a cell of the dialect (python/rnnc/_cells.py)
+    that has none above: torch.nn.LSTM's interface for a cell of two
+    states, torch.nn.GRU's for one."""
+    base = LSTM if len(cell.states) == 2 else GRU
+    return type(cell.name.upper(), (base,), {
+        "_cell": cell.name, "__module__": __name__,
+        "__doc__": f"rnn.{cell.name}, {cell.summary}, with "
+                   f"`torch.nn.{base.__name__}`'s interface and parameter "
+                   f"names ({cell.gates} gate blocks)."})
+
+
+for _cell in _cells.CELLS:
+    if _cell.name.upper() not in globals() and len(_cell.states) in (1, 2):
+        globals()[_cell.name.upper()] = _module_class(_cell)
+
+# A module class per cell of the dialect, named as the cell in upper case.
+__all__ = [c.name.upper() for c in _cells.CELLS
+           if c.name.upper() in globals()] + ["RNNCError", "set_graph_replay"]

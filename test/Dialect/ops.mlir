@@ -75,6 +75,27 @@ func.func @mgu(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
 }
 
 // -----
+// rnn.cifg: two states, three gates (the example of its description).
+
+// CHECK-LABEL: func.func @cifg(
+// CHECK: [[Y:%[[:alnum:]_]+]], [[HN:%[[:alnum:]_]+]], [[CN:%[[:alnum:]_]+]] = rnn.cifg {{%[[:alnum:]_]+}} reset {{%[[:alnum:]_]+}} state({{%[[:alnum:]_]+}}, {{%[[:alnum:]_]+}}) weights(
+// CHECK-SAME: : (tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+// CHECK-SAME: -> (tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>)
+// CHECK: return [[Y]], [[HN]], [[CN]]
+func.func @cifg(%x: tensor<8x4x3xf32>, %is_init: tensor<8x4xi1>,
+                %h0: tensor<4x5xf32>, %c0: tensor<4x5xf32>,
+                %w_ih: tensor<15x3xf32>, %w_hh: tensor<15x5xf32>,
+                %b_ih: tensor<15xf32>, %b_hh: tensor<15xf32>)
+    -> (tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>) {
+  %y, %h_n, %c_n = rnn.cifg %x reset %is_init state(%h0, %c0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<8x4x3xf32>, tensor<8x4xi1>, tensor<4x5xf32>, tensor<4x5xf32>,
+         tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>)
+  return %y, %h_n, %c_n : tensor<8x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>
+}
+
+// -----
 // rnn.cell_fwd #rnn.lstm block(1) on tensors: one result per destination (y, h_n, c_n, gates,
 // cells).
 

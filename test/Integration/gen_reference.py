@@ -63,6 +63,7 @@ Usage:
 """
 
 import argparse
+import importlib.util
 import io
 import os
 import sys
@@ -79,10 +80,16 @@ import philox  # noqa: E402 (the dropout masks' Philox, shared with tests)
 
 Shape = namedtuple("Shape", "T B I H")
 
-CELLS = ("lstm", "gru", "mgu", "cifg")
-GATES = {"lstm": 4, "gru": 3, "mgu": 2, "cifg": 3}
+# The dialect's cells, from the cell table generated from RNNCells.td.
+_spec = importlib.util.spec_from_file_location(
+    "_cells", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                           "..", "python", "rnnc", "_cells.py"))
+_cells = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_cells)
+CELLS = _cells.NAMES
+GATES = {c.name: c.gates for c in _cells.CELLS}
 # The cells with a cell state c (c0, c_n) besides h.
-HAS_C = ("lstm", "cifg")
+HAS_C = tuple(c.name for c in _cells.CELLS if "c" in c.states)
 LAYERS = (1, 2)
 # (name tag, shape, reset patterns).  The tag goes between the layer count and
 # the pattern in the case name; "" keeps the original names (and so the
@@ -99,8 +106,8 @@ TOL = 1e-10
 # Cases whose inputs are also written in float64 (<name>.f64.in.npz, the
 # float32 values widened, so the .ref.npz is theirs too) for the f64 runs.
 F64_CASES = ("lstm_l2_random", "gru_l2_random", "mgu_l2_random",
-             "lstm_l2_wide_random", "gru_l2_wide_random",
-             "mgu_l2_wide_random")
+             "cifg_l2_random", "lstm_l2_wide_random", "gru_l2_wide_random",
+             "mgu_l2_wide_random", "cifg_l2_wide_random")
 
 STACKS = (
     ("stack_gru10_lstm12_random", 7, 3, 5, (("gru", 10), ("lstm", 12)),
@@ -127,6 +134,7 @@ RESET_CASES = (
     ("gru_l2_reset_column_runs", 9, 6, 4, "gru", 6, 2, "runs", "column"),
     ("gru_l1_reset_step_all", 5, 4, 3, "gru", 5, 1, "all", "step"),
     ("mgu_l2_reset_step_random", 9, 5, 4, "mgu", 6, 2, "random", "step"),
+    ("cifg_l2_reset_step_random", 9, 5, 4, "cifg", 6, 2, "random", "step"),
 )
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -360,6 +368,10 @@ def CIFGAsLSTM(input_size, hidden_size, num_layers):
 # checked through a torch.nn module on mapped weights.
 STEP_CELLS = {"mgu": MGUCell, "cifg": CIFGCell}
 AS_TORCH = {"mgu": MGUAsGRU, "cifg": CIFGAsLSTM}
+_missing = set(CELLS) - {"lstm", "gru"} - set(STEP_CELLS)
+if _missing:
+    sys.exit(f"gen_reference.py: no reference for the cells "
+             f"{', '.join(sorted(_missing))} of the dialect (RNNCells.td)")
 
 
 # --------------------------------------------------------------------------
@@ -564,10 +576,10 @@ def stack_inputs(name, T, B, I, layers, pattern, reset_to="zero"):
         G = GATES[cell]
         k = 1.0 / np.sqrt(H)
         d[f"h0_l{l}"] = u(-0.5, 0.5, (B, H))
-        if cell == "lstm":
+        if cell in HAS_C:
             d[f"c0_l{l}"] = u(-0.5, 0.5, (B, H))
         if reset_to != "zero":
-            for s in ("h", "c") if cell == "lstm" else ("h",):
+            for s in ("h", "c") if cell in HAS_C else ("h",):
                 d[f"{s}_reset_l{l}"] = u(
                     -0.5, 0.5, (T, B, H) if reset_to == "step" else (B, H))
         d[f"weight_ih_l{l}"] = u(-k, k, (G * H, in_l))
@@ -578,7 +590,7 @@ def stack_inputs(name, T, B, I, layers, pattern, reset_to="zero"):
     d["grad_y"] = u(-1, 1, (T, B, in_l))
     for l, (cell, H) in enumerate(layers):
         d[f"grad_h_n_l{l}"] = u(-1, 1, (B, H))
-        if cell == "lstm":
+        if cell in HAS_C:
             d[f"grad_c_n_l{l}"] = u(-1, 1, (B, H))
     d["is_init"] = make_is_init(pattern, Shape(T, B, I, in_l), rng)
     return d
@@ -591,7 +603,7 @@ class StackLeaves:
         self.d, self.layers = d, layers
         self.x = t64(d["x"], True)
         self.h0 = [t64(d[f"h0_l{l}"], True) for l in range(len(layers))]
-        self.c0 = [t64(d[f"c0_l{l}"], True) if cell == "lstm" else None
+        self.c0 = [t64(d[f"c0_l{l}"], True) if cell in HAS_C else None
                    for l, (cell, _) in enumerate(layers)]
         # The reset states per layer and state name, if any.
         self.reset = [{s: t64(d[f"{s}_reset_l{l}"], True)
@@ -617,7 +629,7 @@ class StackLeaves:
                            r[t] if r.dim() == 3 else r, v)
 
     def state_names(self, l):
-        return ("h", "c") if self.layers[l][0] == "lstm" else ("h",)
+        return ("h", "c") if self.layers[l][0] in HAS_C else ("h",)
 
     def loss(self, y, finals):
         """finals[l]: the layer's final (h,) or (h, c) over the batch."""
@@ -657,12 +669,12 @@ def stack_modules(d, layers, kind):
     for l, (cell, H) in enumerate(layers):
         lstm = cell == "lstm"
         if kind == "cell":
-            m = (MGUCell(in_l, H) if cell == "mgu" else
+            m = (STEP_CELLS[cell](in_l, H) if cell in STEP_CELLS else
                  (torch.nn.LSTMCell if lstm else torch.nn.GRUCell)(
                      in_l, H, bias=True, dtype=torch.float64))
             pname = lambda p: p
         else:
-            m = (MGUAsGRU(in_l, H, 1) if cell == "mgu" else
+            m = (AS_TORCH[cell](in_l, H, 1) if cell in AS_TORCH else
                  (torch.nn.LSTM if lstm else torch.nn.GRU)(
                      in_l, H, num_layers=1, bias=True, dtype=torch.float64))
             pname = lambda p: p + "_l0"
@@ -687,7 +699,7 @@ def stack_stepwise(d, layers, is_init, drops=None):
         out = []
         for t in range(len(inp)):
             h = leaves.enter(l, "h", t, is_init, h)
-            if cell == "lstm":
+            if cell in HAS_C:
                 c = leaves.enter(l, "c", t, is_init, c)
                 h, c = mods[l][0](inp[t], (h, c))
             else:
@@ -696,7 +708,7 @@ def stack_stepwise(d, layers, is_init, drops=None):
         inp = out
         if drops is not None and l < len(layers) - 1:
             inp = [o * drops[l][t] for t, o in enumerate(out)]
-        finals.append((h, c) if cell == "lstm" else (h,))
+        finals.append((h, c) if cell in HAS_C else (h,))
     y = torch.stack(inp)
     leaves.loss(y, finals).backward()
     return leaves.results(y, finals, mods)
@@ -710,7 +722,7 @@ def stack_sequence(d, layers, drops=None):
     inp, finals = leaves.x, []
     for l, (cell, _) in enumerate(layers):
         m = mods[l][0]
-        if cell == "lstm":
+        if cell in HAS_C:
             inp, (h, c) = m(inp, (leaves.h0[l][None], leaves.c0[l][None]))
             finals.append((h[0], c[0]))
         else:
@@ -733,7 +745,7 @@ def stack_episodes(d, layers, drops=None):
     loss = torch.zeros((), dtype=torch.float64)
     y = torch.zeros(T, B, layers[-1][1], dtype=torch.float64)
     finals = [[torch.zeros(B, H, dtype=torch.float64)
-               for _ in range(2 if cell == "lstm" else 1)]
+               for _ in range(2 if cell in HAS_C else 1)]
               for cell, H in layers]
     for b in range(B):
         starts = [0] + [t for t in range(1, T) if is_init[t, b]]
@@ -744,7 +756,7 @@ def stack_episodes(d, layers, drops=None):
                 fresh = bool(is_init[s, b])
                 h = (leaves.entered(l, "h", s, b, H) if fresh
                      else leaves.h0[l][None, b:b + 1])
-                if cell == "lstm":
+                if cell in HAS_C:
                     c = (leaves.entered(l, "c", s, b, H) if fresh
                          else leaves.c0[l][None, b:b + 1])
                     inp, (h, c) = m(inp, (h, c))

@@ -60,11 +60,21 @@ def _load_fuzz_mlir():
 
 FM = _load_fuzz_mlir()
 
+
+def _cell_names():
+    """The dialect's cells, from the cell table (python/rnnc/_cells.py,
+    generated from RNNCells.td)."""
+    spec = importlib.util.spec_from_file_location(
+        "_cells", os.path.join(ROOT, "python", "rnnc", "_cells.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.NAMES)
+
 # Per flag: values that should compile, then values that should be refused
 # (or stress a limit); a flag takes one of the latter with NONSENSE odds.
 SIZES = ([1, 2, 3, 4, 5, 8, 16], [0, -1, 7, 64, 2**31, 2**62, "x", ""])
 CHOICES = {
-    "preset": (["lstm", "gru", "mgu"], ["rnn", ""]),
+    "preset": (_cell_names(), ["rnn", ""]),
     "remat": (["none", "gates", "chunk:1", "chunk:2", "chunk:3",
                "budget:100000"],
               ["chunk:0", "chunk:-1", "chunk:x", "budget:1",

@@ -20,13 +20,22 @@ artifacts="$build/fuzz-artifacts"
 rm -rf "$seeds"
 python3 tools/fuzz/fuzz-mlir.py --write-seeds "$seeds"
 mkdir -p "$corpus" "$artifacts"
+# The dictionary: tools/fuzz/mlir.dict, with each cell's op and attribute
+# from the cell table (python/rnnc/_cells.py).
+dict="$build/fuzz-mlir.dict"
+{
+  cat tools/fuzz/mlir.dict
+  python3 -c 'import runpy; t = runpy.run_path("python/rnnc/_cells.py")
+for n in t["NAMES"]:
+    print("\"rnn.%s\"\n\"#rnn.%s\"" % (n, n))'
+} > "$dict"
 
 # Undefined behaviour (UBSan) counts as a finding; a report stops the run.
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 log="$build/fuzz-libfuzzer.log"
 set +e
 "$fuzzer" -max_total_time="$seconds" -timeout=60 -rss_limit_mb=4096 \
-  -max_len=16384 -dict=tools/fuzz/mlir.dict -print_final_stats=1 \
+  -max_len=16384 -dict="$dict" -print_final_stats=1 \
   -artifact_prefix="$artifacts/" "$corpus" "$seeds" > "$log" 2>&1
 status=$?
 set -e

@@ -37,13 +37,16 @@ class RNN_StringArrayBody<list<string> items> {
 // A cell: `gates` gate blocks of width H, the states `states` (`h` first),
 // the saved roles `saved` (in order), of which `replayed` are those a
 // replay recomputes and `checkpoint` those a chunked forward keeps at chunk
-// entries only (see CellAttrInterface).
+// entries only (see CellAttrInterface). `mnemonic`, `numGates`, `states`
+// and `summary` are also the cell table of the tools and the Python
+// package (tools/cells/cell-table.py reads them from these records).
 class RNN_Cell<string attrName, string cellName, int gates,
                list<string> cellStates, list<RNN_SavedRole> saved,
                list<string> replayed, list<string> checkpoint>
     : AttrDef<RNN_Dialect, attrName,
               [DeclareAttrInterfaceMethods<RNN_CellAttrInterface>]> {
   let mnemonic = cellName;
+  int numGates = gates;
   list<string> states = cellStates;
   let extraClassDefinition = [{
     ::llvm::StringRef $cppClass::getCellName() const {
