@@ -32,6 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 import rsl_rl_rnnc  # noqa: E402
 
+from test_torch import LSTM_LIKE, NN_CELLS  # noqa: E402
+
 PPO = os.path.join(ROOT, "examples", "cleanrl_ppo_lstm.py")
 # Three updates of 4 environments x 32 steps, minibatches of 2 environments:
 # two shapes for rnnc ([1, 4] rollout, [32, 2] update).
@@ -156,9 +158,10 @@ def rsl_rl_split_and_pad(x, dones):
     return split_and_pad_trajectories(x, dones)
 
 
+# rsl_rl's memory has torch.nn's LSTM and GRU only.
 @pytest.mark.parametrize("split", [split_and_pad, rsl_rl_split_and_pad],
                          ids=["restated", "rsl_rl"])
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 @pytest.mark.parametrize("L", [1, 2])
 def test_rsl_rl_memory_matches_padded_trajectories(cell, L, split):
     """RnncMemory's update (one call over [T, B] with is_init at every
@@ -169,17 +172,17 @@ def test_rsl_rl_memory_matches_padded_trajectories(cell, L, split):
     installed."""
     T, B, I, H = 12, 3, 4, 5
     torch.manual_seed(0)
-    ref = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(I, H, L)
+    ref = (torch.nn.LSTM if cell in LSTM_LIKE else torch.nn.GRU)(I, H, L)
     memory = rsl_rl_rnnc.RnncMemory(I, H, L, cell)
     memory.rnn.load_state_dict(ref.state_dict())
     x = torch.randn(T, B, I)
     dones = torch.zeros(T, B, dtype=torch.bool)
     dones[2, 0] = dones[3, 0] = dones[T - 1, 0] = True  # consecutive, last
     dones[6, 1] = True
-    saved = [torch.randn(T, L, B, H) for _ in range(2 if cell == "lstm"
-                                                     else 1)]
+    saved = [torch.randn(T, L, B, H)
+             for _ in range(2 if cell in LSTM_LIKE else 1)]
     hidden = [trajectory_states(s, dones) for s in saved]
-    hidden = tuple(hidden) if cell == "lstm" else hidden[0]
+    hidden = tuple(hidden) if cell in LSTM_LIKE else hidden[0]
     padded, masks = split(x, dones)
     assert masks.shape[1] == 6  # 3 + 2 + 1 trajectories
 

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import rnnc.torch as rt
+from rnnc import _cells
 from rnnc.library import RNNCError, compile_model
 
 # The dropout masks' independent Philox, shared with the lit tests.
@@ -80,10 +81,24 @@ class CifgAsLstm(_Mapped):
         return -f, f, g, o
 
 
-CELLS = {"lstm": (rt.LSTM, torch.nn.LSTM), "gru": (rt.GRU, torch.nn.GRU),
-         "mgu": (rt.MGU, MguAsGru), "cifg": (rt.CIFG, CifgAsLstm)}
+# The dialect's cells (python/rnnc/_cells.py, generated from the cell
+# records): every test that runs over cells takes them from here, so that
+# a new cell is covered by every suite, or fails where it has no reference.
+ALL_CELLS = _cells.NAMES
 # The cells of two states (h, c), with torch.nn.LSTM's interface.
-LSTM_LIKE = ("lstm", "cifg")
+LSTM_LIKE = tuple(c.name for c in _cells.CELLS if len(c.states) == 2)
+# The cells torch.nn has itself (nn.LSTM, nn.GRU): for tests whose
+# reference or peer is torch.nn's own module, or its surface.
+NN_CELLS = tuple(n for n in ALL_CELLS if hasattr(torch.nn, n.upper()))
+# Each cell's rnnc.torch module class and its float reference: torch.nn's
+# own module, or one running the cell on torch.nn's with mapped weights.
+CELLS = {name: (getattr(rt, name.upper()), reference) for name, reference in
+         (("lstm", torch.nn.LSTM), ("gru", torch.nn.GRU),
+          ("mgu", MguAsGru), ("cifg", CifgAsLstm))}
+assert set(CELLS) == set(ALL_CELLS), (
+    f"a cell of the dialect has no reference here (or one here is no "
+    f"longer the dialect's): the dialect's {sorted(ALL_CELLS)}, "
+    f"test_torch.py's CELLS {sorted(CELLS)}")
 POLICIES = ["none", "gates", "chunk:1", "chunk:2", "chunk:3",
             "budget:9000"]
 
@@ -116,7 +131,7 @@ def final(cell, state):
 
 def reset_wrt(cell, hr, cr):
     """The reset states whose gradients are checked: none, h_reset, or
-    h_reset and c_reset for an LSTM."""
+    h_reset and c_reset for a cell of two states."""
     if hr is None:
         return []
     return [hr, cr] if cell in LSTM_LIKE else [hr]
@@ -151,7 +166,7 @@ def inputs(T, B, I, H, L, batch_first=False, seed=1):
     return x, h0, c0, gy, ghn
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("L", [1, 2, 3])
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_matches_torch_without_resets(cell, L, batch_first):
@@ -220,7 +235,7 @@ def episodes_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, is_init, hr=None,
         loss_ref, wrt + list(ref.parameters()) + reset_wrt(cell, hr, cr))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("L", [1, 2])
 def test_resets_match_episodes(cell, L):
     T, B, I, H = 9, 4, 3, 5
@@ -250,7 +265,7 @@ def assert_same_bits(results):
             assert torch.equal(g, g0), remat
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_policies_bitwise_equal(cell):
     T, B, I, H, L = 8, 3, 4, 5, 2
     x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
@@ -264,7 +279,7 @@ def test_policies_bitwise_equal(cell):
     assert_same_bits(results)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_bf16_storage_against_float64_torch(cell):
     # bf16 saved values and GEMM operands: within 2e-2 of torch.nn in
     # float64 (about five bf16 unit roundoffs, 2^-8), further than f32
@@ -305,7 +320,7 @@ def assert_bf16_close(y, grads, y_ref, grads_ref):
     assert worst > 1e-4
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_wavefront_same_bits_and_in_the_library(cell):
     # Layers as a wavefront (on the CPU, the lanes in program order): the
     # bits of the same GEMM blocks without it, and torch.nn's results. The
@@ -360,7 +375,7 @@ def poison(t):
     return t
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("remat", ["none", "gates", "chunk:2"])
 def test_split_equals_fused_with_poisoned_buffers(cell, remat):
     """f_fwd then f_bwd give the fused training function's bits, with the
@@ -429,7 +444,7 @@ def test_split_equals_fused_with_poisoned_buffers(cell, remat):
                             if a.role in ("output", "gradient")])
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_no_grad_runs_inference(cell):
     T, B, I, H, L = 5, 2, 3, 4, 2
     ours, ref = make_pair(cell, I, H, L, remat="chunk:2")
@@ -445,7 +460,7 @@ def test_no_grad_runs_inference(cell):
     assert torch.equal(final(cell, state), final(cell, state_grad))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_training_loop_matches_torch(cell):
     T, B, I, H, L = 10, 4, 3, 8, 2
     ours, ref = make_pair(cell, I, H, L, remat="chunk:3")
@@ -472,7 +487,7 @@ def test_training_loop_matches_torch(cell):
             1e-4 * abs(loss_ref.item()), step
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("remat", ["none", "chunk:2"])
 def test_float64_matches_torch_and_finite_differences(cell, remat):
     """In float64 (dtype=torch.float64, or .double() of a float32 module)
@@ -507,7 +522,7 @@ def test_float64_matches_torch_and_finite_differences(cell, remat):
                                     atol=1e-8, rtol=1e-6)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("remat", ["none", "gates", "chunk:2"])
 def test_repeated_backward_gives_the_same_bits(cell, remat):
     """The backward computes in place in the saved region; a second
@@ -578,7 +593,7 @@ def run_in_threads(run, cases, repeats=4):
     return concurrent
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_unbatched_input_as_torch_takes_it(cell, batch_first):
     """A 2-D input [T, I] with states [L, H], as torch.nn takes it: the
@@ -627,7 +642,7 @@ def test_unbatched_input_as_torch_takes_it(cell, batch_first):
             cell, hr.unsqueeze(0), None if cr is None else cr.unsqueeze(0)))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_without_biases(cell):
     """bias=False: torch.nn's parameters (weights only, loadable from its
     state dict), and the outputs and gradients of torch.nn's own bias=False
@@ -652,7 +667,7 @@ def test_without_biases(cell):
         assert rel_err(g, g_ref) < 1e-5
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_module_surface_of_torch_nn(cell):
     """What code written for torch.nn.LSTM/GRU touches besides the call:
     parameter names and shapes in order, all_weights, flatten_parameters."""
@@ -778,8 +793,8 @@ def test_layer_limit_is_rnn_compiles():
 # --------------------------------------------------------------------------
 
 def reset_inputs(cell, T, B, H, L, form, batch_first=False, seed=4):
-    """h_reset and c_reset (None for a GRU or MGU): [L, T, B, H] ([L, B, T,
-    H] with batch_first) per step, [L, B, H] per column."""
+    """h_reset and c_reset (None for a cell of one state): [L, T, B, H]
+    ([L, B, T, H] with batch_first) per step, [L, B, H] per column."""
     g = torch.Generator().manual_seed(seed)
     if form == "column":
         shape = (L, B, H)
@@ -790,7 +805,7 @@ def reset_inputs(cell, T, B, H, L, form, batch_first=False, seed=4):
     return h, (c if cell in LSTM_LIKE else None)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("form", ["step", "column"])
 @pytest.mark.parametrize("remat", ["none", "chunk:2"])
 def test_reset_states_match_episodes(cell, form, remat):
@@ -820,7 +835,7 @@ def test_reset_states_match_episodes(cell, form, remat):
         assert torch.equal(nonzero, want.expand_as(nonzero))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("form", ["step", "column"])
 def test_reset_states_policies_bitwise_and_batch_first(cell, form):
     T, B, I, H, L = 8, 3, 4, 5, 2
@@ -937,7 +952,7 @@ def dropout_loss_and_grads(cell, ref, x, h0, c0, gy, ghn, drops):
     return inp, loss, torch.autograd.grad(loss, wrt)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "cifg"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("remat", ["none", "chunk:2"])
 def test_dropout_matches_torch_with_the_same_masks(cell, remat):
     """Outputs and every gradient of a 3-layer stack with dropout match
@@ -961,7 +976,7 @@ def test_dropout_matches_torch_with_the_same_masks(cell, remat):
         assert rel_err(g, g_ref) < 1e-5
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_dropout_policies_bitwise_and_modes(cell):
     """With dropout every policy gives the bits of `none` for the same
     seed; another seed gives other masks; training mode drops without

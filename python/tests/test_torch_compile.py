@@ -17,8 +17,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 import rnnc.torch as rt
 from rnnc.library import Entry, RNNCError
 
-from test_torch import (CELLS, inputs, loss_and_grads, make_pair, rel_err,
-                        reset_inputs)
+from test_torch import (ALL_CELLS, CELLS, LSTM_LIKE, inputs, loss_and_grads,
+                        make_pair, rel_err, reset_inputs, state_of)
 
 T, B, I, H, L = 4, 3, 5, 6, 2
 
@@ -64,7 +64,7 @@ def policy_inputs(cell, seq_len=T, seed=1):
     obs = torch.randn(seq_len, B, 5, generator=g)
     h0 = torch.randn(L, B, H, generator=g, requires_grad=True)
     c0 = torch.randn(L, B, H, generator=g, requires_grad=True)
-    state = (h0, c0) if cell == "lstm" else h0
+    state = (h0, c0) if cell in LSTM_LIKE else h0
     return obs, state
 
 
@@ -124,10 +124,11 @@ def test_policy_compiles_without_graph_breaks_and_equals_eager():
     assert torch.equal(out, eager_outs[0])
 
 
-@pytest.mark.parametrize("cell", ["gru", "mgu"])
-def test_compiled_gru_and_mgu_equal_eager(cell):
-    """GRU and MGU in a compiled policy (the AOT graphs, without inductor's
-    code generation): eager's bits."""
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_compiled_cells_equal_eager(cell):
+    """Every cell in a compiled policy (the AOT graphs, without inductor's
+    code generation): eager's bits. (The LSTM's policy through inductor
+    is the test above.)"""
     ours, _ = policy_pair(cell)
     obs, state = policy_inputs(cell)
     compiled = torch.compile(ours, fullgraph=True, backend="aot_eager")
@@ -256,11 +257,11 @@ def op_args(cell, dtype, reset_to="zero", dropout=0.0):
     x = randn(T, B, I)
     is_init = torch.rand(T, B, generator=g) < 0.3
     h0 = randn(L, B, H)
-    c0 = randn(L, B, H) if cell == "lstm" else None
+    c0 = randn(L, B, H) if cell in LSTM_LIKE else None
     h_reset = c_reset = None
     if reset_to == "step":
         h_reset = randn(L, T, B, H)
-        c_reset = randn(L, T, B, H) if cell == "lstm" else None
+        c_reset = randn(L, T, B, H) if cell in LSTM_LIKE else None
     rng = torch.tensor([1234, 0]) if dropout else None
     key = module._library_key(T, B, x.device, dtype, reset_to)
     return (key, x, is_init, rng, h0, c0, h_reset, c_reset,
@@ -273,7 +274,7 @@ def detached(args):
                  for a in args)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("variant", ["plain", "resets"])
 def test_opcheck(cell, dtype, variant):
@@ -293,7 +294,7 @@ def test_opcheck(cell, dtype, variant):
     cotangents = [torch.randn(t.shape, dtype=dtype, generator=g)
                   for t in (y, h_n)]
     cotangents.append(torch.randn(c_n.shape, dtype=dtype, generator=g)
-                      if cell == "lstm" else None)
+                      if cell in LSTM_LIKE else None)
     torch.library.opcheck(torch.ops.rnnc.backward.default,
                           (*detached(args), y, saved, *cotangents))
 
@@ -362,7 +363,7 @@ def test_fake_implementations_never_call_the_library(monkeypatch):
     assert y.shape == (T, B, H) and c_n.shape == (L, B, H)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_module_through_the_ops_gives_the_eager_bits(cell, monkeypatch):
     """The modules' eager calls run the ops' implementations without the
     dispatcher; forced through the ops (as graph tools see them), a call
@@ -384,13 +385,13 @@ def test_module_through_the_ops_gives_the_eager_bits(cell, monkeypatch):
                                         is_init, hr, cr)]
         ours.eval()
         with torch.no_grad():
-            results[path].append(ours(x, (h0, c0) if cell == "lstm" else h0,
+            results[path].append(ours(x, state_of(cell, h0, c0),
                                       is_init=is_init)[0])
-        y, _ = ours(x, (h0, c0) if cell == "lstm" else h0)
+        y, _ = ours(x, state_of(cell, h0, c0))
         first = torch.autograd.grad(y, [x, h0], gy, retain_graph=True)
         second = torch.autograd.grad(y, [x, h0], gy)
         assert all(torch.equal(a, b) for a, b in zip(first, second)), path
-        y, _ = ours(x, (h0, c0) if cell == "lstm" else h0)
+        y, _ = ours(x, state_of(cell, h0, c0))
         grad, = torch.autograd.grad((y * gy).sum(), x, create_graph=True)
         with pytest.raises(RNNCError, match="backward is not "
                                             "differentiable"):

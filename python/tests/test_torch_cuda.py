@@ -17,7 +17,7 @@ import torch
 
 import rnnc.torch as rt
 
-from test_torch import (CELLS, POLICIES, assert_same_bits,
+from test_torch import (ALL_CELLS, LSTM_LIKE, POLICIES, assert_same_bits,
                         dropout_loss_and_grads, dropout_scale,
                         episodes_loss_and_grads, episodes_reference, inputs,
                         loss_and_grads, make_pair, next_seed, rel_err,
@@ -64,7 +64,7 @@ def to_device(tensors, device, dtype=None):
     return out
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("L", [1, 2])
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_matches_float64_reference(cell, L, batch_first):
@@ -85,7 +85,7 @@ def test_matches_float64_reference(cell, L, batch_first):
         assert rel_err(g.cpu().double(), g_ref) < 1e-5
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_resets_match_episodes(cell):
     T, B, I, H, L = 8, 4, 5, 6, 2
     ours, ref = make_pair(cell, I, H, L)
@@ -96,18 +96,18 @@ def test_resets_match_episodes(cell):
     is_init[:, 3] = True
     with torch.no_grad():
         y, state = ours(x.to(CUDA), (h0.to(CUDA), c0.to(CUDA))
-                        if cell == "lstm" else h0.to(CUDA),
+                        if cell in LSTM_LIKE else h0.to(CUDA),
                         is_init=is_init.to(CUDA))
         y_ref, h_ref, c_ref = episodes_reference(
             cell, ref.double(), x.double(), is_init, h0.double(), c0.double())
-    h_n = state[0] if cell == "lstm" else state
+    h_n = state[0] if cell in LSTM_LIKE else state
     assert rel_err(y.cpu().double(), y_ref) < 1e-5
     assert rel_err(h_n.cpu().double(), h_ref) < 1e-5
-    if cell == "lstm":
+    if cell in LSTM_LIKE:
         assert rel_err(state[1].cpu().double(), c_ref) < 1e-5
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_policies_bitwise_equal(cell):
     T, B, I, H, L = 7, 3, 5, 6, 2
     x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
@@ -125,7 +125,7 @@ def test_policies_bitwise_equal(cell):
 
 
 @needs_gpu("CUDA streams")
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_runs_on_the_current_stream(cell):
     """A call on a side stream gives the same bits as on the default one,
     and its results are ready once that stream is."""
@@ -197,7 +197,7 @@ def wavefront_pair(cell, I, H, L, rows, wavefront):
     return ours.to(CUDA), ref
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_wavefront_gives_the_same_bits(cell):
     """Three layers as a wavefront (each on a stream of its own, forked
     from the caller's and joined back) give the bits of the same GEMM
@@ -255,7 +255,7 @@ def test_captured_graph_draws_new_dropout_masks():
     assert not torch.equal(first, second)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("shape", [(9, 4, 5, 6, 2), (32, 64, 256, 256, 1)],
                          ids=["small", "wide"])
 def test_graph_replay_gives_the_calls_results(cell, shape):
@@ -290,7 +290,7 @@ def test_graph_replay_gives_the_calls_results(cell, shape):
             assert torch.equal(a, b)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_training_loop_matches_cpu(cell):
     """20 Adam steps on the GPU give the CPU library's losses."""
     T, B, I, H, L = 10, 6, 5, 8, 2
@@ -340,7 +340,7 @@ def test_mixed_devices_are_an_error():
              torch.zeros(1, 2, 6))  # h0 on the CPU
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_dropout_masks_on_the_gpu(cell):
     """The GPU's dropout masks are Philox's (the float64 reference chained
     with the same masks), and the same under every policy."""
@@ -373,7 +373,7 @@ def test_dropout_masks_on_the_gpu(cell):
             assert torch.equal(g, g0), remat
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("form", ["step", "column"])
 def test_reset_states_on_the_gpu(cell, form):
     """Resets that enter given states: the GPU against the CPU library in
@@ -404,7 +404,7 @@ def test_reset_states_on_the_gpu(cell, form):
         assert rel_err(g.cpu().double(), g_ref) < 1e-5
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_bf16_storage_on_the_gpu(cell):
     """bf16 storage through cuBLAS's bf16 GEMM: within 2e-2 of torch.nn in
     float64 with resets (as on the CPU), every policy bitwise equal."""
@@ -431,7 +431,7 @@ def test_bf16_storage_on_the_gpu(cell):
         assert rel_err(g.double(), g_ref) < 2e-2
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("cast", [torch.bfloat16, torch.float16])
 def test_autocast_on_the_gpu(cell, cast):
     """Under autocast on the device the results have torch.nn's dtypes on
@@ -440,7 +440,7 @@ def test_autocast_on_the_gpu(cell, cast):
     2e-2 of torch.nn in float64, as on the CPU), fp16 autocast computes in
     float32 (within 1e-5 before the results are rounded to float16, and
     of the gradients of the cotangents rounded to float16)."""
-    if AS_CPU and cell == "lstm" and cast == torch.float16:
+    if AS_CPU and cell in LSTM_LIKE and cast == torch.float16:
         pytest.skip("torch.nn.LSTM does not run under the CPU's fp16 "
                     "autocast (oneDNN has no such primitive): needs a GPU")
     T, B, I, H, L = 8, 3, 4, 5, 2
@@ -449,7 +449,7 @@ def test_autocast_on_the_gpu(cell, cast):
     x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
     is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(5)) \
         < 0.2
-    nn_cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+    nn_cls = torch.nn.LSTM if cell in LSTM_LIKE else torch.nn.GRU
     xd, h0d, c0d = to_device((x, h0, c0), CUDA)
     with torch.autocast(CUDA.type, dtype=cast):
         # With the CPU in place of the GPU, torch.nn's LSTM autocasts
@@ -464,7 +464,8 @@ def test_autocast_on_the_gpu(cell, cast):
         got = ours(xd.detach())
         y, _, grads = loss_and_grads(cell, ours, xd, h0d, c0d, gy.to(CUDA),
                                      ghn.to(CUDA), is_init.to(CUDA))
-    flat = (lambda out: [out[0], *out[1]] if cell == "lstm" else list(out))
+    flat = (lambda out: [out[0], *out[1]] if cell in LSTM_LIKE else
+            list(out))
     if want is not None:
         wanted = [t.dtype for t in flat(want)]
         if CUDA.type == "cuda" and cast == torch.bfloat16:

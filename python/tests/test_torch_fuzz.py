@@ -3,7 +3,8 @@ of the campaign (tools/fuzz/fuzz-torch.py) as regression tests.
 
 The cases and the oracle are torch_fuzz_cases.py's: every call either runs
 and matches a float64 reference written from torch.nn.LSTMCell / GRUCell
-(and torch.nn.LSTM / GRU where no reset applies), or raises one RNNCError.
+(and torch.nn.LSTM / GRU where no reset applies; the MGU and the CIFG on
+mapped weights), or raises one RNNCError.
 The Hypothesis test is derandomized and draws from the "ci" profile, whose
 few sizes keep the number of libraries it compiles small.
 
@@ -21,6 +22,8 @@ from hypothesis import strategies as st
 import rnnc.torch as rt
 import torch_fuzz_cases as F
 from rnnc.library import RNNCError
+
+from test_torch import CELLS
 
 
 def assert_no_finding(case):
@@ -66,7 +69,7 @@ def resets_case(cell, batch_first=False, form="step"):
     call = {"input": x,
             "is_init": F.tensor_spec([B, T] if batch_first else [T, B],
                                      "bool", fill=0.5)}
-    if cell == "lstm":
+    if cell in F.LSTM_LIKE:
         call["hx"] = {"kind": "tuple", "items": [spec(state), spec(state)]}
         call["reset_state"] = {"kind": "tuple",
                                "items": [spec(reset), spec(reset)]}
@@ -81,26 +84,24 @@ def resets_case(cell, batch_first=False, form="step"):
 @pytest.mark.parametrize("cell", F.CELLS)
 def test_reference_matches_torch_nn(cell):
     """The float64 reference, step by step with LSTMCell / GRUCell, is
-    torch.nn.LSTM's / GRU's (the MGU's on mapped weights) without
-    resets."""
+    torch.nn.LSTM's / GRU's without resets; the MGU's and the CIFG's are
+    those of test_torch.py's MguAsGru and CifgAsLstm, whose row maps are
+    written apart from the oracle's."""
     torch.manual_seed(0)
     T, B, I, H, L = 4, 3, 2, 3, 2
     module = F.CLASSES[cell](I, H, L).double()
-    ref = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(I, H, L)
-    ref = ref.double()
-    with torch.no_grad():
-        for name, p in ref.named_parameters():
-            p.copy_(F._gru_rows(cell, getattr(module, name)))
+    ref = CELLS[cell][1](I, H, L).double()
+    ref.load_state_dict(module.state_dict())
     x = torch.randn(T, B, I, dtype=torch.float64)
     h0 = torch.randn(L, B, H, dtype=torch.float64)
     c0 = torch.randn(L, B, H, dtype=torch.float64)
-    hx = (h0, c0) if cell == "lstm" else h0
+    hx = (h0, c0) if cell in F.LSTM_LIKE else h0
     r = F.interpret(cell, module, True, False, x, hx, None, None)
     y, h_n, c_n = F.reference(cell, F.reference_params(cell, module, True),
                               r)
     y_ref, state = ref(x, hx)
     torch.testing.assert_close(y, y_ref, rtol=1e-12, atol=1e-12)
-    if cell == "lstm":
+    if cell in F.LSTM_LIKE:
         torch.testing.assert_close(h_n, state[0], rtol=1e-12, atol=1e-12)
         torch.testing.assert_close(c_n, state[1], rtol=1e-12, atol=1e-12)
     else:

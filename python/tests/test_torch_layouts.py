@@ -8,32 +8,34 @@ import torch
 import rnnc.torch as rt
 from rnnc.library import RNNCError
 
-from test_torch import (assert_bf16_close, episodes_loss_and_grads, inputs,
-                        loss_and_grads, make_pair, rel_err, state_of)
+from test_torch import (ALL_CELLS, LSTM_LIKE, assert_bf16_close,
+                        episodes_loss_and_grads, inputs, loss_and_grads,
+                        make_pair, rel_err, state_of)
 
 
 def results(cell, out):
     """The output and final states of a module's call, flat."""
     y, state = out
-    return [y, *state] if cell == "lstm" else [y, state]
+    return [y, *state] if cell in LSTM_LIKE else [y, state]
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("given", [torch.float32, torch.bfloat16])
 def test_autocast_bf16_returns_what_torch_nn_returns(cell, given):
     # Under CPU bf16 autocast the module runs with bf16 storage and f32
-    # accumulation. Its results have torch.nn's dtypes (bf16 for an LSTM;
-    # a GRU's follow its input, as CPU autocast leaves torch.nn.GRU's call
-    # alone and casts only its GEMMs) and, as bf16 storage does, lie
-    # within 2e-2 of torch.nn in float64 (about five bf16 unit roundoffs,
-    # 2^-8) in outputs and every gradient, further than f32 gets (the
-    # rounding happens).
+    # accumulation. Its results have the dtypes of the torch.nn module
+    # whose interface it has (bf16 for an LSTM's; a GRU's follow its
+    # input, as CPU autocast leaves torch.nn.GRU's call alone and casts
+    # only its GEMMs) and, as bf16 storage does, lie within 2e-2 of
+    # torch.nn in float64 (about five bf16 unit roundoffs, 2^-8) in
+    # outputs and every gradient, further than f32 gets (the rounding
+    # happens).
     T, B, I, H, L = 8, 3, 4, 5, 2
     ours, ref = make_pair(cell, I, H, L)
     x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
     is_init = torch.rand(T, B, generator=torch.Generator().manual_seed(5)) \
         < 0.2
-    nn_cls = torch.nn.LSTM if cell == "lstm" else torch.nn.GRU
+    nn_cls = torch.nn.LSTM if cell in LSTM_LIKE else torch.nn.GRU
     with torch.autocast("cpu", dtype=torch.bfloat16):
         # torch.nn's LSTM autocasts through oneDNN (mkldnn_rnn_layer),
         # which cannot build a bf16 LSTM on every CPU (on AVX2 alone it
@@ -64,12 +66,12 @@ def test_autocast_bf16_returns_what_torch_nn_returns(cell, given):
                     "values were checked, the dtypes have no reference")
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 def test_autocast_fp16_computes_in_float32(cell):
     # rnnc has no fp16 storage: under fp16 autocast it computes in float32
-    # (what a float32 call gives, bit for bit) and returns what torch.nn
-    # returns: float16 for an LSTM, a float32 input's dtype for a GRU on
-    # the CPU.
+    # (what a float32 call gives, bit for bit) and returns what the
+    # torch.nn module of its interface returns: float16 for an LSTM's, a
+    # float32 input's dtype for a GRU's on the CPU.
     T, B, I, H, L = 6, 2, 3, 4, 1
     ours, _ = make_pair(cell, I, H, L)
     x = torch.randn(T, B, I)
@@ -77,7 +79,7 @@ def test_autocast_fp16_computes_in_float32(cell):
         plain = results(cell, ours(x))
         with torch.autocast("cpu", dtype=torch.float16):
             cast = results(cell, ours(x))
-    want = torch.float16 if cell == "lstm" else torch.float32
+    want = torch.float16 if cell in LSTM_LIKE else torch.float32
     assert all(t.dtype == want for t in cast)
     assert all(torch.equal(a, b.to(want)) for a, b in zip(cast, plain))
 
@@ -100,7 +102,7 @@ def test_narrow_modules_are_refused_with_what_to_use():
             rt.LSTM(4, 5).double()(x.double())
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_non_contiguous_inputs_and_states_are_copied(cell, batch_first):
     # A transposed replay batch, a strided slice of features and
@@ -130,7 +132,7 @@ def test_non_contiguous_inputs_and_states_are_copied(cell, batch_first):
     assert all(torch.equal(a, b) for a, b in zip(grads, grads_d))
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_empty_batch_returns_empty_outputs(cell, batch_first):
     # As torch.nn: outputs [T, 0, H] ([0, T, H] batch_first) and states

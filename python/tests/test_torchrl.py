@@ -25,8 +25,12 @@ import rnnc.torch as rt  # noqa: E402
 import rnnc.torchrl as rr  # noqa: E402
 from rnnc.library import RNNCError  # noqa: E402
 
+from test_torch import NN_CELLS  # noqa: E402
+
 B, T, I, H = 6, 9, 3, 5
 TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
+# rnnc.torchrl's module and TorchRL's for each cell torch.nn has (TorchRL's
+# modules run torch.nn's LSTM and GRU).
 CLASSES = {"lstm": (rr.LSTMModule, RefLSTM), "gru": (rr.GRUModule, RefGRU)}
 
 
@@ -164,7 +168,7 @@ DTYPES = pytest.mark.parametrize("dtype", [torch.float32, torch.float64],
 
 @DTYPES
 @pytest.mark.parametrize("L", [1, 2])
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 @pytest.mark.parametrize("resets", PATTERNS)
 def test_recurrent_matches_torchrl_pad(resets, cell, L, dtype):
     """Against TorchRL's default backend, which splits the columns into
@@ -176,7 +180,7 @@ def test_recurrent_matches_torchrl_pad(resets, cell, L, dtype):
 
 @DTYPES
 @pytest.mark.parametrize("L", [1, 2])
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_recurrent_matches_torchrl_scan(cell, L, dtype):
     """Against TorchRL's scan backend (torch's scan operator through
     hoptorch, run eagerly), on a batch with every reset pattern, one per
@@ -186,7 +190,7 @@ def test_recurrent_matches_torchrl_scan(cell, L, dtype):
     compare(ours, ref, data, recurrent=True)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 @pytest.mark.parametrize("batch", [(T,), (2, 3, T)], ids=["1d", "3d"])
 def test_recurrent_batch_shapes(cell, batch):
     """A tensordict without a batch dimension ([T]) or with several
@@ -198,7 +202,7 @@ def test_recurrent_batch_shapes(cell, batch):
     compare(ours, ref, data, recurrent=True)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_recurrent_without_stored_states(cell):
     """No recurrent states in the tensordict: both start from zeros."""
     ours, ref = make_pair(cell, 2, torch.float64)
@@ -207,7 +211,7 @@ def test_recurrent_without_stored_states(cell):
     compare(ours, ref, data, recurrent=True)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_default_recurrent_mode(cell):
     """default_recurrent_mode=True without the context manager; the
     context manager still overrides it."""
@@ -224,7 +228,7 @@ def test_default_recurrent_mode(cell):
         assert not ours.recurrent_mode and not ref.recurrent_mode
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_dropout_in_eval_mode(cell):
     """dropout between layers is the identity in eval mode, as TorchRL's."""
     ours, ref = make_pair(cell, 2, torch.float64, dropout=0.3)
@@ -262,7 +266,7 @@ def test_extra_calls_same_shape(monkeypatch):
 
 @DTYPES
 @pytest.mark.parametrize("L", [1, 2])
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_sequential_step_matches_torchrl(cell, L, dtype):
     """One rollout step ([B], T=1): stored states zeroed where is_init."""
     ours, ref = make_pair(cell, L, dtype)
@@ -271,7 +275,7 @@ def test_sequential_step_matches_torchrl(cell, L, dtype):
     compare(ours, ref, data, recurrent=False)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_sequential_rollout_matches_torchrl(cell):
     """A few steps of a [2, 3] batch, each module fed its own next states,
     as a collector does."""
@@ -388,7 +392,7 @@ def test_collector_rollout_feeds_ppo_loss():
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("bias", [True, False])
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_state_dict_loads_both_ways(cell, bias):
     ours_cls, ref_cls = CLASSES[cell]
     torch.manual_seed(8)
@@ -406,18 +410,18 @@ def test_state_dict_loads_both_ways(cell, bias):
         assert torch.equal(p, p_ref)
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_module_argument(cell):
     """lstm= / gru= take an rnnc.torch module (batch_first), kept as the
     module's layers, with TorchRL's parameter names."""
-    rnn = (rt.LSTM if cell == "lstm" else rt.GRU)(I, H, 2, batch_first=True)
+    rnn = getattr(rt, cell.upper())(I, H, 2, batch_first=True)
     ours = CLASSES[cell][0](**{cell: rnn}, in_key="x", out_key="y")
     assert getattr(ours, cell) is rnn
     ref = CLASSES[cell][1](I, H, 2, in_key="x", out_key="y")
     ref.load_state_dict(ours.state_dict())
 
 
-@pytest.mark.parametrize("cell", ["lstm", "gru"])
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_primer_matches_torchrl(cell):
     ours, ref = make_pair(cell, 2, torch.float32)
     primer, primer_ref = ours.make_tensordict_primer(), \

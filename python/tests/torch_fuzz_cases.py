@@ -24,10 +24,11 @@ contract: every call either runs and matches or raises an `RNNCError`.
     exception is a finding (EXCEPTION), as is an RNNCError raised while
     handling another exception (CHAINED: two tracebacks).
   * A call that runs is compared with a float64 reference written here from
-    torch.nn.LSTMCell / GRUCell step by step (the MGU as a GRUCell on
-    mapped weights), which zeroes the state entering step t of column b
-    where is_init[t, b] is set, or enters the given reset state. The
-    reference refuses inputs that mean nothing in torch.nn's interface
+    torch.nn.LSTMCell / GRUCell step by step (a cell torch.nn does not have
+    as one of them on mapped weights: the MGU as a GRUCell, the CIFG as an
+    LSTMCell; see `_NN_ROWS`), which zeroes the state entering step t of
+    column b where is_init[t, b] is set, or enters the given reset state.
+    The reference refuses inputs that mean nothing in torch.nn's interface
     and rnnc's documented extensions (a non-tensor, a rank other than 2 or
     3, no steps, a non-floating input, states of the wrong shape, a non-bool
     is_init, reset states of the wrong form, ...): a call of rnnc that runs
@@ -44,10 +45,10 @@ contract: every call either runs and matches or raises an `RNNCError`.
     and a second call (`repeat`, without training dropout) must give the
     same bits (REPEAT).
   * Where the reference applies without resets (no is_init, or all false),
-    torch.nn.LSTM / GRU with the same constructor arguments and weights is
-    called as well: its outcome is recorded (`Outcome.nn`), and where both
-    run, rnnc's outputs must match torch.nn's in shape, in dtype (without
-    autocast) and in values (NN).
+    torch.nn.LSTM / GRU with the same constructor arguments and weights
+    (mapped as the reference maps them) is called as well: its outcome is
+    recorded (`Outcome.nn`), and where both run, rnnc's outputs must match
+    torch.nn's in shape, in dtype (without autocast) and in values (NN).
 """
 
 import contextlib
@@ -61,10 +62,15 @@ import torch
 from torch import nn
 
 import rnnc.torch as rt
+from rnnc import _cells
 from rnnc.library import RNNCError
 
-CELLS = ("lstm", "gru", "mgu")
-CLASSES = {"lstm": rt.LSTM, "gru": rt.GRU, "mgu": rt.MGU}
+# The dialect's cells (python/rnnc/_cells.py) and their rnnc.torch module
+# classes; the cells of two states (h, c) take torch.nn.LSTM's interface,
+# the others torch.nn.GRU's.
+CELLS = _cells.NAMES
+CLASSES = {name: getattr(rt, name.upper()) for name in CELLS}
+LSTM_LIKE = tuple(c.name for c in _cells.CELLS if len(c.states) == 2)
 
 # The sizes drawn for modules that are called: every new shape compiles a
 # library, so the CI profile draws from fewer.
@@ -303,7 +309,7 @@ def build_case(src, profile="campaign"):
     # hx.
     sshape = [L, H] if unbatched else [L, B, H]
     if src.rare(0.6):
-        if cell == "lstm":
+        if cell in LSTM_LIKE:
             how = pick(src, ["tuple", "tuple", "list"],
                        ["single", "len1", "len3", "none_c", "nontensor"],
                        0.1)
@@ -356,7 +362,7 @@ def build_case(src, profile="campaign"):
                                             [L, T, B, H])
         column = [L, H] if unbatched else [L, B, H]
         f1 = src.choice([step, column])
-        if cell == "lstm":
+        if cell in LSTM_LIKE:
             how = pick(src, ["tuple", "list"],
                        ["single", "len1", "len3", "mixed", "nontensor"],
                        0.12)
@@ -560,9 +566,9 @@ def interpret(cell, module, bias, batch_first, x, hx, is_init, reset):
     if hx is None:
         h0 = torch.zeros(L, B, H, dtype=torch.float64)
         c0 = torch.zeros(L, B, H, dtype=torch.float64)
-    elif cell == "lstm":
+    elif cell in LSTM_LIKE:
         if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-            raise Meaningless("hx of an LSTM is not a pair")
+            raise Meaningless(f"hx of {cell} (two states) is not a pair")
         h0 = as_batched(leaf(_floating(hx[0], "h0", sshape)))
         c0 = as_batched(leaf(_floating(hx[1], "c0", sshape)))
     else:
@@ -583,9 +589,10 @@ def interpret(cell, module, bias, batch_first, x, hx, is_init, reset):
     hr = cr = None
     form = "zero"
     if reset is not None:
-        if cell == "lstm":
+        if cell in LSTM_LIKE:
             if not isinstance(reset, (tuple, list)) or len(reset) != 2:
-                raise Meaningless("reset_state of an LSTM is not a pair")
+                raise Meaningless(f"reset_state of {cell} (two states) is "
+                                  f"not a pair")
             given = list(reset)
         else:
             if not isinstance(reset, torch.Tensor):
@@ -617,7 +624,7 @@ def interpret(cell, module, bias, batch_first, x, hx, is_init, reset):
             raise Meaningless("reset states of two forms")
         form = forms.pop()
         hr = states[0]
-        cr = states[1] if cell == "lstm" else None
+        cr = states[1] if cell in LSTM_LIKE else None
     return dict(x=xr, h0=h0, c0=c0, is_init=init, hr=hr, cr=cr, form=form,
                 leaves=leaves, unbatched=unbatched, T=T, B=B)
 
@@ -636,30 +643,49 @@ def reference_params(cell, module, bias):
     return out
 
 
-def _gru_rows(cell, w):
-    """A weight of the cell in torch.nn.GRU's row order: the MGU's f, n
-    rows map to r = f, z = 1 - f (the negated f rows), n."""
-    if cell != "mgu":
+# Each cell's gate blocks (of H rows) as those of the torch.nn cell that
+# runs it (LSTMCell for a cell of two states, GRUCell for one), applied to
+# every weight and bias; None: the cell is torch.nn's own. The MGU is the
+# GRU with r = f and z = 1 - f = sigmoid(-a_f): its f, n rows give r = f,
+# z = -f, n. The CIFG (f, g, o) is the LSTM with i = 1 - f = sigmoid(-a_f):
+# i = -f, f, g, o.
+_NN_ROWS = {
+    "lstm": None,
+    "gru": None,
+    "mgu": lambda f, n: (f, -f, n),
+    "cifg": lambda f, g, o: (-f, f, g, o),
+}
+assert set(_NN_ROWS) == set(CELLS), (
+    f"the fuzz oracle has no torch.nn form of a cell of the dialect: "
+    f"_NN_ROWS in torch_fuzz_cases.py has {sorted(_NN_ROWS)}, the dialect "
+    f"{sorted(CELLS)}")
+
+
+def _nn_rows(cell, w):
+    """A weight or bias of the cell in the rows of the torch.nn cell that
+    runs it (`_NN_ROWS`)."""
+    rows = _NN_ROWS[cell]
+    if rows is None:
         return w
-    f, n = w.chunk(2, 0)
-    return torch.cat([f, -f, n], 0)
+    return torch.cat(rows(*w.chunk(_cells.BY_NAME[cell].gates, 0)), 0)
 
 
 def reference(cell, params, r):
     """y [T, B, H], h_n, c_n [L, B, H] in float64, step by step with
-    torch.nn.LSTMCell / GRUCell."""
+    torch.nn.LSTMCell / GRUCell (on the weights in its rows)."""
     x, init = r["x"], r["is_init"]
     T, B = r["T"], r["B"]
     L = r["h0"].shape[0]
     H = r["h0"].shape[2]
     h = list(r["h0"].unbind(0))
-    c = list(r["c0"].unbind(0)) if cell == "lstm" else None
+    two = cell in LSTM_LIKE
+    c = list(r["c0"].unbind(0)) if two else None
     cells = []
     for k in range(L):
         width = x.shape[2] if k == 0 else H
-        module = (nn.LSTMCell if cell == "lstm" else nn.GRUCell)(
+        module = (nn.LSTMCell if two else nn.GRUCell)(
             width, H, dtype=torch.float64)
-        weights = {kind: _gru_rows(cell, params[f"{kind}_l{k}"])
+        weights = {kind: _nn_rows(cell, params[f"{kind}_l{k}"])
                    for kind in ("weight_ih", "weight_hh", "bias_ih",
                                 "bias_hh")}
         cells.append((module, weights))
@@ -673,16 +699,16 @@ def reference(cell, params, r):
                     rc = torch.zeros_like(h[k])
                 elif r["form"] == "step":
                     rh = r["hr"][k, t]
-                    rc = r["cr"][k, t] if cell == "lstm" else None
+                    rc = r["cr"][k, t] if two else None
                 else:
                     rh = r["hr"][k]
-                    rc = r["cr"][k] if cell == "lstm" else None
+                    rc = r["cr"][k] if two else None
                 h[k] = torch.where(m, rh, h[k])
-                if cell == "lstm":
+                if two:
                     c[k] = torch.where(m, rc, c[k])
         inp = x[t]
         for k, (module, weights) in enumerate(cells):
-            if cell == "lstm":
+            if two:
                 h[k], c[k] = torch.func.functional_call(
                     module, weights, (inp, (h[k], c[k])))
             else:
@@ -691,7 +717,7 @@ def reference(cell, params, r):
             inp = h[k]
         ys.append(inp)
     y = torch.stack(ys)
-    return y, torch.stack(h), (torch.stack(c) if cell == "lstm" else None)
+    return y, torch.stack(h), (torch.stack(c) if two else None)
 
 
 # --------------------------------------------------------------------------
@@ -757,7 +783,7 @@ def _structure(cell, result):
     if not isinstance(result, tuple) or len(result) != 2:
         return None, f"result is {type(result).__name__}, not a pair"
     y, state = result
-    if cell == "lstm":
+    if cell in LSTM_LIKE:
         if not isinstance(state, tuple) or len(state) != 2:
             return None, "the state is not a pair (h_n, c_n)"
         return (y, *state), None
@@ -860,19 +886,19 @@ def _mismatch(ours, ref, tol, floor=1e-2):
 
 def _nn_module(case, module, ctor):
     """torch.nn's module with rnnc's constructor arguments and weights
-    (the MGU as a GRU on mapped weights), or the exception that made it
-    fail."""
+    (mapped into its rows: the MGU as a GRU, the CIFG as an LSTM), or the
+    exception that made it fail."""
     cell = case["cell"]
     kwargs = {k: decode(v) for k, v in ctor.items()
               if k not in ("remat", "storage")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = (nn.LSTM if cell == "lstm" else nn.GRU)(**kwargs)
+        ref = (nn.LSTM if cell in LSTM_LIKE else nn.GRU)(**kwargs)
     ref = _convert(ref, case["convert"])
     ref.train(case["train"])
     with torch.no_grad():
         for name, p in ref.named_parameters():
-            p.copy_(_gru_rows(cell, getattr(module, name)))
+            p.copy_(_nn_rows(cell, getattr(module, name)))
     return ref
 
 
@@ -964,7 +990,7 @@ def _check(case, module, ctor, x, hx, is_init, reset, result, out):
         c_n = c_n.squeeze(1) if c_n is not None else None
     elif batch_first:
         y = y.transpose(0, 1)
-    refs = [y, h_n] + ([c_n] if cell == "lstm" else [])
+    refs = [y, h_n] + ([c_n] if cell in LSTM_LIKE else [])
     ours = list(outputs[:len(refs)])
     names = ("y", "h_n", "c_n")
     tensors = [t for t, _ in r["leaves"].values()]
@@ -994,10 +1020,10 @@ def _check(case, module, ctor, x, hx, is_init, reset, result, out):
     comparable = r["is_init"] is None or not r["is_init"].any()
     if comparable and not dropping:
         _check_nn(case, module, ctor, x, hx, is_init, ours, out)
-    # torch.nn runs the same call (its weights are rnnc's, in its rows):
-    # its gradients' error is a yardstick for rnnc's.
-    nn_call = (ctor, x, hx) if comparable and not dropping and \
-        cell != "mgu" else None
+    # torch.nn runs the same call (its weights are rnnc's, in its rows; a
+    # mapped cell's through `_NN_ROWS`): its gradients' error is a
+    # yardstick for rnnc's.
+    nn_call = (ctor, x, hx) if comparable and not dropping else None
     _check_gradients(case, module, params, r, ours, refs, tol, floor, out,
                      nn_call)
 
@@ -1006,8 +1032,11 @@ def _nn_gradient_errors(case, module, nn_call, r, names, cots, grads_ref):
     """torch.nn's error against the float64 reference, per gradient in
     `grads_ref`'s order (the call's leaves that require grad, then the
     parameters `names`), for the same call with the same cotangents;
-    None where torch.nn cannot run it."""
+    None where torch.nn cannot run it. The parameters' gradients are with
+    respect to the cell's own (mapped into torch.nn's rows in the graph,
+    `_NN_ROWS`), so that a mapped cell's have the reference's shapes."""
     ctor, x, hx = nn_call
+    cell = case["cell"]
     clones = {id(t): t.detach().clone().requires_grad_(t.requires_grad)
               for t, _ in r["leaves"].values()}
 
@@ -1022,14 +1051,19 @@ def _nn_gradient_errors(case, module, nn_call, r, names, cots, grads_ref):
         ref = _nn_module(case, module, ctor)
         args = (same(x),) if "hx" not in case["call"] else (same(x),
                                                                same(hx))
+        own = {n: getattr(module, n).detach().to(
+            getattr(ref, n).dtype, copy=True).requires_grad_()
+            for n in names}
+        mapped = {n: _nn_rows(cell, p) for n, p in own.items()}
         with _contexts(case), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            outputs, _ = _structure(case["cell"], ref(*args))
+            outputs, _ = _structure(cell, torch.func.functional_call(
+                ref, mapped, args))
             loss = sum((a * c).sum() for a, c in zip(outputs, cots)
                        if a is not None)
             wrt = [clones[id(t)] for t, _ in r["leaves"].values()
                    if t.requires_grad]
-            wrt += [getattr(ref, n) for n in names]
+            wrt += [own[n] for n in names]
             grads = torch.autograd.grad(loss, wrt, allow_unused=True)
     except Exception:
         return None

@@ -7,13 +7,14 @@ Usage:
                              [--timeout S] [--threads N] [--rnn-compile PATH]
     tools/fuzz/fuzz-torch.py --replay DIR/<kind>-NN/case.json
 
-Each case is a call of rnnc.torch's LSTM, GRU or MGU with random
-constructor arguments (sizes, num_layers up to above the limit, bias,
-batch_first, dropout, bidirectional, proj_size, dtype, device, remat,
-storage; values drawn from sensible ones, boundary ones and nonsense), a
-module conversion, train or eval mode, grad / no_grad / inference_mode,
-CPU autocast, and random call arguments (input rank, shape, dtype and
-layout, hx, is_init, reset_state in right and wrong forms), drawn by
+Each case is a call of one of rnnc.torch's modules (a cell of the
+dialect, from its cell table) with random constructor arguments (sizes,
+num_layers up to above the limit, bias, batch_first, dropout,
+bidirectional, proj_size, dtype, device, remat, storage; values drawn
+from sensible ones, boundary ones and nonsense), a module conversion,
+train or eval mode, grad / no_grad / inference_mode, CPU autocast, and
+random call arguments (input rank, shape, dtype and layout, hx, is_init,
+reset_state in right and wrong forms), drawn by
 python/tests/torch_fuzz_cases.py (`build_case`) from a seeded
 random.Random; the Hypothesis test python/tests/test_torch_fuzz.py draws
 from the same builder. Cases run in a worker process, restarted after a
