@@ -212,10 +212,6 @@ void rnn::buildCABIStage(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(rnn::createEmitCABIPass(cABI));
 }
 
-void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm) {
-  buildKernelsToLoopsPipeline(pm, PipelineOptions());
-}
-
 void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
                                       const PipelineOptions &options) {
   buildBuffersStage(pm, options);
@@ -358,8 +354,7 @@ void rnn::registerPipelines() {
                   "The infer pipeline up to planned buffers: what "
                   "rnn-rematerialize's budget policy predicts peaks with",
                   buildToBuffersPipeline);
-  PassPipelineRegistration<>(
-      "rnn-kernels-to-loops",
-      "Bufferize rnn kernels and lower them to loops on buffers",
-      [](OpPassManager &pm) { buildKernelsToLoopsPipeline(pm); });
+  registerChecked("rnn-kernels-to-loops",
+                  "Bufferize rnn kernels and lower them to loops on buffers",
+                  buildKernelsToLoopsPipeline);
 }

@@ -157,8 +157,7 @@ void buildInferPipeline(OpPassManager &pm, const PipelineOptions &options);
 /// functions then carry `rnn.predicted_peak_bytes`.
 void buildToBuffersPipeline(OpPassManager &pm, const PipelineOptions &options);
 /// Kernels on tensors -> planned loops on buffers: the stages from buffers
-/// to the C ABI (rnn-kernels-to-loops, with the default options).
-void buildKernelsToLoopsPipeline(OpPassManager &pm);
+/// to the C ABI (rnn-kernels-to-loops).
 void buildKernelsToLoopsPipeline(OpPassManager &pm,
                                  const PipelineOptions &options);
 
