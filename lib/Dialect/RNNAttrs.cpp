@@ -26,6 +26,7 @@ using namespace mlir::rnn;
 
 #define GET_ATTRDEF_CLASSES
 #include "rnn/Dialect/RNNAttrs.cpp.inc"
+#include "rnn/Dialect/RNNEnums.cpp.inc"
 
 void RNNDialect::registerAttributes() {
   addAttributes<
@@ -69,20 +70,6 @@ std::string mlir::rnn::listCells(MLIRContext *context, StringRef prefix,
 //===----------------------------------------------------------------------===//
 // Kernels' operands by role
 //===----------------------------------------------------------------------===//
-
-StringRef mlir::rnn::stringifyKernelPhase(KernelPhase phase) {
-  switch (phase) {
-  case KernelPhase::Fwd:
-    return "fwd";
-  case KernelPhase::Bwd:
-    return "bwd";
-  case KernelPhase::ChunkedBwd:
-    return "chunked_bwd";
-  case KernelPhase::Replay:
-    return "replay";
-  }
-  llvm_unreachable("unknown kernel phase");
-}
 
 KernelPhase mlir::rnn::kernelPhase(KernelKind kind, bool chunked) {
   switch (kind) {

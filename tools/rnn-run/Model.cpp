@@ -211,8 +211,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   Type resetType = s.resetTo == "step"
                        ? tensor({s.seqLen, s.batch, s.hiddenSize}, real)
                        : state;
-  addArg("x", -1, tensor({s.seqLen, s.batch, s.inputSize}, real));
-  addArg("is_init", -1, tensor({s.seqLen, s.batch}, b.getI1Type()));
+  addArg(mlir::rnn::kRoleX, -1, tensor({s.seqLen, s.batch, s.inputSize}, real));
+  addArg(mlir::rnn::kRoleIsInit, -1,
+         tensor({s.seqLen, s.batch}, b.getI1Type()));
   bool dropout = s.dropout > 0.0;
   if (dropout)
     addArg("rng", -1, tensor({2}, b.getI64Type()));
@@ -220,21 +221,26 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
     std::string k = std::to_string(l);
     int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
     for (StringRef name : states)
-      addArg((name + "0").str(), l, state);
+      addArg((Twine(name) + mlir::rnn::kInitialStateSuffix).str(), l, state);
     if (resetStates)
       for (StringRef name : states)
-        addArg((name + "_reset").str(), l, resetType);
-    addArg("weight_ih_l" + k, -1, tensor({gates * s.hiddenSize, in}, real));
-    addArg("weight_hh_l" + k, -1,
+        addArg((Twine(name) + mlir::rnn::kResetStateSuffix).str(), l,
+               resetType);
+    auto perLayer = [&](StringRef role) { return (role + "_l" + k).str(); };
+    addArg(perLayer(mlir::rnn::kRoleWeightIh), -1,
+           tensor({gates * s.hiddenSize, in}, real));
+    addArg(perLayer(mlir::rnn::kRoleWeightHh), -1,
            tensor({gates * s.hiddenSize, s.hiddenSize}, real));
-    addArg("bias_ih_l" + k, -1, tensor({gates * s.hiddenSize}, real));
-    addArg("bias_hh_l" + k, -1, tensor({gates * s.hiddenSize}, real));
+    addArg(perLayer(mlir::rnn::kRoleBiasIh), -1,
+           tensor({gates * s.hiddenSize}, real));
+    addArg(perLayer(mlir::rnn::kRoleBiasHh), -1,
+           tensor({gates * s.hiddenSize}, real));
   }
   Type sequence = tensor({s.seqLen, s.batch, s.hiddenSize}, real);
-  addResult("y", -1, sequence);
+  addResult(mlir::rnn::kRoleY, -1, sequence);
   for (int64_t l = 0; l < s.layers; ++l) {
     for (StringRef name : states)
-      addResult((name + "_n").str(), l, state);
+      addResult((Twine(name) + mlir::rnn::kFinalStateSuffix).str(), l, state);
   }
 
   b.setInsertionPointToEnd(module->getBody());

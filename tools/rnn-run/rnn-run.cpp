@@ -58,6 +58,7 @@ using namespace mlir;
 using namespace ::rnn::run;
 namespace npz = ::rnn::npz;
 namespace cl = llvm::cl;
+using mlir::rnn::kGradPrefix;
 
 static cl::OptionCategory category("rnn-run options");
 
@@ -422,7 +423,7 @@ static void checkMemoryLimit(RunTarget &runner, const Signature &signature,
                              bool train, std::optional<int64_t> peak) {
   uint64_t inputs = 0;
   for (const NamedTensor &arg : signature.args)
-    if (train || !llvm::StringRef(arg.name).starts_with("grad_"))
+    if (train || !llvm::StringRef(arg.name).starts_with(kGradPrefix))
       inputs += static_cast<uint64_t>(arg.bytes());
   uint64_t need = inputs + static_cast<uint64_t>(peak.value_or(0));
   auto mib = [](uint64_t bytes) {
@@ -459,9 +460,12 @@ static void checkMemoryLimit(RunTarget &runner, const Signature &signature,
   }
 }
 
-/// Initial states --inputs may leave out: they are zeros, as in PyTorch.
-static bool defaultsToZeros(llvm::StringRef name) {
-  return name == "h0" || name == "c0";
+/// Whether `arg` is a layer's initial state (`h0`, `c0`, ...: a per-layer
+/// tensor named `<state>0`), which --inputs may leave out: zeros, as in
+/// PyTorch.
+static bool isInitialState(const NamedTensor &arg) {
+  return arg.layer >= 0 &&
+         llvm::StringRef(arg.name).ends_with(mlir::rnn::kInitialStateSuffix);
 }
 
 /// Checks that --inputs gives every argument the step reads (but the
@@ -475,18 +479,18 @@ static void checkInputArrays(const npz::ArrayMap &inputs,
   llvm::StringSet<> known;
   for (const NamedTensor &arg : signature.args) {
     known.insert(arg.array);
-    if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
+    if (!train && llvm::StringRef(arg.name).starts_with(kGradPrefix))
       continue;
-    if (!inputs.count(arg.array) && !defaultsToZeros(arg.name))
+    if (!inputs.count(arg.array) && !isInitialState(arg))
       fail(inputsFile + ": missing array '" + arg.array + "'");
   }
   for (const NamedTensor &result : signature.results)
-    known.insert("grad_" + result.array);
+    known.insert((kGradPrefix + result.array).str());
   for (const auto &[name, array] : inputs)
     if (!known.contains(name)) {
       std::string names;
       for (const NamedTensor &arg : signature.args)
-        if (train || !llvm::StringRef(arg.name).starts_with("grad_"))
+        if (train || !llvm::StringRef(arg.name).starts_with(kGradPrefix))
           if (names.find("'" + arg.array + "'") == std::string::npos)
             names += (names.empty() ? "'" : ", '") + arg.array + "'";
       // A preset's layers take reset states with --reset-to.
@@ -534,11 +538,10 @@ static void generate(const NamedTensor &arg, int64_t hidden,
       bytes[i] = unit(gen) < resetProb ? 1 : 0;
     return;
   }
-  llvm::StringRef name = arg.name;
   double bound = 1.0;
-  if (name.starts_with("weight_") || name.starts_with("bias_"))
+  if (mlir::rnn::bufferRole(arg.name) == mlir::rnn::BufferRole::Parameter)
     bound = 1.0 / std::sqrt(static_cast<double>(hidden));
-  else if (name == "h0" || name == "c0")
+  else if (isInitialState(arg))
     bound = 0.5;
   bytes.resize(n * arg.elementBytes());
   for (int64_t i = 0; i < n; ++i) {
@@ -849,7 +852,7 @@ void RunSession::compile() {
   // Argument values: all from --inputs, or all generated.
   argData.resize(signature.args.size());
   for (auto [i, arg] : llvm::enumerate(signature.args)) {
-    if (!train && llvm::StringRef(arg.name).starts_with("grad_"))
+    if (!train && llvm::StringRef(arg.name).starts_with(kGradPrefix))
       continue;
     if (!inputs)
       generate(arg, shape.hiddenSize, argData[i]);
@@ -982,7 +985,7 @@ int RunSession::printFigures() {
   // arena, which the step holds as one allocation.
   int64_t resultBytes = 0;
   for (const NamedTensor &r : signature.results)
-    if (!llvm::StringRef(r.name).starts_with("grad_"))
+    if (!llvm::StringRef(r.name).starts_with(kGradPrefix))
       resultBytes += r.bytes();
   int64_t held = train ? last.bytesAtBackwardStart : last.bytesAtEnd;
   int64_t savedBytes = std::max<int64_t>(0, held - resultBytes);

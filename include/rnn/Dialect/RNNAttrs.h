@@ -1,7 +1,8 @@
 //===- RNNAttrs.h - rnn cell attributes and interfaces ----------*- C++ -*-===//
 //
-// The cell interface (CellAttrInterface), the cells #rnn.lstm, #rnn.gru and
-// #rnn.mgu, and the model-level layer interface (LayerOpInterface).
+// The cell interface (CellAttrInterface), the cells' attributes (#rnn.lstm,
+// ...: RNNCells.td), and the model-level layer interface
+// (LayerOpInterface).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "rnn/Dialect/RNNEnums.h"
 #include "rnn/Dialect/RNNRoles.h"
 
 #include "rnn/Dialect/RNNAttrInterfaces.h.inc"
@@ -44,24 +46,12 @@ std::string listCells(MLIRContext *context, StringRef prefix, StringRef last);
 SmallVector<std::string> stateRoles(CellAttrInterface cell, StringRef prefix,
                                     StringRef suffix);
 
-/// The generic kernel ops: rnn.cell_fwd, rnn.cell_bwd, rnn.cell_replay.
-enum class KernelKind { Fwd, Bwd, Replay };
-
-/// What a kernel computes: the forward steps saving what the backward
-/// reads (fwd), the backward from the saved values (bwd), the backward of a
-/// chunk that replays its forward from the chunk's checkpoint first
-/// (chunked_bwd, an rnn.cell_bwd with `chunk`), or the forward values the
-/// backward reads recomputed from saved ones (replay).
-enum class KernelPhase { Fwd, Bwd, ChunkedBwd, Replay };
-
-/// Every phase, in the order above.
+/// Every kernel phase (KernelPhase, RNNEnums.td), in the enum's order; its
+/// name in messages, kernel names and test output is
+/// stringifyKernelPhase's.
 inline constexpr KernelPhase kKernelPhases[] = {
     KernelPhase::Fwd, KernelPhase::Bwd, KernelPhase::ChunkedBwd,
     KernelPhase::Replay};
-
-/// The phase's name in messages, kernel names and test output: fwd, bwd,
-/// chunked_bwd, replay.
-StringRef stringifyKernelPhase(KernelPhase phase);
 
 /// The phase of a kernel of `kind`: Bwd is ChunkedBwd if `chunked`.
 KernelPhase kernelPhase(KernelKind kind, bool chunked);

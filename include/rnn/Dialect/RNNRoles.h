@@ -11,6 +11,7 @@
 #ifndef RNN_DIALECT_RNNROLES_H
 #define RNN_DIALECT_RNNROLES_H
 
+#include "rnn/Dialect/RNNEnums.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir {
@@ -43,22 +44,13 @@ inline constexpr llvm::StringLiteral kRoleGradX = "grad_x",
 inline constexpr llvm::StringLiteral kBufferSaved = "saved",
                                      kBufferArena = "arena";
 
-/// What an entry point does with an argument buffer, by the argument's name
-/// (`rnn.name`): the manifest's `role`, and whether the entry point writes
-/// the buffer (outputs, gradients, the saved region in the forward, the
-/// arena). An entry point's caller may pass overlapping buffers only where
-/// neither is written (rnnrt_cuda_enter refuses others), which the cuda
-/// kernels' read-only arguments rely on.
-enum class BufferRole {
-  Input,
-  Parameter,
-  Output,
-  Cotangent,
-  Gradient,
-  Saved,
-  Scratch
-};
-
+/// What an entry point does with an argument buffer (BufferRole,
+/// RNNEnums.td, whose names are the manifest's `role`s), by the argument's
+/// name (`rnn.name`). An entry point writes outputs, gradients, the saved
+/// region (in the forward) and the arena (isWrittenRole); its caller may
+/// pass overlapping buffers only where neither is written
+/// (rnnrt_cuda_enter refuses others), which the cuda kernels' read-only
+/// arguments rely on.
 inline BufferRole bufferRole(llvm::StringRef name) {
   if (name == kBufferSaved)
     return BufferRole::Saved;
@@ -74,27 +66,6 @@ inline BufferRole bufferRole(llvm::StringRef name) {
   if (name.starts_with("weight_") || name.starts_with("bias_"))
     return BufferRole::Parameter;
   return BufferRole::Input;
-}
-
-/// The manifest's name of a role.
-inline llvm::StringRef stringifyBufferRole(BufferRole role) {
-  switch (role) {
-  case BufferRole::Input:
-    return "input";
-  case BufferRole::Parameter:
-    return "parameter";
-  case BufferRole::Output:
-    return "output";
-  case BufferRole::Cotangent:
-    return "cotangent";
-  case BufferRole::Gradient:
-    return "gradient";
-  case BufferRole::Saved:
-    return "saved";
-  case BufferRole::Scratch:
-    return "scratch";
-  }
-  return "input";
 }
 
 /// Whether an entry point may write a buffer of `role`. The backward reads

@@ -1,0 +1,19 @@
+//===- RNNEnums.h - the enumerations of the rnn dialect ---------*- C++ -*-===//
+//
+// KernelKind, KernelPhase and BufferRole with their stringify and symbolize
+// functions, generated from RNNEnums.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_DIALECT_RNNENUMS_H
+#define RNN_DIALECT_RNNENUMS_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+#include "rnn/Dialect/RNNEnums.h.inc"
+
+#endif // RNN_DIALECT_RNNENUMS_H
