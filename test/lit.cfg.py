@@ -45,9 +45,14 @@ if os.path.exists(nullcuda):
     config.substitutions.append(("%nullcuda", nullcuda))
 config.substitutions.append(
     ("%rnn_unittests", os.path.join(config.rnn_obj_root, "unittests")))
-# The cell table the build generates from RNNCells.td (tools/cells).
+# The cell table the build generates from RNNCells.td (tools/cells), and
+# the include directories of the dialect's TableGen files.
 config.substitutions.append(
     ("%rnn_cell_table", os.path.join(config.rnn_obj_root, "cells", "_cells.py")))
+config.substitutions.append(
+    ("%rnn_td_includes",
+     "-I%s -I%s" % (os.path.join(config.test_source_root, "..", "include"),
+                    os.path.join(config.llvm_tools_dir, "..", "include"))))
 nvidia_smi = shutil.which("nvidia-smi")
 if nvidia_smi and subprocess.run([nvidia_smi, "-L"], capture_output=True).returncode == 0:
     config.available_features.add("cuda")

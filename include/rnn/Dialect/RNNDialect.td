@@ -1,8 +1,8 @@
 //===- RNNDialect.td - rnn dialect definition --------------*- tablegen -*-===//
 //
-// The rnn dialect: multi-layer recurrent networks (LSTM, GRU) over time with
-// a per-step state reset mask, and the forward/backward kernels that the
-// compiler derives from them for training.
+// The rnn dialect: multi-layer recurrent networks (the cells of RNNCells.td)
+// over time with a per-step state reset mask, and the forward/backward
+// kernels that the compiler derives from them for training.
 //
 //===----------------------------------------------------------------------===//
 

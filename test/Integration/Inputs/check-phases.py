@@ -28,6 +28,7 @@ CASES = [
     ["--preset=lstm", "--layers=2", "--remat=gates", "--reset-prob=0.2"],
     ["--preset=gru", "--layers=2", "--remat=chunk:4"],
     ["--preset=mgu", "--layers=3", "--remat=budget:5000"],
+    ["--preset=cifg", "--layers=2", "--remat=chunk:3", "--storage=bf16"],
     ["--preset=lstm", "--layers=2", "--dropout=0.3", "--remat=chunk:4"],
     ["--preset=gru", "--storage=bf16", "--remat=gates"],
     ["--preset=lstm", "--mode=infer"],
