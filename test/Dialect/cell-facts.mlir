@@ -1,7 +1,7 @@
 // RUN: rnn-opt %s --test-rnn-cell-facts -o /dev/null | FileCheck %s
 
-// The cell interface (#rnn.lstm, #rnn.gru, #rnn.mgu) and the layer interface of the
-// model ops against the ops' definitions: LSTM has gates i, f, g, o and
+// The cell interface (#rnn.lstm, #rnn.gru, #rnn.mgu, #rnn.cifg) and the layer
+// interface of the model ops against the ops' definitions: LSTM has gates i, f, g, o and
 // states h, c, saves its gates [T, B, 4H] and cell states [T, B, H], replays
 // the gates and checkpoints the cell states; GRU has gates r, z, n and state
 // h, saves its gates [T, B, 3H] and W_hn h + b_hn [T, B, H], and replays
@@ -80,6 +80,32 @@ func.func @mgu(%x: tensor<4x3x2xf32>, %r: tensor<4x3xi1>,
          tensor<10x2xf32>, tensor<10x5xf32>, tensor<10xf32>, tensor<10xf32>)
       -> (tensor<4x3x5xf32>, tensor<3x5xf32>)
   return %y, %hn : tensor<4x3x5xf32>, tensor<3x5xf32>
+}
+
+// CIFG (rnn.cifg): gates f, g, o and states h, c; it saves, replays and
+// checkpoints as the LSTM, with gates [T, B, 3H].
+// CHECK:      rnn.cifg: cell #rnn.cifg (cifg), 3 gates; T=2 B=3 I=4 H=5
+// CHECK-NEXT:   states [h, c]
+// CHECK-NEXT:   saved [gates 15, cells 5]
+// CHECK-NEXT:   replayed [gates]
+// CHECK-NEXT:   checkpoints [cells]
+// CHECK-NEXT:   weights weight_ih [15, 4] weight_hh [15, 5] bias_ih [15] bias_hh [15]
+// CHECK-NEXT:   x tensor<2x3x4xf32>, is_init tensor<2x3xi1>, h0 tensor<3x5xf32>, c0 tensor<3x5xf32>
+// CHECK-NEXT:   y tensor<2x3x5xf32>, h_n tensor<3x5xf32>, c_n tensor<3x5xf32>
+// CHECK-NEXT:   fwd kernel (x) (is_init) (h0, c0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y, h_n, c_n) (gates, cells)
+// CHECK-NEXT:   bwd kernel (x) (is_init) (h0, c0) () (weight_ih, weight_hh) (y, gates, cells) (grad_y, grad_h_n, grad_c_n) (grad_x, grad_h0, grad_c0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   chunked_bwd kernel (x) (is_init) (h0, c0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y, cells) (grad_y, grad_h_n, grad_c_n) (grad_x, grad_h0, grad_c0, grad_weight_ih, grad_weight_hh, grad_bias_ih, grad_bias_hh)
+// CHECK-NEXT:   replay kernel (x) (is_init) (h0, c0) () (weight_ih, weight_hh, bias_ih, bias_hh) (y, cells) (gates)
+func.func @cifg(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<15x5xf32>, %bi: tensor<15xf32>, %bh: tensor<15xf32>)
+    -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>) {
+  %y, %hn, %cn = rnn.cifg %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return %y, %hn, %cn : tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
 }
 
 // The kernels find each operand by its role: a chunked LSTM forward and

@@ -4,8 +4,8 @@
 // The cell attributes print and parse back.
 
 // CHECK-LABEL: func.func @cells()
-// CHECK-SAME: attributes {cells = [#rnn.lstm, #rnn.gru, #rnn.mgu]}
-func.func @cells() attributes {cells = [#rnn.lstm, #rnn.gru, #rnn.mgu]} {
+// CHECK-SAME: attributes {cells = [#rnn.lstm, #rnn.gru, #rnn.mgu, #rnn.cifg]}
+func.func @cells() attributes {cells = [#rnn.lstm, #rnn.gru, #rnn.mgu, #rnn.cifg]} {
   return
 }
 
