@@ -57,10 +57,10 @@ inference entry point runs and nothing is saved. Tensors are float32, on
 the CPU or on a CUDA device, or float64 on the CPU (`dtype=torch.float64`
 or `.double()`: for gradient checks). Under `torch.autocast` a float32
 module takes float32, bfloat16 or float16 inputs and states and returns
-torch.nn's dtypes (see `_RNNBase._autocast`; under bf16 autocast on
-CUDA bfloat16, where torch.nn's cuDNN path gives float16): bf16 autocast
-runs the library with bf16 storage (`storage="bf16"`), fp16 autocast
-computes in float32. bf16 and fp16 modules are refused (keep the module float32).
+torch.nn's dtypes (see `_RNNBase._autocast`; under bf16 autocast on CUDA
+bfloat16, where torch.nn's cuDNN path gives float16): bf16 autocast runs
+the library with bf16 storage (`storage="bf16"`), fp16 autocast computes
+in float32. bf16 and fp16 modules are refused (keep the module float32).
 An input, state or `is_init` that is not contiguous in rnnc's layout is
 copied once; a batch of no columns gives empty outputs, as torch.nn's
 does. CUDA tensors run the library compiled for the cuda target, on
@@ -88,10 +88,29 @@ from typing import Optional
 
 import torch
 from torch import nn
-from torch._subclasses.functional_tensor import FunctionalTensor
 
 from . import _cells
 from .library import RNNCError, _check_schedule, _used, compile_model
+
+# The oldest PyTorch rnnc.torch runs on (the `torch` extra of
+# python/pyproject.toml): torch.library.custom_op and register_fake, and
+# the functional tensors of torch.compile, as 2.4 has them. An older one
+# is one error naming both versions, not a failing import below.
+_TORCH_MIN = (2, 4)
+
+
+def _torch_version(version):
+    """(major, minor) of a PyTorch version string ("2.11.0+cu130")."""
+    m = re.match(r"(\d+)\.(\d+)", str(version))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+if _torch_version(torch.__version__) < _TORCH_MIN:
+    raise ImportError(f"rnnc.torch needs torch>="
+                      f"{'.'.join(map(str, _TORCH_MIN))}, this is torch "
+                      f"{torch.__version__}")
+
+from torch._subclasses.functional_tensor import FunctionalTensor  # noqa: E402
 
 # (__all__, with a module class per cell of the dialect: end of the file.)
 

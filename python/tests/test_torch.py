@@ -1102,3 +1102,19 @@ def test_readme_example_trains():
     assert torch.isfinite(namespace["loss"]).item()
     assert lstm.weight_hh_l1.grad is not None
     assert lstm.weight_hh_l1.grad.abs().sum() > 0
+
+
+def test_import_names_the_torch_it_needs():
+    """rnnc.torch under a PyTorch older than the one it needs is one
+    ImportError naming both versions, not a failing import of a PyTorch
+    module further down."""
+    code = ("import torch\n"
+            "torch.__version__ = '2.3.1'\n"
+            "try:\n"
+            "    import rnnc.torch\n"
+            "except ImportError as e:\n"
+            "    print(type(e).__name__, e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.strip() == ("ImportError rnnc.torch needs torch>=2.4, "
+                                  "this is torch 2.3.1"), out.stderr
