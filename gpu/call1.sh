@@ -29,20 +29,9 @@
 # the benchmark stages a --time-budget below it (no configuration starts
 # after it, so the table ends cleanly), so that the call ends inside the
 # 10-minute limit with everything it made under $OUT.
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/call1.log") 2>&1
-export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/stage.sh"
-
-stage probe
-uname -m
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
-python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
-python3 -c 'import triton; print("triton", triton.__version__)' || echo "no triton: the TorchRL triton peer is left out"
-source .gpu/unpack.sh
+begin_call call1
 RR=$(command -v rnn-run)
-export RNNC_CACHE_DIR=/tmp/rnnc-cache
 
 # The table. B=4096 gets until 250 s into the call, B=64 until 380 s; each
 # starts no configuration in its last 40 s.

@@ -25,16 +25,8 @@
 # RNNC_CALL_SECONDS: stage.sh), so that the call ends inside the 10-minute
 # limit with everything it made under $OUT. The stages go from the
 # cheapest checks that find the worst faults to the longest.
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/call2.log") 2>&1
-export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/stage.sh"
-
-stage probe
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
-python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
-source .gpu/unpack.sh
+begin_call call2
 
 stage unit tests
 for t in RNNCudaDeviceTests RNNCudaRuntimeTests RNNRuntimeTests; do
@@ -89,7 +81,6 @@ done
 
 stage rnnc.torch on CUDA tensors
 # The package from the source tree; the libraries rnn-compile (bundle) links.
-export RNNC_CACHE_DIR=/tmp/rnnc-cache
 timeout "$(left_until 440 200)" env PYTHONPATH="$PWD/python" python3 -m pytest \
   -q -rs python/tests/test_torch_cuda.py > "$OUT/pytest-cuda.txt" 2>&1
 echo "test_torch_cuda rc=$?"

@@ -17,18 +17,9 @@
 #    $OUT/bench-triton-b*.txt, rows as JSON to $OUT/bench-triton-b*.jsonl.
 # Logs to $OUT/call3.log (and stdout). Deadlines for a call of 585 s,
 # scaled by RNNC_CALL_SECONDS (stage.sh).
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/call3.log") 2>&1
-export PYTHONUNBUFFERED=1
 source "$(dirname "$0")/stage.sh"
-
-stage probe
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || true
-python3 -c 'import triton; print("triton", triton.__version__)' || echo "no triton"
-source .gpu/unpack.sh
+begin_call call3
 RR=$(command -v rnn-run)
-export RNNC_CACHE_DIR=/tmp/rnnc-cache
 
 stage "triton warm-up (6 processes)"
 pids=()

@@ -9,6 +9,25 @@
 CALL_SECONDS=${RNNC_CALL_SECONDS:-585}
 
 stage() { echo; echo "##### $* ($(date +%T), ${SECONDS}s into the call)"; }
+# Starts call $1 (call1, ...): $OUT made, everything printed also logged
+# to $OUT/$1.log, Python unbuffered; then the probe stage (the GPU, the
+# driver, PyTorch, CUDA, cuDNN and Triton as this machine has them) and
+# the bundle unpacked (tools on PATH: unpack.sh).
+begin_call() {
+  OUT=${OUT:-/tmp/out}
+  mkdir -p "$OUT"
+  exec > >(tee -a "$OUT/$1.log") 2>&1
+  export PYTHONUNBUFFERED=1
+  stage probe
+  uname -m
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
+    --format=csv || true
+  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+  python3 -c 'import triton; print("triton", triton.__version__)' ||
+    echo "no triton: the TorchRL triton peer is left out"
+  source .gpu/unpack.sh
+  export RNNC_CACHE_DIR=/tmp/rnnc-cache
+}
 # Seconds left until $1 seconds (of a 585 s call, scaled to
 # RNNC_CALL_SECONDS) into the call, at least 1; with a second argument, at
 # most that many.
