@@ -24,9 +24,10 @@ An unbatched input `[T, I]` takes states `[L, H]`, `is_init` `[T]` and
 reset states `[L, T, H]` or `[L, H]`, as `torch.nn.LSTM`'s does.
 `remat` picks what the forward saves for the backward: `none`, `gates`,
 `chunk:K` or `budget:BYTES`; every policy gives bitwise identical results.
-`storage="bf16"` stores the saved values that are not states in bf16 and
-rounds every GEMM operand to bf16 with f32 accumulation (float32 modules;
-states, outputs and gradients stay float32).
+`storage="bf16"` (or `torch.bfloat16`) stores the saved values that are
+not states in bf16 and rounds every GEMM operand to bf16 with f32
+accumulation (float32 modules; states, outputs and gradients stay
+float32); `None` or `torch.float32` stores them in float32.
 `gemm_rows=N` sets the rows the GEMM blocks aim for (0: the target's
 default), and `wavefront=True` runs the layers as a wavefront, block by
 block, each on a stream of its own on CUDA (in order on the CPU, with the
@@ -808,8 +809,14 @@ class _RNNBase(nn.Module):
             raise RNNCError(f"the parameters need {nbytes} bytes, more than "
                             f"the {memory} bytes of "
                             f"{device or torch.device('cpu')}")
+        # As PyTorch names dtypes: torch.bfloat16 is "bf16", torch.float32
+        # the default (no storage of its own).
+        storage = {torch.bfloat16: "bf16",
+                   torch.float32: None}.get(storage, storage) \
+            if isinstance(storage, torch.dtype) else storage
         if storage not in (None, "bf16"):
-            raise RNNCError(f"storage must be None or 'bf16', got "
+            raise RNNCError(f"storage must be None or 'bf16' (or "
+                            f"torch.bfloat16, torch.float32), got "
                             f"{storage!r}")
         _check_schedule(gemm_rows, wavefront)
         self.input_size = input_size

@@ -364,6 +364,8 @@ def test_gemm_rows_and_wavefront_errors():
 def test_bf16_storage_errors():
     with pytest.raises(RNNCError, match="storage must be None or 'bf16'"):
         rt.LSTM(3, 4, storage="f16")
+    with pytest.raises(RNNCError, match="storage must be None or 'bf16'"):
+        rt.LSTM(3, 4, storage=torch.float16)
     lstm = rt.LSTM(3, 4, storage="bf16").double()
     x = torch.randn(2, 1, 3, dtype=torch.float64)
     with pytest.raises(RNNCError, match="bf16 storage needs float32"):
@@ -1118,3 +1120,23 @@ def test_import_names_the_torch_it_needs():
                          text=True, timeout=120)
     assert out.stdout.strip() == ("ImportError rnnc.torch needs torch>=2.4, "
                                   "this is torch 2.3.1"), out.stderr
+
+
+def test_storage_as_torch_dtypes():
+    """storage=torch.bfloat16 is storage="bf16" and torch.float32 the
+    default: the same module and the same bits."""
+    T, B, I, H, L = 5, 3, 4, 6, 2
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    results = {}
+    for storage in ("bf16", torch.bfloat16, None, torch.float32):
+        ours, _ = make_pair("lstm", I, H, L, storage=storage)
+        results[str(storage)] = loss_and_grads("lstm", ours, x, h0, c0, gy,
+                                               ghn)
+        assert ours.storage == ("bf16" if storage in ("bf16", torch.bfloat16)
+                                else None)
+    for a, b in (("bf16", "torch.bfloat16"), ("None", "torch.float32")):
+        (ya, _, ga), (yb, _, gb) = results[a], results[b]
+        assert torch.equal(ya, yb)
+        assert all(torch.equal(p, q) for p, q in zip(ga, gb))
+    # bf16 storage rounds: not the float32 bits.
+    assert not torch.equal(results["bf16"][0], results["None"][0])
