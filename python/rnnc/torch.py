@@ -1240,12 +1240,41 @@ class _RNNBase(nn.Module):
 
 
 class LSTM(_RNNBase):
-    """`torch.nn.LSTM` with per-step resets and remat policies."""
+    """`torch.nn.LSTM` with per-step resets and remat policies.
+
+    Constructor: `torch.nn.LSTM`'s arguments (input_size, hidden_size,
+    num_layers, bias, batch_first, dropout, device, dtype; bidirectional
+    and proj_size only at their defaults), and
+
+      remat: what the forward saves for the backward, "none", "gates",
+          "chunk:K" or "budget:BYTES"; every policy gives the same bits.
+      storage: None (float32) or "bf16" / torch.bfloat16: the saved
+          values that are not states in bf16, GEMM operands rounded to
+          bf16 with float32 accumulation.
+      gemm_rows: the rows the GEMM blocks aim for (0: the target's
+          default).
+      wavefront: run the layers as a wavefront, block by block (on CUDA
+          each on a stream of its own; the same bits).
+
+    forward(input, hx=None, is_init=None, reset_state=None):
+
+      input: [T, B, I] ([B, T, I] with batch_first; [T, I] unbatched).
+      hx: (h0, c0), each [L, B, H]; zeros if None.
+      is_init: bool [T, B] ([B, T] with batch_first): True at step t of
+          column b starts a new episode there; its entering state is zero,
+          or reset_state's.
+      reset_state: (h_reset, c_reset), each [L, T, B, H] (per step,
+          [L, B, T, H] with batch_first) or [L, B, H] (per column): the
+          state a reset step enters; gradients flow into it.
+
+    Returns y [T, B, H] and (h_n, c_n), each [L, B, H], as torch.nn.LSTM.
+    """
 
     _cell = "lstm"
     _interface = nn.LSTM
 
     def forward(self, input, hx=None, is_init=None, reset_state=None):
+        """y, (h_n, c_n) of the layers on `input` (see the class)."""
         h0 = c0 = None
         if hx is not None:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2 or \
@@ -1263,18 +1292,27 @@ class CIFG(LSTM):
     (weights `[3H, I]`, `[3H, H]`, biases `[3H]`), the input gate is
     1 - f: c' = f * c + (1 - f) * g, h' = o * tanh(c'). It is
     `torch.nn.LSTM` whose input gate rows are the negated forget gate
-    rows."""
+    rows. Constructor and call as `LSTM`'s."""
 
     _cell = "cifg"
 
 
 class GRU(_RNNBase):
-    """`torch.nn.GRU` with per-step resets and remat policies."""
+    """`torch.nn.GRU` with per-step resets and remat policies.
+
+    Constructor: `torch.nn.GRU`'s arguments and rnnc's remat, storage,
+    gemm_rows and wavefront (see `LSTM`).
+
+    forward(input, hx=None, is_init=None, reset_state=None): as `LSTM`'s,
+    with hx = h0 [L, B, H] and reset_state = h_reset ([L, T, B, H] or
+    [L, B, H]). Returns y [T, B, H] and h_n [L, B, H], as torch.nn.GRU.
+    """
 
     _cell = "gru"
     _interface = nn.GRU
 
     def forward(self, input, hx=None, is_init=None, reset_state=None):
+        """y, h_n of the layers on `input` (see the class)."""
         y, h_n = self._run(input, hx, None, is_init, reset_state)
         return y, h_n
 
@@ -1283,7 +1321,8 @@ class MGU(GRU):
     """The minimal gated unit, with `torch.nn.GRU`'s interface and
     parameter names: gates f, n (weights `[2H, I]`, `[2H, H]`, biases
     `[2H]`), f = sigmoid(W_if x + b_if + W_hf h + b_hf),
-    n = tanh(W_in x + b_in + f * (W_hn h + b_hn)), h' = (1 - f) h + f n."""
+    n = tanh(W_in x + b_in + f * (W_hn h + b_hn)), h' = (1 - f) h + f n.
+    Constructor and call as `GRU`'s."""
 
     _cell = "mgu"
 
