@@ -764,6 +764,18 @@ class _RNNBase(nn.Module):
         """The module in messages: `rnnc.torch.LSTM`, ..."""
         return f"rnnc.torch.{type(self).__name__}"
 
+    def _refuse_mask(self, torchrl_module):
+        """TorchRL's LSTMModule / GRUModule given a module that is not
+        torch.nn's (`lstm=rnnc.torch.LSTM(...)`) pad the episodes of a
+        batch whose resets fall inside the sequence and pass a `mask` of
+        the padded steps: rnnc runs such a batch as it is, with the resets,
+        through rnnc.torchrl's module of the same name."""
+        raise RNNCError(
+            f"{self._what} takes no mask: TorchRL's {torchrl_module} pads "
+            f"the episodes of a batch with resets inside the sequence and "
+            f"masks the padding; rnnc.torchrl.{torchrl_module} runs such a "
+            f"batch with its resets instead (same keys and parameters)")
+
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False,
                  proj_size=0, device=None, dtype=None, remat="none",
@@ -1273,8 +1285,12 @@ class LSTM(_RNNBase):
     _cell = "lstm"
     _interface = nn.LSTM
 
-    def forward(self, input, hx=None, is_init=None, reset_state=None):
-        """y, (h_n, c_n) of the layers on `input` (see the class)."""
+    def forward(self, input, hx=None, is_init=None, reset_state=None,
+                mask=None):
+        """y, (h_n, c_n) of the layers on `input` (see the class). `mask`
+        is refused: see `_refuse_mask`."""
+        if mask is not None:
+            self._refuse_mask("LSTMModule")
         h0 = c0 = None
         if hx is not None:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2 or \
@@ -1311,8 +1327,12 @@ class GRU(_RNNBase):
     _cell = "gru"
     _interface = nn.GRU
 
-    def forward(self, input, hx=None, is_init=None, reset_state=None):
-        """y, h_n of the layers on `input` (see the class)."""
+    def forward(self, input, hx=None, is_init=None, reset_state=None,
+                mask=None):
+        """y, h_n of the layers on `input` (see the class). `mask` is
+        refused: see `_refuse_mask`."""
+        if mask is not None:
+            self._refuse_mask("GRUModule")
         y, h_n = self._run(input, hx, None, is_init, reset_state)
         return y, h_n
 

@@ -422,6 +422,26 @@ def test_module_argument(cell):
 
 
 @pytest.mark.parametrize("cell", NN_CELLS)
+def test_torchrl_module_with_ours_points_to_the_adapter(cell):
+    """TorchRL's own module given an rnnc.torch module runs a batch whose
+    resets fall inside the sequence by padding the episodes and passing a
+    `mask`, which rnnc's module refuses with one error naming the adapter
+    that runs such a batch (not an unexpected keyword argument)."""
+    rnn = getattr(rt, cell.upper())(I, H, 1, batch_first=True)
+    theirs = CLASSES[cell][1](**{cell: rnn}, in_key="x", out_key="y",
+                              default_recurrent_mode=True)
+    B, T = 3, 5
+    is_init = torch.zeros(B, T, 1, dtype=torch.bool)
+    is_init[:, 0] = True
+    is_init[1, 2] = True
+    td = TensorDict({"x": torch.randn(B, T, I), "is_init": is_init}, [B, T])
+    name = CLASSES[cell][0].__name__
+    with pytest.raises(RNNCError, match=f"takes no mask.*rnnc.torchrl.{name} "
+                                        f"runs such a batch"):
+        theirs(td)
+
+
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_primer_matches_torchrl(cell):
     ours, ref = make_pair(cell, 2, torch.float32)
     primer, primer_ref = ours.make_tensordict_primer(), \
