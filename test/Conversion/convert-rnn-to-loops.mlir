@@ -384,6 +384,54 @@ func.func @mgu(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
 
 // -----
 
+// CIFG forward: the LSTM's loop nest with 3 gates (f, g, o): gates and
+// input projections 3H wide, per element two exps (the sigmoids of f and
+// o, none for the coupled input gate 1 - f) and two tanh (g and the cell
+// state), three gate stores and the cell state stored at step t.
+
+// CHECK-LABEL: func.func @cifg(
+// CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<6x2x3xf32>, [[R:%[[:alnum:]_]+]]: memref<6x2xi1>,
+// CHECK-SAME: [[H0:%[[:alnum:]_]+]]: memref<2x4xf32>, [[C0:%[[:alnum:]_]+]]: memref<2x4xf32>,
+// CHECK-SAME: [[WI:%[[:alnum:]_]+]]: memref<12x3xf32>, [[WH:%[[:alnum:]_]+]]: memref<12x4xf32>,
+// CHECK-DAG: [[Y:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "y"} : memref<6x2x4xf32>
+// CHECK-DAG: [[GATES:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "gates"} : memref<6x2x12xf32>
+// CHECK-DAG: [[CELLS:%[[:alnum:]_]+]] = memref.alloc() {{.*}}rnn.role = "cells"} : memref<6x2x4xf32>
+// CHECK: linalg.matmul {{.*}}ins({{%[[:alnum:]_]+}}, [[WI]] : memref<12x3xf32>, memref<12x3xf32>) outs({{%[[:alnum:]_]+}} : memref<12x12xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.for
+// CHECK: [[GT:%[[:alnum:]_]+]] = memref.subview [[GATES]]{{\[}}{{%[[:alnum:]_]+}}, 0, 0] [1, 2, 12]
+// CHECK-NEXT: [[CT:%[[:alnum:]_]+]] = memref.subview [[CELLS]]{{\[}}{{%[[:alnum:]_]+}}, 0, 0] [1, 2, 4]
+// CHECK-NEXT: [[YT:%[[:alnum:]_]+]] = memref.subview [[Y]]{{\[}}{{%[[:alnum:]_]+}}, 0, 0] [1, 2, 4]
+// CHECK: linalg.matmul {{.*}}ins({{%[[:alnum:]_]+}}, [[WH]] : memref<2x4xf32, strided<[4, 1], offset: ?>>, memref<12x4xf32>) outs({{%[[:alnum:]_]+}} : memref<2x12xf32>)
+// CHECK: scf.parallel
+// CHECK-DAG: math.exp
+// CHECK-DAG: math.exp
+// CHECK-DAG: math.tanh
+// CHECK-DAG: math.tanh
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[GT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[CT]]
+// CHECK-DAG: memref.store {{%[[:alnum:]_]+}}, [[YT]]
+// CHECK-NOT: math.exp
+// CHECK-NOT: math.tanh
+// CHECK: scf.reduce
+// CHECK: return [[Y]],
+
+func.func @cifg(%x: tensor<6x2x3xf32>, %is_init: tensor<6x2xi1>,
+    %h0: tensor<2x4xf32>, %c0: tensor<2x4xf32>, %w_ih: tensor<12x3xf32>,
+    %w_hh: tensor<12x4xf32>, %b_ih: tensor<12xf32>, %b_hh: tensor<12xf32>)
+    -> (tensor<6x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %y, %h_n, %c_n = rnn.cifg %x reset %is_init state(%h0, %c0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<6x2x3xf32>, tensor<6x2xi1>, tensor<2x4xf32>, tensor<2x4xf32>,
+         tensor<12x3xf32>, tensor<12x4xf32>, tensor<12xf32>, tensor<12xf32>)
+      -> (tensor<6x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return %y, %h_n, %c_n : tensor<6x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
 // vector-width=4 with H = 6: each elementwise loop runs lanes [0, 4) four
 // at a time on vector<4xf32>, then the remainder [4, 6) one at a time; the
 // reset selects work on whole vectors (one mask per batch row).

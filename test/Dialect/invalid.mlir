@@ -468,6 +468,22 @@ func.func @mgu_rows(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
+// An LSTM-shaped weight_hh (4 * H rows) is rejected by rnn.cifg: 3 gates.
+
+func.func @cifg_rows(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
+    %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<15x4xf32>,
+    %wh: tensor<20x5xf32>, %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.cifg' op gate rows 20 of weight_hh != 15 (3 gates x hidden size 5 of weight_hh)}}
+  %y, %hn, %cn = rnn.cifg %x reset %r state(%h0, %c0)
+      weights(%wi, %wh, %bi, %bh)
+      : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
+         tensor<15x4xf32>, tensor<20x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<2x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>)
+  return
+}
+
+// -----
+
 // weight_hh of rnn.gru has 3 * H rows.
 
 func.func @gru_23(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
