@@ -31,26 +31,11 @@
 # 10-minute limit with everything it made under $OUT.
 source "$(dirname "$0")/stage.sh"
 begin_call call1
-RR=$(command -v rnn-run)
 
 # The table. B=4096 gets until 250 s into the call, B=64 until 380 s; each
 # starts no configuration in its last 40 s.
-bench() {
-  local B=$1 end=$2 iters=$3 warmup=$4
-  local left
-  left=$(left_until "$end")
-  stage "bench B=$B (${left}s)"
-  rm -f "$OUT/bench-b$B.jsonl"
-  timeout "$left" python3 bench/gpu_vs_cudnn.py --rnn-run="$RR" --batch="$B" \
-    --layers=1,2 --reset-prob=0,0.05 --modes=fp32,tf32,bf16 --determinism \
-    --triton=off \
-    --rounds=1 --iters="$iters" --warmup="$warmup" \
-    --time-budget=$((left > 60 ? left - 40 : 20)) \
-    --json-out="$OUT/bench-b$B.jsonl" | tee "$OUT/bench-b$B.txt"
-  echo "bench B=$B rc=${PIPESTATUS[0]}"
-}
-bench 4096 250 10 3
-bench 64 380 20 5
+bench_table bench 4096 250 10 3 --determinism --triton=off
+bench_table bench 64 380 20 5 --determinism --triton=off
 
 stage "remat gates against none (B=4096)"
 for cell in lstm gru; do for L in 1 2; do for r in none gates; do

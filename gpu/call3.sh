@@ -19,7 +19,6 @@
 # scaled by RNNC_CALL_SECONDS (stage.sh).
 source "$(dirname "$0")/stage.sh"
 begin_call call3
-RR=$(command -v rnn-run)
 
 stage "triton warm-up (6 processes)"
 pids=()
@@ -31,18 +30,6 @@ done; done
 for p in "${pids[@]}"; do wait "$p"; echo "warm rc=$?"; done
 cat "$OUT"/triton-warm-*.txt | grep -v "^ *warnings.warn\|UserWarning"
 
-bench() {
-  local B=$1 end=$2 iters=$3 warmup=$4
-  local left
-  left=$(left_until "$end")
-  stage "bench with triton B=$B (${left}s)"
-  timeout "$left" python3 bench/gpu_vs_cudnn.py --rnn-run="$RR" --batch="$B" \
-    --layers=1,2 --reset-prob=0,0.05 --modes=fp32,tf32,bf16 --triton=on \
-    --rounds=1 --iters="$iters" --warmup="$warmup" \
-    --time-budget=$((left > 60 ? left - 40 : 20)) \
-    --json-out="$OUT/bench-triton-b$B.jsonl" | tee "$OUT/bench-triton-b$B.txt"
-  echo "bench with triton B=$B rc=${PIPESTATUS[0]}"
-}
-bench 4096 480 10 3
-bench 64 585 20 5
+bench_table bench-triton 4096 480 10 3 --triton=on
+bench_table bench-triton 64 585 20 5 --triton=on
 stage done

@@ -61,3 +61,23 @@ pack() {
   [ ${#list[@]} -gt 0 ] && (cd "$from" && tar -cf "$to/$name-large.tar" "${list[@]}")
   ls -l "$to"
 }
+
+# The table of bench/gpu_vs_cudnn.py (T=32, I=H=256, LSTM and GRU, L=1
+# and 2, resets 0 and 5%, fp32, tf32 and bf16) at batch size $2 until $3
+# seconds (scaled) into the call, $4 measured and $5 warm-up steps, with
+# the flags after them; the table to $OUT/$1-b$2.txt, rows as JSON to
+# $OUT/$1-b$2.jsonl. No configuration starts in its last 40 s.
+bench_table() {
+  local name=$1 B=$2 end=$3 iters=$4 warmup=$5 left
+  shift 5
+  left=$(left_until "$end")
+  stage "$name B=$B (${left}s)"
+  rm -f "$OUT/$name-b$B.jsonl"
+  timeout "$left" python3 bench/gpu_vs_cudnn.py \
+    --rnn-run="$(command -v rnn-run)" --batch="$B" --layers=1,2 \
+    --reset-prob=0,0.05 --modes=fp32,tf32,bf16 --rounds=1 \
+    --iters="$iters" --warmup="$warmup" \
+    --time-budget=$((left > 60 ? left - 40 : 20)) \
+    --json-out="$OUT/$name-b$B.jsonl" "$@" | tee "$OUT/$name-b$B.txt"
+  echo "$name B=$B rc=${PIPESTATUS[0]}"
+}
