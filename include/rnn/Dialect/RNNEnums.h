@@ -8,8 +8,10 @@
 #ifndef RNN_DIALECT_RNNENUMS_H
 #define RNN_DIALECT_RNNENUMS_H
 
-#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMapInfo.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <optional>
