@@ -1,10 +1,12 @@
-# Sourced by gpu/call1.sh and gpu/call2.sh: stage headers, the time left of
-# a call with a fixed budget ($SECONDS counts from the call's start), and
-# the packing of $OUT into the few files a GPU session brings back.
+# Sourced by gpu/call1.sh, call2.sh and call3.sh (and by a session, for
+# pack): a call's start, stage headers, the time left of a call with a
+# fixed budget ($SECONDS counts from the call's start), the benchmark
+# table, and the packing of $OUT into the few files a GPU session brings
+# back.
 #
 # The scripts' deadlines are written for a call of 585 s; RNNC_CALL_SECONDS
-# (default 585) scales every deadline, so that both calls fit a shorter
-# window (say 520 and 190 s for 15 minutes of device time, a machine's
+# (default 585) scales every deadline, so that two calls fit a shorter
+# window (about 520 and 250 s for 15 minutes of device time, a machine's
 # start included).
 CALL_SECONDS=${RNNC_CALL_SECONDS:-585}
 

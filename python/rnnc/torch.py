@@ -115,6 +115,10 @@ from torch._subclasses.functional_tensor import FunctionalTensor  # noqa: E402
 
 # (__all__, with a module class per cell of the dialect: end of the file.)
 
+# storage= as PyTorch names dtypes: torch.bfloat16 is "bf16", torch.float32
+# the default (no storage of its own).
+_STORAGE_DTYPES = {torch.bfloat16: "bf16", torch.float32: None}
+
 _TORCH_DTYPES = {"bool": torch.bool, "uint8": torch.uint8,
                  "int64": torch.int64, "float32": torch.float32,
                  "float64": torch.float64}
@@ -750,26 +754,27 @@ class _RNNBase(nn.Module):
     _gates = None
     _states = None
     _interface = None
+    # Defaults for modules pickled before these options existed.
+    gemm_rows = 0
+    wavefront = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cell = _cells.BY_NAME[cls._cell]
         cls._gates, cls._states = cell.gates, cell.states
-    # Defaults for modules pickled before these options existed.
-    gemm_rows = 0
-    wavefront = False
 
     @property
     def _what(self):
         """The module in messages: `rnnc.torch.LSTM`, ..."""
         return f"rnnc.torch.{type(self).__name__}"
 
-    def _refuse_mask(self, torchrl_module):
+    def _refuse_mask(self):
         """TorchRL's LSTMModule / GRUModule given a module that is not
         torch.nn's (`lstm=rnnc.torch.LSTM(...)`) pad the episodes of a
         batch whose resets fall inside the sequence and pass a `mask` of
         the padded steps: rnnc runs such a batch as it is, with the resets,
         through rnnc.torchrl's module of the same name."""
+        torchrl_module = self._interface.__name__ + "Module"
         raise RNNCError(
             f"{self._what} takes no mask: TorchRL's {torchrl_module} pads "
             f"the episodes of a batch with resets inside the sequence and "
@@ -821,11 +826,8 @@ class _RNNBase(nn.Module):
             raise RNNCError(f"the parameters need {nbytes} bytes, more than "
                             f"the {memory} bytes of "
                             f"{device or torch.device('cpu')}")
-        # As PyTorch names dtypes: torch.bfloat16 is "bf16", torch.float32
-        # the default (no storage of its own).
-        storage = {torch.bfloat16: "bf16",
-                   torch.float32: None}.get(storage, storage) \
-            if isinstance(storage, torch.dtype) else storage
+        if isinstance(storage, torch.dtype):
+            storage = _STORAGE_DTYPES.get(storage, storage)
         if storage not in (None, "bf16"):
             raise RNNCError(f"storage must be None or 'bf16' (or "
                             f"torch.bfloat16, torch.float32), got "
@@ -1290,7 +1292,7 @@ class LSTM(_RNNBase):
         """y, (h_n, c_n) of the layers on `input` (see the class). `mask`
         is refused: see `_refuse_mask`."""
         if mask is not None:
-            self._refuse_mask("LSTMModule")
+            self._refuse_mask()
         h0 = c0 = None
         if hx is not None:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2 or \
@@ -1332,7 +1334,7 @@ class GRU(_RNNBase):
         """y, h_n of the layers on `input` (see the class). `mask` is
         refused: see `_refuse_mask`."""
         if mask is not None:
-            self._refuse_mask("GRUModule")
+            self._refuse_mask()
         y, h_n = self._run(input, hx, None, is_init, reset_state)
         return y, h_n
 

@@ -1140,3 +1140,25 @@ def test_storage_as_torch_dtypes():
         assert all(torch.equal(p, q) for p, q in zip(ga, gb))
     # bf16 storage rounds: not the float32 bits.
     assert not torch.equal(results["bf16"][0], results["None"][0])
+
+
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_module_class_of_a_cell(cell):
+    """The class rnnc.torch makes for a cell of the table that has none
+    (_module_class) is the cell's module: its gates, states and
+    torch.nn interface from the table, and the bits of the class written
+    for it."""
+    made = rt._module_class(_cells.BY_NAME[cell])
+    written = getattr(rt, cell.upper())
+    assert made.__name__ == written.__name__
+    assert (made._gates, made._states, made._interface) == \
+        (written._gates, written._states, written._interface)
+    T, B, I, H, L = 4, 2, 3, 5, 2
+    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
+    ours, _ = make_pair(cell, I, H, L)
+    twin = made(I, H, L)
+    twin.load_state_dict(ours.state_dict())
+    want = loss_and_grads(cell, ours, x, h0, c0, gy, ghn)
+    got = loss_and_grads(cell, twin, x, h0, c0, gy, ghn)
+    assert torch.equal(got[0], want[0])
+    assert all(torch.equal(a, b) for a, b in zip(got[2], want[2]))

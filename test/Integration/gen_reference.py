@@ -63,9 +63,9 @@ Usage:
 """
 
 import argparse
-import importlib.util
 import io
 import os
+import runpy
 import sys
 import zipfile
 import zlib
@@ -81,15 +81,14 @@ import philox  # noqa: E402 (the dropout masks' Philox, shared with tests)
 Shape = namedtuple("Shape", "T B I H")
 
 # The dialect's cells, from the cell table generated from RNNCells.td.
-_spec = importlib.util.spec_from_file_location(
-    "_cells", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                           "..", "python", "rnnc", "_cells.py"))
-_cells = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_cells)
-CELLS = _cells.NAMES
-GATES = {c.name: c.gates for c in _cells.CELLS}
-# The cells with a cell state c (c0, c_n) besides h.
-HAS_C = tuple(c.name for c in _cells.CELLS if "c" in c.states)
+_TABLE = runpy.run_path(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "rnnc",
+    "_cells.py"))["CELLS"]
+CELLS = tuple(c.name for c in _TABLE)
+GATES = {c.name: c.gates for c in _TABLE}
+# Each cell's states: h, and for some a cell state c (c0, c_n).
+STATES = {c.name: c.states for c in _TABLE}
+HAS_C = tuple(c.name for c in _TABLE if "c" in c.states)
 LAYERS = (1, 2)
 # (name tag, shape, reset patterns).  The tag goes between the layer count and
 # the pattern in the case name; "" keeps the original names (and so the
@@ -579,7 +578,7 @@ def stack_inputs(name, T, B, I, layers, pattern, reset_to="zero"):
         if cell in HAS_C:
             d[f"c0_l{l}"] = u(-0.5, 0.5, (B, H))
         if reset_to != "zero":
-            for s in ("h", "c") if cell in HAS_C else ("h",):
+            for s in STATES[cell]:
                 d[f"{s}_reset_l{l}"] = u(
                     -0.5, 0.5, (T, B, H) if reset_to == "step" else (B, H))
         d[f"weight_ih_l{l}"] = u(-k, k, (G * H, in_l))
@@ -629,7 +628,7 @@ class StackLeaves:
                            r[t] if r.dim() == 3 else r, v)
 
     def state_names(self, l):
-        return ("h", "c") if self.layers[l][0] in HAS_C else ("h",)
+        return STATES[self.layers[l][0]]
 
     def loss(self, y, finals):
         """finals[l]: the layer's final (h,) or (h, c) over the batch."""

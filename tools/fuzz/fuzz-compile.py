@@ -39,6 +39,7 @@ import json
 import os
 import random
 import resource
+import runpy
 import shutil
 import signal
 import subprocess
@@ -64,11 +65,8 @@ FM = _load_fuzz_mlir()
 def _cell_names():
     """The dialect's cells, from the cell table (python/rnnc/_cells.py,
     generated from RNNCells.td)."""
-    spec = importlib.util.spec_from_file_location(
-        "_cells", os.path.join(ROOT, "python", "rnnc", "_cells.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return list(module.NAMES)
+    return list(runpy.run_path(os.path.join(ROOT, "python", "rnnc",
+                                            "_cells.py"))["NAMES"])
 
 # Per flag: values that should compile, then values that should be refused
 # (or stress a limit); a flag takes one of the latter with NONSENSE odds.

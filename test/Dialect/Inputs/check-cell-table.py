@@ -3,16 +3,14 @@ against the tools: each cell is an rnn-run preset whose model is rnn.<cell>
 with the table's gates (weight_ih_l0 of G*H rows) and states (h0, c0, ...
 in the table's order). Usage: check-cell-table.py TABLE.py; prints the
 number of cells checked, or the first mismatch and exits 1."""
-import importlib.util
 import re
+import runpy
 import subprocess
 import sys
 
-spec = importlib.util.spec_from_file_location("_cells", sys.argv[1])
-table = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(table)
+CELLS = runpy.run_path(sys.argv[1])["CELLS"]
 H, I = 5, 3
-for cell in table.CELLS:
+for cell in CELLS:
     out = subprocess.run(
         ["rnn-run", f"--preset={cell.name}", "--emit=mlir", "--layers=1",
          "--seq-len=2", "--batch=1", f"--input-size={I}",
@@ -29,4 +27,4 @@ for cell in table.CELLS:
                         out.stdout)
     if tuple(states) != cell.states:
         sys.exit(f"{cell.name}: states {states}, table {cell.states}")
-print(f"cells checked: {len(table.CELLS)}")
+print(f"cells checked: {len(CELLS)}")
