@@ -3,13 +3,14 @@
 // Registers the dialects, interfaces, passes and pipelines the rnn tools
 // use. Upstream conversion passes are registered one by one through their
 // generated registration macros so that no umbrella header is compiled.
-// What only the cuda target needs is registered by InitGPU.cpp.
+// What only the cuda target needs is registered by lib/Target/CUDA/InitCUDA.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/InitAll.h"
 
 #include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 #include "rnn/Dialect/RNNDialect.h"
 #include "rnn/Pipelines/Pipelines.h"
 #include "rnn/Transforms/Passes.h"
@@ -96,6 +97,7 @@ void rnn::registerAllDialects(DialectRegistry &registry) {
 void rnn::registerAllPasses() {
   rnn::registerRNNTransformsPasses();
   rnn::registerRNNConversionPasses();
+  rnn::registerRNNTargetPasses();
   rnn::registerPipelines();
 
   registerTransformsPasses();

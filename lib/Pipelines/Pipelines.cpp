@@ -14,12 +14,11 @@
 //   entry points         rnn-split-training (split)
 //   memory plan          rnn-plan-memory, rnn-place-in-arena (arena)
 //   C ABI                rnn-emit-c-abi (c-abi)
-//   target               cpu: rnn-lower-begin-backward,
-//                        rnn-serialize-lanes, rnn-approximate-math, LLVM
-//                        lowering (allocations through the runtime),
-//                        rnn-bf16-memory-as-i16; cuda: see GPUPipeline.cpp,
-//                        parallel loops -> kernels -> PTX, host code ->
-//                        LLVM calling the runtime
+//   target               cpu: see lib/Target/CPU/CPUPipeline.cpp, LLVM
+//                        lowering (allocations through the runtime); cuda:
+//                        see lib/Target/CUDA/CUDAPipeline.cpp, parallel
+//                        loops -> kernels -> PTX, host code -> LLVM calling
+//                        the runtime
 //
 // The cuda target runs the same stages up to the target, with loops of 4
 // lanes over whole vectors (vector-width=4 whole-vectors: 128-bit accesses
@@ -34,23 +33,14 @@
 #include "rnn/Pipelines/Pipelines.h"
 
 #include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 #include "rnn/Transforms/Passes.h"
 
-#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
-#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
-#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
-#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
-#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
-#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -64,11 +54,6 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
                                          std::string &message) {
   if (failed(parseRematPolicy(options.remat, message)))
     return failure();
-  if (options.target != "cpu" && options.target != "cuda") {
-    message =
-        "unsupported target '" + options.target + "' (expected cpu or cuda)";
-    return failure();
-  }
   // Checked for every target, so that a typo is reported even where the
   // option does not matter.
   if (!llvm::Regex("^sm_[0-9]{2,3}[af]?$").match(options.chip)) {
@@ -102,15 +87,25 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
               "caller's buffers only";
     return failure();
   }
-  if (options.target == "cuda")
+  if (options.target == Target::CUDA)
     return verifyCUDATarget(options, message);
   return success();
+}
+
+StringRef rnn::stringifyTarget(Target target) {
+  switch (target) {
+  case Target::CPU:
+    return "cpu";
+  case Target::CUDA:
+    return "cuda";
+  }
+  llvm_unreachable("unknown target");
 }
 
 int64_t rnn::PipelineOptions::getGemmRows() const {
   if (gemmRows > 0)
     return gemmRows;
-  return target == "cuda" ? 16384 : 256;
+  return target == Target::CUDA ? 16384 : 256;
 }
 
 std::string rnn::PipelineOptions::defaultCUDAToolkit() {
@@ -151,7 +146,7 @@ void rnn::buildBuffersStage(OpPassManager &pm,
 }
 
 void rnn::buildLoopsStage(OpPassManager &pm, const PipelineOptions &options) {
-  bool cuda = options.target == "cuda";
+  bool cuda = options.target == Target::CUDA;
   ConvertRNNToLoopsPassOptions loops;
   // On the GPU one thread per 4 elements of the innermost dimension, with
   // 128-bit loads and stores where it divides (one per element elsewhere);
@@ -208,7 +203,7 @@ void rnn::buildCABIStage(OpPassManager &pm, const PipelineOptions &options) {
   if (!options.cABI)
     return;
   rnn::EmitCABIPassOptions cABI;
-  cABI.callerStream = options.target == "cuda";
+  cABI.callerStream = options.target == Target::CUDA;
   pm.addPass(rnn::createEmitCABIPass(cABI));
 }
 
@@ -219,28 +214,6 @@ void rnn::buildKernelsToLoopsPipeline(OpPassManager &pm,
   buildEntryPointsStage(pm, options);
   buildMemoryPlanStage(pm, options);
   buildCABIStage(pm, options);
-}
-
-void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
-  pm.addPass(rnn::createLowerBeginBackwardPass());
-  pm.addPass(rnn::createSerializeLanesPass());
-  pm.addPass(rnn::createApproximateMathPass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertVectorToLLVMPass());
-  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
-  // Allocations go through _mlir_memref_to_llvm_alloc/free, which the
-  // runtime provides with byte accounting.
-  memrefOptions.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(rnn::createBF16MemoryAsI16Pass());
-  pm.addPass(createCanonicalizerPass());
 }
 
 std::string rnn::predictPipeline(const PipelineOptions &options) {
@@ -284,7 +257,7 @@ void rnn::buildKernelsStage(OpPassManager &pm,
 
 void rnn::buildTargetStage(OpPassManager &pm,
                            const PipelineOptions &options) {
-  if (options.target == "cuda") {
+  if (options.target == Target::CUDA) {
     buildLoopsToGPUKernelsPipeline(pm, options);
     buildGPUKernelsToLLVMPipeline(pm, options);
     return;

@@ -69,8 +69,8 @@ c++ -O2 -fPIC -std=c++17 -I/usr/lib/llvm-22/include -c "$TMP/standins.cpp" \
   -o "$TMP/standins.o"
 
 cd "$BUILD"
-RNN_LIBS=(lib/libRNNPipelines.a lib/Support/libRNNSupport.a
-          lib/libRNNConversion.a lib/libRNNTransforms.a lib/libRNNAnalysis.a
+RNN_LIBS=(lib/libRNNDriver.a lib/libRNNPipelines.a lib/Support/libRNNSupport.a
+          lib/libRNNTarget.a lib/libRNNConversion.a lib/libRNNTransforms.a lib/libRNNAnalysis.a
           lib/libRNNDialect.a)
 link() {
   local out=$1
@@ -84,16 +84,16 @@ for tool in "${TOOLS[@]}"; do
   case $tool in
     rnn-run)
       link rnn-run \
-        tools/rnn-run/CMakeFiles/rnn-run.dir/{rnn-run,Jit,HostRunTarget,CudaRunTarget}.cpp.o \
-        tools/rnn-run/libRNNToolModel.a "${RNN_LIBS[0]}" "${RNN_LIBS[1]}" \
+        tools/rnn-run/CMakeFiles/rnn-run.dir/{rnn-run,RunSession,Jit,HostRunTarget,CudaRunTarget}.cpp.o \
+        "${RNN_LIBS[0]}" "${RNN_LIBS[1]}" "${RNN_LIBS[2]}" \
         runtime/librnn_cuda_runtime.a runtime/librnn_runtime.a \
-        "${RNN_LIBS[@]:2}" \
+        "${RNN_LIBS[@]:3}" \
         -Wl,--start-group $MLIR_LIBS $LLVM_LIBS -Wl,--end-group \
         -lopenblas -lzip "${SYSTEM_LIBS[@]}" ;;
     rnn-compile)
       link rnn-compile \
-        tools/rnn-compile/CMakeFiles/rnn-compile.dir/rnn-compile.cpp.o \
-        tools/rnn-run/libRNNToolModel.a "${RNN_LIBS[@]}" \
+        tools/rnn-compile/CMakeFiles/rnn-compile.dir/{rnn-compile,Link,Manifest}.cpp.o \
+        "${RNN_LIBS[@]}" \
         $LL/liblldELF.a $LL/liblldCommon.a \
         -Wl,--start-group $MLIR_LIBS $LLVM_LIBS -Wl,--end-group \
         "${SYSTEM_LIBS[@]}" ;;

@@ -6,7 +6,7 @@
 
 #include "Jit.h"
 
-#include "Compile.h"
+#include "rnn/Driver/Compile.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -41,7 +41,7 @@ JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name,
   // runs.
   std::function<llvm::Error(llvm::Module *)> transformer =
       [&](llvm::Module *m) {
-        inlineIntoEntryPoints(*m, "_mlir_");
+        rnn::driver::inlineIntoEntryPoints(*m, "_mlir_");
         return optimize(m);
       };
   mlir::ExecutionEngineOptions options;

@@ -13,6 +13,10 @@
 
 #include "rnn/Dialect/RNNEnums.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+#include <cstdint>
+#include <string>
 
 namespace mlir {
 namespace rnn {
@@ -30,6 +34,13 @@ inline constexpr llvm::StringLiteral kRoleWeightIh = "weight_ih",
 inline constexpr llvm::StringLiteral kInitialStateSuffix = "0",
                                      kFinalStateSuffix = "_n",
                                      kResetStateSuffix = "_reset";
+/// A dropout's key [seed, offset] (rnn.dropout's rng).
+inline constexpr llvm::StringLiteral kRoleRng = "rng";
+/// PyTorch's name of a layer's own array of `name` (a parameter, or a
+/// state whose layers do not stack): `<name>_l<layer>`.
+inline std::string perLayerName(llvm::StringRef name, int64_t layer) {
+  return (name + "_l" + llvm::Twine(layer)).str();
+}
 /// The gradient or cotangent of role r is `grad_<r>`.
 inline constexpr llvm::StringLiteral kGradPrefix = "grad_";
 inline constexpr llvm::StringLiteral kRoleGradX = "grad_x",

@@ -8,6 +8,7 @@
 #ifndef RNN_PIPELINES_PIPELINES_H
 #define RNN_PIPELINES_PIPELINES_H
 
+#include "rnn/Support/EnumOption.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Pass/PassOptions.h"
@@ -19,17 +20,36 @@ class Operation;
 
 namespace rnn {
 
+/// What a pipeline compiles for.
+enum class Target {
+  /// LLVM for the host.
+  CPU,
+  /// Kernels as PTX, host code calling the runtime.
+  CUDA,
+};
+/// The option value naming `target`: cpu or cuda.
+llvm::StringRef stringifyTarget(Target target);
+inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os, Target target) {
+  return os << stringifyTarget(target);
+}
+/// The values of a `target` option or flag.
+inline auto targetValues() {
+  return llvm::cl::values(
+      clEnumValN(Target::CPU, "cpu", "LLVM for the host"),
+      clEnumValN(Target::CUDA, "cuda",
+                 "kernels as PTX, host code calling the runtime"));
+}
+
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   PassOptions::Option<std::string> remat{
       *this, "remat",
       llvm::cl::desc("What the forward saves for the backward: none | "
                      "gates | chunk:K | budget:BYTES"),
       llvm::cl::init("none")};
-  PassOptions::Option<std::string> target{
-      *this, "target",
-      llvm::cl::desc("Target: cpu (LLVM for the host) | cuda (kernels as "
-                     "PTX, host code calling the runtime)"),
-      llvm::cl::init("cpu")};
+  PassOptions::Option<Target,
+                      EnumParser<Target, EnumWording::PipelineOption>>
+      target{*this, "target", llvm::cl::desc("Target"),
+             llvm::cl::init(Target::CPU), targetValues()};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU chip (cuda target), sm_NN[a|f]"),
       llvm::cl::init("sm_90")};

@@ -36,7 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 
 #include "rnn/Analysis/MemRefEffects.h"
 #include "rnn/Conversion/RuntimeFunctions.h"
@@ -52,7 +52,7 @@
 namespace mlir {
 namespace rnn {
 #define GEN_PASS_DEF_DEVICEBUFFERSPASS
-#include "rnn/Conversion/Passes.h.inc"
+#include "rnn/Target/Passes.h.inc"
 } // namespace rnn
 } // namespace mlir
 

@@ -33,7 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -49,7 +49,7 @@
 namespace mlir {
 namespace rnn {
 #define GEN_PASS_DEF_READONLYKERNELARGSPASS
-#include "rnn/Conversion/Passes.h.inc"
+#include "rnn/Target/Passes.h.inc"
 } // namespace rnn
 } // namespace mlir
 

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
@@ -22,7 +22,7 @@
 namespace mlir {
 namespace rnn {
 #define GEN_PASS_DEF_MERGEGPUMODULESPASS
-#include "rnn/Conversion/Passes.h.inc"
+#include "rnn/Target/Passes.h.inc"
 } // namespace rnn
 } // namespace mlir
 

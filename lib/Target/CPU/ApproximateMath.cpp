@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -22,7 +22,7 @@
 namespace mlir {
 namespace rnn {
 #define GEN_PASS_DEF_APPROXIMATEMATHPASS
-#include "rnn/Conversion/Passes.h.inc"
+#include "rnn/Target/Passes.h.inc"
 } // namespace rnn
 } // namespace mlir
 

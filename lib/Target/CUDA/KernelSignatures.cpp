@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -38,7 +38,7 @@
 namespace mlir {
 namespace rnn {
 #define GEN_PASS_DEF_KERNELSIGNATURESPASS
-#include "rnn/Conversion/Passes.h.inc"
+#include "rnn/Target/Passes.h.inc"
 } // namespace rnn
 } // namespace mlir
 

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 #include "rnn/Conversion/RuntimeFunctions.h"
 #include "rnn/Dialect/RNNDialect.h"
 
@@ -26,7 +26,7 @@
 namespace mlir {
 namespace rnn {
 #define GEN_PASS_DEF_EMITCABIPASS
-#include "rnn/Conversion/Passes.h.inc"
+#include "rnn/Target/Passes.h.inc"
 } // namespace rnn
 } // namespace mlir
 

@@ -1,4 +1,4 @@
-//===- InitGPU.cpp - register what the cuda target needs ------------------===//
+//===- InitCUDA.cpp - register what the cuda target needs -----------------===//
 //
 // The GPU and NVVM dialects, the NVVM target attribute's serialization
 // (nvvm-attach-target, gpu-module-to-binary), the LLVM IR translations of

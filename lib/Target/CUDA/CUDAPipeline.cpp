@@ -1,4 +1,4 @@
-//===- GPUPipeline.cpp - the cuda target of the rnn pipelines -------------===//
+//===- CUDAPipeline.cpp - the cuda target of the rnn pipelines ------------===//
 //
 // Loops on planned buffers -> GPU kernels -> PTX, with the host code in the
 // LLVM dialect calling the runtime:
@@ -46,13 +46,14 @@
 // NVPTX backend would otherwise ignore (unknown chip) or abort on (PTX too
 // old for the chip).
 //
-// This file and InitGPU.cpp are the only ones that include the GPU, NVVM
+// This file and InitCUDA.cpp are the only ones that include the GPU, NVVM
 // and SCF-to-GPU conversion headers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Pipelines/Pipelines.h"
+#include "rnn/Target/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"

@@ -1,35 +1,32 @@
-//===- Model.cpp - rnn-run models and their signatures --------------------===//
+//===- Model.cpp - the tools' models and their signatures -----------------===//
 //
 // Implements Model.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Model.h"
+#include "rnn/Driver/Model.h"
 
 #include "rnn/Dialect/RNNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include "llvm/ADT/SetVector.h"
 
-#include <cstdio>
 #include <map>
 #include <set>
 
-#include <unistd.h>
-
 using namespace mlir;
-using namespace ::rnn::run;
+using namespace ::rnn::driver;
 
 namespace rnn {
-namespace run {
+namespace driver {
 
 int64_t NamedTensor::numElements() const {
   int64_t n = 1;
@@ -47,73 +44,19 @@ LogicalResult checkCellName(MLIRContext &context, StringRef name,
   return failure();
 }
 
-LogicalResult checkTarget(const ModelShape &shape, StringRef target,
+LogicalResult checkTarget(const ModelShape &shape, mlir::rnn::Target target,
                           std::string &error) {
   // cuBLAS is called in f32 only (the pipeline would stop at the first f64
   // GEMM with a message about its internals).
-  if (target == "cuda" && shape.f64) {
+  if (target == mlir::rnn::Target::CUDA && shape.f64) {
     error = "--target=cuda computes in f32 only; the model is f64";
     return failure();
   }
   return success();
 }
 
-namespace cl = llvm::cl;
-
-PresetFlags::PresetFlags(cl::OptionCategory &category)
-    : seqLen("seq-len", cl::init(32),
-             cl::desc("Sequence length T of a preset (default 32)"),
-             cl::cat(category)),
-      batch("batch", cl::init(64),
-            cl::desc("Batch size B of a preset (default 64)"),
-            cl::cat(category)),
-      inputSize("input-size", cl::init(256),
-                cl::desc("Input size I of a preset (default 256)"),
-                cl::cat(category)),
-      hiddenSize("hidden-size", cl::init(256),
-                 cl::desc("Hidden size H of a preset (default 256)"),
-                 cl::cat(category)),
-      layers("layers", cl::init(1),
-             cl::desc("Number of layers L of a preset (default 1)"),
-             cl::cat(category)),
-      dropout("dropout", cl::init(0.0),
-              cl::desc("Dropout probability between a preset's layers, with "
-                       "masks keyed by the argument rng = [seed, offset] "
-                       "(train mode; default 0)"),
-              cl::cat(category)),
-      resetTo("reset-to", cl::init("zero"),
-              cl::desc("What a step where is_init is set enters in a "
-                       "preset's layers: zero | step (arguments h_reset, "
-                       "c_reset [L, T, B, H]) | column ([L, B, H]) (default "
-                       "zero)"),
-              cl::cat(category)),
-      storage("storage", cl::init(""),
-              cl::desc("Storage type of a preset's saved values that are "
-                       "not states and of its GEMM operands: bf16 (with f32; "
-                       "f32 accumulation and state) or the element type "
-                       "(default)"),
-              cl::cat(category)),
-      dtype("dtype", cl::init("f32"),
-            cl::desc("Element type of a preset's float tensors: f32 | f64 "
-                     "(default f32; f64 on the cpu target)"),
-            cl::cat(category)) {}
-
-ModelShape PresetFlags::shape(const std::string &cell) const {
-  ModelShape shape;
-  shape.cell = cell;
-  shape.f64 = dtype == "f64";
-  shape.seqLen = seqLen;
-  shape.batch = batch;
-  shape.inputSize = inputSize;
-  shape.hiddenSize = hiddenSize;
-  shape.layers = layers;
-  shape.dropout = dropout;
-  shape.resetTo = resetTo;
-  shape.storage = storage;
-  return shape;
-}
-
-LogicalResult checkPresetOptions(const ModelShape &shape, std::string &error) {
+LogicalResult checkPresetOptions(MLIRContext &context, const ModelShape &shape,
+                                 std::string &error) {
   if (shape.layers > kMaxLayers) {
     error = llvm::formatv("--layers must be at most {0}, got {1}: the "
                           "compiled program grows with the layer count",
@@ -130,17 +73,27 @@ LogicalResult checkPresetOptions(const ModelShape &shape, std::string &error) {
     error = "--dropout applies between layers: it needs --layers >= 2";
     return failure();
   }
-  if (shape.resetTo != "zero" && shape.resetTo != "step" &&
-      shape.resetTo != "column") {
-    error =
-        "--reset-to must be zero, step or column, got '" + shape.resetTo + "'";
-    return failure();
-  }
-  std::string element = shape.f64 ? "f64" : "f32";
-  if (shape.storage.empty() || shape.storage == element ||
-      (shape.storage == "bf16" && !shape.f64))
+  if (shape.storage.empty())
     return success();
-  error = "--storage must be bf16 (with --dtype=f32) or " + element +
+  // The storage type is a type's name: bf16, or the element type.
+  Type element = shape.f64 ? Type(Float64Type::get(&context))
+                           : Type(Float32Type::get(&context));
+  Type storage;
+  {
+    ScopedDiagnosticHandler silent(&context, [](Diagnostic &) {
+      return success();
+    });
+    size_t read = 0;
+    storage = mlir::parseType(shape.storage, &context, &read);
+    if (read != shape.storage.size())
+      storage = Type();
+  }
+  if (storage &&
+      (storage == element || (storage.isBF16() && element.isF32())))
+    return success();
+  std::string elementName;
+  llvm::raw_string_ostream(elementName) << element;
+  error = "--storage must be bf16 (with --dtype=f32) or " + elementName +
           " (the element type), got '" + shape.storage + "'";
   return failure();
 }
@@ -207,8 +160,8 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
   };
 
   Type state = tensor({s.batch, s.hiddenSize}, real);
-  bool resetStates = s.resetTo != "zero";
-  Type resetType = s.resetTo == "step"
+  bool resetStates = s.resetTo != ResetTo::Zero;
+  Type resetType = s.resetTo == ResetTo::Step
                        ? tensor({s.seqLen, s.batch, s.hiddenSize}, real)
                        : state;
   addArg(mlir::rnn::kRoleX, -1, tensor({s.seqLen, s.batch, s.inputSize}, real));
@@ -216,9 +169,8 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
          tensor({s.seqLen, s.batch}, b.getI1Type()));
   bool dropout = s.dropout > 0.0;
   if (dropout)
-    addArg("rng", -1, tensor({2}, b.getI64Type()));
+    addArg(mlir::rnn::kRoleRng, -1, tensor({2}, b.getI64Type()));
   for (int64_t l = 0; l < s.layers; ++l) {
-    std::string k = std::to_string(l);
     int64_t in = l == 0 ? s.inputSize : s.hiddenSize;
     for (StringRef name : states)
       addArg((Twine(name) + mlir::rnn::kInitialStateSuffix).str(), l, state);
@@ -226,7 +178,9 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
       for (StringRef name : states)
         addArg((Twine(name) + mlir::rnn::kResetStateSuffix).str(), l,
                resetType);
-    auto perLayer = [&](StringRef role) { return (role + "_l" + k).str(); };
+    auto perLayer = [&](StringRef role) {
+      return mlir::rnn::perLayerName(role, l);
+    };
     addArg(perLayer(mlir::rnn::kRoleWeightIh), -1,
            tensor({gates * s.hiddenSize, in}, real));
     addArg(perLayer(mlir::rnn::kRoleWeightHh), -1,
@@ -262,9 +216,13 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
     // final states.
     unsigned numOperands = states.size() * (resetStates ? 2 : 1) + 4;
     OperationState layerState(loc, "rnn." + s.cell);
-    if (s.storage == "bf16")
-      layerState.addAttribute("storage",
-                              TypeAttr::get(BFloat16Type::get(&context)));
+    // checkPresetOptions has the storage type parse; the element type is
+    // the default.
+    if (Type storage = s.storage.empty()
+                           ? real
+                           : mlir::parseType(s.storage, &context);
+        storage != real)
+      layerState.addAttribute("storage", TypeAttr::get(storage));
     layerState.addOperands({x, isInit});
     layerState.addOperands(entry->getArguments().slice(next, numOperands));
     next += numOperands;
@@ -357,7 +315,7 @@ static LogicalResult assignArrays(func::FuncOp func, StringRef what,
                  *layers.rbegin() == static_cast<int64_t>(layers.size()) - 1;
     for (NamedTensor *t : group) {
       t->array = t->layer >= 0 && !stack
-                     ? name + "_l" + std::to_string(t->layer)
+                     ? mlir::rnn::perLayerName(name, t->layer)
                      : name;
       t->stacked = t->layer >= 0 && stack ? layers.size() : 0;
     }
@@ -494,39 +452,6 @@ func::FuncOp selectModelFunction(ModuleOp module, const std::string &entry,
   return checkLayerCount(model, error) ? model : nullptr;
 }
 
-std::string parseCommandLine(int argc, char **argv, StringRef overview) {
-  // An option reports a bad value on stderr itself, one line per option:
-  // stderr goes to a temporary file while the parser runs.
-  std::string errors;
-  llvm::raw_string_ostream parserErrors(errors);
-  llvm::errs().flush();
-  FILE *captured = std::tmpfile();
-  int savedStderr = captured ? dup(STDERR_FILENO) : -1;
-  bool redirected =
-      savedStderr >= 0 && dup2(fileno(captured), STDERR_FILENO) >= 0;
-  bool parsed =
-      llvm::cl::ParseCommandLineOptions(argc, argv, overview, &parserErrors);
-  if (redirected) {
-    llvm::errs().flush();
-    dup2(savedStderr, STDERR_FILENO);
-    std::string reported;
-    std::rewind(captured);
-    char buffer[4096];
-    while (size_t n = std::fread(buffer, 1, sizeof(buffer), captured))
-      reported.append(buffer, n);
-    errors = reported + errors;
-  }
-  if (savedStderr >= 0)
-    close(savedStderr);
-  if (captured)
-    std::fclose(captured);
-  if (parsed)
-    return "";
-  StringRef first = StringRef(errors).ltrim().split('\n').first.trim();
-  first.consume_front((llvm::sys::path::filename(argv[0]) + ": ").str());
-  return first.empty() ? "bad command line" : first.str();
-}
-
 LogicalResult runPipeline(PassManager &pm, ModuleOp module,
                           std::string &error) {
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
@@ -566,7 +491,7 @@ LogicalResult loadModel(MLIRContext &context, const std::string &modelFile,
         return failure();
       }
     if (failed(checkShapeSizes(context, shape, error)) ||
-        failed(checkPresetOptions(shape, error)))
+        failed(checkPresetOptions(context, shape, error)))
       return failure();
     model.module = buildPresetModel(context, shape);
   }
@@ -601,5 +526,5 @@ std::string describeModel(func::FuncOp func, ModelShape &shape) {
   return cellName;
 }
 
-} // namespace run
+} // namespace driver
 } // namespace rnn

@@ -9,15 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RNN_TOOLS_RNNRUN_COMPILE_H
-#define RNN_TOOLS_RNNRUN_COMPILE_H
+#ifndef RNN_DRIVER_COMPILE_H
+#define RNN_DRIVER_COMPILE_H
 
 #include "rnn/Analysis/MemoryReport.h"
 #include "rnn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/CommandLine.h"
 
 #include <optional>
 #include <string>
@@ -28,24 +27,12 @@ class Module;
 } // namespace llvm
 
 namespace rnn {
-namespace run {
+namespace driver {
 
 /// One value of the saved region's layout (rnn.saved).
 struct SavedRegion {
   std::string role;
   int64_t offset = 0, bytes = 0;
-};
-
-/// The flags of both tools that schedule the compiled step: the rows the
-/// GEMM blocks aim for and the layers as a wavefront.
-struct ScheduleFlags {
-  explicit ScheduleFlags(llvm::cl::OptionCategory &category);
-
-  llvm::cl::opt<long long> gemmRows;
-  llvm::cl::opt<bool> wavefront;
-
-  /// Sets them in `options`.
-  void apply(mlir::rnn::PipelineOptions &options) const;
 };
 
 /// The memory plan of a compiled entry point, as rnn-plan-memory and
@@ -108,7 +95,7 @@ CompileStatus compileToBuffers(mlir::ModuleOp module,
                                const std::string &memorySVGFile,
                                std::string &error);
 
-} // namespace run
+} // namespace driver
 } // namespace rnn
 
-#endif // RNN_TOOLS_RNNRUN_COMPILE_H
+#endif // RNN_DRIVER_COMPILE_H

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -24,7 +24,7 @@
 namespace mlir {
 namespace rnn {
 #define GEN_PASS_DEF_TILEPARALLELLOOPSPASS
-#include "rnn/Conversion/Passes.h.inc"
+#include "rnn/Target/Passes.h.inc"
 } // namespace rnn
 } // namespace mlir
 

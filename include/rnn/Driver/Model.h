@@ -1,22 +1,21 @@
-//===- Model.h - rnn-run models and their signatures ------------*- C++ -*-===//
+//===- Model.h - the tools' models and their signatures ---------*- C++ -*-===//
 //
 // The preset models rnn-run and rnn-compile build in memory, model files and
 // the choice of their model function, the named signature of a compiled
-// function (which argument or result is which array), parsing a tool's
-// command line and running a pipeline, each with its first error as the
-// message.
+// function (which argument or result is which array), and running a
+// pipeline, each with its first error as the message.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RNN_TOOLS_RNNRUN_MODEL_H
-#define RNN_TOOLS_RNNRUN_MODEL_H
+#ifndef RNN_DRIVER_MODEL_H
+#define RNN_DRIVER_MODEL_H
 
+#include "rnn/Driver/Options.h"
 #include "rnn/Support/Npz.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
-#include "llvm/Support/CommandLine.h"
 
 #include <string>
 #include <vector>
@@ -26,39 +25,24 @@ class PassManager;
 } // namespace mlir
 
 namespace rnn {
-namespace run {
+namespace driver {
 
 struct ModelShape {
-  /// A cell of the rnn dialect (`lstm`, `gru`, `mgu`; checkCellName).
+  /// A cell of the rnn dialect (checkCellName).
   std::string cell = "lstm";
   /// The element type of every float tensor: f64 rather than f32.
   bool f64 = false;
   /// Dropout probability between layers (rnn.dropout keyed by an `rng`
   /// argument when positive).
   double dropout = 0.0;
-  /// What a reset step enters (`--reset-to`): zero, or the arguments
-  /// <state>_reset per layer, per step [T, B, H] (`step`) or per batch
-  /// column [B, H] (`column`).
-  std::string resetTo = "zero";
+  /// What a reset step enters (`--reset-to`).
+  ResetTo resetTo = ResetTo::Zero;
   /// The storage type of the saved values that are not states and of the
-  /// GEMM operands (`--storage`): empty for the element type, or bf16.
+  /// GEMM operands (`--storage`), a type's name: empty for the element
+  /// type, or bf16.
   std::string storage;
   int64_t seqLen = 32, batch = 64, inputSize = 256, hiddenSize = 256,
           layers = 1;
-};
-
-/// The flags that build a preset's model (shape, element and storage type,
-/// dropout, reset target), shared by the tools and registered in a tool's
-/// option category.
-struct PresetFlags {
-  explicit PresetFlags(llvm::cl::OptionCategory &category);
-
-  llvm::cl::opt<long long> seqLen, batch, inputSize, hiddenSize, layers;
-  llvm::cl::opt<double> dropout;
-  llvm::cl::opt<std::string> resetTo, storage, dtype;
-
-  /// The shape they give a preset of `cell`.
-  ModelShape shape(const std::string &cell) const;
 };
 
 /// Fails, with `error` listing the dialect's cells, unless `name` is one.
@@ -67,8 +51,8 @@ mlir::LogicalResult checkCellName(mlir::MLIRContext &context,
 
 /// Fails, with `error` saying why, if `target` cannot run a model of
 /// `shape`'s element type (f64 on the cuda target).
-mlir::LogicalResult checkTarget(const ModelShape &shape, llvm::StringRef target,
-                                std::string &error);
+mlir::LogicalResult checkTarget(const ModelShape &shape,
+                                mlir::rnn::Target target, std::string &error);
 
 /// The most layers a model may have. The compiled program grows with the
 /// layer count (every layer has its own kernels, loops and buffers; a
@@ -78,11 +62,11 @@ mlir::LogicalResult checkTarget(const ModelShape &shape, llvm::StringRef target,
 constexpr int64_t kMaxLayers = 64;
 
 /// Checks the preset's layer count (at most kMaxLayers), dropout (in
-/// [0, 1), and between layers only: with
-/// one layer it would drop nothing, as in torch.nn.LSTM), reset target
-/// (zero, step or column) and storage type (the element type, or bf16 with
+/// [0, 1), and between layers only: with one layer it would drop nothing,
+/// as in torch.nn.LSTM) and storage type (the element type, or bf16 with
 /// f32); `error` names the flag.
-mlir::LogicalResult checkPresetOptions(const ModelShape &shape,
+mlir::LogicalResult checkPresetOptions(mlir::MLIRContext &context,
+                                       const ModelShape &shape,
                                        std::string &error);
 
 /// Builds `func.func @<cell>` (`@lstm`, ...): L chained layers (the model
@@ -185,12 +169,6 @@ mlir::LogicalResult loadModel(mlir::MLIRContext &context,
                               const std::string &entry, ModelShape &shape,
                               LoadedModel &model, std::string &error);
 
-/// Parses the command line (cl::ParseCommandLineOptions) with every
-/// refusal one line: the first error, whether an option reported a bad
-/// value on stderr or the parser a bad option name, without the tool's name
-/// in front. Returns it; empty if the command line parsed.
-std::string parseCommandLine(int argc, char **argv, llvm::StringRef overview);
-
 /// Runs `pm` on `module`; `error` is then the first line of the first error
 /// diagnostic (empty if there was none: a pipeline may fail without one).
 mlir::LogicalResult runPipeline(mlir::PassManager &pm, mlir::ModuleOp module,
@@ -206,7 +184,7 @@ std::string describeModel(mlir::func::FuncOp func, ModelShape &shape);
 /// as one forward GEMM).
 int64_t gemmFlops(mlir::func::FuncOp func, bool train);
 
-} // namespace run
+} // namespace driver
 } // namespace rnn
 
-#endif // RNN_TOOLS_RNNRUN_MODEL_H
+#endif // RNN_DRIVER_MODEL_H

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Conversion/Passes.h"
+#include "rnn/Target/Passes.h"
 #include "rnn/Dialect/RNNOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -12,7 +12,7 @@
 namespace mlir {
 namespace rnn {
 #define GEN_PASS_DEF_SERIALIZELANESPASS
-#include "rnn/Conversion/Passes.h.inc"
+#include "rnn/Target/Passes.h.inc"
 } // namespace rnn
 } // namespace mlir
 

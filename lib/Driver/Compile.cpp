@@ -1,7 +1,7 @@
 //===- Compile.cpp - the compile stages both tools share ------------------===//
 
-#include "Compile.h"
-#include "Model.h"
+#include "rnn/Driver/Compile.h"
+#include "rnn/Driver/Model.h"
 
 #include "rnn/Dialect/RNNDialect.h"
 
@@ -13,23 +13,7 @@ using namespace mlir;
 using mlir::rnn::RNNDialect;
 
 namespace rnn {
-namespace run {
-
-ScheduleFlags::ScheduleFlags(llvm::cl::OptionCategory &category)
-    : gemmRows("gemm-rows", llvm::cl::init(0),
-               llvm::cl::desc("Rows the GEMM blocks aim for (0: the target's "
-                              "default; see rnn-opt's gemm-rows)"),
-               llvm::cl::cat(category)),
-      wavefront("wavefront", llvm::cl::init(false),
-                llvm::cl::desc("Run the layers as a wavefront, each on a "
-                               "stream of its own, block by block (cpu: in "
-                               "program order)"),
-                llvm::cl::cat(category)) {}
-
-void ScheduleFlags::apply(mlir::rnn::PipelineOptions &options) const {
-  options.gemmRows = gemmRows.getValue();
-  options.wavefront = wavefront.getValue();
-}
+namespace driver {
 
 EntryPlan readEntryPlan(func::FuncOp entry, bool train) {
   MLIRContext *context = entry.getContext();
@@ -113,5 +97,5 @@ void inlineIntoEntryPoints(llvm::Module &module, llvm::StringRef prefix) {
   }
 }
 
-} // namespace run
+} // namespace driver
 } // namespace rnn

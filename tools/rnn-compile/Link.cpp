@@ -1,0 +1,335 @@
+//===- Link.cpp - a compiled model's object and shared library ------------===//
+//
+// Implements Link.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Link.h"
+
+#include "rnn/Driver/Compile.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+LLD_HAS_DRIVER(elf)
+
+using namespace ::rnn::compile;
+
+static llvm::Error refuse(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<llvm::SmallVector<char, 0>>
+rnn::compile::emitObject(llvm::Module &module) {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return refuse("cannot target this machine: " +
+                  llvm::toString(builder.takeError()));
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    return refuse("cannot target this machine: " +
+                  llvm::toString(machine.takeError()));
+  module.setDataLayout((*machine)->createDataLayout());
+  module.setTargetTriple((*machine)->getTargetTriple());
+  driver::inlineIntoEntryPoints(module, "rnnc_");
+  auto optimize = mlir::makeOptimizingTransformer(
+      /*optLevel=*/3, /*sizeLevel=*/0, machine->get());
+  if (llvm::Error error = optimize(&module))
+    return refuse("cannot optimize the program: " +
+                  llvm::toString(std::move(error)));
+
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager pm;
+  if ((*machine)->addPassesToEmitFile(pm, os, nullptr,
+                                      llvm::CodeGenFileType::ObjectFile))
+    return refuse("this machine's target cannot emit object files");
+  pm.run(module);
+  return std::move(object);
+}
+
+/// Writes `contents` to `path` through a temporary file in its directory.
+static llvm::Error writeAtomically(llvm::StringRef path,
+                                   llvm::StringRef contents) {
+  std::string tmp = (path + ".tmp").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return refuse("cannot write " + tmp + ": " + ec.message());
+    os << contents;
+    os.close();
+    if (os.has_error())
+      return refuse("cannot write " + tmp + ": " + os.error().message());
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+    return refuse("cannot write " + path + ": " + ec.message());
+  return llvm::Error::success();
+}
+
+llvm::Error rnn::compile::writeLibrary(llvm::StringRef directory,
+                                       llvm::ArrayRef<char> object,
+                                       llvm::StringRef manifest,
+                                       Linker &linker, LinkJob job) {
+  namespace fs = llvm::sys::fs;
+  if (std::error_code ec = fs::create_directories(directory))
+    return refuse("cannot create " + directory + ": " + ec.message());
+  // The scratch directory's name must be absolute: LLVM makes a relative
+  // one relative to the system's temporary directory.
+  llvm::SmallString<128> prefix(directory);
+  llvm::sys::path::append(prefix, ".rnn-compile");
+  llvm::SmallString<128> scratch;
+  if (std::error_code ec = fs::make_absolute(prefix))
+    return refuse("cannot write in " + directory + ": " + ec.message());
+  if (std::error_code ec = fs::createUniqueDirectory(prefix, scratch))
+    return refuse("cannot write in " + directory + ": " + ec.message());
+  llvm::scope_exit removeScratch([&] { fs::remove_directories(scratch); });
+  job.scratch = scratch.str().str();
+  job.object = job.scratch + "/model.o";
+  job.library = job.scratch + "/librnnc_model.so";
+  job.exports = job.scratch + "/exports.map";
+  if (llvm::Error error = writeAtomically(
+          job.object, llvm::StringRef(object.data(), object.size())))
+    return error;
+  if (llvm::Error error =
+          writeAtomically(job.exports, "{ global: rnnc_*; local: *; };\n"))
+    return error;
+  if (llvm::Error error = linker.link(job))
+    return error;
+  llvm::SmallString<128> library(directory);
+  llvm::sys::path::append(library, "librnnc_model.so");
+  if (std::error_code ec = fs::rename(job.library, library))
+    return refuse("cannot write " + library + ": " + ec.message());
+  llvm::SmallString<128> manifestFile(directory);
+  llvm::sys::path::append(manifestFile, "manifest.json");
+  return writeAtomically(manifestFile, manifest);
+}
+
+namespace {
+/// Links with a C++ compiler driver.
+class DriverLinker : public Linker {
+public:
+  explicit DriverLinker(std::string driver) : driver(std::move(driver)) {}
+
+  llvm::Error link(const LinkJob &job) override {
+    auto program = llvm::sys::findProgramByName(driver);
+    if (!program)
+      return refuse("no C++ compiler driver '" + driver +
+                    "' to link the library (--linker)");
+    std::string log = job.scratch + "/link.log";
+    std::string versionScript = "-Wl,--version-script=" + job.exports;
+    llvm::SmallVector<llvm::StringRef> args = {*program, "-shared", "-o",
+                                               job.library, job.object};
+    args.append(job.archives.begin(), job.archives.end());
+    // Static C++ runtime: the library loads next to any libstdc++
+    // (PyTorch's, an older system's).
+    args.append({"-static-libstdc++", "-static-libgcc"});
+    // The CPU's GEMMs; a cuda library calls cuBLAS, loaded at run time.
+    if (job.blas)
+      args.push_back("-lopenblas");
+    args.append(
+        {"-lpthread", "-ldl", "-lm", "-Wl,--no-undefined", versionScript});
+    std::optional<llvm::StringRef> redirects[] = {std::nullopt, log, log};
+    std::string message;
+    int rc = llvm::sys::ExecuteAndWait(*program, args, std::nullopt, redirects,
+                                       0, 0, &message);
+    if (rc == 0)
+      return llvm::Error::success();
+    auto text = llvm::MemoryBuffer::getFile(log);
+    std::string first =
+        text ? (*text)->getBuffer().split('\n').first.str() : message;
+    if (first.empty())
+      first = driver + " exited " + std::to_string(rc);
+    return refuse("linking the library failed: " + first);
+  }
+
+private:
+  std::string driver;
+};
+
+/// The files of the link kit, in link order around the program: C runtime
+/// objects first, then the static C++ and C runtimes, then the objects
+/// that end the library.
+constexpr const char *kKitFirst[] = {"crti.o", "crtbeginS.o", "shims.o"};
+constexpr const char *kKitArchives[] = {"libstdc++.a", "libgcc.a",
+                                        "libgcc_eh.a", "libc_nonshared.a"};
+constexpr const char *kKitLast[] = {"crtendS.o", "crtn.o"};
+/// The kit's BLAS: a library for the cpu target calls it.
+constexpr const char *kKitBlas = "libopenblas.so.0";
+
+/// The path of the glibc library `soname` this process has loaded (or can
+/// load): the built-in linker links against the C library the process runs
+/// on, so a library compiled here loads here.
+std::optional<std::string> loadedLibrary(const char *soname) {
+  void *handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  if (!handle)
+    handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return std::nullopt;
+  struct link_map *map = nullptr;
+  std::optional<std::string> path;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name &&
+      *map->l_name)
+    path = map->l_name;
+  dlclose(handle);
+  return path;
+}
+
+/// Links with LLD in this process; the link line is the driver's.
+class LLDLinker : public Linker {
+public:
+  explicit LLDLinker(std::string kit) : kit(std::move(kit)) {}
+
+  llvm::Error link(const LinkJob &job) override {
+    // Every string the argument list points into.
+    std::vector<std::string> strings;
+    for (const char *name : kKitFirst)
+      if (llvm::Error error = addFromKit(name, strings))
+        return error;
+    strings.push_back(job.object);
+    strings.insert(strings.end(), job.archives.begin(), job.archives.end());
+    if (job.blas)
+      if (llvm::Error error = addFromKit(kKitBlas, strings))
+        return error;
+    strings.push_back("--start-group");
+    for (const char *name : kKitArchives)
+      if (llvm::Error error = addFromKit(name, strings))
+        return error;
+    // glibc: libpthread and libdl are stubs since 2.34 and real before
+    // (optional); --as-needed drops what is not used.
+    static constexpr std::pair<const char *, bool> kGlibc[] = {
+        {"libm.so.6", true},
+        {"libc.so.6", true},
+        {"libpthread.so.0", false},
+        {"libdl.so.2", false},
+        {"ld-linux-x86-64.so.2", true}};
+    for (auto [soname, required] : kGlibc) {
+      if (std::optional<std::string> path = loadedLibrary(soname))
+        strings.push_back(*path);
+      else if (required)
+        return refuse(llvm::Twine("cannot find this system's ") + soname +
+                      " to link the library against");
+    }
+    strings.push_back("--end-group");
+    for (const char *name : kKitLast)
+      if (llvm::Error error = addFromKit(name, strings))
+        return error;
+
+    std::string versionScript = "--version-script=" + job.exports;
+    std::vector<const char *> args = {
+        "ld.lld",   "--build-id",    "--eh-frame-hdr",
+        "-m",       "elf_x86_64",    "--hash-style=gnu",
+        "--as-needed", "-shared",    "-z",
+        "relro",    "-z",            "now",
+        "--no-undefined", versionScript.c_str(), "-o",
+        job.library.c_str()};
+    for (const std::string &s : strings)
+      args.push_back(s.c_str());
+
+    std::string diagnostics;
+    llvm::raw_string_ostream errs(diagnostics);
+    lld::Result result =
+        lld::lldMain(args, llvm::nulls(), errs, {{lld::Gnu, &lld::elf::link}});
+    if (result.retCode == 0)
+      return llvm::Error::success();
+    llvm::StringRef first = llvm::StringRef(diagnostics).split('\n').first;
+    first.consume_front("ld.lld: ");
+    return refuse("linking the library failed: " +
+                  (first.empty() ? "ld.lld exited with " +
+                                       std::to_string(result.retCode)
+                                 : first.str()));
+  }
+
+private:
+  /// Appends the kit's file `name`; an error if the kit has none.
+  llvm::Error addFromKit(llvm::StringRef name,
+                         std::vector<std::string> &strings) const {
+    llvm::SmallString<256> path(kit);
+    llvm::sys::path::append(path, name);
+    if (!llvm::sys::fs::exists(path))
+      return refuse("the link kit " + kit + " has no " + name +
+                    " (give --link-kit or $RNNC_LINK_KIT, or --linker=c++)");
+    strings.push_back(path.str().str());
+    return llvm::Error::success();
+  }
+
+  std::string kit;
+};
+} // namespace
+
+namespace cl = llvm::cl;
+
+LinkFlags::LinkFlags(cl::OptionCategory &category)
+    : runtimeLib("runtime-lib", cl::init(""),
+                 cl::desc("The rnnc runtime archive to link (default: "
+                          "$RNNC_RUNTIME_LIB, else the build's)"),
+                 cl::cat(category)),
+      cudaRuntimeLib(
+          "cuda-runtime-lib", cl::init(""),
+          cl::desc("The rnnc CUDA runtime archive to link (--target=cuda; "
+                   "default: $RNNC_CUDA_RUNTIME_LIB, else the build's)"),
+          cl::cat(category)),
+      linker("linker", cl::init(""),
+             cl::desc("C++ compiler driver that links the library instead "
+                      "of the built-in linker (LLD, in process)"),
+             cl::cat(category)),
+      linkKit("link-kit", cl::init(""),
+              cl::desc("Directory with what the built-in linker links "
+                       "besides glibc (C runtime objects, static C++ "
+                       "runtime, OpenBLAS) (default: $RNNC_LINK_KIT, else "
+                       "the build's)"),
+              cl::cat(category)) {}
+
+/// The flag's value, else $`env`, else `built`.
+static std::string flagOrEnv(const cl::opt<std::string> &flag,
+                             const char *env, llvm::StringRef built) {
+  if (!flag.empty())
+    return flag;
+  if (const char *value = std::getenv(env); value && *value)
+    return value;
+  return built.str();
+}
+
+std::unique_ptr<Linker> LinkFlags::createLinker() const {
+  if (!linker.empty())
+    return std::make_unique<DriverLinker>(linker);
+  return std::make_unique<LLDLinker>(
+      flagOrEnv(linkKit, "RNNC_LINK_KIT", RNN_LINK_KIT));
+}
+
+llvm::Expected<std::vector<std::string>> LinkFlags::archives(bool cuda) const {
+  std::vector<std::string> paths;
+  auto add = [&](llvm::StringRef what, const cl::opt<std::string> &flag,
+                 const char *env, llvm::StringRef built) -> llvm::Error {
+    std::string path = flagOrEnv(flag, env, built);
+    if (path.empty() || !llvm::sys::fs::exists(path))
+      return refuse("no " + what + " archive" +
+                    (path.empty() ? "" : " at " + path) + " (give --" +
+                    flag.ArgStr + " or $" + env + ")");
+    paths.push_back(path);
+    return llvm::Error::success();
+  };
+  if (cuda)
+    if (llvm::Error error = add("rnnc CUDA runtime", cudaRuntimeLib,
+                                "RNNC_CUDA_RUNTIME_LIB",
+                                RNN_CUDA_RUNTIME_ARCHIVE))
+      return std::move(error);
+  if (llvm::Error error = add("rnnc runtime", runtimeLib, "RNNC_RUNTIME_LIB",
+                              RNN_RUNTIME_ARCHIVE))
+    return std::move(error);
+  return paths;
+}

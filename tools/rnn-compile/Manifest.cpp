@@ -1,0 +1,111 @@
+//===- Manifest.cpp - the manifest of a compiled library ------------------===//
+//
+// Implements Manifest.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Manifest.h"
+
+#include "rnn/Dialect/RNNAttrs.h"
+#include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Dialect/RNNRoles.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace ::rnn::compile;
+namespace driver = ::rnn::driver;
+using mlir::rnn::RNNDialect;
+
+/// The manifest's name of an argument's element type.
+static llvm::StringRef dtypeName(Type element) {
+  return element.isInteger(1)    ? "bool"
+         : element.isInteger(8)  ? "uint8"
+         : element.isF32()       ? "float32"
+         : element.isF64()       ? "float64"
+         : element.isInteger(64) ? "int64"
+                                 : "unknown";
+}
+
+void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
+                        const driver::EntryPlan &plan) {
+  if (plan.remat)
+    rematPlan = *plan.remat;
+  if (plan.sequentialLayers)
+    wavefront = false;
+  llvm::json::Array args;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto memref = cast<MemRefType>(type);
+    llvm::json::Object arg;
+    auto name =
+        func.getArgAttrOfType<StringAttr>(i, RNNDialect::NameAttrHelper::getNameStr());
+    std::string argName =
+        name ? name.getValue().str() : "arg" + std::to_string(i);
+    arg["name"] = argName;
+    arg["role"] =
+        mlir::rnn::stringifyBufferRole(mlir::rnn::bufferRole(argName)).str();
+    if (auto layer = func.getArgAttrOfType<IntegerAttr>(
+            i, RNNDialect::LayerAttrHelper::getNameStr()))
+      arg["layer"] = layer.getInt();
+    arg["shape"] = llvm::json::Array(memref.getShape());
+    arg["dtype"] = dtypeName(memref.getElementType());
+    args.push_back(std::move(arg));
+  }
+  llvm::json::Object entry;
+  entry["symbol"] = "rnnc_" + func.getName().str();
+  entry["args"] = std::move(args);
+  if (plan.arenaBytes)
+    entry["arena_bytes"] = *plan.arenaBytes;
+  if (plan.peakBytes)
+    entry["predicted_peak_bytes"] = *plan.peakBytes;
+  if (plan.savedBytes)
+    entry["saved_bytes"] = *plan.savedBytes;
+  if (plan.saved) {
+    llvm::json::Array layout;
+    for (const driver::SavedRegion &region : *plan.saved)
+      layout.push_back(llvm::json::Object{{"role", region.role},
+                                          {"offset", region.offset},
+                                          {"bytes", region.bytes}});
+    entry["saved"] = std::move(layout);
+  }
+  entries[kind] = std::move(entry);
+}
+
+std::string Manifest::render(MLIRContext &context) const {
+  // The states of the cell, the dialect's names (`h` first), or none for
+  // a model of mixed cells.
+  llvm::json::Array states;
+  if (auto found = mlir::rnn::lookupCell(&context, cell))
+    for (StringRef state : found.getStateNames())
+      states.push_back(state);
+  // What the library exports besides its entry points.
+  llvm::json::Object functions;
+  if (cuda) {
+    functions["last_error"] = "rnnc_last_error";
+    functions["set_device"] = "rnnc_set_device";
+    functions["set_graph_replay"] = "rnnc_set_graph_replay";
+  }
+  llvm::json::Object manifest{
+      {"abi_version", 1},
+      {"library", "librnnc_model.so"},
+      {"model", model},
+      {"cell", cell},
+      {"states", std::move(states)},
+      {"target", target},
+      {"remat", remat},
+      {"remat_plan", rematPlan},
+      {"gemm_rows", gemmRows},
+      {"wavefront", wavefront},
+      {"functions", std::move(functions)},
+      {"shape", llvm::json::Object{{"T", shape.seqLen},
+                                   {"B", shape.batch},
+                                   {"I", shape.inputSize},
+                                   {"H", shape.hiddenSize},
+                                   {"L", shape.layers}}},
+      {"entries", llvm::json::Object(entries)}};
+  if (cuda)
+    manifest["cuda"] = llvm::json::Object{{"chip", cuda->first},
+                                          {"ptx_features", cuda->second}};
+  return llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))).str() +
+         "\n";
+}

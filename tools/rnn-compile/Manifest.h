@@ -1,0 +1,54 @@
+//===- Manifest.h - the manifest of a compiled library ---------*- C++ -*-===//
+//
+// manifest.json tells a caller of librnnc_model.so what it holds: the model
+// (cell, states, shape), how it was compiled (target, remat policy and the
+// plan chosen, schedule) and each entry point's symbol, buffers in the
+// order the entry point takes them (name, role, layer, shape, dtype) and
+// memory plan (arena, predicted peak, saved region and its layout).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_TOOLS_RNNCOMPILE_MANIFEST_H
+#define RNN_TOOLS_RNNCOMPILE_MANIFEST_H
+
+#include "rnn/Driver/Compile.h"
+#include "rnn/Driver/Model.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+
+namespace rnn {
+namespace compile {
+
+struct Manifest {
+  /// The model function's name, its cell(s) (or "mixed") and shape.
+  std::string model, cell;
+  driver::ModelShape shape;
+  /// The target, the remat policy asked for and the plan chosen.
+  std::string target, remat, rematPlan;
+  int64_t gemmRows = 0;
+  /// Whether the library's layers run as a wavefront.
+  bool wavefront = false;
+  /// On the cuda target: the chip and PTX features the PTX is for.
+  std::optional<std::pair<std::string, std::string>> cuda;
+
+  /// Adds the entry point `func` (`kind`: infer, train, fwd or bwd), its
+  /// buffers and memory plan; its remat plan and schedule are the
+  /// library's.
+  void addEntry(llvm::StringRef kind, mlir::func::FuncOp func,
+                const driver::EntryPlan &plan);
+
+  /// The manifest as JSON text.
+  std::string render(mlir::MLIRContext &context) const;
+
+private:
+  llvm::json::Object entries;
+};
+
+} // namespace compile
+} // namespace rnn
+
+#endif // RNN_TOOLS_RNNCOMPILE_MANIFEST_H
