@@ -13,18 +13,9 @@ namespace mlir {
 namespace arith {
 class ArithDialect;
 } // namespace arith
-namespace cf {
-class ControlFlowDialect;
-} // namespace cf
 namespace func {
 class FuncDialect;
 } // namespace func
-namespace gpu {
-class GPUDialect;
-} // namespace gpu
-namespace LLVM {
-class LLVMDialect;
-} // namespace LLVM
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg

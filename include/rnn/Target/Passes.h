@@ -25,9 +25,6 @@ class GPUDialect;
 namespace LLVM {
 class LLVMDialect;
 } // namespace LLVM
-namespace linalg {
-class LinalgDialect;
-} // namespace linalg
 namespace math {
 class MathDialect;
 } // namespace math
