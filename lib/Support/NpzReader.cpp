@@ -1,4 +1,4 @@
-//===- NpzReader.cpp - reading NumPy .npz archives --------------------------===//
+//===- NpzReader.cpp - reading NumPy .npz archives ------------------------===//
 //
 // Part of the rnnc project.
 //

@@ -1,4 +1,4 @@
-//===- NpzWriter.cpp - writing NumPy .npz archives --------------------------===//
+//===- NpzWriter.cpp - writing NumPy .npz archives ------------------------===//
 //
 // Part of the rnnc project.
 //
