@@ -1,8 +1,8 @@
-"""Known answers for rnn.dropout's mask: the mapping the README documents,
-implemented here from the README alone, checked element by element against
+"""Known answers for rnn.dropout's mask: the mapping docs/design.md documents,
+implemented here from that text alone, checked element by element against
 what rnn-run computes.
 
-The README's rule: element n = (t B + b) H + h of a [T, B, H] tensor is
+docs/design.md's rule: element n = (t B + b) H + h of a [T, B, H] tensor is
 dropped when word n mod 4 of Philox4x32-10 with
 
     key     = (seed mod 2^32, seed div 2^32)
@@ -73,7 +73,7 @@ RANDOM123_KAT = (
 
 
 def word(n, layer, seed, offset):
-    """The Philox word that decides element n (README)."""
+    """The Philox word that decides element n (docs/design.md)."""
     words = philox4x32_10((n >> 2, layer, offset & M32, offset >> 32),
                           (seed & M32, seed >> 32))
     return words[n & 3]
@@ -158,7 +158,7 @@ class Checker:
             n = differ[0]
             self.failures.append(
                 f"{tag}: {len(differ)} of {len(want)} elements differ from "
-                f"the README's rule, first n = {n}: {got[n]!r}, "
+                f"docs/design.md's rule, first n = {n}: {got[n]!r}, "
                 f"expected {want[n]!r}")
         return not differ
 

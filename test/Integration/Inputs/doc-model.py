@@ -1,14 +1,12 @@
-"""Checks that the model-file example of README.md ("## Writing a model
-file", the indented block) is the function of Inputs/two-layer-lstm.mlir.
-Usage: readme-model.py README.md MODEL.mlir"""
+"""Checks that the example of docs/model-files.md (its first indented
+block) is the function of Inputs/two-layer-lstm.mlir.
+Usage: doc-model.py docs/model-files.md MODEL.mlir"""
 
 import sys
 
 
-def main(readme, model):
-    text = open(readme).read()
-    section = text.split("## Writing a model file", 1)[1].split("\n## ", 1)[0]
-    lines = section.split("\n")
+def main(doc, model):
+    lines = open(doc).read().split("\n")
     start = next(i for i, l in enumerate(lines) if l.startswith("    func.func"))
     block = []
     for line in lines[start:]:
@@ -19,7 +17,7 @@ def main(readme, model):
     source = open(model).read()
     function = source[source.index("func.func"):].strip()
     if example != function:
-        print("README.md's model-file example differs from", model)
+        print(doc, "has an example that differs from", model)
         return 1
     return 0
 
