@@ -95,11 +95,16 @@ case "${1:-}" in
     build
     ninja -C "$BUILD_DIR" check-rnn
     install_python
-    PATH="$PWD/$BUILD_DIR/bin:$PATH" python3 -m pytest -q python/tests
+    # Strict: a missing dependency or rnn-compile fails the run, and only
+    # the want of a GPU may skip a test (python/tests/conftest.py); -rs
+    # names every skip in the summary.
+    PATH="$PWD/$BUILD_DIR/bin:$PATH" RNNC_TEST_STRICT=1 \
+      python3 -m pytest -q -rs python/tests
     # The CUDA tests with the CPU in place of the GPU (those that need a
     # real GPU skip), so that breakage of their test code shows here.
-    PATH="$PWD/$BUILD_DIR/bin:$PATH" RNNC_TEST_CUDA_AS_CPU=1 \
-      python3 -m pytest -q python/tests/test_torch_cuda.py
+    PATH="$PWD/$BUILD_DIR/bin:$PATH" RNNC_TEST_STRICT=1 \
+      RNNC_TEST_CUDA_AS_CPU=1 python3 -m pytest -q -rs \
+      python/tests/test_torch_cuda.py
     ;;
   build)
     build

@@ -32,7 +32,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 import rsl_rl_rnnc  # noqa: E402
 
-from test_torch import LSTM_LIKE, NN_CELLS  # noqa: E402
+from helpers import LSTM_LIKE, NN_CELLS, rel_err  # noqa: E402
 
 PPO = os.path.join(ROOT, "examples", "cleanrl_ppo_lstm.py")
 # Three updates of 4 environments x 32 steps, minibatches of 2 environments:
@@ -114,10 +114,6 @@ def test_ppo_first_update_matches_torch(ppo_runs):
 # --------------------------------------------------------------------------
 # examples/rsl_rl_rnnc.py: RnncMemory against rsl_rl's padded update
 # --------------------------------------------------------------------------
-
-def rel_err(a, b):
-    return ((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
-
 
 def split_and_pad(x, dones):
     """rsl_rl's split_and_pad_trajectories (v5.4.2), restated: each

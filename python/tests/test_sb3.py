@@ -27,6 +27,7 @@ from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 import rnnc.sb3 as rs  # noqa: E402
 import rnnc.torch as rt  # noqa: E402
 from rnnc import RNNCError  # noqa: E402
+from helpers import rel_err  # noqa: E402
 
 Stock = contrib.RecurrentActorCriticPolicy
 
@@ -50,11 +51,6 @@ LSTM = dict(lstm_hidden_size=16, n_lstm_layers=2, net_arch=[16])
 # rounding of either, and the bound test_torch.py holds rnnc's LSTM to
 # against torch.nn.LSTM. The cases here differ by at most 1.2e-6.
 TOL = 1e-5
-
-
-def rel_err(a, b):
-    scale = b.abs().max().item()
-    return (a - b).abs().max().item() / max(scale, 1e-30)
 
 
 @pytest.fixture(autouse=True)

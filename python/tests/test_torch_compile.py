@@ -17,8 +17,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 import rnnc.torch as rt
 from rnnc.library import Entry, RNNCError
 
-from test_torch import (ALL_CELLS, CELLS, LSTM_LIKE, inputs, loss_and_grads,
-                        make_pair, rel_err, reset_inputs, state_of)
+from helpers import (ALL_CELLS, CELLS, LSTM_LIKE, inputs, loss_and_grads,
+                     make_pair, rel_err, reset_inputs, state_of)
 
 T, B, I, H, L = 4, 3, 5, 6, 2
 

@@ -17,11 +17,11 @@ import torch
 
 import rnnc.torch as rt
 
-from test_torch import (ALL_CELLS, LSTM_LIKE, POLICIES, assert_same_bits,
-                        dropout_loss_and_grads, dropout_scale,
-                        episodes_loss_and_grads, episodes_reference, inputs,
-                        loss_and_grads, make_pair, next_seed, rel_err,
-                        reset_inputs, run_in_threads)
+from helpers import (ALL_CELLS, LSTM_LIKE, POLICIES, assert_same_bits,
+                     dropout_loss_and_grads, dropout_scale,
+                     episodes_loss_and_grads, episodes_reference, inputs,
+                     loss_and_grads, make_pair, next_seed, rel_err,
+                     reset_inputs, run_in_threads)
 
 # RNNC_TEST_CUDA_AS_CPU=1: every test below runs on the CPU in place of
 # the GPU (the CPU library, the same references), but those marked

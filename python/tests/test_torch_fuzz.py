@@ -23,7 +23,7 @@ import rnnc.torch as rt
 import torch_fuzz_cases as F
 from rnnc.library import RNNCError
 
-from test_torch import CELLS
+from helpers import CELLS
 
 
 def assert_no_finding(case):

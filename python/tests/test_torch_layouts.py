@@ -8,9 +8,9 @@ import torch
 import rnnc.torch as rt
 from rnnc.library import RNNCError
 
-from test_torch import (ALL_CELLS, LSTM_LIKE, assert_bf16_close,
-                        episodes_loss_and_grads, inputs, loss_and_grads,
-                        make_pair, rel_err, state_of)
+from helpers import (ALL_CELLS, LSTM_LIKE, assert_bf16_close,
+                     episodes_loss_and_grads, inputs, loss_and_grads,
+                     make_pair, rel_err, state_of)
 
 
 def results(cell, out):

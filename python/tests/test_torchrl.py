@@ -25,7 +25,7 @@ import rnnc.torch as rt  # noqa: E402
 import rnnc.torchrl as rr  # noqa: E402
 from rnnc.library import RNNCError  # noqa: E402
 
-from test_torch import NN_CELLS  # noqa: E402
+from helpers import NN_CELLS  # noqa: E402
 
 B, T, I, H = 6, 9, 3, 5
 TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
