@@ -15,6 +15,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import rnnc.torch as rt
+from rnnc import _abi, _ops
 from rnnc.library import Entry, RNNCError
 
 from helpers import (ALL_CELLS, CELLS, LSTM_LIKE, inputs, loss_and_grads,
@@ -224,13 +225,13 @@ def test_export_runs_the_library():
     torch.export.save(program, buffer)
     buffer.seek(0)
     loaded = torch.export.load(buffer)
-    saved_libraries = dict(rt._LIBRARIES)
-    rt._LIBRARIES.clear()
+    saved_libraries = dict(_abi._LIBRARIES)
+    _abi._LIBRARIES.clear()
     try:
         with torch.no_grad():
             got, _ = loaded.module()(obs, state)
     finally:
-        rt._LIBRARIES.update(saved_libraries)
+        _abi._LIBRARIES.update(saved_libraries)
     assert torch.equal(got, want)
 
     program = torch.export.export(ours, (obs, state))
@@ -309,7 +310,7 @@ def test_ops_against_torch_and_region_contract():
     args[2] = torch.zeros(T, B, dtype=torch.bool)
     key, x, is_init, rng, h0, c0, _, _, params = args
     ref = torch.nn.LSTM(I, H, L, dtype=torch.float64)
-    for name, p in zip(rt._param_names(L), params):
+    for name, p in zip(_ops._param_names(L), params):
         getattr(ref, name).data.copy_(p.detach())
     y_ref, (h_ref, c_ref) = ref(x, (h0, c0))
 
