@@ -66,7 +66,7 @@ def no_compiles(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError(f"rnn-compile was run: {args}")
 
-    monkeypatch.setattr(library.subprocess, "run", refuse)
+    monkeypatch.setattr(subprocess, "run", refuse)
 
 
 def entries(root):

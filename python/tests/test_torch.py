@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
@@ -722,7 +723,7 @@ def test_compile_cache_reuses_the_library(monkeypatch):
     stamp = os.stat(manifest).st_mtime_ns
     monkeypatch.setattr(library, "_loaded", type(library._loaded)())
     monkeypatch.setattr(library, "_requested", {})
-    monkeypatch.setattr(library.subprocess, "run", None)
+    monkeypatch.setattr(subprocess, "run", None)
     again = compile_model("gru", 4, 2, 3, 3, 1, "none")
     assert again.directory == lib.directory
     assert os.stat(manifest).st_mtime_ns == stamp
@@ -772,7 +773,7 @@ def test_damaged_cache_entry_is_named(monkeypatch, tmp_path):
     monkeypatch.setattr(library, "_loaded", type(library._loaded)())
     monkeypatch.setattr(library, "_requested", {})
     # No per-user temporary cache holds another copy.
-    monkeypatch.setattr(library.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     manifest = os.path.join(lib.directory, "manifest.json")
     with open(manifest, "w") as f:
         f.write("{")

@@ -1,0 +1,557 @@
+"""The on-disk cache of compiled libraries: requests checked and hashed,
+the compiler's identity, entries inspected, written under temporary names
+and published by a rename under a lock, damaged ones moved aside, the
+per-user fallback for a cache that cannot be written, the device copies of
+cuda libraries, and the listing and clearing of a cache. rnnc.library
+(whose docstring describes the layout and the rules) chooses and loads
+the entries."""
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import mmap
+import operator
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+import uuid
+import warnings
+
+from . import _native
+from ._errors import RNNCError
+
+ABI_VERSION = 1
+
+
+def cache_dir():
+    """Where compiled libraries are kept (see the module's description for
+    the directory that replaces it when it cannot be written)."""
+    return os.path.abspath(os.environ.get("RNNC_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "rnnc"))
+
+
+_REQUEST_FIELDS = ("cell", "seq_len", "batch", "input_size", "hidden_size",
+                   "layers", "remat", "target", "chip", "dtype", "dropout",
+                   "reset_to", "storage", "gemm_rows", "wavefront")
+
+
+_ENTRY_FILE = "rnnc-entry.json"
+
+
+# <request>-<compiler>
+_ENTRY_NAME = re.compile(r"[0-9a-f]{32}-[0-9a-f]{16}")
+
+
+# What a cache directory holds that rnnc wrote: entries, their device
+# copies, the copies of loaded directories, their lock files, temporary and
+# moved-aside directories (and the entries of rnnc's first layout,
+# <32 hex digits>).
+_OWNED_NAME = re.compile(r"(?:[0-9a-f]{32}(?:-[0-9a-f]{16})?"
+                         r"|load-[0-9a-f]{24})(?:\.cuda[0-9]+)?"
+                         r"(?:\.lock|\.(?:tmp|old)-\w+)?")
+
+
+# A temporary directory younger than this may be a compile in progress.
+_TEMPORARY_AGE_S = 3600
+
+
+_MISSING = object()
+
+
+def _request(cell, seq_len, batch, input_size, hidden_size, layers,
+             remat="none", target="cpu", chip=None, dtype="float32",
+             dropout=0.0, reset_to="zero", storage=None, gemm_rows=0,
+             wavefront=False):
+    """A request, compile_model's arguments but the device, checked."""
+    _check(cell, target, dtype, reset_to, storage)
+    _check_schedule(gemm_rows, wavefront)
+    try:
+        sizes = [operator.index(n) for n in (seq_len, batch, input_size,
+                                              hidden_size, layers)]
+    except TypeError:
+        raise RNNCError(f"sizes must be integers, got seq_len={seq_len!r}, "
+                        f"batch={batch!r}, input_size={input_size!r}, "
+                        f"hidden_size={hidden_size!r}, layers={layers!r}")
+    return dict(zip(_REQUEST_FIELDS, [cell, *sizes, remat, target, chip,
+                                      dtype, float(dropout), reset_to,
+                                      storage, gemm_rows, wavefront]))
+
+
+def _check(cell, target, dtype, reset_to, storage):
+    """An RNNCError for a value compile_model does not know."""
+    # The dialect's cells are rnn-compile's to list: it refuses another
+    # name, naming them.
+    if not isinstance(cell, str) or not re.fullmatch(r"[a-z][a-z0-9_]*",
+                                                     cell):
+        raise RNNCError(f"cell must name a cell of the rnn dialect (lstm, "
+                        f"gru, ...), got {cell!r}")
+    if target not in ("cpu", "cuda"):
+        raise RNNCError(f"unknown target {target!r} (expected cpu or cuda)")
+    if dtype not in ("float32", "float64"):
+        raise RNNCError(f"unknown dtype {dtype!r} (expected float32 or "
+                        f"float64)")
+    if reset_to not in ("zero", "step", "column"):
+        raise RNNCError(f"unknown reset_to {reset_to!r} (expected zero, step "
+                        f"or column)")
+    if storage not in (None, "bf16"):
+        raise RNNCError(f"unknown storage {storage!r} (expected None or "
+                        f"'bf16')")
+    if storage and dtype != "float32":
+        raise RNNCError(f"bf16 storage needs float32 parameters, got {dtype}")
+
+
+def _check_schedule(gemm_rows, wavefront):
+    """An RNNCError for GEMM block rows or a wavefront flag rnn-compile
+    would refuse."""
+    if isinstance(gemm_rows, bool) or not isinstance(gemm_rows, int) or \
+            not 0 <= gemm_rows < 2 ** 63:
+        raise RNNCError(f"gemm_rows must be an int >= 0 (0: the target's "
+                        f"default), got {gemm_rows!r}")
+    if not isinstance(wavefront, bool):
+        raise RNNCError(f"wavefront must be True or False, got "
+                        f"{wavefront!r}")
+
+
+def _request_hash(request):
+    """The `<request>` part of an entry's name."""
+    text = json.dumps([ABI_VERSION] + [request[f] for f in _REQUEST_FIELDS])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+_digests = {}  # (path, device, inode, size, mtime) -> (sha256, embedded)
+
+
+# The runtime archives rnn-compile links: the variable that names one, else
+# the path built into rnn-compile.
+_ARCHIVES = {"cpu": [("RNNC_RUNTIME_LIB", "librnn_library_runtime.a")],
+             "cuda": [("RNNC_CUDA_RUNTIME_LIB",
+                       "librnn_library_cuda_runtime.a"),
+                      ("RNNC_RUNTIME_LIB", "librnn_library_runtime.a")]}
+
+
+def _digest(path, embedded=()):
+    """The sha256 of the file at `path` and the absolute paths ending in
+    each of the file names `embedded` that it holds (as C strings), hashed
+    once per process for a file's inode, size and time."""
+    st = os.stat(path)
+    stamp = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    known = _digests.get(stamp)
+    if known is None:
+        found = {}
+        with open(path, "rb") as f:
+            if st.st_size == 0:
+                digest = hashlib.sha256(b"").hexdigest()
+            else:
+                with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                    digest = hashlib.sha256(data).hexdigest()
+                    for name in embedded:
+                        end = data.find(b"/" + name.encode() + b"\0")
+                        if end >= 0:
+                            start = data.rfind(b"\0", 0, end) + 1
+                            text = data[start:end + 1 + len(name)]
+                            if text.startswith(b"/"):
+                                found[name] = os.fsdecode(text)
+        known = _digests[stamp] = (digest, found)
+    return known
+
+
+def _tool_environment(compiler):
+    """The variables `compiler` runs with that differ from this process's:
+    the wheel's rnn-compile takes the wheel's archives, link kit and
+    libdevice."""
+    return _native.environment() if compiler == _native.compiler() else {}
+
+
+def _compiler_identity(compiler, target):
+    """(16 hex digits, what they were computed from) for the libraries
+    `compiler` writes for `target`: the contents of rnn-compile and of the
+    runtime archives it links, not their paths."""
+    archives = _ARCHIVES[target]
+    environ = {**os.environ, **_tool_environment(compiler)}
+    digest, embedded = _digest(compiler, [name for _, name in archives])
+    parts = {"rnn-compile": {"path": compiler, "sha256": digest}}
+    for variable, name in archives:
+        path = environ.get(variable) or embedded.get(name)
+        sha = None
+        if path:
+            path = os.path.abspath(path)
+            try:
+                sha = _digest(path)[0]
+            except OSError:
+                pass
+        parts[name] = {"path": path, "sha256": sha}
+    text = json.dumps([[name, part["sha256"]] for name, part in
+                       parts.items()])
+    return hashlib.sha256(text.encode()).hexdigest()[:16], parts
+
+
+def _inspect(directory):
+    """None when `directory` is a complete library, `_MISSING` when there
+    is nothing there, else what is wrong with it."""
+    manifest = os.path.join(directory, "manifest.json")
+    try:
+        with open(manifest) as f:
+            text = json.load(f)
+    except FileNotFoundError:
+        if not os.path.lexists(directory):
+            return _MISSING
+        if not os.path.isdir(directory):
+            return "it is not a directory"
+        return "it has no manifest.json"
+    except (OSError, ValueError) as e:
+        return f"cannot read {manifest}: {e}"
+    if not isinstance(text, dict) or text.get("abi_version") != ABI_VERSION:
+        return f"{manifest} is not a manifest of ABI version {ABI_VERSION}"
+    library = text.get("library")
+    if not isinstance(library, str) or \
+            not os.path.isfile(os.path.join(directory, library)):
+        return f"it has no {library or 'library'}"
+    return None
+
+
+def _damaged(directory, why, because):
+    """The error for a damaged entry that cannot be compiled again."""
+    return RNNCError(
+        f"the cache entry {directory} is damaged ({why}) and cannot be "
+        f"compiled again here: {because}; remove it (rm -r {directory}, or "
+        f"`python3 -m rnnc cache clear` as its owner) and rnnc compiles it "
+        f"again")
+
+
+def _unique(prefix):
+    """A fresh name beginning with `prefix`."""
+    return f"{prefix}{uuid.uuid4().hex[:12]}"
+
+
+def _move_aside(directory):
+    """Takes `directory` away from its name in one rename, then deletes it
+    (what cannot be deleted stays under a `.old-` name)."""
+    aside = _unique(directory + ".old-")
+    os.rename(directory, aside)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _entry_lock(directory):
+    """Holds the lock of the cache entry `directory` (`<entry>.lock`, any
+    account's), when its file can be opened: concurrent writers then
+    compile an entry once. Correctness does not depend on it."""
+    path = directory + ".lock"
+    fd = None
+    for flags in (os.O_RDONLY, os.O_RDONLY | os.O_CREAT):
+        try:
+            fd = os.open(path, flags, 0o666)
+            break
+        except OSError:
+            pass
+    if fd is None:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _publish(final, fill):
+    """Makes the library directory `final`: `fill(tmp)` writes it in a
+    directory beside it (mode as the umask allows), which is renamed into
+    place, so a crash or a concurrent writer never leaves a partial library
+    there. A complete library another writer put there first is kept;
+    anything else there is replaced."""
+    tmp = _unique(final + ".tmp-")
+    os.mkdir(tmp, 0o777)
+    try:
+        fill(tmp)
+        for _ in range(3):
+            try:
+                os.rename(tmp, final)
+                return
+            except OSError:
+                if not os.path.isdir(final):
+                    raise
+                if _inspect(final) is None:
+                    return
+                _move_aside(final)
+        raise RNNCError(f"cannot put a library at {final}: another process "
+                        f"keeps writing there")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _compile(tmp, compiler, request):
+    """Runs `compiler` for `request` into the directory `tmp`."""
+    r = request
+    cmd = [compiler, f"--preset={r['cell']}", f"--seq-len={r['seq_len']}",
+           f"--batch={r['batch']}", f"--input-size={r['input_size']}",
+           f"--hidden-size={r['hidden_size']}", f"--layers={r['layers']}",
+           f"--remat={r['remat']}", f"--target={r['target']}",
+           f"--dtype={'f64' if r['dtype'] == 'float64' else 'f32'}",
+           "-o", tmp]
+    if r["dropout"]:
+        cmd.insert(-2, f"--dropout={r['dropout']!r}")
+    if r["reset_to"] != "zero":
+        cmd.insert(-2, f"--reset-to={r['reset_to']}")
+    if r["storage"]:
+        cmd.insert(-2, f"--storage={r['storage']}")
+    if r["chip"]:
+        cmd.insert(-2, f"--chip={r['chip']}")
+    if r["gemm_rows"]:
+        cmd.insert(-2, f"--gemm-rows={r['gemm_rows']}")
+    if r["wavefront"]:
+        cmd.insert(-2, "--wavefront")
+    run = subprocess.run(cmd, capture_output=True, text=True,
+                         env={**os.environ, **_tool_environment(compiler)})
+    if run.returncode != 0:
+        message = run.stderr.strip().splitlines()
+        raise RNNCError(message[0] if message else
+                        f"rnn-compile exited {run.returncode}")
+
+
+def _build(directory, request, compiler, why=_MISSING, failed=None):
+    """Compiles the entry `directory` with `compiler`, replacing what is
+    there: nothing, a damaged entry (`why`), or the entry whose inode is
+    `failed` (it did not load). Another writer's complete entry, put there
+    meanwhile, is kept."""
+    if compiler is None:
+        raise _damaged(directory, why, "rnn-compile is not found")
+    identity, parts = _compiler_identity(compiler, request["target"])
+    if not os.path.basename(directory).endswith("-" + identity):
+        raise _damaged(directory, why, f"it comes from another rnn-compile "
+                       f"than {compiler}")
+
+    def fill(tmp):
+        _compile(tmp, compiler, request)
+        with open(os.path.join(tmp, _ENTRY_FILE), "w") as f:
+            json.dump({"abi_version": ABI_VERSION, "request": request,
+                       "compiler": dict(identity=identity, **parts),
+                       "created": time.time()}, f, indent=2)
+            f.write("\n")
+
+    with _entry_lock(directory):
+        try:
+            inode = os.stat(directory).st_ino
+        except FileNotFoundError:
+            inode = None
+        if inode is not None and inode != failed and \
+                _inspect(directory) is None:
+            return directory
+        try:
+            if inode is not None:
+                _move_aside(directory)
+            _publish(directory, fill)
+        except OSError as e:
+            if why is _MISSING and failed is None:
+                raise RNNCError(f"cannot write {directory}: {e}") from None
+            raise _damaged(directory, why, f"cannot replace it "
+                           f"({e.strerror or e})") from None
+    return directory
+
+
+def _fallback_root(create):
+    """The per-user temporary cache, `<tmp>/rnnc-cache-<uid>` (mode 0700),
+    created when `create`; None when it is absent or not this user's
+    alone."""
+    path = os.path.join(tempfile.gettempdir(), f"rnnc-cache-{os.getuid()}")
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise RNNCError(f"cannot create {path}: {e}; set RNNC_CACHE_DIR "
+                            f"to a writable directory") from None
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and \
+            not st.st_mode & 0o022:
+        return path
+    if create:
+        raise RNNCError(f"{path} (rnnc's per-user cache when the cache "
+                        f"directory cannot be written) is not a directory "
+                        f"only this user writes; set RNNC_CACHE_DIR to a "
+                        f"writable directory")
+    return None
+
+
+def _roots(primary, fallback=True):
+    """The cache directories to look in: `primary`, then the per-user
+    temporary cache where it exists."""
+    roots = [primary]
+    if fallback:
+        extra = _fallback_root(create=False)
+        if extra and extra != primary:
+            roots.append(extra)
+    return roots
+
+
+_fallback_warned = False
+
+
+def _writable_root(primary, fallback=True):
+    """The cache directory new entries go to: `primary`, else (it cannot
+    be created or written) the per-user temporary cache, with one warning
+    per process."""
+    global _fallback_warned
+    try:
+        os.makedirs(primary, exist_ok=True)
+        if os.access(primary, os.W_OK | os.X_OK):
+            return primary
+        reason = "permission denied"
+    except OSError as e:
+        reason = e.strerror or str(e)
+    if not fallback:
+        raise RNNCError(f"cannot write to the cache directory {primary}: "
+                        f"{reason}")
+    root = _fallback_root(create=True)
+    if not _fallback_warned:
+        _fallback_warned = True
+        warnings.warn(
+            f"rnnc: the cache directory {primary} cannot be written "
+            f"({reason}); compiled libraries go to {root} instead. Set "
+            f"RNNC_CACHE_DIR to a writable directory to keep them there.",
+            RuntimeWarning, stacklevel=2)
+    return root
+
+
+def _device_copy(directory, device):
+    """A copy of the library in `directory` for GPU `device`, so that the
+    loader gives it its own runtime: a loaded library runs on one device,
+    and the loader keeps one copy of a file per process. It is kept beside
+    a cache entry, or in the cache (for a directory given to `load`)."""
+    if device == 0:
+        return directory
+    parent, base = os.path.split(directory)
+    entry = _ENTRY_NAME.fullmatch(base) is not None
+    if not entry:
+        st = os.stat(os.path.join(directory, "manifest.json"))
+        identity = f"{os.path.realpath(directory)}\0{st.st_mtime_ns}"
+        base = "load-" + hashlib.sha256(identity.encode()).hexdigest()[:24]
+    name = f"{base}.cuda{device}"
+    primary = cache_dir()
+    places = ([parent] if entry else []) + _roots(primary)
+    for root in dict.fromkeys(places):
+        if _inspect(os.path.join(root, name)) is None:
+            return os.path.join(root, name)
+    if entry and os.access(parent, os.W_OK | os.X_OK):
+        root = parent
+    else:
+        root = _writable_root(primary)
+    copy = os.path.join(root, name)
+
+    def copy_files(tmp):
+        for item in os.listdir(directory):
+            if os.path.isfile(os.path.join(directory, item)):
+                shutil.copy2(os.path.join(directory, item), tmp)
+
+    with _entry_lock(copy):
+        why = _inspect(copy)
+        if why is not None:
+            if why is not _MISSING:
+                _move_aside(copy)
+            _publish(copy, copy_files)
+    return copy
+
+
+def cache_entries(directory=None):
+    """What a cache directory (default: compile_model's, and the per-user
+    temporary cache) holds: one dict per entry or device copy, with its
+    path, state ("complete", or what is wrong with it), request and
+    compiler (from rnnc-entry.json, None where absent) and size in
+    bytes."""
+    found = []
+    for root, names in _listings(directory):
+        found.extend(_entries_in(root, names))
+    return found
+
+
+def _listings(directory):
+    """(root, sorted names) of `directory`, or of compile_model's cache and
+    the per-user temporary cache; roots that do not exist are skipped."""
+    roots = [os.path.abspath(directory)] if directory else \
+        _roots(cache_dir())
+    for root in roots:
+        try:
+            names = sorted(os.listdir(root))
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise RNNCError(f"cannot list {root}: {e}") from None
+        yield root, names
+
+
+def _entries_in(root, names):
+    """cache_entries' dicts for the `names` in the directory `root`."""
+    found = []
+    for name in names:
+        path = os.path.join(root, name)
+        if not _OWNED_NAME.fullmatch(name) or name.endswith(".lock") or \
+                ".tmp-" in name or ".old-" in name or not os.path.isdir(path):
+            continue
+        why = _inspect(path)
+        if why is _MISSING:
+            continue
+        info = {}
+        try:
+            with open(os.path.join(path, _ENTRY_FILE)) as f:
+                info = json.load(f)
+        except (OSError, ValueError):
+            pass
+        if not isinstance(info, dict):
+            info = {}
+        size = 0
+        try:
+            for item in os.listdir(path):
+                size += os.lstat(os.path.join(path, item)).st_size
+        except OSError:
+            pass
+        found.append(dict(path=path, state=why or "complete",
+                          request=info.get("request"),
+                          compiler=info.get("compiler"), bytes=size))
+    return found
+
+
+def clear_cache(directory=None):
+    """Deletes what rnnc wrote in a cache directory (default:
+    compile_model's, and the per-user temporary cache) and returns the
+    paths deleted; temporary directories younger than an hour (compiles
+    in progress) are left. Libraries already loaded stay loaded. Files
+    that cannot be deleted (another account's, in a shared cache) are an
+    RNNCError naming them, after the rest are gone."""
+    removed, left = [], []
+    now = time.time()
+    for root, names in _listings(directory):
+        for name in names:
+            if not _OWNED_NAME.fullmatch(name):
+                continue
+            path = os.path.join(root, name)
+            try:
+                if name.endswith(".lock") or not os.path.isdir(path):
+                    os.unlink(path)
+                elif ".tmp-" in name or ".old-" in name:
+                    if ".tmp-" in name and \
+                            now - os.lstat(path).st_mtime < _TEMPORARY_AGE_S:
+                        continue
+                    shutil.rmtree(path)
+                else:
+                    aside = _unique(path + ".old-")
+                    os.rename(path, aside)
+                    shutil.rmtree(aside)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                left.append(f"{path} ({e.strerror or e})")
+                continue
+            removed.append(path)
+    if left:
+        raise RNNCError("cannot delete " + ", ".join(left) + " (remove them "
+                        "as their owner)")
+    return removed
