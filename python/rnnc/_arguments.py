@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ._abi import _FLOATS
-from .library import RNNCError
+from ._errors import RNNCError, RNNCTypeError, RNNCValueError
 
 # The floating types torch.autocast hands a module: converted to float32
 # on the way in.
@@ -50,30 +50,30 @@ class _CallArguments:
         if cast is not None and tensor.dtype in _AUTOCAST_INPUTS:
             return tensor.to(dtype)
         if tensor.dtype != dtype:
-            raise RNNCError(f"{name} must be {_FLOATS[dtype]}, got "
+            raise RNNCValueError(f"{name} must be {_FLOATS[dtype]}, got "
                             f"{tensor.dtype}")
         return tensor
 
     def _check_input(self, input, is_init, dtype, cast):
         if not isinstance(input, torch.Tensor):
             if isinstance(input, nn.utils.rnn.PackedSequence):
-                raise RNNCError("rnnc does not take a PackedSequence: pass "
+                raise RNNCTypeError("rnnc does not take a PackedSequence: pass "
                                 "the padded tensor, and is_init to start "
                                 "each sequence from a fresh state")
-            raise RNNCError(f"input must be a tensor, got {type(input)}")
+            raise RNNCTypeError(f"input must be a tensor, got {type(input)}")
         if input.dim() != 3:
-            raise RNNCError(f"input must be 3-D ([T, B, I], or [B, T, I] "
+            raise RNNCValueError(f"input must be 3-D ([T, B, I], or [B, T, I] "
                             f"with batch_first) or 2-D [T, I] (unbatched), "
                             f"got shape {list(input.shape)}")
         if not (cast is not None and input.dtype in _AUTOCAST_INPUTS) and \
                 input.dtype != dtype:
-            raise RNNCError(f"input must be {_FLOATS[dtype]} (the "
+            raise RNNCValueError(f"input must be {_FLOATS[dtype]} (the "
                             f"parameters' dtype), got {input.dtype}")
         if input.shape[self._batch_dim ^ 1] == 0:
-            raise RNNCError(f"input must have at least one step, got shape "
+            raise RNNCValueError(f"input must have at least one step, got shape "
                             f"{list(input.shape)}")
         if input.shape[-1] != self.input_size:
-            raise RNNCError(f"input has {input.shape[-1]} features, the "
+            raise RNNCValueError(f"input has {input.shape[-1]} features, the "
                             f"layer expects input_size={self.input_size}")
         input = self._converted(input, "input", dtype, cast)
         if self.batch_first:
@@ -87,14 +87,14 @@ class _CallArguments:
                                   device=input.device)
         else:
             if not isinstance(is_init, torch.Tensor):
-                raise RNNCError("is_init must be a bool tensor")
+                raise RNNCTypeError("is_init must be a bool tensor")
             if is_init.dtype != torch.bool:
-                raise RNNCError(f"is_init must be torch.bool, got "
+                raise RNNCValueError(f"is_init must be torch.bool, got "
                                 f"{is_init.dtype}")
             if tuple(is_init.shape) != ((B, T) if self.batch_first
                                         else (T, B)):
                 order = "[B, T]" if self.batch_first else "[T, B]"
-                raise RNNCError(f"is_init must have shape {order} of the "
+                raise RNNCValueError(f"is_init must have shape {order} of the "
                                 f"input, got {list(is_init.shape)}")
             if self.batch_first:
                 is_init = is_init.transpose(0, 1)
@@ -106,9 +106,9 @@ class _CallArguments:
         if state is None:
             return torch.zeros((L, B, H), dtype=dtype, device=device)
         if not isinstance(state, torch.Tensor):
-            raise RNNCError(f"{name} must be a tensor")
+            raise RNNCTypeError(f"{name} must be a tensor")
         if tuple(state.shape) != (L, B, H):
-            raise RNNCError(f"{name} must have shape [{L}, {B}, {H}] "
+            raise RNNCValueError(f"{name} must have shape [{L}, {B}, {H}] "
                             f"(num_layers, batch, hidden_size), got "
                             f"{list(state.shape)}")
         return self._converted(state, name, dtype, cast).contiguous()
@@ -122,7 +122,7 @@ class _CallArguments:
         if len(names) > 1:
             if not isinstance(reset_state, (tuple, list)) or \
                     len(reset_state) != len(names):
-                raise RNNCError(f"reset_state of {self._what} must be a "
+                raise RNNCTypeError(f"reset_state of {self._what} must be a "
                                 f"tuple ({', '.join(names)})")
             given = list(reset_state)
         else:
@@ -133,7 +133,7 @@ class _CallArguments:
         forms, states = [], []
         for name, state in zip(names, given):
             if not isinstance(state, torch.Tensor):
-                raise RNNCError(f"{name} must be a tensor")
+                raise RNNCTypeError(f"{name} must be a tensor")
             state = self._converted(state, name, dtype, cast)
             if tuple(state.shape) == step:
                 forms.append("step")
@@ -144,12 +144,12 @@ class _CallArguments:
                 forms.append("column")
                 states.append(state.contiguous())
             else:
-                raise RNNCError(f"{name} must have shape {order} {list(step)} "
+                raise RNNCValueError(f"{name} must have shape {order} {list(step)} "
                                 f"(one state per step) or [L, B, H] "
                                 f"{[L, B, H]} (one per batch column), got "
                                 f"{list(state.shape)}")
         if len(set(forms)) > 1:
-            raise RNNCError(f"{' and '.join(names)} must have the same form "
+            raise RNNCValueError(f"{' and '.join(names)} must have the same form "
                             f"(both per step or both per batch column)")
         states += [None] * (2 - len(states))
         return tuple(states), forms[0]
@@ -164,19 +164,19 @@ class _CallArguments:
             if state is None:
                 return None
             if not isinstance(state, torch.Tensor):
-                raise RNNCError(f"{name} must be a tensor")
+                raise RNNCTypeError(f"{name} must be a tensor")
             if step_dim is not None and state.dim() == 3:
                 return state.unsqueeze(step_dim)
             if state.dim() != 2:
                 shapes = "[L, H]" if step_dim is None else \
                     "[L, T, H] (per step) or [L, H]"
-                raise RNNCError(f"{name} of an unbatched (2-D) input must be "
+                raise RNNCValueError(f"{name} of an unbatched (2-D) input must be "
                                 f"{shapes}, got shape {list(state.shape)}")
             return state.unsqueeze(1)
 
         if isinstance(is_init, torch.Tensor):
             if is_init.dim() != 1:
-                raise RNNCError(f"is_init of an unbatched (2-D) input must "
+                raise RNNCValueError(f"is_init of an unbatched (2-D) input must "
                                 f"be 1-D [T], got shape "
                                 f"{list(is_init.shape)}")
             is_init = is_init.unsqueeze(col)
@@ -186,7 +186,7 @@ class _CallArguments:
             if len(names) > 1 and (
                     not isinstance(reset_state, (tuple, list)) or
                     len(reset_state) != len(names)):
-                raise RNNCError(f"reset_state of {self._what} must be a "
+                raise RNNCTypeError(f"reset_state of {self._what} must be a "
                                 f"tuple ({', '.join(names)})")
             if isinstance(reset_state, (tuple, list)):
                 names = names[:len(reset_state)]
@@ -201,7 +201,7 @@ class _CallArguments:
         """Every tensor of a call on the input's device, a CPU or CUDA one,
         as the library's entry points check each buffer (`_buffer`)."""
         if x.device.type not in ("cpu", "cuda"):
-            raise RNNCError(f"rnnc runs CPU and CUDA tensors, got "
+            raise RNNCValueError(f"rnnc runs CPU and CUDA tensors, got "
                             f"{x.device.type}")
         names = ("h0", "c0", "h_reset", "c_reset")
         named = [("is_init", is_init)] + list(zip(names, states)) + \

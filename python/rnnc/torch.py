@@ -31,7 +31,8 @@ import torch
 from torch import nn
 
 from . import _cells
-from .library import RNNCError, _check_schedule
+from ._errors import RNNCError, RNNCTypeError, RNNCValueError
+from .library import _check_schedule
 
 # The oldest PyTorch rnnc.torch runs on (the `torch` extra of
 # python/pyproject.toml): torch.library.custom_op and register_fake, and
@@ -81,15 +82,15 @@ _REMAT = re.compile(r"(none|gates|(chunk|budget):([0-9]+))")
 
 def _check_remat(remat):
     if not isinstance(remat, str):
-        raise RNNCError(f"remat must be a string, got {remat!r}")
+        raise RNNCTypeError(f"remat must be a string, got {remat!r}")
     match = _REMAT.fullmatch(remat)
     if not match:
-        raise RNNCError(f"unknown remat policy {remat!r} (expected none, "
+        raise RNNCValueError(f"unknown remat policy {remat!r} (expected none, "
                         f"gates, chunk:K or budget:BYTES)")
     if match.group(3) is not None and \
             not 1 <= int(match.group(3)) < 2 ** 63:
         what = "K" if match.group(2) == "chunk" else "BYTES"
-        raise RNNCError(f"bad remat policy {remat!r}: {what} must be a "
+        raise RNNCValueError(f"bad remat policy {remat!r}: {what} must be a "
                         f"positive integer")
 
 
@@ -99,9 +100,9 @@ def _device_of(device):
     try:
         parsed = torch.device(device)
     except (RuntimeError, TypeError, ValueError) as e:
-        raise RNNCError(f"device {device!r} is not a device: {e}") from None
+        raise RNNCTypeError(f"device {device!r} is not a device: {e}") from None
     if parsed.type not in ("cpu", "cuda"):
-        raise RNNCError(f"rnnc runs on the CPU or CUDA devices, got {device}")
+        raise RNNCValueError(f"rnnc runs on the CPU or CUDA devices, got {device}")
     if parsed.type == "cuda" and not torch.cuda.is_available():
         raise RNNCError(f"device {device!r}: no CUDA device is available")
     return parsed
@@ -144,7 +145,7 @@ class _RNNBase(_CallArguments, nn.Module):
         the padded steps: rnnc runs such a batch as it is, with the resets,
         through rnnc.torchrl's module of the same name."""
         torchrl_module = self._interface.__name__ + "Module"
-        raise RNNCError(
+        raise RNNCTypeError(
             f"{self._what} takes no mask: TorchRL's {torchrl_module} pads "
             f"the episodes of a batch with resets inside the sequence and "
             f"masks the padding; rnnc.torchrl.{torchrl_module} runs such a "
@@ -155,13 +156,13 @@ class _RNNBase(_CallArguments, nn.Module):
                  storage=None, gemm_rows=0, wavefront=False):
         super().__init__()
         if bidirectional:
-            raise RNNCError("bidirectional layers are not supported by rnnc")
+            raise RNNCValueError("bidirectional layers are not supported by rnnc")
         if proj_size:
-            raise RNNCError("proj_size is not supported by rnnc")
+            raise RNNCValueError("proj_size is not supported by rnnc")
         if isinstance(dropout, bool) or not isinstance(dropout,
                                                         (int, float)) \
                 or not 0 <= dropout < 1:
-            raise RNNCError(f"dropout must be a probability in [0, 1), got "
+            raise RNNCValueError(f"dropout must be a probability in [0, 1), got "
                             f"{dropout!r}")
         if dropout > 0 and num_layers == 1:
             warnings.warn(f"dropout applies between layers: with "
@@ -169,19 +170,19 @@ class _RNNBase(_CallArguments, nn.Module):
                           f"dropped")
         dtype = torch.float32 if dtype is None else dtype
         if dtype in (torch.bfloat16, torch.float16):
-            raise RNNCError(f"rnnc supports float32 and float64, got "
+            raise RNNCValueError(f"rnnc supports float32 and float64, got "
                             f"{dtype}: {_NARROW_PARAMETERS}")
         if dtype not in _FLOATS:
-            raise RNNCError(f"rnnc supports float32 and float64, got {dtype}")
+            raise RNNCValueError(f"rnnc supports float32 and float64, got {dtype}")
         device = None if device is None else _device_of(device)
         for name, value in (("input_size", input_size),
                             ("hidden_size", hidden_size),
                             ("num_layers", num_layers)):
             if isinstance(value, bool) or not isinstance(value, int) or \
                     value <= 0:
-                raise RNNCError(f"{name} must be a positive int, got {value!r}")
+                raise RNNCValueError(f"{name} must be a positive int, got {value!r}")
         if num_layers > MAX_LAYERS:
-            raise RNNCError(f"num_layers must be at most {MAX_LAYERS}, got "
+            raise RNNCValueError(f"num_layers must be at most {MAX_LAYERS}, got "
                             f"{num_layers}: the compiled program grows with "
                             f"the layer count")
         _check_remat(remat)
@@ -197,7 +198,7 @@ class _RNNBase(_CallArguments, nn.Module):
         if isinstance(storage, torch.dtype):
             storage = _STORAGE_DTYPES.get(storage, storage)
         if storage not in (None, "bf16"):
-            raise RNNCError(f"storage must be None or 'bf16' (or "
+            raise RNNCValueError(f"storage must be None or 'bf16' (or "
                             f"torch.bfloat16, torch.float32), got "
                             f"{storage!r}")
         _check_schedule(gemm_rows, wavefront)
@@ -282,14 +283,14 @@ class _RNNBase(_CallArguments, nn.Module):
         module converted with .double() computes in float64)."""
         dtype = self._flat_params[0].dtype
         if dtype in (torch.bfloat16, torch.float16):
-            raise RNNCError(f"rnnc supports float32 and float64 parameters, "
+            raise RNNCValueError(f"rnnc supports float32 and float64 parameters, "
                             f"got {dtype} (a module converted with "
                             f".to({dtype}) or .half()): {_NARROW_PARAMETERS}")
         if dtype not in _FLOATS:
-            raise RNNCError(f"rnnc supports float32 and float64 parameters, "
+            raise RNNCValueError(f"rnnc supports float32 and float64 parameters, "
                             f"got {dtype}")
         if any(p.dtype != dtype for p in self._flat_params):
-            raise RNNCError("the parameters have different dtypes")
+            raise RNNCValueError("the parameters have different dtypes")
         return dtype
 
     @property
@@ -465,7 +466,7 @@ class LSTM(_RNNBase):
         if hx is not None:
             if not isinstance(hx, (tuple, list)) or len(hx) != 2 or \
                     not all(isinstance(t, torch.Tensor) for t in hx):
-                raise RNNCError(f"hx of {self._what} must be a tuple (h0, "
+                raise RNNCTypeError(f"hx of {self._what} must be a tuple (h0, "
                                 f"c0) of tensors")
             h0, c0 = hx
         y, h_n, c_n = self._run(input, h0, c0, is_init, reset_state)

@@ -867,3 +867,21 @@ def test_module_class_of_a_cell(cell):
     got = loss_and_grads(cell, twin, x, h0, c0, gy, ghn)
     assert torch.equal(got[0], want[0])
     assert all(torch.equal(a, b) for a, b in zip(got[2], want[2]))
+
+
+def test_argument_errors_are_value_and_type_errors():
+    """A bad argument is the ValueError or TypeError PyTorch raises for
+    one (and an RNNCError): a wrong type, an unknown policy, a bad shape."""
+    with pytest.raises(TypeError, match="remat must be a string"):
+        rt.LSTM(3, 4, remat=4)
+    with pytest.raises(ValueError, match="unknown remat policy"):
+        rt.GRU(3, 4, remat="all")
+    with pytest.raises(ValueError, match="dropout must be a probability"):
+        rt.LSTM(3, 4, 2, dropout=1.5)
+    lstm = rt.LSTM(3, 4)
+    with pytest.raises(ValueError, match="input has 5 features"):
+        lstm(torch.randn(2, 1, 5))
+    with pytest.raises(TypeError, match="is_init must be a bool tensor"):
+        lstm(torch.randn(2, 1, 3), is_init=[[True], [False]])
+    with pytest.raises(RNNCError):
+        lstm(torch.randn(2, 1, 3), is_init=torch.zeros(3, 1, dtype=torch.bool))
