@@ -105,7 +105,7 @@ CELLS = {name: (getattr(rt, name.upper()), reference) for name, reference in
 assert set(CELLS) == set(ALL_CELLS), (
     f"a cell of the dialect has no reference here (or one here is no "
     f"longer the dialect's): the dialect's {sorted(ALL_CELLS)}, "
-    f"test_torch.py's CELLS {sorted(CELLS)}")
+    f"helpers.py's CELLS {sorted(CELLS)}")
 
 
 POLICIES = ["none", "gates", "chunk:1", "chunk:2", "chunk:3",
