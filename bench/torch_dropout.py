@@ -16,7 +16,7 @@ Usage: bench/torch_dropout.py [--T 32 --B 64 --I 256 --H 256 --L 2]
        [--p 0.3] [--threads 1] [--iters 20] [--warmup 3]
        [--openblas-coretype CORE]
 (Debian's OpenBLAS falls back to its slow Prescott kernels on CPUs newer
-than it; the core in use is printed; see the README.)
+than it; the core in use is printed; see docs/design.md.)
 Needs rnn-compile on PATH (or RNNC_COMPILE) and the rnnc package.
 """
 
