@@ -441,8 +441,8 @@ def test_autocast_on_the_gpu(cell, cast):
     float32 (within 1e-5 before the results are rounded to float16, and
     of the gradients of the cotangents rounded to float16)."""
     if AS_CPU and cell in LSTM_LIKE and cast == torch.float16:
-        pytest.skip("torch.nn.LSTM does not run under the CPU's fp16 "
-                    "autocast (oneDNN has no such primitive): needs a GPU")
+        pytest.skip("needs a real GPU: torch.nn.LSTM does not run under "
+                    "the CPU's fp16 autocast (oneDNN has no such primitive)")
     T, B, I, H, L = 8, 3, 4, 5, 2
     ours, ref = make_pair(cell, I, H, L)
     ours = ours.to(CUDA)
@@ -489,7 +489,7 @@ def test_autocast_on_the_gpu(cell, cast):
     for g, g_ref in zip(grads, grads_ref):
         assert rel_err(g.cpu().double(), g_ref) < tol
     if want is None:
-        pytest.skip("torch.nn.LSTM does not run under the CPU's bf16 "
-                    "autocast on this CPU (oneDNN builds no bf16 LSTM "
-                    "primitive): the values were checked, the dtypes need a "
-                    "GPU")
+        pytest.skip("needs a real GPU for the dtypes: torch.nn.LSTM does "
+                    "not run under the CPU's bf16 autocast on this CPU "
+                    "(oneDNN builds no bf16 LSTM primitive); the values were "
+                    "checked")
