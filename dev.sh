@@ -62,13 +62,14 @@ install_missing() {
 # (the argument fuzzer), the RL libraries the adapters and examples are
 # checked against (TorchRL with TensorDict, sb3-contrib with
 # Stable-Baselines3, rsl_rl, Gymnasium), auditwheel (the wheel's platform tag),
+# JAX (rnnc.jax, and the FFI headers its handler is built against),
 # and the rnnc package itself, installed from python/ so that the tests
 # import what a user's `pip install ./python` gives.
 PYTHON_PACKAGES=(torch pytest numpy hypothesis torchrl tensordict
-                 sb3-contrib rsl-rl-lib gymnasium auditwheel)
+                 sb3-contrib rsl-rl-lib gymnasium auditwheel "jax[cpu]")
 install_python() {
   if ! python3 -c "import torch, pytest, numpy, hypothesis, torchrl, \
-tensordict, sb3_contrib, rsl_rl, gymnasium, auditwheel" 2>/dev/null; then
+tensordict, sb3_contrib, rsl_rl, gymnasium, auditwheel, jax" 2>/dev/null; then
     echo "dev.sh: installing ${PYTHON_PACKAGES[*]}"
     python3 -m pip install -q "${PYTHON_PACKAGES[@]}" ||
       python3 -m pip install -q --break-system-packages "${PYTHON_PACKAGES[@]}"
@@ -92,9 +93,12 @@ case "${1:-}" in
     "$BUILD_DIR/bin/rnn-run" --preset=lstm "$@"
     ;;
   test)
+    # The Python packages first: the build compiles rnnc.jax's FFI handler
+    # against the jaxlib it finds.
+    install_missing
+    install_python
     build
     ninja -C "$BUILD_DIR" check-rnn
-    install_python
     # Strict: a missing dependency or rnn-compile fails the run, and only
     # the want of a GPU may skip a test (python/tests/conftest.py); -rs
     # names every skip in the summary.

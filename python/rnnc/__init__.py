@@ -6,7 +6,8 @@ cache ahead of use, `load` loads a library directory without the compiler
 and `clear_cache` empties the cache (also `python3 -m rnnc precompile|cache`).
 `rnnc.torch` (needs PyTorch) wraps it as drop-in `LSTM` and `GRU` modules,
 `CIFG` (coupled input and forget gates) with `LSTM`'s interface and `MGU`
-(the minimal gated unit) with `GRU`'s.
+(the minimal gated unit) with `GRU`'s. `rnnc.jax` (needs JAX, not
+PyTorch) runs them as XLA FFI calls with their own VJP.
 """
 
 from .library import (Library, RNNCError, clear_cache, compile_model, load,

@@ -1,0 +1,253 @@
+"""rnnc's recurrent layers with per-step resets for JAX, on the CPU.
+
+    y, state_n = rnnc.jax.rnn(params, x, is_init, state, cell="lstm")
+
+`params` is a dict named as the torch.nn module's `state_dict` is
+(`weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0`, ... for each
+layer), so that weights move between the frameworks unchanged; `x` is
+`[T, B, I]`; `is_init` `[T, B]` bool starts a new episode at step t of
+column b (the state entering that step is zero); `state` is a tuple of
+`[L, B, H]` arrays, `(h,)` for the GRU and MGU, `(h, c)` for the LSTM and
+CIFG; the results are `y` `[T, B, H]` and the final states in the same
+form. `init_params(key, cell, input_size, hidden_size, num_layers)` draws
+parameters as PyTorch initializes them.
+
+Each call runs the compiled library (`rnnc.library.compile_model`,
+compiled when the function is traced, or loaded from the cache) through an
+XLA FFI call on XLA's buffers: the inference entry point without
+gradients; under `jax.grad` and friends the forward entry point, whose
+saved region is the residual of a `jax.custom_vjp`, and the backward entry
+point. `jit` and `grad` work; float32 and float64 (with
+`jax_enable_x64`). Not yet: reset states, dropout, bf16 storage, vmap,
+the CUDA target and Flax modules.
+"""
+
+import ctypes
+import functools
+import json
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _cells, library
+from ._errors import RNNCError, RNNCTypeError, RNNCValueError
+
+_HANDLER = "rnnc_xla_call"
+_registered = False
+# compile_model's arguments (as JSON) -> its Library, kept loaded: an XLA
+# computation holds the entry points' addresses.
+_LIBRARIES = {}
+_DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
+_NUMPY = {"float32": np.float32, "float64": np.float64, "bool": np.bool_,
+          "uint8": np.uint8, "int64": np.int64}
+
+
+def _handler_path():
+    """librnnc_jax.so: $RNNC_JAX_FFI, else beside the rnn-compile in use
+    (a build's lib/, or the wheel's _native/lib)."""
+    path = os.environ.get("RNNC_JAX_FFI")
+    if path:
+        return path
+    compiler = library.find_compiler()
+    return os.path.join(os.path.dirname(os.path.dirname(compiler)), "lib",
+                        "librnnc_jax.so")
+
+
+def _register():
+    global _registered
+    if _registered:
+        return
+    path = _handler_path()
+    if not os.path.exists(path):
+        raise RNNCError(f"rnnc.jax's FFI handler {path} does not exist: the "
+                        f"build found no jaxlib when it was configured "
+                        f"(or set RNNC_JAX_FFI to the library)")
+    handler = getattr(ctypes.CDLL(path), _HANDLER)
+    jax.ffi.register_ffi_target(_HANDLER, jax.ffi.pycapsule(handler),
+                                platform="cpu")
+    _registered = True
+
+
+def _library(request):
+    """The library of a request (compile_model's arguments), compiled or
+    loaded once per process."""
+    key = json.dumps(request, sort_keys=True)
+    if key not in _LIBRARIES:
+        _LIBRARIES[key] = library.compile_model(**request)
+    return _LIBRARIES[key]
+
+
+def _entry_address(entry):
+    return ctypes.cast(entry._fn, ctypes.c_void_p).value
+
+
+def _call(lib, kind, given, aliased=()):
+    """Calls entry point `kind` of `lib`: `given` maps (name, layer) to the
+    arrays it reads; every other buffer is a result, returned by (name,
+    layer). The buffers named in `aliased` are read and written in place:
+    results aliased to their operands."""
+    _register()
+    entry = lib.entries[kind]
+    operands, order, results, names = [], [], [], []
+    aliases = {}
+    for arg in entry.args:
+        key = (arg.name, arg.layer)
+        if key in given:
+            order.append(len(operands))
+            if key in aliased:
+                aliases[len(operands)] = len(results)
+                order[-1] = -(len(results) + 1)
+                results.append(jax.ShapeDtypeStruct(arg.shape,
+                                                    _NUMPY[arg.dtype]))
+                names.append(key)
+            operands.append(given[key])
+        else:
+            order.append(-(len(results) + 1))
+            results.append(jax.ShapeDtypeStruct(arg.shape, _NUMPY[arg.dtype]))
+            names.append(key)
+    call = jax.ffi.ffi_call(_HANDLER, results,
+                            input_output_aliases=aliases or None)
+    out = call(*operands, entry=np.int64(_entry_address(entry)),
+               order=np.array(order, dtype=np.int64))
+    return dict(zip(names, out))
+
+
+def _param_names(layers):
+    return [f"{kind}_l{k}" for k in range(layers)
+            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+
+
+def _inputs(cell, x, is_init, state, params):
+    """The arrays the entry points read, by (name, layer)."""
+    given = {("x", None): x, ("is_init", None): is_init}
+    for name, stacked in zip(_cells.BY_NAME[cell].states, state):
+        for k in range(stacked.shape[0]):
+            given[(name + "0", k)] = stacked[k]
+    for name, value in params.items():
+        given[(name, None)] = value
+    return given
+
+
+def _states_out(lib, out, suffix, layers):
+    """The per-layer results `<state><suffix>` stacked as [L, B, H]."""
+    return tuple(jnp.stack([out[(state + suffix, k)] for k in range(layers)])
+                 for state in lib.states)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _rnn(config, params, x, is_init, state):
+    lib = _library(json.loads(config))
+    out = _call(lib, "infer", _inputs(lib.manifest["cell"], x, is_init,
+                                      state, params))
+    layers = lib.manifest["shape"]["L"]
+    return out[("y", None)], _states_out(lib, out, "_n", layers)
+
+
+def _rnn_fwd(config, params, x, is_init, state):
+    lib = _library(json.loads(config))
+    given = _inputs(lib.manifest["cell"], x, is_init, state, params)
+    out = _call(lib, "fwd", given)
+    layers = lib.manifest["shape"]["L"]
+    y = out[("y", None)]
+    residual = (params, x, is_init, state, y, out[("saved", None)])
+    return (y, _states_out(lib, out, "_n", layers)), residual
+
+
+def _rnn_bwd(config, residual, cotangents):
+    params, x, is_init, state, y, saved = residual
+    lib = _library(json.loads(config))
+    cell = lib.manifest["cell"]
+    layers = lib.manifest["shape"]["L"]
+    given = _inputs(cell, x, is_init, state, params)
+    given[("y", None)] = y
+    given[("saved", None)] = saved
+    grad_y, grad_states = cotangents
+    given[("grad_y", None)] = grad_y
+    for name, stacked in zip(lib.states, grad_states):
+        for k in range(layers):
+            given[("grad_" + name + "_n", k)] = stacked[k]
+    out = _call(lib, "bwd", given, aliased={("saved", None)})
+    grad_params = {name: out[("grad_" + name, None)] for name in params}
+    grad_state = tuple(
+        jnp.stack([out[("grad_" + name + "0", k)] for k in range(layers)])
+        for name in lib.states)
+    return (grad_params, out[("grad_x", None)], None, grad_state)
+
+
+_rnn.defvjp(_rnn_fwd, _rnn_bwd)
+
+
+def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
+        reset_state=None, storage=None, dropout=0.0, rng=None,
+        batch_first=False):
+    """Runs `cell`'s layers over `x` with resets at `is_init` (see the
+    module's description); returns (y, state_n)."""
+    if cell not in _cells.BY_NAME:
+        raise RNNCValueError(f"unknown cell {cell!r} (the cells are "
+                             f"{', '.join(_cells.NAMES)})")
+    if reset_state is not None or storage is not None or dropout or \
+            rng is not None:
+        raise RNNCValueError("rnnc.jax does not take reset_state, storage, "
+                             "dropout or rng yet")
+    states = _cells.BY_NAME[cell].states
+    if not isinstance(state, (tuple, list)) or len(state) != len(states):
+        raise RNNCTypeError(f"state of a {cell} must be a tuple of "
+                            f"{len(states)} arrays ({', '.join(states)})")
+    x, is_init = jnp.asarray(x), jnp.asarray(is_init)
+    if batch_first:
+        x, is_init = jnp.swapaxes(x, 0, 1), jnp.swapaxes(is_init, 0, 1)
+    if x.ndim != 3:
+        raise RNNCValueError(f"x must be [T, B, I] ([B, T, I] with "
+                             f"batch_first), got shape {list(x.shape)}")
+    dtype = _DTYPES.get(np.dtype(x.dtype))
+    if dtype is None:
+        raise RNNCValueError(f"x must be float32 or float64, got {x.dtype}")
+    T, B, I = x.shape
+    if is_init.shape != (T, B) or is_init.dtype != jnp.bool_:
+        raise RNNCValueError(f"is_init must be bool [T, B] = {[T, B]}, got "
+                             f"{is_init.dtype} {list(is_init.shape)}")
+    state = tuple(jnp.asarray(s) for s in state)
+    L, _, H = state[0].shape if state[0].ndim == 3 else (0, 0, 0)
+    for name, s in zip(states, state):
+        if s.shape != (L, B, H) or s.dtype != x.dtype or L < 1:
+            raise RNNCValueError(f"state {name} must be {x.dtype} [L, B, H] "
+                                 f"with B = {B}, got {s.dtype} "
+                                 f"{list(s.shape)}")
+    names = _param_names(L)
+    if set(params) != set(names):
+        raise RNNCValueError(f"params must name {', '.join(names)}, got "
+                             f"{', '.join(sorted(params))}")
+    params = {name: jnp.asarray(params[name]) for name in names}
+    for name, p in params.items():
+        if p.dtype != x.dtype:
+            raise RNNCValueError(f"{name} must be {x.dtype}, got {p.dtype}")
+    request = dict(cell=cell, seq_len=T, batch=B, input_size=I,
+                   hidden_size=H, layers=L, remat=remat, dtype=dtype)
+    y, state_n = _rnn(json.dumps(request, sort_keys=True), params, x,
+                      is_init, state)
+    if batch_first:
+        y = jnp.swapaxes(y, 0, 1)
+    return y, state_n
+
+
+def init_params(key, cell, input_size, hidden_size, num_layers=1,
+                dtype=jnp.float32):
+    """Parameters of `cell`'s layers drawn from U(-1/sqrt(H), 1/sqrt(H)),
+    as PyTorch initializes its recurrent layers, named as its state_dict."""
+    if cell not in _cells.BY_NAME:
+        raise RNNCValueError(f"unknown cell {cell!r} (the cells are "
+                             f"{', '.join(_cells.NAMES)})")
+    G, H = _cells.BY_NAME[cell].gates, hidden_size
+    bound = 1.0 / np.sqrt(H)
+    params = {}
+    for k in range(num_layers):
+        width = input_size if k == 0 else H
+        shapes = {"weight_ih": (G * H, width), "weight_hh": (G * H, H),
+                  "bias_ih": (G * H,), "bias_hh": (G * H,)}
+        for kind, shape in shapes.items():
+            key, sub = jax.random.split(key)
+            params[f"{kind}_l{k}"] = jax.random.uniform(
+                sub, shape, dtype, -bound, bound)
+    return params

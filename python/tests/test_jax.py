@@ -1,0 +1,174 @@
+"""rnnc.jax against a float64 reference written here: each cell's step as
+PyTorch defines its gates (the MGU as the GRU with r = f and z = 1 - f,
+the CIFG as the LSTM with i = 1 - f), scanned over time with lax.scan,
+the state zeroed before a step where is_init is set. Outputs, final
+states and the gradients of every parameter, x and the initial states."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import rnnc.jax as rj
+from helpers import ALL_CELLS
+
+from rnnc import RNNCError, _cells
+
+jax.config.update("jax_enable_x64", True)
+
+TOL = {jnp.float32: 1e-5, jnp.float64: 1e-12}
+
+
+def sigmoid(a):
+    return 1.0 / (1.0 + jnp.exp(-a))
+
+
+def step(cell, p, k, x, state):
+    """One step of layer k of `cell` on x [B, I] from `state`."""
+    h = state[0]
+    wi, wh = p[f"weight_ih_l{k}"], p[f"weight_hh_l{k}"]
+    bi, bh = p[f"bias_ih_l{k}"], p[f"bias_hh_l{k}"]
+    ai, ah = x @ wi.T + bi, h @ wh.T + bh
+    if cell in ("lstm", "cifg"):
+        c = state[1]
+        a = ai + ah
+        if cell == "lstm":
+            i, f, g, o = jnp.split(a, 4, axis=-1)
+            i = sigmoid(i)
+        else:
+            f, g, o = jnp.split(a, 3, axis=-1)
+            i = 1.0 - sigmoid(f)
+        c = sigmoid(f) * c + i * jnp.tanh(g)
+        return (sigmoid(o) * jnp.tanh(c), c)
+    if cell == "gru":
+        ir, iz, i_n = jnp.split(ai, 3, axis=-1)
+        hr, hz, h_n = jnp.split(ah, 3, axis=-1)
+        r, z = sigmoid(ir + hr), sigmoid(iz + hz)
+        n = jnp.tanh(i_n + r * h_n)
+        return ((1.0 - z) * n + z * h,)
+    assert cell == "mgu", cell
+    i_f, i_n = jnp.split(ai, 2, axis=-1)
+    h_f, h_n = jnp.split(ah, 2, axis=-1)
+    f = sigmoid(i_f + h_f)
+    n = jnp.tanh(i_n + f * h_n)
+    return (f * n + (1.0 - f) * h,)
+
+
+def reference(cell, p, x, is_init, state):
+    """The layers one after another, each scanned over time."""
+    layers = state[0].shape[0]
+    finals = []
+    for k in range(layers):
+        def body(carry, inputs):
+            xt, reset = inputs
+            carry = tuple(jnp.where(reset[:, None], 0.0, s) for s in carry)
+            carry = step(cell, p, k, xt, carry)
+            return carry, carry[0]
+        carry, x = jax.lax.scan(body, tuple(s[k] for s in state),
+                                (x, is_init))
+        finals.append(carry)
+    return x, tuple(jnp.stack([f[i] for f in finals])
+                    for i in range(len(state)))
+
+
+def rel(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    scale = np.abs(b).max()
+    return np.abs(a - b).max() / (scale if scale else 1.0)
+
+
+def case(cell, T, B, I, H, L, dtype, seed=0):
+    keys = jax.random.split(jax.random.PRNGKey(seed), 6)
+    params = rj.init_params(keys[0], cell, I, H, L, dtype)
+    x = jax.random.normal(keys[1], (T, B, I), dtype)
+    # Resets at t = 0, on consecutive steps, on every step of a column,
+    # and nowhere in another.
+    is_init = np.zeros((T, B), bool)
+    is_init[0, 0] = is_init[2, 0] = is_init[3, 0] = True
+    is_init[:, 1] = True
+    is_init[T // 2, B - 1] = True
+    states = len(_cells.BY_NAME[cell].states)
+    state = tuple(jax.random.normal(keys[2 + i], (L, B, H), dtype)
+                  for i in range(states))
+    gy = jax.random.normal(keys[4], (T, B, H), dtype)
+    gs = jax.random.normal(keys[5], (L, B, H), dtype)
+    return params, x, jnp.asarray(is_init), state, gy, gs
+
+
+def loss_of(run, is_init, gy, gs):
+    def loss(params, x, state):
+        y, state_n = run(params, x, is_init, state)
+        total = (y * gy).sum()
+        for i, s in enumerate(state_n):
+            total = total + (s * (gs if i == 0 else jnp.flip(gs, 0))).sum()
+        return total
+    return loss
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+@pytest.mark.parametrize("L", [1, 2])
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_matches_the_float64_reference(cell, L, dtype):
+    params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 5, L, dtype)
+    y, state_n = rj.rnn(params, x, is_init, state, cell=cell)
+    as64 = lambda tree: jax.tree_util.tree_map(  # noqa: E731
+        lambda a: a.astype(jnp.float64), tree)
+    y_ref, state_ref = reference(cell, as64(params), as64(x), is_init,
+                                 as64(state))
+    assert y.dtype == dtype
+    assert rel(y, y_ref) < TOL[dtype]
+    for s, s_ref in zip(state_n, state_ref):
+        assert rel(s, s_ref) < TOL[dtype]
+    ours = jax.grad(loss_of(lambda *a: rj.rnn(*a, cell=cell), is_init, gy,
+                            gs), argnums=(0, 1, 2))(params, x, state)
+    ref = jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
+                           as64(gy), as64(gs)),
+                   argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+    for (path, g), g_ref in zip(
+            jax.tree_util.tree_leaves_with_path(ours),
+            jax.tree_util.tree_leaves(ref)):
+        assert g.dtype == dtype, path
+        assert rel(g, g_ref) < TOL[dtype], (path, rel(g, g_ref))
+
+
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_jit_and_every_remat_policy_give_the_same_bits(cell):
+    params, x, is_init, state, gy, gs = case(cell, 8, 3, 4, 5, 2,
+                                             jnp.float32, seed=1)
+    results = []
+    for remat in ("none", "gates", "chunk:2", "chunk:3"):
+        run = lambda *a, r=remat: rj.rnn(*a, cell=cell, remat=r)  # noqa
+        grad = jax.grad(loss_of(run, is_init, gy, gs), argnums=(0, 1, 2))
+        for fn in (grad, jax.jit(grad)):
+            results.append(jax.tree_util.tree_leaves(fn(params, x, state)))
+    for other in results[1:]:
+        assert all(np.array_equal(a, b) for a, b in zip(results[0], other))
+
+
+def test_batch_first_and_inference_without_gradients():
+    params, x, is_init, state, _, _ = case("gru", 5, 2, 3, 4, 1,
+                                           jnp.float32, seed=2)
+    y, (h,) = rj.rnn(params, x, is_init, state, cell="gru")
+    yb, (hb,) = jax.jit(lambda *a: rj.rnn(*a, cell="gru",
+                                          batch_first=True))(
+        params, jnp.swapaxes(x, 0, 1), is_init.T, state)
+    assert np.array_equal(np.swapaxes(np.asarray(yb), 0, 1), y)
+    assert np.array_equal(hb, h)
+
+
+def test_bad_inputs_are_one_clear_error():
+    params, x, is_init, state, _, _ = case("lstm", 4, 2, 3, 5, 1,
+                                           jnp.float32)
+    with pytest.raises(ValueError, match="unknown cell 'rnn'"):
+        rj.rnn(params, x, is_init, state, cell="rnn")
+    with pytest.raises(TypeError, match=r"tuple of 2 arrays \(h, c\)"):
+        rj.rnn(params, x, is_init, state[:1], cell="lstm")
+    with pytest.raises(ValueError, match="is_init must be bool"):
+        rj.rnn(params, x, is_init.astype(jnp.int32), state)
+    with pytest.raises(ValueError, match="params must name"):
+        rj.rnn({k: v for k, v in params.items() if k != "bias_hh_l0"}, x,
+               is_init, state)
+    with pytest.raises(ValueError, match="does not take reset_state"):
+        rj.rnn(params, x, is_init, state, reset_state=state)
+    with pytest.raises(RNNCError, match="x must be float32 or float64"):
+        rj.rnn(params, x.astype(jnp.float16), is_init, state)
