@@ -68,6 +68,14 @@ def stage(build, repo, root):
                        check=True)
     shutil.copy(os.path.join(CUDA, "nvvm", "libdevice", "libdevice.10.bc"),
                 os.path.join(native, "cuda", "nvvm", "libdevice"))
+    # rnnc.jax's FFI handler, where the build found a jaxlib to build it
+    # against (without it rnnc.jax names the missing library).
+    handler = os.path.join(build, "lib", "librnnc_jax.so")
+    if os.path.exists(handler):
+        shutil.copy(handler, os.path.join(native, "lib"))
+    else:
+        print(f"make-wheel.py: no {handler}: the wheel's rnnc.jax will "
+              f"refuse to run", file=sys.stderr)
     return src
 
 

@@ -14,6 +14,8 @@
 # * the README's training example compiles its library with the wheel's
 #   rnn-compile, runs, and matches torch.nn (`check` below), first and
 #   cached call timed;
+# * rnnc.jax (JAX from the system's site-packages) runs the same model
+#   through the wheel's FFI handler, jitted, and matches rnnc.torch;
 # * a second, unprivileged account (uid 65534, its own HOME) runs it again
 #   from the same cache without compiling (the entries are unchanged), and
 #   a new shape there, in the shared cache it cannot write, compiles into
@@ -62,6 +64,29 @@ if len(sys.argv) > 1:
           f"{time.perf_counter() - start:.2f} s")
 EOF
 chmod 644 "$W/example.py"
+# rnnc.jax through the wheel's FFI handler, against rnnc.torch on the
+# same weights and resets.
+cat > "$W/jax-example.py" <<'EOF'
+import jax, jax.numpy as jnp, numpy as np, torch
+import rnnc.jax, rnnc.torch
+params = rnnc.jax.init_params(jax.random.PRNGKey(0), "lstm", 8, 32, 2)
+x = jax.random.normal(jax.random.PRNGKey(1), (16, 4, 8))
+is_init = jnp.zeros((16, 4), bool).at[5, 1].set(True)
+state = (jnp.zeros((2, 4, 32)), jnp.zeros((2, 4, 32)))
+y, _ = jax.jit(lambda *a: rnnc.jax.rnn(*a, cell="lstm"))(
+    params, x, is_init, state)
+lstm = rnnc.torch.LSTM(8, 32, 2)
+lstm.load_state_dict({k: torch.tensor(np.asarray(v))
+                      for k, v in params.items()})
+with torch.no_grad():
+    y_torch, _ = lstm(torch.tensor(np.asarray(x)),
+                      is_init=torch.tensor(np.asarray(is_init)))
+err = float(np.abs(np.asarray(y) - y_torch.numpy()).max())
+assert err < 1e-6, err
+print(f"jax example: the wheel's FFI handler runs, matches rnnc.torch to "
+      f"{err:.1e}")
+EOF
+chmod 644 "$W/jax-example.py"
 mkdir -m 755 "$W/cache" "$W/bin"
 mkdir -m 700 "$W/home-root"
 mkdir -m 700 "$W/home-other" && chown 65534:65534 "$W/home-other"
@@ -82,6 +107,7 @@ for compiler in cc c++ gcc g++ clang ld; do
 done
 TIMEFORMAT='the example, its compile included: %R s'
 time env PATH=\$USER_PATH HOME=$W/home-root python $W/example.py
+env PATH=\$USER_PATH HOME=$W/home-root python $W/jax-example.py
 ls -l --time-style=+%s.%N $W/cache > $W/cache-before.txt
 $SETPRIV --reuid=65534 --regid=65534 --clear-groups \
   env PATH=\$USER_PATH HOME=$W/home-other TMPDIR=$W/home-other \
