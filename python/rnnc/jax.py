@@ -8,7 +8,9 @@ layer), so that weights move between the frameworks unchanged; `x` is
 `[T, B, I]`; `is_init` `[T, B]` bool starts a new episode at step t of
 column b (the state entering that step is zero); `state` is a tuple of
 `[L, B, H]` arrays, `(h,)` for the GRU and MGU, `(h, c)` for the LSTM and
-CIFG; the results are `y` `[T, B, H]` and the final states in the same
+CIFG; `reset_state`, in the same form, per step `[L, T, B, H]` or per
+column `[L, B, H]`, is the state a reset step enters instead of zero
+(gradients flow into it); the results are `y` `[T, B, H]` and the final states in the same
 form. `init_params(key, cell, input_size, hidden_size, num_layers)` draws
 parameters as PyTorch initializes them.
 
@@ -18,7 +20,7 @@ XLA FFI call on XLA's buffers: the inference entry point without
 gradients; under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry
 point. `jit` and `grad` work; float32 and float64 (with
-`jax_enable_x64`). Not yet: reset states, dropout, bf16 storage, vmap,
+`jax_enable_x64`). Not yet: dropout, bf16 storage, vmap,
 the CUDA target and Flax modules.
 """
 
@@ -119,12 +121,15 @@ def _param_names(layers):
             for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
 
 
-def _inputs(cell, x, is_init, state, params):
+def _inputs(cell, x, is_init, state, params, reset):
     """The arrays the entry points read, by (name, layer)."""
     given = {("x", None): x, ("is_init", None): is_init}
     for name, stacked in zip(_cells.BY_NAME[cell].states, state):
         for k in range(stacked.shape[0]):
             given[(name + "0", k)] = stacked[k]
+    for name, stacked in zip(_cells.BY_NAME[cell].states, reset or ()):
+        for k in range(stacked.shape[0]):
+            given[(name + "_reset", k)] = stacked[k]
     for name, value in params.items():
         given[(name, None)] = value
     return given
@@ -137,30 +142,30 @@ def _states_out(lib, out, suffix, layers):
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
-def _rnn(config, params, x, is_init, state):
+def _rnn(config, params, x, is_init, state, reset):
     lib = _library(json.loads(config))
     out = _call(lib, "infer", _inputs(lib.manifest["cell"], x, is_init,
-                                      state, params))
+                                      state, params, reset))
     layers = lib.manifest["shape"]["L"]
     return out[("y", None)], _states_out(lib, out, "_n", layers)
 
 
-def _rnn_fwd(config, params, x, is_init, state):
+def _rnn_fwd(config, params, x, is_init, state, reset):
     lib = _library(json.loads(config))
-    given = _inputs(lib.manifest["cell"], x, is_init, state, params)
+    given = _inputs(lib.manifest["cell"], x, is_init, state, params, reset)
     out = _call(lib, "fwd", given)
     layers = lib.manifest["shape"]["L"]
     y = out[("y", None)]
-    residual = (params, x, is_init, state, y, out[("saved", None)])
+    residual = (params, x, is_init, state, reset, y, out[("saved", None)])
     return (y, _states_out(lib, out, "_n", layers)), residual
 
 
 def _rnn_bwd(config, residual, cotangents):
-    params, x, is_init, state, y, saved = residual
+    params, x, is_init, state, reset, y, saved = residual
     lib = _library(json.loads(config))
     cell = lib.manifest["cell"]
     layers = lib.manifest["shape"]["L"]
-    given = _inputs(cell, x, is_init, state, params)
+    given = _inputs(cell, x, is_init, state, params, reset)
     given[("y", None)] = y
     given[("saved", None)] = saved
     grad_y, grad_states = cotangents
@@ -170,10 +175,13 @@ def _rnn_bwd(config, residual, cotangents):
             given[("grad_" + name + "_n", k)] = stacked[k]
     out = _call(lib, "bwd", given, aliased={("saved", None)})
     grad_params = {name: out[("grad_" + name, None)] for name in params}
-    grad_state = tuple(
-        jnp.stack([out[("grad_" + name + "0", k)] for k in range(layers)])
-        for name in lib.states)
-    return (grad_params, out[("grad_x", None)], None, grad_state)
+    def stacked(suffix):
+        return tuple(jnp.stack([out[("grad_" + name + suffix, k)]
+                                for k in range(layers)])
+                     for name in lib.states)
+    grad_reset = None if reset is None else stacked("_reset")
+    return (grad_params, out[("grad_x", None)], None, stacked("0"),
+            grad_reset)
 
 
 _rnn.defvjp(_rnn_fwd, _rnn_bwd)
@@ -187,10 +195,9 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if cell not in _cells.BY_NAME:
         raise RNNCValueError(f"unknown cell {cell!r} (the cells are "
                              f"{', '.join(_cells.NAMES)})")
-    if reset_state is not None or storage is not None or dropout or \
-            rng is not None:
-        raise RNNCValueError("rnnc.jax does not take reset_state, storage, "
-                             "dropout or rng yet")
+    if storage is not None or dropout or rng is not None:
+        raise RNNCValueError("rnnc.jax does not take storage, dropout or "
+                             "rng yet")
     states = _cells.BY_NAME[cell].states
     if not isinstance(state, (tuple, list)) or len(state) != len(states):
         raise RNNCTypeError(f"state of a {cell} must be a tuple of "
@@ -220,16 +227,50 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
         raise RNNCValueError(f"params must name {', '.join(names)}, got "
                              f"{', '.join(sorted(params))}")
     params = {name: jnp.asarray(params[name]) for name in names}
+    reset, reset_to = _reset_states(reset_state, states, x.dtype, T, B, L, H,
+                                    batch_first)
     for name, p in params.items():
         if p.dtype != x.dtype:
             raise RNNCValueError(f"{name} must be {x.dtype}, got {p.dtype}")
     request = dict(cell=cell, seq_len=T, batch=B, input_size=I,
-                   hidden_size=H, layers=L, remat=remat, dtype=dtype)
+                   hidden_size=H, layers=L, remat=remat, dtype=dtype,
+                   reset_to=reset_to)
     y, state_n = _rnn(json.dumps(request, sort_keys=True), params, x,
-                      is_init, state)
+                      is_init, state, reset)
     if batch_first:
         y = jnp.swapaxes(y, 0, 1)
     return y, state_n
+
+
+def _reset_states(reset_state, states, dtype, T, B, L, H, batch_first):
+    """The reset states as the library takes them (per step [L, T, B, H]
+    or per column [L, B, H]) and their form; (None, "zero") without."""
+    if reset_state is None:
+        return None, "zero"
+    if not isinstance(reset_state, (tuple, list)) or \
+            len(reset_state) != len(states):
+        raise RNNCTypeError(f"reset_state must be a tuple of {len(states)} "
+                            f"arrays ({', '.join(states)})")
+    step = (L, B, T, H) if batch_first else (L, T, B, H)
+    forms, arrays = set(), []
+    for name, r in zip(states, reset_state):
+        r = jnp.asarray(r)
+        if r.dtype != dtype:
+            raise RNNCValueError(f"reset state {name} must be {dtype}, got "
+                                 f"{r.dtype}")
+        if r.shape == step:
+            forms.add("step")
+            arrays.append(jnp.swapaxes(r, 1, 2) if batch_first else r)
+        elif r.shape == (L, B, H):
+            forms.add("column")
+            arrays.append(r)
+        else:
+            raise RNNCValueError(f"reset state {name} must be {list(step)} "
+                                 f"(per step) or {[L, B, H]} (per column), "
+                                 f"got {list(r.shape)}")
+    if len(forms) > 1:
+        raise RNNCValueError("the reset states must have the same form")
+    return tuple(arrays), forms.pop()
 
 
 def init_params(key, cell, input_size, hidden_size, num_layers=1,

@@ -54,18 +54,29 @@ def step(cell, p, k, x, state):
     return (f * n + (1.0 - f) * h,)
 
 
-def reference(cell, p, x, is_init, state):
-    """The layers one after another, each scanned over time."""
-    layers = state[0].shape[0]
+def reference(cell, p, x, is_init, state, reset_state=None):
+    """The layers one after another, each scanned over time. A reset step
+    enters zero, or `reset_state`'s state: per step [L, T, B, H] or per
+    column [L, B, H]."""
+    layers, T = state[0].shape[0], x.shape[0]
     finals = []
     for k in range(layers):
+        if reset_state is None:
+            entered = tuple(jnp.zeros((T,) + s.shape[1:], s.dtype)
+                            for s in state)
+        else:
+            entered = tuple(r[k] if r.ndim == 4 else
+                            jnp.broadcast_to(r[k], (T,) + r.shape[1:])
+                            for r in reset_state)
+
         def body(carry, inputs):
-            xt, reset = inputs
-            carry = tuple(jnp.where(reset[:, None], 0.0, s) for s in carry)
+            xt, reset, enter = inputs
+            carry = tuple(jnp.where(reset[:, None], e, s)
+                          for s, e in zip(carry, enter))
             carry = step(cell, p, k, xt, carry)
             return carry, carry[0]
         carry, x = jax.lax.scan(body, tuple(s[k] for s in state),
-                                (x, is_init))
+                                (x, is_init, entered))
         finals.append(carry)
     return x, tuple(jnp.stack([f[i] for f in finals])
                     for i in range(len(state)))
@@ -131,6 +142,47 @@ def test_matches_the_float64_reference(cell, L, dtype):
         assert rel(g, g_ref) < TOL[dtype], (path, rel(g, g_ref))
 
 
+@pytest.mark.parametrize("form", ["step", "column"])
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_reset_states_match_the_float64_reference(cell, form):
+    """A reset step enters the given state (TorchRL's stored states), and
+    the gradients flow into it."""
+    dtype = jnp.float64
+    params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 5, 2, dtype,
+                                             seed=3)
+    T, B, H = 6, 4, 5
+    shape = (2, T, B, H) if form == "step" else (2, B, H)
+    keys = jax.random.split(jax.random.PRNGKey(7), len(state))
+    reset = tuple(jax.random.normal(key, shape, dtype) for key in keys)
+
+    def ours(params, x, state, reset):
+        return rj.rnn(params, x, is_init, state, reset_state=reset,
+                      cell=cell)
+
+    def theirs(params, x, state, reset):
+        return reference(cell, params, x, is_init, state, reset)
+
+    got = ours(params, x, state, reset)
+    want = theirs(params, x, state, reset)
+    for a, b in zip(jax.tree_util.tree_leaves(got),
+                    jax.tree_util.tree_leaves(want)):
+        assert rel(a, b) < TOL[dtype]
+
+    def loss(run):
+        def value(params, x, state, reset):
+            y, state_n = run(params, x, state, reset)
+            return (y * gy).sum() + (state_n[0] * gs).sum()
+        return value
+    g = jax.grad(loss(ours), argnums=(0, 1, 2, 3))(params, x, state, reset)
+    g_ref = jax.grad(loss(theirs), argnums=(0, 1, 2, 3))(params, x, state,
+                                                         reset)
+    for (path, a), b in zip(jax.tree_util.tree_leaves_with_path(g),
+                            jax.tree_util.tree_leaves(g_ref)):
+        assert rel(a, b) < TOL[dtype], (path, rel(a, b))
+    # The reset states get a gradient where a reset step reads them.
+    assert all(np.abs(np.asarray(r)).max() > 0 for r in g[3])
+
+
 @pytest.mark.parametrize("cell", ALL_CELLS)
 def test_jit_and_every_remat_policy_give_the_same_bits(cell):
     params, x, is_init, state, gy, gs = case(cell, 8, 3, 4, 5, 2,
@@ -168,7 +220,10 @@ def test_bad_inputs_are_one_clear_error():
     with pytest.raises(ValueError, match="params must name"):
         rj.rnn({k: v for k, v in params.items() if k != "bias_hh_l0"}, x,
                is_init, state)
-    with pytest.raises(ValueError, match="does not take reset_state"):
-        rj.rnn(params, x, is_init, state, reset_state=state)
+    with pytest.raises(ValueError, match="does not take storage"):
+        rj.rnn(params, x, is_init, state, storage="bf16")
+    with pytest.raises(ValueError, match="per step.*or.*per column"):
+        rj.rnn(params, x, is_init, state,
+               reset_state=tuple(s[:, :1] for s in state))
     with pytest.raises(RNNCError, match="x must be float32 or float64"):
         rj.rnn(params, x.astype(jnp.float16), is_init, state)
