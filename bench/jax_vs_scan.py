@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""rnnc.jax against a scanned cell in JAX, the way PureJaxRL-style code
+runs a recurrent policy: `lax.scan` over a GRU or LSTM cell written as
+Flax's `GRUCell`/`OptimizedLSTMCell` compute it (one fused input and one
+fused recurrent matmul per step), the state reset with `jnp.where` before
+each step. Both jitted, in one process, interleaved rounds; prints the
+median times and their ratio for a training step (a loss of the outputs,
+and its gradients with respect to the parameters, the input and the
+initial state) and a rollout step (T = 1).
+
+Usage: bench/jax_vs_scan.py [--cell gru|lstm] [--T 32 --B 64 --I 256
+       --H 256] [--rollout-B 8] [--rounds 5] [--iters 20]
+Run with one thread for the CPU figures the issue asks for:
+  XLA_FLAGS=--xla_cpu_multi_thread_eigen=false OPENBLAS_NUM_THREADS=1 ...
+"""
+
+import argparse
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+
+import rnnc.jax as rj
+
+
+def scanned(cell):
+    """The scanned cell: f(params, x, is_init, state) -> (y, state_n)."""
+    def step(p, carry, x):
+        h = carry[0]
+        ai = x @ p["weight_ih_l0"].T + p["bias_ih_l0"]
+        ah = h @ p["weight_hh_l0"].T + p["bias_hh_l0"]
+        if cell == "lstm":
+            i, f, g, o = jnp.split(ai + ah, 4, axis=-1)
+            c = jax.nn.sigmoid(f) * carry[1] + \
+                jax.nn.sigmoid(i) * jnp.tanh(g)
+            h = jax.nn.sigmoid(o) * jnp.tanh(c)
+            return (h, c)
+        ir, iz, i_n = jnp.split(ai, 3, axis=-1)
+        hr, hz, h_n = jnp.split(ah, 3, axis=-1)
+        r, z = jax.nn.sigmoid(ir + hr), jax.nn.sigmoid(iz + hz)
+        n = jnp.tanh(i_n + r * h_n)
+        return ((1 - z) * n + z * h,)
+
+    def run(p, x, is_init, state):
+        def body(carry, inputs):
+            xt, reset = inputs
+            carry = tuple(jnp.where(reset[:, None], 0.0, s) for s in carry)
+            carry = step(p, carry, xt)
+            return carry, carry[0]
+        carry, y = jax.lax.scan(body, tuple(s[0] for s in state),
+                                (x, is_init))
+        return y, tuple(s[None] for s in carry)
+    return run
+
+
+def timed(fn, args, iters):
+    jax.block_until_ready(fn(*args))
+    start = time.perf_counter()
+    for _ in range(iters):
+        out = fn(*args)
+    jax.block_until_ready(out)
+    return (time.perf_counter() - start) / iters * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cell", default="gru", choices=["gru", "lstm"])
+    ap.add_argument("--T", type=int, default=32)
+    ap.add_argument("--B", type=int, default=64)
+    ap.add_argument("--I", type=int, default=256)
+    ap.add_argument("--H", type=int, default=256)
+    ap.add_argument("--rollout-B", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=20)
+    args = ap.parse_args()
+    cell, T, B, I, H = args.cell, args.T, args.B, args.I, args.H
+    states = 2 if cell == "lstm" else 1
+    params = rj.init_params(jax.random.PRNGKey(0), cell, I, H, 1)
+    peers = {"rnnc.jax": lambda *a: rj.rnn(*a, cell=cell),
+             "lax.scan": scanned(cell)}
+
+    def train_step(run):
+        def loss(p, x, is_init, state):
+            y, state_n = run(p, x, is_init, state)
+            return (y ** 2).mean() + (state_n[0] ** 2).mean()
+        # The gradients of the parameters, the input (what an encoder
+        # before the layer needs) and the initial state.
+        return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 3)))
+
+    def rollout_step(run):
+        return jax.jit(run)
+
+    for name, batch, seq, make in (("train", B, T, train_step),
+                                   ("rollout", args.rollout_B, 1,
+                                    rollout_step)):
+        key = jax.random.PRNGKey(1)
+        x = jax.random.normal(key, (seq, batch, I))
+        is_init = jax.random.uniform(key, (seq, batch)) < 0.05
+        state = tuple(jnp.zeros((1, batch, H)) for _ in range(states))
+        fns = {peer: make(run) for peer, run in peers.items()}
+        # The same values from both before any timing.
+        y_ours = peers["rnnc.jax"](params, x, is_init, state)[0]
+        y_scan = peers["lax.scan"](params, x, is_init, state)[0]
+        err = float(jnp.abs(y_ours - y_scan).max())
+        times = {peer: [] for peer in fns}
+        for _ in range(args.rounds):
+            for peer, fn in fns.items():
+                times[peer].append(timed(fn, (params, x, is_init, state),
+                                         args.iters))
+        med = {peer: statistics.median(t) for peer, t in times.items()}
+        print(f"{cell} {name} T={seq} B={batch} I={I} H={H}: "
+              f"rnnc.jax {med['rnnc.jax']:.3f} ms, lax.scan "
+              f"{med['lax.scan']:.3f} ms, ratio "
+              f"{med['rnnc.jax'] / med['lax.scan']:.2f} "
+              f"(outputs agree to {err:.1e})")
+
+
+if __name__ == "__main__":
+    main()
