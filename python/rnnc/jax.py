@@ -72,13 +72,12 @@ def _register():
     _registered = True
 
 
-def _library(request):
-    """The library of a request (compile_model's arguments), compiled or
-    loaded once per process."""
-    key = json.dumps(request, sort_keys=True)
-    if key not in _LIBRARIES:
-        _LIBRARIES[key] = library.compile_model(**request)
-    return _LIBRARIES[key]
+def _library(config):
+    """The library of `config`, compile_model's arguments as sorted JSON,
+    compiled or loaded once per process."""
+    if config not in _LIBRARIES:
+        _LIBRARIES[config] = library.compile_model(**json.loads(config))
+    return _LIBRARIES[config]
 
 
 def _entry_address(entry):
@@ -97,18 +96,15 @@ def _call(lib, kind, given, aliased=()):
     for arg in entry.args:
         key = (arg.name, arg.layer)
         if key in given:
-            order.append(len(operands))
-            if key in aliased:
-                aliases[len(operands)] = len(results)
-                order[-1] = -(len(results) + 1)
-                results.append(jax.ShapeDtypeStruct(arg.shape,
-                                                    _NUMPY[arg.dtype]))
-                names.append(key)
             operands.append(given[key])
-        else:
-            order.append(-(len(results) + 1))
-            results.append(jax.ShapeDtypeStruct(arg.shape, _NUMPY[arg.dtype]))
-            names.append(key)
+            if key not in aliased:
+                order.append(len(operands) - 1)
+                continue
+            # Written in place: a result aliased to the operand.
+            aliases[len(operands) - 1] = len(results)
+        order.append(-(len(results) + 1))
+        results.append(jax.ShapeDtypeStruct(arg.shape, _NUMPY[arg.dtype]))
+        names.append(key)
     call = jax.ffi.ffi_call(_HANDLER, results,
                             input_output_aliases=aliases or None)
     out = call(*operands, entry=np.int64(_entry_address(entry)),
@@ -121,67 +117,61 @@ def _param_names(layers):
             for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
 
 
-def _inputs(cell, x, is_init, state, params, reset):
+def _split(given, states, affix, stacked):
+    """Adds each layer k of the [L, ...] arrays `stacked`, one per state,
+    to `given` as (affix % state, k)."""
+    for name, array in zip(states, stacked):
+        for k in range(array.shape[0]):
+            given[(affix % name, k)] = array[k]
+
+
+def _stack(lib, out, affix):
+    """The per-layer results (affix % state, k), one [L, ...] array per
+    state."""
+    layers = lib.manifest["shape"]["L"]
+    return tuple(jnp.stack([out[(affix % name, k)] for k in range(layers)])
+                 for name in lib.states)
+
+
+def _inputs(lib, x, is_init, state, params, reset):
     """The arrays the entry points read, by (name, layer)."""
     given = {("x", None): x, ("is_init", None): is_init}
-    for name, stacked in zip(_cells.BY_NAME[cell].states, state):
-        for k in range(stacked.shape[0]):
-            given[(name + "0", k)] = stacked[k]
-    for name, stacked in zip(_cells.BY_NAME[cell].states, reset or ()):
-        for k in range(stacked.shape[0]):
-            given[(name + "_reset", k)] = stacked[k]
+    _split(given, lib.states, "%s0", state)
+    _split(given, lib.states, "%s_reset", reset or ())
     for name, value in params.items():
         given[(name, None)] = value
     return given
 
 
-def _states_out(lib, out, suffix, layers):
-    """The per-layer results `<state><suffix>` stacked as [L, B, H]."""
-    return tuple(jnp.stack([out[(state + suffix, k)] for k in range(layers)])
-                 for state in lib.states)
-
-
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _rnn(config, params, x, is_init, state, reset):
-    lib = _library(json.loads(config))
-    out = _call(lib, "infer", _inputs(lib.manifest["cell"], x, is_init,
-                                      state, params, reset))
-    layers = lib.manifest["shape"]["L"]
-    return out[("y", None)], _states_out(lib, out, "_n", layers)
+    lib = _library(config)
+    out = _call(lib, "infer", _inputs(lib, x, is_init, state, params, reset))
+    return out[("y", None)], _stack(lib, out, "%s_n")
 
 
 def _rnn_fwd(config, params, x, is_init, state, reset):
-    lib = _library(json.loads(config))
-    given = _inputs(lib.manifest["cell"], x, is_init, state, params, reset)
-    out = _call(lib, "fwd", given)
-    layers = lib.manifest["shape"]["L"]
+    lib = _library(config)
+    out = _call(lib, "fwd", _inputs(lib, x, is_init, state, params, reset))
     y = out[("y", None)]
     residual = (params, x, is_init, state, reset, y, out[("saved", None)])
-    return (y, _states_out(lib, out, "_n", layers)), residual
+    return (y, _stack(lib, out, "%s_n")), residual
 
 
 def _rnn_bwd(config, residual, cotangents):
     params, x, is_init, state, reset, y, saved = residual
-    lib = _library(json.loads(config))
-    cell = lib.manifest["cell"]
-    layers = lib.manifest["shape"]["L"]
-    given = _inputs(cell, x, is_init, state, params, reset)
+    lib = _library(config)
+    given = _inputs(lib, x, is_init, state, params, reset)
+    grad_y, grad_states = cotangents
     given[("y", None)] = y
     given[("saved", None)] = saved
-    grad_y, grad_states = cotangents
     given[("grad_y", None)] = grad_y
-    for name, stacked in zip(lib.states, grad_states):
-        for k in range(layers):
-            given[("grad_" + name + "_n", k)] = stacked[k]
+    _split(given, lib.states, "grad_%s_n", grad_states)
     out = _call(lib, "bwd", given, aliased={("saved", None)})
     grad_params = {name: out[("grad_" + name, None)] for name in params}
-    def stacked(suffix):
-        return tuple(jnp.stack([out[("grad_" + name + suffix, k)]
-                                for k in range(layers)])
-                     for name in lib.states)
-    grad_reset = None if reset is None else stacked("_reset")
-    return (grad_params, out[("grad_x", None)], None, stacked("0"),
-            grad_reset)
+    grad_reset = None if reset is None else _stack(lib, out, "grad_%s_reset")
+    return (grad_params, out[("grad_x", None)], None,
+            _stack(lib, out, "grad_%s0"), grad_reset)
 
 
 _rnn.defvjp(_rnn_fwd, _rnn_bwd)
