@@ -25,13 +25,6 @@ static llvm::Error refuse(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
-
 std::vector<int64_t> arrayShape(const NamedTensor &t) {
   std::vector<int64_t> shape = t.shape;
   if (t.stacked)
@@ -86,7 +79,8 @@ llvm::Error readArgument(const NamedTensor &arg, const npz::Array &array,
   std::vector<int64_t> want = arrayShape(arg);
   if (array.shape != want)
     return refuse(source + ": array '" + arg.array + "' has shape " +
-                  array.shapeString() + ", expected " + shapeString(want));
+                  array.shapeString() + ", expected " +
+                  npz::formatShape(want));
   int64_t n = arg.numElements();
   int64_t offset = arg.stacked ? arg.layer * n : 0;
   if (arg.dtype == npz::DType::Bool) {

@@ -133,7 +133,7 @@ Array Array::zeros(std::string name, DType dtype, std::vector<int64_t> shape) {
   return result;
 }
 
-static std::string formatList(ArrayRef<int64_t> values) {
+std::string npz::formatShape(ArrayRef<int64_t> values) {
   std::string result = "[";
   for (size_t i = 0, e = values.size(); i != e; ++i) {
     if (i)
@@ -144,7 +144,7 @@ static std::string formatList(ArrayRef<int64_t> values) {
   return result;
 }
 
-std::string Array::shapeString() const { return formatList(shape); }
+std::string Array::shapeString() const { return formatShape(shape); }
 
 std::string npz::formatIndex(ArrayRef<int64_t> shape, int64_t flatIndex) {
   SmallVector<int64_t> index(shape.size(), 0);
@@ -154,7 +154,7 @@ std::string npz::formatIndex(ArrayRef<int64_t> shape, int64_t flatIndex) {
     index[i] = flatIndex % shape[i];
     flatIndex /= shape[i];
   }
-  return formatList(index);
+  return formatShape(index);
 }
 
 std::optional<uint64_t> npz::detail::checkedByteSize(ArrayRef<int64_t> shape,

@@ -68,14 +68,6 @@ public:
                    << "' (expected " << expected << ")\n";
     return true;
   }
-
-  /// The name of `value` (its `cl::values` entry), or "" if it has none.
-  llvm::StringRef nameOf(const E &value) const {
-    for (const auto &known : this->Values)
-      if (known.V.compare(value))
-        return known.Name;
-    return "";
-  }
 };
 
 } // namespace rnn

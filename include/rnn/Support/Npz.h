@@ -183,6 +183,9 @@ CompareResult compareArrays(const Array &out, const Array &ref, double rtol);
 /// of shape \p shape, e.g. "[1, 0, 2]".
 std::string formatIndex(llvm::ArrayRef<int64_t> shape, int64_t flatIndex);
 
+/// \p values as "[a, b, c]", as shapes appear in messages.
+std::string formatShape(llvm::ArrayRef<int64_t> values);
+
 } // namespace npz
 } // namespace rnn
 
