@@ -9,9 +9,6 @@
 using namespace mlir;
 using namespace mlir::rnn;
 
-static int64_t dim(Value v, unsigned i) {
-  return cast<MemRefType>(v.getType()).getDimSize(i);
-}
 
 LayerInputs::LayerInputs(KernelOpInterface op, KernelBuilder &k)
     : x(op.getInput()), isInit(op.getResetMask()),
@@ -20,9 +17,19 @@ LayerInputs::LayerInputs(KernelOpInterface op, KernelBuilder &k)
       // The backward of saved values reads no bias (null).
       biasIh(op.get(kRoleBiasIh)), biasHh(op.get(kRoleBiasHh)),
       states(op.getInitialStates()), resetStates(op.getResetStates()),
-      T(dim(x, 0)), B(dim(x, 1)), H(dim(weightHh, 1)), P(op.getBlockSteps()),
+      T(k.shapeOf(x)[0]), B(k.shapeOf(x)[1]),
+      H(cast<MemRefType>(weightHh.getType()).getDimSize(1)),
+      P(k.size(op.getBlockSteps())),
       replaysInPlace(op.getStorageType() ==
                      cast<MemRefType>(x.getType()).getElementType()) {}
+
+Shape LayerInputs::stepShape(int64_t width) const {
+  return {B, IntegerAttr::get(IndexType::get(x.getContext()), width)};
+}
+
+Shape LayerInputs::blockShape(int64_t width) const {
+  return {P, B, IntegerAttr::get(IndexType::get(x.getContext()), width)};
+}
 
 /// Element iv = (b, j) of step t of a reset state or its gradient: [t, b, j]
 /// per step, [b, j] per batch column.
@@ -46,7 +53,7 @@ Value LayerInputs::resetAfter(KernelBuilder &k, Value t, Value b) const {
   if (!t)
     return k.load(isInit, {k.index(0), b});
   ImplicitLocOpBuilder &builder = k.builder();
-  Value last = k.index(T - 1);
+  Value last = k.index(k.subSize(T, 1));
   // Step t + 1, clamped so that the load stays inside is_init at T - 1.
   Value next = arith::MinUIOp::create(builder, k.addIndex(t, 1), last);
   Value reset = k.load(isInit, {next, b});
@@ -102,10 +109,12 @@ StateScratch::StateScratch(KernelBuilder &k, const LayerInputs &in,
                            CellAttrInterface cell, bool carries) {
   ArrayRef<StringRef> names = cell.getStateNames();
   for (auto [i, name] : llvm::enumerate(names))
-    carried.push_back(carries && i > 0 ? k.alloc({in.B, in.H}, name) : Value());
+    carried.push_back(carries && i > 0 ? k.alloc(in.stepShape(in.H), name)
+                                       : Value());
   if (!in.resetsToZero())
     for (StringRef name : names)
-      masked.push_back(k.alloc({in.B, in.H}, (name + "_entering").str()));
+      masked.push_back(
+          k.alloc(in.stepShape(in.H), (name + "_entering").str()));
 }
 
 StepIO StateScratch::enter(KernelBuilder &k, const LayerInputs &in, Value t,
@@ -116,7 +125,7 @@ StepIO StateScratch::enter(KernelBuilder &k, const LayerInputs &in, Value t,
     io.prev.assign(prev.begin(), prev.end());
     return io;
   }
-  k.parallel({in.B, in.H}, [&](ValueRange iv) {
+  k.parallel(in.stepShape(in.H), [&](ValueRange iv) {
     Value reset = k.load(in.isInit, {t, iv[0]});
     for (auto [i, state] : llvm::enumerate(masked))
       k.store(in.enterState(k, i, reset, t, iv, k.load(prev[i], iv)), state,

@@ -77,7 +77,10 @@ struct BackwardIO;
 struct LayerInputs {
   Value x, isInit, weightIh, weightHh, biasIh, biasHh;
   SmallVector<Value> states, resetStates;
-  int64_t T = 0, B = 0, H = 0, P = 0;
+  /// T, B and P: constants, or values where T or B are dynamic.
+  OpFoldResult T, B;
+  int64_t H = 0;
+  OpFoldResult P;
   /// Whether a replay computes the gates in place of their input
   /// projection: not when the gates are stored narrower than the element
   /// type, where the projection must stay in the element type as it does in
@@ -85,6 +88,10 @@ struct LayerInputs {
   bool replaysInPlace = true;
 
   LayerInputs(KernelOpInterface op, KernelBuilder &k);
+
+  /// [B, width], a step's rows, and [P, B, width], a block's.
+  Shape stepShape(int64_t width) const;
+  Shape blockShape(int64_t width) const;
 
   /// Whether a reset enters zero (no reset states), so that the steps
   /// apply it inside their elementwise kernels.
@@ -168,10 +175,10 @@ template <int64_t Gates> struct GateStepScratch {
   Value pre, xproj;
 
   GateStepScratch(KernelBuilder &k, const LayerInputs &in, bool replay)
-      : pre(k.alloc({in.B, Gates * in.H}, "preact")),
+      : pre(k.alloc(in.stepShape(Gates * in.H), "preact")),
         xproj(replay && in.replaysInPlace
                   ? Value()
-                  : k.alloc({in.P, in.B, Gates * in.H}, "xproj")) {}
+                  : k.alloc(in.blockShape(Gates * in.H), "xproj")) {}
 };
 
 /// The states of forward steps outside the saved values: where the
@@ -232,7 +239,7 @@ template <typename Cell> struct CellLoops {
     // the next step's GEMM (with resets that enter zero, the GEMM reads h
     // unmasked), starting from the initial state rounded here.
     Value gemmState = in.resetsToZero() && k.roundsGemmOperands()
-                          ? k.allocGemmOperand({in.B, in.H}, "h_gemm")
+                          ? k.allocGemmOperand(in.stepShape(in.H), "h_gemm")
                           : Value();
     if (gemmState)
       k.convertInto(in.states[0], gemmState);
@@ -244,8 +251,8 @@ template <typename Cell> struct CellLoops {
       return prev;
     };
     k.forChunks(
-        in.T, chunk.value_or(in.T), /*reverse=*/false,
-        [&](Value first, int64_t len) {
+        in.T, chunk ? k.size(*chunk) : in.T, /*reverse=*/false,
+        [&](Value first, OpFoldResult len) {
           if (chunk) {
             Value w =
                 arith::DivUIOp::create(k.builder(), first, k.index(*chunk));
@@ -255,7 +262,7 @@ template <typename Cell> struct CellLoops {
           }
           k.forBlocks(
               first, len, in.P, /*reverse=*/false,
-              [&](Value start, Value, int64_t blockLen) {
+              [&](Value start, Value, OpFoldResult blockLen) {
                 k.waitBlock(start);
                 Value xproj = k.leading(s.xproj, blockLen);
                 k.project(k.steps(in.x, start, blockLen), in.weightIh, xproj);
@@ -276,8 +283,8 @@ template <typename Cell> struct CellLoops {
     // The outputs are y, then the final states: h is y's last step.
     SmallVector<OpOperand *> outputs = op.getOutputOperands();
     SmallVector<Value> last(states.carried);
-    last[0] = k.step(y, k.index(in.T - 1));
-    SmallVector<SmallVector<int64_t>> shapes(last.size(), {in.B, in.H});
+    last[0] = k.step(y, k.index(k.subSize(in.T, 1)));
+    SmallVector<Shape> shapes(last.size(), in.stepShape(in.H));
     k.parallelEach(shapes, [&](unsigned i, ValueRange iv) {
       k.store(k.load(last[i], iv), outputs[i + 1]->get(), iv);
     });
@@ -292,11 +299,11 @@ template <typename Cell> struct CellLoops {
   static void
   emitReplay(KernelBuilder &k, const LayerInputs &in,
              const typename Cell::StepScratch &s, const StateScratch &states,
-             Value y, Value first, int64_t len, ArrayRef<Value> saved,
+             Value y, Value first, OpFoldResult len, ArrayRef<Value> saved,
              function_ref<Value(unsigned state, Value j)> statePrev) {
     k.forBlocks(
         first, len, in.P, /*reverse=*/false,
-        [&](Value start, Value offset, int64_t blockLen) {
+        [&](Value start, Value offset, OpFoldResult blockLen) {
           Value blockGates = s.xproj ? k.leading(s.xproj, blockLen)
                                      : k.steps(saved.front(), offset, blockLen);
           k.project(k.steps(in.x, start, blockLen), in.weightIh, blockGates);
@@ -338,11 +345,12 @@ template <typename Cell> struct CellLoops {
   /// step first + j is `statePrev(i, j)`.
   static void
   emitGradSteps(KernelBuilder &k, const LayerInputs &in, const BackwardIO &io,
-                const typename Cell::GradScratch &g, Value first, int64_t len,
+                const typename Cell::GradScratch &g, Value first,
+                OpFoldResult len,
                 ArrayRef<Value> saved,
                 function_ref<Value(unsigned state, Value j)> statePrev) {
     k.forBlocks(first, len, in.P, /*reverse=*/true,
-                [&](Value start, Value offset, int64_t blockLen) {
+                [&](Value start, Value offset, OpFoldResult blockLen) {
                   k.waitBlock(start);
                   k.forBlockSteps(
                       start, offset, blockLen, /*reverse=*/true,
@@ -370,8 +378,8 @@ template <typename Cell> struct CellLoops {
   static void
   emitBackward(KernelOpInterface op, KernelBuilder &k, const LayerInputs &in,
                const BackwardIO &io, const typename Cell::GradScratch &g,
-               int64_t chunk,
-               function_ref<void(Value first, int64_t len)> emitChunk) {
+               OpFoldResult chunk,
+               function_ref<void(Value first, OpFoldResult len)> emitChunk) {
     // Gradients of reset states per batch column are sums over the steps.
     for (Value grad : io.gradResetStates)
       if (cast<MemRefType>(grad.getType()).getRank() == 2)
@@ -386,7 +394,7 @@ template <typename Cell> struct CellLoops {
     BackwardIO io(op);
     typename Cell::GradScratch g(k, in);
     SmallVector<Value> saved = savedOperands(op);
-    emitBackward(op, k, in, io, g, in.T, [&](Value first, int64_t len) {
+    emitBackward(op, k, in, io, g, in.T, [&](Value first, OpFoldResult len) {
       emitGradSteps(
           k, in, io, g, first, len, saved, [&](unsigned state, Value t) {
             return savedStatePrev(k, in, op.getCell(), saved, state, t);
@@ -403,12 +411,15 @@ template <typename Cell> struct CellLoops {
     SmallVector<Value> saved;
     for (StringRef role : cell.getSavedRoles())
       saved.push_back(
-          k.alloc({chunk, in.B, cell.getRoleWidth(role, in.H)}, role,
+          k.alloc({k.size(chunk), in.B,
+                   k.size(cell.getRoleWidth(role, in.H))},
+                  role,
                   isStoredRole(cell, role) ? op.getStorageType() : Type()));
     typename Cell::StepScratch s(k, in, /*replay=*/true);
     StateScratch states(k, in, cell, /*carries=*/false);
     typename Cell::GradScratch g(k, in);
-    emitBackward(op, k, in, io, g, chunk, [&](Value first, int64_t len) {
+    emitBackward(op, k, in, io, g, k.size(chunk),
+                 [&](Value first, OpFoldResult len) {
       // Replay the chunk from the states that entered it ...
       SmallVector<Value> entries;
       if (!Cell::kStateRoles.empty()) {

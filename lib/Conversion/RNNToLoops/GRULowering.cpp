@@ -45,7 +45,7 @@ struct GRUCellSteps : HiddenProjectionCell<3> {
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
                        const StepScratch &s, const StepIO &io) {
     emitRecurrentProduct(k, in, s, io);
-    k.parallel({in.B, in.H}, [&](ValueRange iv) {
+    k.parallel(in.stepShape(in.H), [&](ValueRange iv) {
       PreActivations pre(k, in, s, io, iv);
       Value r = k.sigmoid(k.add(pre.input(0), pre.hidden(0)));
       Value z = k.sigmoid(k.add(pre.input(1), pre.hidden(1)));

@@ -103,10 +103,11 @@ template <int64_t G> struct HiddenProjectionCell {
     Value dh, dhIn, dHidden, hIn, ones;
 
     GradScratch(KernelBuilder &k, const LayerInputs &in)
-        : dh(k.alloc({in.B, in.H}, "dh")), dhIn(k.alloc({in.B, in.H}, "dh_in")),
-          dHidden(k.allocGemmOperand({in.B, G * in.H}, "dhproj")),
-          hIn(k.alloc({in.P, in.B, in.H}, "h_in")),
-          ones(k.allocOnes(in.P * in.B)) {}
+        : dh(k.alloc(in.stepShape(in.H), "dh")),
+          dhIn(k.alloc(in.stepShape(in.H), "dh_in")),
+          dHidden(k.allocGemmOperand(in.stepShape(G * in.H), "dhproj")),
+          hIn(k.alloc(in.blockShape(in.H), "h_in")),
+          ones(k.allocOnes(k.mulSize(in.P, in.B))) {}
   };
 
   /// One element (b, j) of backward step t: the step's saved gates and hn,
@@ -166,7 +167,7 @@ template <int64_t G> struct HiddenProjectionCell {
                    function_ref<void(const GradElement &)> element) {
     Value hPrev = k.previous(io.y, in.states[0], t);
     Value gradY = k.step(io.gradY, t);
-    k.parallel({in.B, in.H}, [&](ValueRange iv) {
+    k.parallel(in.stepShape(in.H), [&](ValueRange iv) {
       element(GradElement(k, in, io, g, t, saved, hPrev, hInStep, gradY, iv));
     });
     emitRecurrentGradient(k, in, io, g, t);
@@ -183,7 +184,7 @@ template <int64_t G> struct HiddenProjectionCell {
     k.matmul(g.dHidden, in.weightHh, g.dhIn, false, false, false);
     if (in.resetsToZero())
       return;
-    k.parallel({in.B, in.H}, [&](ValueRange iv) {
+    k.parallel(in.stepShape(in.H), [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
       Value sum = k.add(k.load(g.dh, iv), k.load(g.dhIn, iv));
       k.store(in.carryGradient(k, io, 0, reset, t, iv, sum), g.dh, iv);
@@ -195,7 +196,7 @@ template <int64_t G> struct HiddenProjectionCell {
   /// states entering them.
   static void emitBlockGradients(KernelBuilder &k, const LayerInputs &in,
                                  const BackwardIO &io, const GradScratch &g,
-                                 Value start, int64_t len,
+                                 Value start, OpFoldResult len,
                                  ArrayRef<Value> saved, Value offset) {
     int64_t gated = (G - 1) * in.H;
     Value dI = k.flatten(k.steps(saved[0], offset, len));
@@ -228,7 +229,7 @@ template <int64_t G> struct HiddenProjectionCell {
                    op.get(kRoleGradBiasHh),
                    g.ones};
     Value gradHn = op.get("grad_h_n");
-    k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
+    k.parallelEach(k.shapesOf(dst), [&](unsigned i, ValueRange iv) {
       k.store(i == 0 ? k.load(gradHn, iv) : k.scalar(i == 6 ? 1.0 : 0.0),
               dst[i], iv);
     });
@@ -242,7 +243,7 @@ template <int64_t G> struct HiddenProjectionCell {
     Value biasIh = k.columns(k.row(op.get(kRoleGradBiasIh)), 0, gated);
     Value biasHh = k.columns(k.row(op.get(kRoleGradBiasHh)), 0, gated);
     Value gradH0 = op.get("grad_h0");
-    k.parallelEach(shapesOf({gradH0, biasHh}), [&](unsigned i, ValueRange iv) {
+    k.parallelEach(k.shapesOf({gradH0, biasHh}), [&](unsigned i, ValueRange iv) {
       if (i == 1)
         return k.store(k.load(biasIh, iv), biasHh, iv);
       Value dh = k.load(g.dh, iv);

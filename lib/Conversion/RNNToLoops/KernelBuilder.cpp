@@ -14,18 +14,20 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::rnn;
 
-SmallVector<SmallVector<int64_t>>
-mlir::rnn::shapesOf(ArrayRef<Value> buffers) {
-  return llvm::map_to_vector(buffers, [](Value buffer) {
-    return SmallVector<int64_t>(
-        cast<MemRefType>(buffer.getType()).getShape());
-  });
+Shape KernelBuilder::shapeOf(Value buffer) {
+  return memref::getMixedSizes(b, b.getLoc(), buffer);
+}
+
+SmallVector<Shape> KernelBuilder::shapesOf(ArrayRef<Value> buffers) {
+  return llvm::map_to_vector(buffers,
+                             [&](Value buffer) { return shapeOf(buffer); });
 }
 
 KernelBuilder::KernelBuilder(OpBuilder &builder, Location loc, Type elementType,
@@ -116,6 +118,36 @@ Value KernelBuilder::index(int64_t value) {
   return arith::ConstantIndexOp::create(b, value);
 }
 
+Value KernelBuilder::index(OpFoldResult size) {
+  if (std::optional<int64_t> constant = getConstantIntValue(size))
+    return index(*constant);
+  return cast<Value>(size);
+}
+
+OpFoldResult KernelBuilder::size(int64_t value) {
+  return b.getIndexAttr(value);
+}
+
+OpFoldResult KernelBuilder::mulSize(OpFoldResult lhs, OpFoldResult rhs) {
+  std::optional<int64_t> l = getConstantIntValue(lhs),
+                         r = getConstantIntValue(rhs);
+  if (l && r)
+    return size(*l * *r);
+  if (l == 1)
+    return rhs;
+  if (r == 1)
+    return lhs;
+  return arith::MulIOp::create(b, index(lhs), index(rhs)).getResult();
+}
+
+OpFoldResult KernelBuilder::subSize(OpFoldResult lhs, int64_t rhs) {
+  if (std::optional<int64_t> l = getConstantIntValue(lhs))
+    return size(*l - rhs);
+  if (rhs == 0)
+    return lhs;
+  return arith::SubIOp::create(b, index(lhs), index(rhs)).getResult();
+}
+
 Value KernelBuilder::scalar(double value) {
   FloatAttr attr = b.getFloatAttr(elementType, value);
   if (width == 1)
@@ -202,12 +234,12 @@ Value KernelBuilder::zeroIf(Value mask, Value value) {
   return select(mask, scalar(0.0), value);
 }
 
-void KernelBuilder::parallel(ArrayRef<int64_t> upperBounds,
+void KernelBuilder::parallel(ArrayRef<OpFoldResult> upperBounds,
                              function_ref<void(ValueRange ivs)> body) {
   // One loop of `w` lanes over [lower, upper) of the innermost dimension.
-  auto emit = [&](int64_t lower, int64_t upper, int64_t w) {
+  auto emit = [&](int64_t lower, OpFoldResult upper, int64_t w) {
     SmallVector<Value> lbs, ubs, steps;
-    for (int64_t ub : upperBounds.drop_back()) {
+    for (OpFoldResult ub : upperBounds.drop_back()) {
       lbs.push_back(index(0));
       ubs.push_back(index(ub));
       steps.push_back(index(1));
@@ -224,20 +256,25 @@ void KernelBuilder::parallel(ArrayRef<int64_t> upperBounds,
     width = 1;
     laneIv = Value();
   };
-  int64_t inner = upperBounds.back();
+  // A dynamic innermost size (ones of a dynamic block) is scalar.
+  std::optional<int64_t> innerSize = getConstantIntValue(upperBounds.back());
+  if (!innerSize) {
+    emit(0, upperBounds.back(), 1);
+    return;
+  }
+  int64_t inner = *innerSize;
   int64_t vectorized = vectorWidth > 1 ? inner / vectorWidth * vectorWidth : 0;
   // A remainder would be a loop (a kernel) of its own.
   if (wholeVectors && vectorized != inner)
     vectorized = 0;
   if (vectorized > 0)
-    emit(0, vectorized, vectorWidth);
+    emit(0, size(vectorized), vectorWidth);
   if (vectorized < inner)
-    emit(vectorized, inner, 1);
+    emit(vectorized, size(inner), 1);
 }
 
 void KernelBuilder::parallelEach(
-    ArrayRef<SmallVector<int64_t>> shapes,
-    function_ref<void(unsigned i, ValueRange iv)> body) {
+    ArrayRef<Shape> shapes, function_ref<void(unsigned i, ValueRange iv)> body) {
   if (llvm::all_equal(shapes)) {
     parallel(shapes.front(), [&](ValueRange iv) {
       for (unsigned i = 0; i < shapes.size(); ++i)
@@ -245,26 +282,41 @@ void KernelBuilder::parallelEach(
     });
     return;
   }
-  auto count = [](ArrayRef<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t size : shape)
-      n *= size;
+  auto count = [&](ArrayRef<OpFoldResult> shape) {
+    OpFoldResult n = size(1);
+    for (OpFoldResult dim : shape)
+      n = mulSize(n, dim);
     return n;
   };
-  int64_t largest = 0;
-  for (ArrayRef<int64_t> shape : shapes)
-    largest = std::max(largest, count(shape));
+  // The largest count: a constant, or the unsigned maximum of the counts.
+  SmallVector<OpFoldResult> counts =
+      llvm::map_to_vector(shapes, [&](const Shape &s) { return count(s); });
+  int64_t largestConstant = 0;
+  Value largestValue;
+  for (OpFoldResult n : counts) {
+    if (std::optional<int64_t> constant = getConstantIntValue(n))
+      largestConstant = std::max(largestConstant, *constant);
+    else
+      largestValue = largestValue ? arith::MaxUIOp::create(b, largestValue,
+                                                           cast<Value>(n))
+                                        .getResult()
+                                  : cast<Value>(n);
+  }
+  Value largest = index(largestConstant);
+  if (largestValue)
+    largest = arith::MaxUIOp::create(b, largestValue, largest);
   auto loop = scf::ParallelOp::create(b, ValueRange{index(0)},
-                                      ValueRange{index(largest)},
+                                      ValueRange{largest},
                                       ValueRange{index(1)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   Value linear = loop.getInductionVars().front();
   for (auto [i, shape] : llvm::enumerate(shapes)) {
     OpBuilder::InsertionGuard inner(b);
-    if (int64_t n = count(shape); n < largest) {
+    // Under a dynamic largest count every body is guarded.
+    if (largestValue || *getConstantIntValue(counts[i]) < largestConstant) {
       Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                           linear, index(n));
+                                           linear, index(counts[i]));
       auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
       b.setInsertionPoint(guarded.thenBlock()->getTerminator());
     }
@@ -281,27 +333,33 @@ void KernelBuilder::parallelEach(
   }
 }
 
-void KernelBuilder::forRange(int64_t n, function_ref<void(Value i)> body) {
+void KernelBuilder::forRange(OpFoldResult n,
+                             function_ref<void(Value i)> body) {
   auto loop = scf::ForOp::create(b, index(0), index(n), index(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   body(loop.getInductionVar());
 }
 
-void KernelBuilder::forTime(int64_t steps, bool reverse,
+void KernelBuilder::forTime(OpFoldResult steps, bool reverse,
                             function_ref<void(Value t)> body) {
   forRange(steps, [&](Value i) {
     if (!reverse)
       return body(i);
-    body(arith::SubIOp::create(b, index(steps - 1), i));
+    body(arith::SubIOp::create(b, index(subSize(steps, 1)), i));
   });
 }
 
-Value KernelBuilder::alloc(ArrayRef<int64_t> shape, StringRef role, Type type) {
+Value KernelBuilder::alloc(ArrayRef<OpFoldResult> shape, StringRef role,
+                           Type type) {
+  SmallVector<int64_t> staticShape;
+  SmallVector<Value> dynamicSizes;
+  dispatchIndexOpFoldResults(shape, dynamicSizes, staticShape);
   // No alignment attribute: the runtime aligns every buffer to 64 bytes, and
   // an attribute would make the lowering over-allocate to align by hand.
   Value buffer = memref::AllocOp::create(
-      b, MemRefType::get(shape, type ? type : elementType));
+      b, MemRefType::get(staticShape, type ? type : elementType),
+      dynamicSizes);
   buffer.getDefiningOp()->setAttr(kRoleAttr, b.getStringAttr(role));
   scratch.push_back(buffer);
   return buffer;
@@ -339,7 +397,8 @@ Value KernelBuilder::step(Value sequence, Value t) {
   ArrayRef<int64_t> shape = type.getShape();
   SmallVector<OpFoldResult> offsets = {t, b.getIndexAttr(0), b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {
-      b.getIndexAttr(1), b.getIndexAttr(shape[1]), b.getIndexAttr(shape[2])};
+      b.getIndexAttr(1), memref::getMixedSize(b, b.getLoc(), sequence, 1),
+      memref::getMixedSize(b, b.getLoc(), sequence, 2)};
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
   auto resultType = memref::SubViewOp::inferRankReducedResultType(
       {shape[1], shape[2]}, type, offsets, sizes, strides);
@@ -400,15 +459,20 @@ Value KernelBuilder::gemmOperand(Value value) {
 }
 
 Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(value.getType()).getShape();
+  auto type = cast<MemRefType>(value.getType());
   Value dst;
-  {
+  if (!type.hasStaticShape()) {
+    // Sized where the operand is, inside the loops that make its sizes.
+    dst = alloc(shapeOf(value), "gemm_operand", gemmType);
+  } else {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(kernelStart);
+    Shape shape = getAsIndexOpFoldResult(b.getContext(), type.getShape());
     if (!slot) {
       dst = alloc(shape, "gemm_weight", gemmType);
     } else {
-      Value &buffer = conversions[{*slot, SmallVector<int64_t>(shape)}];
+      Value &buffer =
+          conversions[{*slot, SmallVector<int64_t>(type.getShape())}];
       if (!buffer)
         buffer = alloc(shape, "gemm_operand", gemmType);
       dst = buffer;
@@ -418,7 +482,7 @@ Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
   return dst;
 }
 
-Value KernelBuilder::allocGemmOperand(ArrayRef<int64_t> shape,
+Value KernelBuilder::allocGemmOperand(ArrayRef<OpFoldResult> shape,
                                       StringRef role) {
   Value buffer = alloc(shape, role, gemmType);
   gemmOperands.insert(buffer);
@@ -435,8 +499,7 @@ void KernelBuilder::convertInto(Value src, Value dst) {
   // A value of the storage type (widened by the load) is bf16 already.
   bool rounded =
       cast<MemRefType>(src.getType()).getElementType() == storageType;
-  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
-  parallel(shape, [&](ValueRange iv) {
+  parallel(shapeOf(dst), [&](ValueRange iv) {
     Value element = load(src, iv);
     if (rounded)
       store(element, dst, iv);
@@ -476,24 +539,22 @@ void KernelBuilder::matmul(Value a, Value bMat, Value c, bool transA,
 }
 
 void KernelBuilder::copy(Value src, Value dst) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
-  parallel(shape, [&](ValueRange iv) { store(load(src, iv), dst, iv); });
+  parallel(shapeOf(dst), [&](ValueRange iv) { store(load(src, iv), dst, iv); });
 }
 
 void KernelBuilder::zero(Value dst) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(dst.getType()).getShape();
-  parallel(shape, [&](ValueRange iv) { store(scalar(0.0), dst, iv); });
+  parallel(shapeOf(dst), [&](ValueRange iv) { store(scalar(0.0), dst, iv); });
 }
 
-Value KernelBuilder::allocOnes(int64_t n) {
-  Value buffer = alloc({1, n}, "ones", gemmType);
+Value KernelBuilder::allocOnes(OpFoldResult n) {
+  Value buffer = alloc({size(1), n}, "ones", gemmType);
   // 1 is a bf16 value.
   gemmOperands.insert(buffer);
   return buffer;
 }
 
 void KernelBuilder::addColumnSums(Value rowsMatrix, Value onesRow, Value acc) {
-  int64_t numRows = cast<MemRefType>(rowsMatrix.getType()).getDimSize(0);
+  OpFoldResult numRows = memref::getMixedSize(b, b.getLoc(), rowsMatrix, 0);
   matmul(columns(onesRow, 0, numRows), rowsMatrix, acc, false, false, true);
 }
 
@@ -505,42 +566,41 @@ Value KernelBuilder::row(Value vector) {
 
 /// The [len0, len1] block of a matrix at (start0, start1).
 static Value submatrix(ImplicitLocOpBuilder &b, Value matrix, int64_t start0,
-                       int64_t len0, int64_t start1, int64_t len1) {
-  ArrayRef<int64_t> shape = cast<MemRefType>(matrix.getType()).getShape();
-  if (start0 == 0 && start1 == 0 && len0 == shape[0] && len1 == shape[1])
+                       OpFoldResult len0, int64_t start1, OpFoldResult len1) {
+  SmallVector<OpFoldResult> whole =
+      memref::getMixedSizes(b, b.getLoc(), matrix);
+  if (start0 == 0 && start1 == 0 && isEqualConstantIntOrValue(len0, whole[0]) &&
+      isEqualConstantIntOrValue(len1, whole[1]))
     return matrix;
   SmallVector<OpFoldResult> offsets = {b.getIndexAttr(start0),
                                        b.getIndexAttr(start1)};
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(len0),
-                                     b.getIndexAttr(len1)};
+  SmallVector<OpFoldResult> sizes = {len0, len1};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
   return memref::SubViewOp::create(b, matrix, offsets, sizes, strides);
 }
 
-Value KernelBuilder::columns(Value matrix, int64_t start, int64_t len) {
-  int64_t numRows = cast<MemRefType>(matrix.getType()).getDimSize(0);
-  return submatrix(b, matrix, 0, numRows, start, len);
+Value KernelBuilder::columns(Value matrix, int64_t start, OpFoldResult len) {
+  return submatrix(b, matrix, 0, memref::getMixedSize(b, b.getLoc(), matrix, 0),
+                   start, len);
 }
 
 Value KernelBuilder::rows(Value matrix, int64_t start, int64_t len) {
-  int64_t numCols = cast<MemRefType>(matrix.getType()).getDimSize(1);
-  return submatrix(b, matrix, start, len, 0, numCols);
+  return submatrix(b, matrix, start, size(len), 0,
+                   memref::getMixedSize(b, b.getLoc(), matrix, 1));
 }
 
-Value KernelBuilder::steps(Value sequence, Value start, int64_t len) {
-  auto type = cast<MemRefType>(sequence.getType());
-  ArrayRef<int64_t> shape = type.getShape();
-  if (len == shape[0] && matchPattern(start, m_Zero()))
+Value KernelBuilder::steps(Value sequence, Value start, OpFoldResult len) {
+  Shape shape = shapeOf(sequence);
+  if (isEqualConstantIntOrValue(len, shape[0]) && matchPattern(start, m_Zero()))
     return sequence;
   SmallVector<OpFoldResult> offsets = {start, b.getIndexAttr(0),
                                        b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {
-      b.getIndexAttr(len), b.getIndexAttr(shape[1]), b.getIndexAttr(shape[2])};
+  SmallVector<OpFoldResult> sizes = {len, shape[1], shape[2]};
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
   return memref::SubViewOp::create(b, sequence, offsets, sizes, strides);
 }
 
-Value KernelBuilder::leading(Value sequence, int64_t len) {
+Value KernelBuilder::leading(Value sequence, OpFoldResult len) {
   return steps(sequence, index(0), len);
 }
 
@@ -552,20 +612,59 @@ void KernelBuilder::project(Value x, Value weightIh, Value dst) {
 }
 
 void KernelBuilder::forChunks(
+    OpFoldResult steps, OpFoldResult chunk, bool reverse,
+    function_ref<void(Value start, OpFoldResult len)> body) {
+  std::optional<int64_t> staticSteps = getConstantIntValue(steps),
+                         staticChunk = getConstantIntValue(chunk);
+  if (!staticSteps || !staticChunk)
+    return forDynamicChunks(steps, chunk, reverse, body);
+  forStaticChunks(*staticSteps, *staticChunk, reverse, body);
+}
+
+void KernelBuilder::forDynamicChunks(
+    OpFoldResult steps, OpFoldResult chunk, bool reverse,
+    function_ref<void(Value start, OpFoldResult len)> body) {
+  Value t = index(steps), k = index(chunk);
+  Value full = arith::DivUIOp::create(b, t, k);
+  Value fullSteps = arith::MulIOp::create(b, full, k);
+  Value rest = arith::SubIOp::create(b, t, fullSteps);
+  auto fullChunks = [&] {
+    forTime(full, reverse, [&](Value w) {
+      body(arith::MulIOp::create(b, w, k), chunk);
+    });
+  };
+  auto shortChunk = [&] {
+    Value some = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, rest,
+                                       index(0));
+    auto guarded = scf::IfOp::create(b, some, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(guarded.thenBlock()->getTerminator());
+    body(fullSteps, rest);
+  };
+  if (reverse) {
+    shortChunk();
+    fullChunks();
+  } else {
+    fullChunks();
+    shortChunk();
+  }
+}
+
+void KernelBuilder::forStaticChunks(
     int64_t steps, int64_t chunk, bool reverse,
-    function_ref<void(Value start, int64_t len)> body) {
+    function_ref<void(Value start, OpFoldResult len)> body) {
   int64_t full = steps / chunk, rest = steps % chunk;
   auto fullChunks = [&] {
     if (full == 1)
-      return body(index(0), chunk);
+      return body(index(0), size(chunk));
     if (full > 1)
-      forTime(full, reverse, [&](Value w) {
-        body(arith::MulIOp::create(b, w, index(chunk)), chunk);
+      forTime(size(full), reverse, [&](Value w) {
+        body(arith::MulIOp::create(b, w, index(chunk)), size(chunk));
       });
   };
   auto shortChunk = [&] {
     if (rest)
-      body(index(full * chunk), rest);
+      body(index(full * chunk), size(rest));
   };
   if (reverse) {
     shortChunk();
@@ -577,9 +676,9 @@ void KernelBuilder::forChunks(
 }
 
 void KernelBuilder::forBlocks(
-    Value first, int64_t steps, int64_t block, bool reverse,
-    function_ref<void(Value start, Value offset, int64_t len)> body) {
-  forChunks(steps, block, reverse, [&](Value offset, int64_t len) {
+    Value first, OpFoldResult steps, OpFoldResult block, bool reverse,
+    function_ref<void(Value start, Value offset, OpFoldResult len)> body) {
+  forChunks(steps, block, reverse, [&](Value offset, OpFoldResult len) {
     Value start = matchPattern(first, m_Zero())
                       ? offset
                       : arith::AddIOp::create(b, first, offset).getResult();
@@ -588,7 +687,7 @@ void KernelBuilder::forBlocks(
 }
 
 void KernelBuilder::forBlockSteps(
-    Value start, Value offset, int64_t len, bool reverse,
+    Value start, Value offset, OpFoldResult len, bool reverse,
     function_ref<void(Value t, Value j, Value i)> body) {
   forTime(len, reverse, [&](Value i) {
     Value t = arith::AddIOp::create(b, start, i);

@@ -6,8 +6,11 @@
 // linalg.matmul with transposition in the indexing maps, and scratch
 // buffers that are freed when the kernel ends.
 //
-// Everything is emitted on memrefs with static shapes; the gate math is
-// written once, as scalar code, in scf.parallel loops. With a vector width
+// Sizes are `OpFoldResult`s: constants where the kernel's shapes are
+// static, values where T or B are dynamic (a library for any T and B),
+// so that static shapes give the same IR as before sizes could vary. The
+// innermost dimension of every loop (H, or a multiple of it) is static.
+// The gate math is written once, as scalar code, in scf.parallel loops. With a vector width
 // W > 1, `parallel` emits each body twice: over the innermost dimension in
 // steps of W, where loads and stores along that dimension become
 // vector.load/vector.store and every other operation works on vector<Wxf32>
@@ -50,8 +53,8 @@
 namespace mlir {
 namespace rnn {
 
-/// The shapes of some buffers (for KernelBuilder::parallelEach).
-SmallVector<SmallVector<int64_t>> shapesOf(ArrayRef<Value> buffers);
+/// A shape whose sizes are constants or values.
+using Shape = SmallVector<OpFoldResult>;
 
 /// The buffer `value` is a view of (through subviews, reshapes and casts).
 Value viewedBuffer(Value value);
@@ -71,6 +74,17 @@ public:
   /// Constants.
   Value index(int64_t value);
   Value scalar(double value);
+  /// A size as an index value (a constant where it is one).
+  Value index(OpFoldResult size);
+  /// The constant size `value`.
+  OpFoldResult size(int64_t value);
+  /// Products and differences of sizes, folded where constant.
+  OpFoldResult mulSize(OpFoldResult lhs, OpFoldResult rhs);
+  OpFoldResult subSize(OpFoldResult lhs, int64_t rhs);
+
+  /// The sizes of a buffer: constants, and memref.dim where dynamic.
+  Shape shapeOf(Value buffer);
+  SmallVector<Shape> shapesOf(ArrayRef<Value> buffers);
 
   /// Scalar memory access and arithmetic on the element type (f32): a load
   /// from a bf16 buffer widens, a store to one rounds to nearest even.
@@ -88,7 +102,7 @@ public:
   Value zeroIf(Value mask, Value value);
 
   /// An scf.parallel over [0, ubs[0]) x [0, ubs[1]) x ...
-  void parallel(ArrayRef<int64_t> upperBounds,
+  void parallel(ArrayRef<OpFoldResult> upperBounds,
                 function_ref<void(ValueRange ivs)> body);
   /// Elementwise loops over buffers of several shapes as one scf.parallel
   /// (one kernel on a GPU): `body(i, iv)` runs for every element iv of
@@ -96,16 +110,17 @@ public:
   /// the bodies in turn; otherwise it is one scalar loop over the largest
   /// element count, each body guarded by its own count and given its
   /// indices delinearized (row-major).
-  void parallelEach(ArrayRef<SmallVector<int64_t>> shapes,
+  void parallelEach(ArrayRef<Shape> shapes,
                     function_ref<void(unsigned i, ValueRange iv)> body);
   /// An scf.for over time, from 0 to `steps` - 1 or, if `reverse`, back.
-  void forTime(int64_t steps, bool reverse, function_ref<void(Value t)> body);
+  void forTime(OpFoldResult steps, bool reverse,
+               function_ref<void(Value t)> body);
   /// An scf.for over [0, n).
-  void forRange(int64_t n, function_ref<void(Value i)> body);
+  void forRange(OpFoldResult n, function_ref<void(Value i)> body);
 
   /// A scratch buffer of the element type (or `type`), freed by
   /// `freeScratch`, with its role recorded for the memory plan and report.
-  Value alloc(ArrayRef<int64_t> shape, StringRef role, Type type = {});
+  Value alloc(ArrayRef<OpFoldResult> shape, StringRef role, Type type = {});
   /// Frees the scratch at the insertion point, or after `after`.
   void freeScratch(Operation *after = nullptr);
 
@@ -137,7 +152,7 @@ public:
   /// values rounded to the storage type (storeGemmOperand): a value
   /// produced by an elementwise loop is rounded there rather than by a
   /// loop of its own before the GEMM.
-  Value allocGemmOperand(ArrayRef<int64_t> shape, StringRef role);
+  Value allocGemmOperand(ArrayRef<OpFoldResult> shape, StringRef role);
   /// Stores `value` rounded to the storage type into `dst`, a buffer from
   /// allocGemmOperand.
   void storeGemmOperand(Value value, Value dst, ValueRange indices);
@@ -150,7 +165,7 @@ public:
   void zero(Value dst);
   /// A [1, n] scratch buffer for ones, a GEMM operand as it stands; the
   /// caller stores the ones (in a loop it has anyway).
-  Value allocOnes(int64_t n);
+  Value allocOnes(OpFoldResult n);
   /// acc[0, j] += sum_r rows[r, j] of a [R, J] buffer, as a GEMV against
   /// the first R ones ([1, >= R]): the order of the sum is the BLAS's,
   /// fixed for a given shape, and on a GPU it runs on many blocks.
@@ -158,36 +173,40 @@ public:
   /// The [1, N] view of a [N] buffer.
   Value row(Value vector);
   /// Columns [start, start + len) of a [R, C] buffer.
-  Value columns(Value matrix, int64_t start, int64_t len);
+  Value columns(Value matrix, int64_t start, OpFoldResult len);
+  Value columns(Value matrix, int64_t start, int64_t len) {
+    return columns(matrix, start, size(len));
+  }
   /// Rows [start, start + len) of a [R, C] buffer.
   Value rows(Value matrix, int64_t start, int64_t len);
 
   /// The [len, ...] view of steps [start, start + len) of a sequence.
-  Value steps(Value sequence, Value start, int64_t len);
+  Value steps(Value sequence, Value start, OpFoldResult len);
   /// The first `len` steps of a sequence (the sequence itself if all).
-  Value leading(Value sequence, int64_t len);
+  Value leading(Value sequence, OpFoldResult len);
   /// The input projection of some steps: dst = x W_ih^T for the views
   /// `x` [len, B, I] and `dst` [len, B, G*H], as one GEMM of len*B rows.
   void project(Value x, Value weightIh, Value dst);
   /// Runs `body(start, len)` over the chunks of K steps that cover T steps
   /// (the last one shorter when K does not divide T), first to last or, if
   /// `reverse`, last to first. Full chunks share one scf.for; the short
-  /// one is emitted on its own with its static length.
-  void forChunks(int64_t steps, int64_t chunk, bool reverse,
-                 function_ref<void(Value start, int64_t len)> body);
+  /// one is emitted on its own, with its static length where T and K are
+  /// constants, else under an scf.if.
+  void forChunks(OpFoldResult steps, OpFoldResult chunk, bool reverse,
+                 function_ref<void(Value start, OpFoldResult len)> body);
   /// Runs `body(start, offset, len)` over the GEMM blocks of P steps of
   /// steps [first, first + steps), `first` a multiple of P: `start` is the
   /// block's first step, `offset` = start - first. The blocks are those of
   /// the whole sequence whatever `first`, so every kernel that covers a
   /// block issues the same GEMMs for it.
-  void
-  forBlocks(Value first, int64_t steps, int64_t block, bool reverse,
-            function_ref<void(Value start, Value offset, int64_t len)> body);
+  void forBlocks(
+      Value first, OpFoldResult steps, OpFoldResult block, bool reverse,
+      function_ref<void(Value start, Value offset, OpFoldResult len)> body);
   /// Runs `body(t, j, i)` over the steps of the block of forBlocks at
   /// (`start`, `offset`, `len`), first to last or, if `reverse`, last to
   /// first: t is the step, j = t - first its index in the kernel's range
   /// (in replay scratch), i = t - start its index in the block.
-  void forBlockSteps(Value start, Value offset, int64_t len, bool reverse,
+  void forBlockSteps(Value start, Value offset, OpFoldResult len, bool reverse,
                      function_ref<void(Value t, Value j, Value i)> body);
 
   /// Signal slots of the blocks of a kernel in a wavefront (see
@@ -208,6 +227,12 @@ public:
   Value blockSlot(const BlockSlots &slots, Value start);
 
 private:
+  /// forChunks where T or K is dynamic, and where both are constants.
+  void forDynamicChunks(OpFoldResult steps, OpFoldResult chunk, bool reverse,
+                        function_ref<void(Value start, OpFoldResult len)> body);
+  void forStaticChunks(int64_t steps, int64_t chunk, bool reverse,
+                       function_ref<void(Value start, OpFoldResult len)> body);
+
   /// Whether `index` moves along the innermost induction variable of the
   /// current vectorized loop (it is that variable plus a constant).
   bool isAlongLanes(Value index);
@@ -245,7 +270,8 @@ private:
   /// the kernel's first operations, outside its loops.
   Operation *kernelStart = nullptr;
   /// GEMM operands made by gemmOperand, and the conversion scratch of each
-  /// slot and shape (one buffer serves every GEMM operand of its shape).
+  /// slot and static shape (one buffer serves every GEMM operand of its
+  /// shape; one of a dynamic shape has a buffer of its own).
   llvm::DenseSet<Value> gemmOperands;
   std::map<std::pair<unsigned, SmallVector<int64_t>>, Value> conversions;
   /// Vector width for `parallel`, and the state of the loop being built:

@@ -63,10 +63,10 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
   /// One forward step: the recurrent GEMM, then one kernel.
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
                        const StepScratch &s, const StepIO &io) {
-    int64_t B = in.B, H = in.H;
+    int64_t H = in.H;
     Value gates = io.saved[0], cells = io.saved[1];
     k.matmul(io.recurrentOperand(), in.weightHh, s.pre, false, true, false);
-    k.parallel({B, H}, [&](ValueRange iv) {
+    k.parallel(in.stepShape(H), [&](ValueRange iv) {
       Value b = iv[0];
       Value reset = io.reset(k, in, b);
       SmallVector<Value> cols;
@@ -105,10 +105,12 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
     Value dh, dc, dhIn, hIn, ones;
 
     GradScratch(KernelBuilder &k, const LayerInputs &in)
-        : dh(in.resetsToZero() ? Value() : k.alloc({in.B, in.H}, "dh")),
-          dc(k.alloc({in.B, in.H}, "dc")), dhIn(k.alloc({in.B, in.H}, "dh_in")),
-          hIn(k.alloc({in.P, in.B, in.H}, "h_in")),
-          ones(k.allocOnes(in.P * in.B)) {}
+        : dh(in.resetsToZero() ? Value()
+                               : k.alloc(in.stepShape(in.H), "dh")),
+          dc(k.alloc(in.stepShape(in.H), "dc")),
+          dhIn(k.alloc(in.stepShape(in.H), "dh_in")),
+          hIn(k.alloc(in.blockShape(in.H), "h_in")),
+          ones(k.allocOnes(k.mulSize(in.P, in.B))) {}
   };
 
   /// One backward step t, reading the step's gates (overwritten with their
@@ -118,12 +120,12 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
                            const BackwardIO &io, const GradScratch &g, Value t,
                            ArrayRef<Value> saved, ArrayRef<Value> prev,
                            Value hIn) {
-    int64_t B = in.B, H = in.H;
+    int64_t H = in.H;
     Value gates = saved[0], cells = saved[1], cPrev = prev[0];
     Value hPrev = k.previous(io.y, in.states[0], t);
     // Step t's view of grad_y: the kernel touches those bytes only.
     Value gradY = k.step(io.gradY, t);
-    k.parallel({B, H}, [&](ValueRange iv) {
+    k.parallel(in.stepShape(H), [&](ValueRange iv) {
       Value b = iv[0];
       Value reset = k.load(in.isInit, {t, b});
       SmallVector<Value> cols, act;
@@ -163,7 +165,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
     k.matmul(gates, in.weightHh, g.dhIn, false, false, false);
     if (in.resetsToZero())
       return;
-    k.parallel({B, H}, [&](ValueRange iv) {
+    k.parallel(in.stepShape(H), [&](ValueRange iv) {
       Value reset = k.load(in.isInit, {t, iv[0]});
       k.store(in.carryGradient(k, io, 0, reset, t, iv, k.load(g.dhIn, iv)),
               g.dh, iv);
@@ -175,7 +177,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
   /// entering its steps.
   static void emitBlockGradients(KernelBuilder &k, const LayerInputs &in,
                                  const BackwardIO &io, const GradScratch &g,
-                                 Value start, int64_t len,
+                                 Value start, OpFoldResult len,
                                  ArrayRef<Value> saved, Value offset) {
     Value dG = k.flatten(k.steps(saved[0], offset, len));
     Value hIn = k.flatten(k.leading(g.hIn, len));
@@ -196,7 +198,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
                    op.get(kRoleGradWeightIh),         op.get(kRoleGradWeightHh),
                    op.get(kRoleGradBiasIh),           g.ones};
     Value src[] = {op.get("grad_h_n"), op.get("grad_c_n")};
-    k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
+    k.parallelEach(k.shapesOf(dst), [&](unsigned i, ValueRange iv) {
       k.store(i < 2 ? k.load(src[i], iv) : k.scalar(i == 5 ? 1.0 : 0.0), dst[i],
               iv);
     });
@@ -210,7 +212,7 @@ template <bool CoupledInputGate> struct LSTMCellSteps {
                    op.get(kRoleGradBiasHh)};
     Value src[] = {in.resetsToZero() ? g.dhIn : g.dh, g.dc,
                    op.get(kRoleGradBiasIh)};
-    k.parallelEach(shapesOf(dst), [&](unsigned i, ValueRange iv) {
+    k.parallelEach(k.shapesOf(dst), [&](unsigned i, ValueRange iv) {
       Value value = k.load(src[i], iv);
       if (i == 0 && in.resetsToZero())
         value = k.zeroIf(in.resetAfter(k, Value(), iv[0]), value);

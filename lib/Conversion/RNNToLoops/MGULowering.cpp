@@ -40,7 +40,7 @@ struct MGUCellSteps : HiddenProjectionCell<2> {
   static void emitStep(KernelBuilder &k, const LayerInputs &in,
                        const StepScratch &s, const StepIO &io) {
     emitRecurrentProduct(k, in, s, io);
-    k.parallel({in.B, in.H}, [&](ValueRange iv) {
+    k.parallel(in.stepShape(in.H), [&](ValueRange iv) {
       PreActivations pre(k, in, s, io, iv);
       Value f = k.sigmoid(k.add(pre.input(0), pre.hidden(0)));
       Value hn = pre.hidden(1);
