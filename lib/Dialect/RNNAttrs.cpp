@@ -265,9 +265,28 @@ SmallVector<std::string> KernelOpInterface::getDestinationRoles() {
 // Creating a cell's kernels
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::rnn::gemmBlockSteps(int64_t steps, int64_t batch,
+                                  int64_t gemmRows) {
+  // Steps whose rows reach gemmRows, rounded up (no product that could
+  // overflow).
+  int64_t rowsPerStep = std::max<int64_t>(batch, 1);
+  int64_t wanted = gemmRows / rowsPerStep + (gemmRows % rowsPerStep != 0);
+  int64_t block = 1;
+  while (block < steps && block < wanted)
+    block *= 2;
+  return std::max<int64_t>(1, std::min(block, steps));
+}
+
+GemmBlock mlir::rnn::gemmBlockFor(int64_t steps, int64_t batch,
+                                  int64_t gemmRows) {
+  if (ShapedType::isDynamic(steps) || ShapedType::isDynamic(batch))
+    return GemmBlock::ofRows(gemmRows);
+  return GemmBlock::ofSteps(gemmBlockSteps(steps, batch, gemmRows));
+}
+
 KernelOpInterface mlir::rnn::createKernel(
     OpBuilder &builder, Location loc, CellAttrInterface cell, KernelPhase phase,
-    bool resetStates, TypeRange types, ValueRange operands, int64_t block,
+    bool resetStates, TypeRange types, ValueRange operands, GemmBlock block,
     std::optional<int64_t> chunk, Type storage) {
   StringRef name = phase == KernelPhase::Fwd ? CellFwdOp::getOperationName()
                    : phase == KernelPhase::Replay
@@ -285,7 +304,10 @@ KernelOpInterface mlir::rnn::createKernel(
   state.addAttribute("operandSegmentSizes",
                      builder.getDenseI32ArrayAttr(sizes));
   state.addAttribute("cell", cell);
-  state.addAttribute("block", builder.getI64IntegerAttr(block));
+  if (block.isPerCall())
+    state.addAttribute("rows", builder.getI64IntegerAttr(block.rows));
+  else
+    state.addAttribute("block", builder.getI64IntegerAttr(block.steps));
   if (chunk)
     state.addAttribute("chunk", builder.getI64IntegerAttr(*chunk));
   if (storage &&

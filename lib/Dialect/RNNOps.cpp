@@ -4,7 +4,9 @@
 // table-driven shape check: the sequence length T, batch size B and input
 // size I come from `x`, the hidden size H from `weight_hh`, and every other
 // operand (and result) is checked against them, so that a message always
-// names the operand in error and the operand the size was taken from.
+// names the operand in error and the operand the size was taken from. T and
+// B may be dynamic (`?`): a dimension that equals one of them is then `?`
+// too, and every other size stays static.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +77,16 @@ static StringRef dimName(Dim dim) {
   llvm_unreachable("unknown dim");
 }
 
+/// A size as types print it: `?` where dynamic.
+static std::string sizeString(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
+
+/// Whether dimension `dim` may be dynamic: T, B and what is made of them.
+static bool mayBeDynamic(Dim dim) {
+  return dim == Dim::T || dim == Dim::B || dim == Dim::Chunks;
+}
+
 static std::string dimsString(ArrayRef<Dim> dims) {
   std::string s = "[";
   for (auto [i, d] : llvm::enumerate(dims)) {
@@ -91,9 +103,9 @@ static std::string dimsString(ArrayRef<Dim> dims) {
   return s + "]";
 }
 
-/// Checks every spec of an op of `cell`: static shape, rank, element type,
-/// and each dimension against the one it must equal; `chunk` is the chunk
-/// length K of checkpointed kernels.
+/// Checks every spec of an op of `cell`: rank, static sizes but those of T
+/// and B, element type, and each dimension against the one it must equal;
+/// `chunk` is the chunk length K of checkpointed kernels.
 static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
                                       ArrayRef<ValueSpec> specs,
                                       std::optional<int64_t> chunk = {}) {
@@ -104,13 +116,16 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
     if (!shaped || !shaped.hasRank())
       return op->emitOpError() << spec.name << " must be a ranked tensor or "
                                << "memref, got " << spec.type;
-    if (!shaped.hasStaticShape())
-      return op->emitOpError()
-             << spec.name << " must have a static shape, got " << spec.type;
     if (shaped.getRank() != static_cast<int64_t>(spec.dims.size()))
       return op->emitOpError()
              << spec.name << " must have rank " << spec.dims.size() << " "
              << dimsString(spec.dims) << ", got " << spec.type;
+    for (auto [size, dim] : llvm::zip(shaped.getShape(), spec.dims))
+      if (ShapedType::isDynamic(size) && !mayBeDynamic(dim))
+        return op->emitOpError()
+               << spec.name << " of type " << spec.type << " has a dynamic "
+               << dimName(dim)
+               << ": only the sequence length and batch size may be dynamic";
     if (spec.name == kRoleX)
       x = &spec;
     if (spec.name == kRoleWeightHh)
@@ -151,10 +166,11 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
         {xShape[1], "batch size B of x"},
         {xShape[2], "input size I of x"},
         {hidden, "hidden size H of weight_hh"}})
-    if (size < 1)
+    if (!ShapedType::isDynamic(size) && size < 1)
       return op->emitOpError() << what << " must be positive, got " << size;
   // Every byte count the passes and the runtime derive from these shapes
-  // must fit in 64 bits (8-byte elements at most).
+  // must fit in 64 bits (8-byte elements at most); a dynamic size is
+  // checked when a call gives it.
   int64_t gateRows = 0;
   if (llvm::MulOverflow(numGates, hidden, gateRows))
     return op->emitOpError()
@@ -162,12 +178,13 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
   for (const ValueSpec &spec : specs) {
     int64_t bytes = 8;
     for (int64_t size : cast<ShapedType>(spec.type).getShape())
-      if (llvm::MulOverflow(bytes, size, bytes))
+      if (!ShapedType::isDynamic(size) &&
+          llvm::MulOverflow(bytes, size, bytes))
         return op->emitOpError()
                << spec.name << " of type " << spec.type
                << " is too large: its size in bytes overflows 64 bits";
   }
-  if (chunk && *chunk > xShape[0])
+  if (chunk && !ShapedType::isDynamic(xShape[0]) && *chunk > xShape[0])
     return op->emitOpError()
            << "chunk " << *chunk << " exceeds the sequence length " << xShape[0]
            << " of x";
@@ -185,7 +202,10 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
     case Dim::GH:
       return {numGates * hidden, kRoleWeightHh};
     case Dim::Chunks:
-      return {llvm::divideCeil(xShape[0], *chunk), kRoleX};
+      return {ShapedType::isDynamic(xShape[0])
+                  ? ShapedType::kDynamic
+                  : llvm::divideCeil(xShape[0], *chunk),
+              kRoleX};
     case Dim::Width:
       return {cell.getRoleWidth(spec.name, hidden), kRoleWeightHh};
     }
@@ -200,8 +220,9 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
         continue;
       if (dim == Dim::Chunks)
         return op->emitOpError()
-               << "chunk count " << shape[axis] << " of " << spec.name
-               << " != " << want << " (sequence length " << xShape[0]
+               << "chunk count " << sizeString(shape[axis]) << " of "
+               << spec.name << " != " << sizeString(want)
+               << " (sequence length " << sizeString(xShape[0])
                << " of x in chunks of " << *chunk << ")";
       if (dim == Dim::GH)
         return op->emitOpError()
@@ -214,8 +235,8 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
                << " != " << want << " (its width in " << cell
                << " for hidden size " << hidden << " of weight_hh)";
       return op->emitOpError()
-             << dimName(dim) << " " << shape[axis] << " of " << spec.name
-             << " != " << want << " of " << source;
+             << dimName(dim) << " " << sizeString(shape[axis]) << " of "
+             << spec.name << " != " << sizeString(want) << " of " << source;
     }
   }
   return success();
@@ -242,12 +263,31 @@ static LogicalResult verifyKernelForm(Operation *op, unsigned numInits) {
   return success();
 }
 
-/// The block and chunk of a kernel agree with its sequence length: the
-/// block is at most T, and a chunk is a whole number of blocks (or T), so
-/// that a replayed chunk issues the forward's GEMM blocks.
-static LogicalResult verifySteps(Operation *op, int64_t block,
+/// The GEMM block and chunk of a kernel agree with its shape: `block` P
+/// where T and B are static, at most T, a chunk being a whole number of
+/// blocks (or T), so that a replayed chunk issues the forward's GEMM
+/// blocks; `rows` where T or B is dynamic, and no chunk (its blocks are
+/// not known until a call gives the shape).
+static LogicalResult verifySteps(KernelOpInterface kernel,
                                  std::optional<int64_t> chunk) {
-  int64_t steps = cast<ShapedType>(op->getOperand(0).getType()).getDimSize(0);
+  Operation *op = kernel;
+  bool hasBlock = op->hasAttr("block"), hasRows = op->hasAttr("rows");
+  if (hasBlock == hasRows)
+    return op->emitOpError("needs exactly one of `block` and `rows`");
+  if (kernel.hasDynamicShape()) {
+    if (!hasRows)
+      return op->emitOpError("has a dynamic sequence length or batch size: "
+                             "its GEMM block is `rows`, not `block`");
+    if (chunk)
+      return op->emitOpError("has a dynamic sequence length or batch size: "
+                             "it cannot be chunked");
+    return success();
+  }
+  if (!hasBlock)
+    return op->emitOpError("has a static shape: its GEMM block is `block`, "
+                           "not `rows`");
+  int64_t block = kernel.getBlockSteps();
+  int64_t steps = kernel.getSeqLen();
   if (block > steps)
     return op->emitOpError()
            << "block " << block << " exceeds the sequence length " << steps
@@ -407,9 +447,9 @@ uint64_t DropoutOp::getThreshold() {
 
 LogicalResult DropoutOp::verify() {
   auto x = cast<RankedTensorType>(getX().getType());
-  if (x.getRank() != 3 || !x.hasStaticShape())
+  if (x.getRank() != 3 || ShapedType::isDynamic(x.getDimSize(2)))
     return emitOpError() << "x must be a sequence [T, B, H] with a static "
-                            "shape, got "
+                            "H, got "
                          << x;
   Type element = x.getElementType();
   if (!element.isF32() && !element.isF64())
@@ -427,8 +467,9 @@ LogicalResult DropoutOp::verify() {
     llvm::raw_string_ostream(text) << llvm::format("%g", p);
     return emitOpError() << "p must be in [0, 1), got " << text;
   }
-  // The Philox counter numbers groups of four elements in 32 bits.
-  if (x.getNumElements() > (int64_t(1) << 34))
+  // The Philox counter numbers groups of four elements in 32 bits (checked
+  // per call where T or B is dynamic).
+  if (x.hasStaticShape() && x.getNumElements() > (int64_t(1) << 34))
     return emitOpError() << "x has " << x.getNumElements()
                          << " elements; dropout numbers at most 2^34";
   return success();
@@ -484,7 +525,7 @@ template <typename OpTy> static LogicalResult verifyKernel(OpTy op) {
              << kGradPrefix << role << " type " << grad.getType()
              << " != " << reset.getType() << " of " << role;
   }
-  return verifySteps(op, kernel.getBlockSteps(), chunk);
+  return verifySteps(kernel, chunk);
 }
 
 /// The operands of group `group` of a kernel, each after its role:

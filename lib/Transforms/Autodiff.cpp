@@ -124,7 +124,7 @@ void Differentiator::emitBackward(Operation *kernel) {
   // The backward's GEMM blocks are the forward's.
   Operation *bwd = createKernel(
       builder, loc, cell, KernelPhase::Bwd, resetStates, types, operands,
-      fwd.getBlockSteps(), std::nullopt, fwd.getStorageType());
+      fwd.getGemmBlock(), std::nullopt, fwd.getStorageType());
   copyLayer(kernel, bwd);
   for (auto [value, gradient] : llvm::zip(primals, bwd->getResults()))
     accumulate(value, gradient);

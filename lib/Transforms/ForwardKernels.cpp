@@ -55,18 +55,6 @@ static RankedTensorType sequenceType(Value x, int64_t width) {
       xType.getElementType());
 }
 
-int64_t mlir::rnn::gemmBlockSteps(int64_t steps, int64_t batch,
-                                  int64_t gemmRows) {
-  // Steps whose rows reach gemmRows, rounded up (no product that could
-  // overflow).
-  int64_t rowsPerStep = std::max<int64_t>(batch, 1);
-  int64_t wanted = gemmRows / rowsPerStep + (gemmRows % rowsPerStep != 0);
-  int64_t block = 1;
-  while (block < steps && block < wanted)
-    block *= 2;
-  return std::max<int64_t>(1, std::min(block, steps));
-}
-
 /// The layer of a model op: the `rnn.layer` of its initial state when that
 /// is a function argument (model files name it), else its position among
 /// the model ops (or forward kernels already made of them) of its block.
@@ -110,8 +98,8 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
     initTypes.push_back(type);
   }
   addDestinations(builder, loc, initTypes, operands);
-  int64_t block =
-      gemmBlockSteps(layerOp.getSeqLen(), layerOp.getBatch(), gemmRows);
+  GemmBlock block =
+      gemmBlockFor(layerOp.getSeqLen(), layerOp.getBatch(), gemmRows);
 
   Operation *fwd = createKernel(
       builder, loc, cell, KernelPhase::Fwd, !layerOp.getResetStates().empty(),

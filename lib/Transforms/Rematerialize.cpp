@@ -153,7 +153,7 @@ static void replaySaved(KernelOpInterface bwd, RewriterBase &rewriter) {
   }
   Operation *replay = createKernel(
       rewriter, loc, cell, KernelPhase::Replay, fwd.hasResetStates(), types,
-      operands, bwd.getBlockSteps(), std::nullopt, bwd.getStorageType());
+      operands, bwd.getGemmBlock(), std::nullopt, bwd.getStorageType());
   copyLayer(bwd, replay);
   rewriter.modifyOpInPlace(bwd, [&] {
     for (auto [role, value] : llvm::zip_equal(replayed, replay->getResults()))
@@ -184,7 +184,7 @@ static KernelOpInterface chunkForward(KernelOpInterface fwd, int64_t chunk,
     types.push_back(operands[init.getOperandNumber()].getType());
   KernelOpInterface chunked =
       createKernel(rewriter, fwd.getLoc(), fwd.getCell(), KernelPhase::Fwd,
-                   fwd.hasResetStates(), types, operands, fwd.getBlockSteps(),
+                   fwd.hasResetStates(), types, operands, fwd.getGemmBlock(),
                    chunk, fwd.getStorageType());
   copyLayer(fwd, chunked);
   // The saved values keep no reader: the chunked backward replaces theirs.
@@ -220,7 +220,7 @@ static void checkpoint(KernelOpInterface bwd, int64_t chunk,
   Operation *replacement =
       createKernel(rewriter, bwd.getLoc(), cell, KernelPhase::ChunkedBwd,
                    bwd.hasResetStates(), bwd->getResultTypes(), operands,
-                   bwd.getBlockSteps(), chunk, bwd.getStorageType());
+                   bwd.getGemmBlock(), chunk, bwd.getStorageType());
   copyLayer(bwd, replacement);
   rewriter.replaceOp(bwd, replacement->getResults());
   if (source != fwd)
@@ -383,6 +383,19 @@ struct RNNRematerializePass
     if (failed(parsed)) {
       module.emitError() << "rnn-rematerialize: " << message;
       return signalPassFailure();
+    }
+    // Chunks and budgets depend on T and B.
+    if (parsed->budget || parsed->plan.kind == RematPlan::Kind::Chunk) {
+      WalkResult dynamic = module.walk([&](KernelOpInterface kernel) {
+        if (!kernel.hasDynamicShape())
+          return WalkResult::advance();
+        kernel->emitOpError() << "has a dynamic sequence length or batch "
+                                 "size: rnn-rematerialize takes policy "
+                              << policy << " for static shapes only";
+        return WalkResult::interrupt();
+      });
+      if (dynamic.wasInterrupted())
+        return signalPassFailure();
     }
     if (!parsed->budget)
       return applyRematPlan(module, parsed->plan);

@@ -21,12 +21,13 @@ func.func @lstm_0(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Every operand needs a static shape.
+// T and B may be dynamic, but a size that equals x's T or B equals it
+// exactly: `?` where x's is, the same constant where x's is one.
 
 func.func @lstm_1(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<?x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm' op h0 must have a static shape, got 'tensor<?x5xf32>'}}
+  // expected-error @+1 {{'rnn.lstm' op batch size ? of h0 != 3 of x}}
   %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
       weights(%wi, %wh, %bi, %bh)
       : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<?x5xf32>, tensor<3x5xf32>,
@@ -37,12 +38,12 @@ func.func @lstm_1(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
 
 // -----
 
-// Results need a static shape too.
+// Results too.
 
 func.func @lstm_2(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
     %h0: tensor<3x5xf32>, %c0: tensor<3x5xf32>, %wi: tensor<20x4xf32>,
     %wh: tensor<20x5xf32>, %bi: tensor<20xf32>, %bh: tensor<20xf32>) {
-  // expected-error @+1 {{'rnn.lstm' op y must have a static shape, got 'tensor<2x?x5xf32>'}}
+  // expected-error @+1 {{'rnn.lstm' op batch size ? of y != 3 of x}}
   %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0)
       weights(%wi, %wh, %bi, %bh)
       : (tensor<2x3x4xf32>, tensor<2x3xi1>, tensor<3x5xf32>, tensor<3x5xf32>,
@@ -980,7 +981,7 @@ func.func @gru_fwd_47(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
 
 // -----
 
-// Kernels need static shapes.
+// Only T and B may be dynamic.
 
 func.func @lstm_bwd_48(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %h0: memref<3x5xf32>, %c0: memref<3x5xf32>, %wi: memref<20x4xf32>,
@@ -989,7 +990,7 @@ func.func @lstm_bwd_48(%x: memref<2x3x4xf32>, %r: memref<2x3xi1>,
     %dcn: memref<3x5xf32>, %gx: memref<2x3x4xf32>, %gh0: memref<3x5xf32>,
     %gc0: memref<3x5xf32>, %gwi: memref<?x4xf32>, %gwh: memref<20x5xf32>,
     %gbi: memref<20xf32>, %gbh: memref<20xf32>) {
-  // expected-error @+1 {{'rnn.cell_bwd' op grad_weight_ih must have a static shape, got 'memref<?x4xf32>'}}
+  // expected-error @+1 {{'rnn.cell_bwd' op grad_weight_ih of type 'memref<?x4xf32>' has a dynamic gate rows: only the sequence length and batch size may be dynamic}}
   rnn.cell_bwd #rnn.lstm block(1) ins(%x, %r) states(%h0, %c0) weights(%wi, %wh)
       saved(y %y, gates %gates, cells %cells) cotangents(%dy, %dhn, %dcn)
       outs(%gx, %gh0, %gc0, %gwi, %gwh, %gbi, %gbh)
@@ -1119,10 +1120,10 @@ func.func @lstm_huge_sequence(%x: tensor<1152921504606846976x3x4xf32>,
 
 // -----
 
-// rnn.dropout: x is a static [T, B, H] sequence.
+// rnn.dropout: x is a [T, B, H] sequence of static H.
 
 func.func @dropout_rank(%x: tensor<3x5xf32>, %rng: tensor<2xi64>) {
-  // expected-error @+1 {{'rnn.dropout' op x must be a sequence [T, B, H] with a static shape, got 'tensor<3x5xf32>'}}
+  // expected-error @+1 {{'rnn.dropout' op x must be a sequence [T, B, H] with a static H, got 'tensor<3x5xf32>'}}
   %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
       : tensor<3x5xf32>, tensor<2xi64>
   return
@@ -1130,10 +1131,10 @@ func.func @dropout_rank(%x: tensor<3x5xf32>, %rng: tensor<2xi64>) {
 
 // -----
 
-func.func @dropout_dynamic(%x: tensor<2x?x5xf32>, %rng: tensor<2xi64>) {
-  // expected-error @+1 {{'rnn.dropout' op x must be a sequence [T, B, H] with a static shape, got 'tensor<2x?x5xf32>'}}
+func.func @dropout_dynamic(%x: tensor<?x?x?xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op x must be a sequence [T, B, H] with a static H, got 'tensor<?x?x?xf32>'}}
   %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
-      : tensor<2x?x5xf32>, tensor<2xi64>
+      : tensor<?x?x?xf32>, tensor<2xi64>
   return
 }
 

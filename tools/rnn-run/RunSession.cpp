@@ -6,6 +6,7 @@
 
 #include "RunSession.h"
 
+#include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNRoles.h"
 #include "rnn/Driver/ArrayIO.h"
 #include "rnn/Runtime/Runtime.h"

@@ -88,6 +88,26 @@ bool isStoredRole(CellAttrInterface cell, StringRef role);
 /// kernelOperandGroups, flattened.
 SmallVector<std::string>
 kernelOperandRoles(CellAttrInterface cell, KernelPhase phase, bool resetStates);
+
+/// A kernel's GEMM block: `steps` P where T and B are static, or, where
+/// either is dynamic, the `rows` R from which each call takes the block
+/// gemmBlockSteps(T, B, R) gives its shape. Exactly one is set.
+struct GemmBlock {
+  int64_t steps = 0, rows = 0;
+
+  static GemmBlock ofSteps(int64_t steps) { return {steps, 0}; }
+  static GemmBlock ofRows(int64_t rows) { return {0, rows}; }
+  bool isPerCall() const { return rows != 0; }
+};
+
+/// The GEMM block P of the kernels of a layer of `steps` steps and `batch`
+/// columns (their `block`): the smallest power of two with
+/// P * batch >= gemmRows, at most `steps`.
+int64_t gemmBlockSteps(int64_t steps, int64_t batch, int64_t gemmRows);
+
+/// The GEMM block of a kernel of `steps` x `batch` (either may be
+/// ShapedType::kDynamic) whose blocks reach `gemmRows` rows.
+GemmBlock gemmBlockFor(int64_t steps, int64_t batch, int64_t gemmRows);
 } // namespace rnn
 } // namespace mlir
 
@@ -101,7 +121,7 @@ namespace rnn {
 KernelOpInterface createKernel(OpBuilder &builder, Location loc,
                                CellAttrInterface cell, KernelPhase phase,
                                bool resetStates, TypeRange types,
-                               ValueRange operands, int64_t block,
+                               ValueRange operands, GemmBlock block,
                                std::optional<int64_t> chunk, Type storage);
 } // namespace rnn
 } // namespace mlir

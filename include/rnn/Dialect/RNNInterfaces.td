@@ -117,13 +117,19 @@ def RNN_LayerOpInterface : OpInterface<"LayerOpInterface"> {
     }]>,
   ];
   let extraClassDeclaration = [{
-    /// T, B, I of x and H of weight_hh (verified static).
+    /// T, B, I of x and H of weight_hh (T and B ShapedType::kDynamic
+    /// where dynamic; the others verified static).
     int64_t getSeqLen() { return inputDim(0); }
     int64_t getBatch() { return inputDim(1); }
     int64_t getInputSize() { return inputDim(2); }
     int64_t getHiddenSize() {
       return ::llvm::cast<::mlir::ShapedType>(getWeights()[1].getType())
           .getDimSize(1);
+    }
+    /// Whether T or B is dynamic.
+    bool hasDynamicShape() {
+      return ::mlir::ShapedType::isDynamic(getSeqLen()) ||
+             ::mlir::ShapedType::isDynamic(getBatch());
     }
 
   private:
@@ -167,8 +173,12 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
       return ::llvm::cast<::mlir::ShapedType>($_op.getX().getType())
           .getElementType();
     }]>,
-    InterfaceMethod<"The GEMM block P in steps.", "int64_t", "getBlockSteps",
-                    (ins), [{ return $_op.getBlock(); }]>,
+    InterfaceMethod<"The GEMM block: P steps, or R rows per call.",
+                    "::mlir::rnn::GemmBlock", "getGemmBlock", (ins), [{
+      if (auto rows = $_op.getRows())
+        return ::mlir::rnn::GemmBlock::ofRows(*rows);
+      return ::mlir::rnn::GemmBlock::ofSteps($_op.getBlock().value_or(0));
+    }]>,
     InterfaceMethod<"The chunk K in steps of a checkpointed kernel.",
                     "::std::optional<int64_t>", "getChunkSteps", (ins), [{
       if (auto chunk = $_op.getChunk())
@@ -229,7 +239,8 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
       return getPhase() == ::mlir::rnn::KernelPhase::Bwd ||
              getPhase() == ::mlir::rnn::KernelPhase::ChunkedBwd;
     }
-    /// T, B, I of x and H of weight_hh.
+    /// T, B, I of x and H of weight_hh (T and B ShapedType::kDynamic
+    /// where dynamic).
     int64_t getSeqLen() { return inputDim(0); }
     int64_t getBatch() { return inputDim(1); }
     int64_t getInputSize() { return inputDim(2); }
@@ -237,6 +248,13 @@ def RNN_KernelOpInterface : OpInterface<"KernelOpInterface"> {
       return ::llvm::cast<::mlir::ShapedType>(getRecurrentWeight().getType())
           .getDimSize(1);
     }
+    /// Whether T or B is dynamic.
+    bool hasDynamicShape() {
+      return ::mlir::ShapedType::isDynamic(getSeqLen()) ||
+             ::mlir::ShapedType::isDynamic(getBatch());
+    }
+    /// The GEMM block P of a kernel of static shape.
+    int64_t getBlockSteps() { return getGemmBlock().steps; }
 
   private:
     int64_t inputDim(unsigned i) {

@@ -121,8 +121,10 @@ def RNN_OutsGroup : RNN_OperandGroup<"outs", "outputs", "Outs">;
 defvar RNN_KernelInputGroups = [RNN_XGroup, RNN_IsInitGroup, RNN_StatesGroup,
                                 RNN_ResetStatesGroup, RNN_WeightsGroup];
 
-// Common shape of the kernels: the cell attribute, the GEMM block, the
-// attributes `attrs`, then the operand `groups` in order, whose sizes and
+// Common shape of the kernels: the cell attribute, the GEMM block (`block`
+// P steps where T and B are static; `rows` R where either is dynamic, each
+// call taking the block gemmBlockSteps gives its shape, so that it issues
+// the GEMMs a kernel of that static shape does), the attributes `attrs`, then the operand `groups` in order, whose sizes and
 // roles the cell fixes (`reset_states` is empty or one per state, as on
 // the model op); the last `numInits` groups are the destinations. Tensor
 // form returns one result per destination and memref form returns
@@ -136,7 +138,8 @@ class RNN_KernelOp<string mnemonic, string kind, dag attrs,
         DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
         DeclareOpInterfaceMethods<RNN_KernelOpInterface>])> {
   let arguments = !con(
-      (ins RNN_CellAttrInterface:$cell, RNN_BlockAttr:$block), attrs,
+      (ins RNN_CellAttrInterface:$cell, OptionalAttr<RNN_BlockAttr>:$block,
+           OptionalAttr<RNN_BlockAttr>:$rows), attrs,
       !dag(ins, !foreach(group, groups, group.constraint),
            !foreach(group, groups, group.accessor)));
   let results = (outs Variadic<AnyRankedTensor>:$results);
@@ -212,7 +215,8 @@ def RNN_CellFwdOp : RNN_KernelOp<"cell_fwd", "Fwd",
     ```
   }];
   let assemblyFormat = [{
-    $cell `block` `(` $block `)` (`chunk` `(` $chunk^ `)`)?
+    $cell (`block` `(` $block^ `)`)? (`rows` `(` $rows^ `)`)?
+    (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
     (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)` `outs` `(` $outputs `)`
@@ -263,7 +267,8 @@ def RNN_CellBwdOp : RNN_KernelOp<"cell_bwd", "Bwd",
     ```
   }];
   let assemblyFormat = [{
-    $cell `block` `(` $block `)` (`chunk` `(` $chunk^ `)`)?
+    $cell (`block` `(` $block^ `)`)? (`rows` `(` $rows^ `)`)?
+    (`chunk` `(` $chunk^ `)`)?
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
     (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)`
@@ -301,7 +306,7 @@ def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay",
     ```
   }];
   let assemblyFormat = [{
-    $cell `block` `(` $block `)`
+    $cell (`block` `(` $block^ `)`)? (`rows` `(` $rows^ `)`)?
     `ins` `(` $x `,` $isInit `)` `states` `(` $states `)`
     (`reset_states` `(` $resetStates^ `)`)?
     `weights` `(` $weights `)`

@@ -36,11 +36,6 @@ namespace rnn {
 #define GEN_PASS_DECL
 #include "rnn/Transforms/Passes.h.inc"
 
-/// The GEMM block P of the kernels of a layer of `steps` steps and `batch`
-/// columns (their `block`): the smallest power of two with
-/// P * batch >= gemmRows, at most `steps`.
-int64_t gemmBlockSteps(int64_t steps, int64_t batch, int64_t gemmRows);
-
 /// What the forward saves for the backward, for every layer. A multi-level
 /// (Revolve-style) plan would add the chunk lengths of outer levels here;
 /// the chunked backward kernels then replay an outer chunk into the

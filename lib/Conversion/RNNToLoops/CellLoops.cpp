@@ -19,7 +19,9 @@ LayerInputs::LayerInputs(KernelOpInterface op, KernelBuilder &k)
       states(op.getInitialStates()), resetStates(op.getResetStates()),
       T(k.shapeOf(x)[0]), B(k.shapeOf(x)[1]),
       H(cast<MemRefType>(weightHh.getType()).getDimSize(1)),
-      P(k.size(op.getBlockSteps())),
+      P(op.getGemmBlock().isPerCall()
+            ? OpFoldResult(k.gemmBlockSteps(T, B, op.getGemmBlock().rows))
+            : k.size(op.getBlockSteps())),
       replaysInPlace(op.getStorageType() ==
                      cast<MemRefType>(x.getType()).getElementType()) {}
 

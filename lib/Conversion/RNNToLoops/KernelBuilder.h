@@ -82,6 +82,10 @@ public:
   OpFoldResult mulSize(OpFoldResult lhs, OpFoldResult rhs);
   OpFoldResult subSize(OpFoldResult lhs, int64_t rhs);
 
+  /// The GEMM block gemmBlockSteps(steps, batch, rows) computed when the
+  /// kernel runs.
+  Value gemmBlockSteps(OpFoldResult steps, OpFoldResult batch, int64_t rows);
+
   /// The sizes of a buffer: constants, and memref.dim where dynamic.
   Shape shapeOf(Value buffer);
   SmallVector<Shape> shapesOf(ArrayRef<Value> buffers);

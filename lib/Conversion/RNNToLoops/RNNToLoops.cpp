@@ -151,6 +151,9 @@ static bool extendsWavefront(ArrayRef<Lane> run, const Lane &next) {
   OpOperand *read = reader.getOperandOf(roles->second);
   if (!written || !read)
     return false;
+  // The blocks of a dynamic shape are known per call only.
+  if (writer.hasDynamicShape() || reader.hasDynamicShape())
+    return false;
   // A single block leaves nothing to overlap.
   SmallVector<int64_t> blocks = blockStarts(writer);
   if (viewedBuffer(written->get()) != viewedBuffer(read->get()) ||
