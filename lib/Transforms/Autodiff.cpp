@@ -83,7 +83,7 @@ void Differentiator::accumulate(Value value, Value gradient) {
 Value Differentiator::cotangent(Value value) {
   if (Value existing = cotangents.lookup(value))
     return existing;
-  return createZeroTensor(builder, value.getLoc(), value.getType());
+  return createZeroTensor(builder, value.getLoc(), value);
 }
 
 void Differentiator::emitBackward(Operation *kernel) {
@@ -115,11 +115,9 @@ void Differentiator::emitBackward(Operation *kernel) {
       operands.push_back(cotangent(dps.getTiedOpResult(primal)));
       continue;
     }
-    auto type = cast<RankedTensorType>(primal->get().getType());
     primals.push_back(primal->get());
-    types.push_back(type);
-    operands.push_back(tensor::EmptyOp::create(builder, loc, type.getShape(),
-                                               type.getElementType()));
+    types.push_back(primal->get().getType());
+    operands.push_back(createEmptyLike(builder, loc, primal->get()));
   }
   // The backward's GEMM blocks are the forward's.
   Operation *bwd = createKernel(

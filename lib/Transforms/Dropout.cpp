@@ -59,7 +59,7 @@ Value mlir::rnn::applyDropout(OpBuilder &builder, DropoutOp op, Value input,
   double p = op.getP().convertToDouble();
   if (p == 0.0)
     return input;
-  int64_t batch = type.getDimSize(1), hidden = type.getDimSize(2);
+  int64_t hidden = type.getDimSize(2);
   uint64_t threshold = op.getThreshold();
   int64_t layer = op.getLayer();
   Type element = type.getElementType();
@@ -70,7 +70,14 @@ Value mlir::rnn::applyDropout(OpBuilder &builder, DropoutOp op, Value input,
   auto word = [&](int64_t i) {
     return AffineMap::get(3, 0, getAffineConstantExpr(i, ctx));
   };
-  Value init = tensor::EmptyOp::create(builder, loc, type.getShape(), element);
+  Value init = createEmptyLike(builder, loc, input);
+  // A dynamic B as the element numbering reads it (a constant B is made
+  // in the body).
+  Value dynamicBatch;
+  if (type.isDynamicDim(1))
+    dynamicBatch = arith::IndexCastUIOp::create(
+        builder, loc, builder.getI64Type(),
+        tensor::DimOp::create(builder, loc, input, 1));
   auto generic = linalg::GenericOp::create(
       builder, loc, type, ValueRange{input, rng, rng}, ValueRange{init},
       ArrayRef<AffineMap>{identity, word(0), word(1), identity},
@@ -97,7 +104,10 @@ Value mlir::rnn::applyDropout(OpBuilder &builder, DropoutOp op, Value input,
                 b, loc,
                 arith::AddIOp::create(
                     b, loc,
-                    arith::MulIOp::create(b, loc, index(0), i64Const(batch)),
+                    arith::MulIOp::create(
+                        b, loc, index(0),
+                        dynamicBatch ? dynamicBatch
+                                     : i64Const(type.getDimSize(1))),
                     index(1)),
                 i64Const(hidden)),
             index(2));

@@ -18,10 +18,26 @@
 using namespace mlir;
 using namespace mlir::rnn;
 
-static Value createEmpty(OpBuilder &builder, Location loc, Type type) {
+Value mlir::rnn::createEmptyLike(OpBuilder &builder, Location loc,
+                                 Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  SmallVector<Value> sizes;
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(tensor::DimOp::create(builder, loc, like, i));
+  return tensor::EmptyOp::create(builder, loc, type, sizes);
+}
+
+Value mlir::rnn::createLayerEmpty(OpBuilder &builder, Location loc, Type type,
+                                  Value x) {
   auto tensorType = cast<RankedTensorType>(type);
-  return tensor::EmptyOp::create(builder, loc, tensorType.getShape(),
-                                 tensorType.getElementType());
+  // [T, B, W] takes x's T and B; [B, W] its B.
+  int64_t skipped = 3 - tensorType.getRank();
+  SmallVector<Value> sizes;
+  for (auto [i, size] : llvm::enumerate(tensorType.getShape()))
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(tensor::DimOp::create(builder, loc, x, i + skipped));
+  return tensor::EmptyOp::create(builder, loc, tensorType, sizes);
 }
 
 RankedTensorType mlir::rnn::checkpointsType(RankedTensorType cells,
@@ -31,20 +47,22 @@ RankedTensorType mlir::rnn::checkpointsType(RankedTensorType cells,
   return cells.clone(shape);
 }
 
-Value mlir::rnn::createZeroTensor(OpBuilder &builder, Location loc, Type type) {
-  Type elementType = cast<RankedTensorType>(type).getElementType();
+Value mlir::rnn::createZeroTensor(OpBuilder &builder, Location loc,
+                                  Value like) {
+  Type elementType = cast<RankedTensorType>(like.getType()).getElementType();
   Value zero = arith::ConstantOp::create(
       builder, loc, builder.getFloatAttr(elementType, 0.0));
   return linalg::FillOp::create(builder, loc, ValueRange{zero},
-                                ValueRange{createEmpty(builder, loc, type)})
+                                ValueRange{createEmptyLike(builder, loc, like)})
       .getResult(0);
 }
 
-/// Appends an empty destination per type in `types`.
+/// Appends an empty destination per type in `types`, values of the layer
+/// of input `x`.
 static void addDestinations(OpBuilder &builder, Location loc, TypeRange types,
-                            SmallVectorImpl<Value> &operands) {
+                            Value x, SmallVectorImpl<Value> &operands) {
   for (Type type : types)
-    operands.push_back(createEmpty(builder, loc, type));
+    operands.push_back(createLayerEmpty(builder, loc, type, x));
 }
 
 /// [T, B, width] tensor with the element type of `like`.
@@ -97,7 +115,7 @@ Operation *mlir::rnn::createForwardKernel(OpBuilder &builder,
       type = type.clone(layerOp.getStorageType());
     initTypes.push_back(type);
   }
-  addDestinations(builder, loc, initTypes, operands);
+  addDestinations(builder, loc, initTypes, operands.front(), operands);
   GemmBlock block =
       gemmBlockFor(layerOp.getSeqLen(), layerOp.getBatch(), gemmRows);
 

@@ -42,8 +42,15 @@ SmallVector<Value> forwardOutputs(Operation *kernel);
 /// state entering each chunk, [ceil(T / chunk), B, H] for [T, B, H].
 RankedTensorType checkpointsType(RankedTensorType cells, int64_t chunk);
 
-/// A zero tensor of `type` (tensor.empty + linalg.fill).
-Value createZeroTensor(OpBuilder &builder, Location loc, Type type);
+/// A tensor.empty of `like`'s type and sizes.
+Value createEmptyLike(OpBuilder &builder, Location loc, Value like);
+
+/// A tensor.empty of `type`, a [T, B, W] or [B, W] value of the layer of
+/// input `x` [T, B, I]: its dynamic sizes are x's T and B.
+Value createLayerEmpty(OpBuilder &builder, Location loc, Type type, Value x);
+
+/// A zero tensor of `like`'s type and sizes (tensor.empty + linalg.fill).
+Value createZeroTensor(OpBuilder &builder, Location loc, Value like);
 
 class DropoutOp;
 

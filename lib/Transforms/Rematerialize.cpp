@@ -104,12 +104,6 @@ FailureOr<RematPolicy> mlir::rnn::parseRematPolicy(StringRef policyText,
 // Rewrites
 //===----------------------------------------------------------------------===//
 
-static Value emptyLike(OpBuilder &b, Location loc, Value like) {
-  auto type = cast<RankedTensorType>(like.getType());
-  return tensor::EmptyOp::create(b, loc, type.getShape(),
-                                 type.getElementType());
-}
-
 /// The forward kernel whose saved values `bwd` reads, or null (the values
 /// come from elsewhere, as in a hand-written kernel).
 static KernelOpInterface forwardOf(KernelOpInterface bwd) {
@@ -149,7 +143,7 @@ static void replaySaved(KernelOpInterface bwd, RewriterBase &rewriter) {
   for (StringRef role : replayed) {
     Value saved = bwd.getSaved(role);
     types.push_back(saved.getType());
-    operands.push_back(emptyLike(rewriter, loc, saved));
+    operands.push_back(createEmptyLike(rewriter, loc, saved));
   }
   Operation *replay = createKernel(
       rewriter, loc, cell, KernelPhase::Replay, fwd.hasResetStates(), types,

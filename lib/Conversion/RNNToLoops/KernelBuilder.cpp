@@ -643,6 +643,9 @@ void KernelBuilder::project(Value x, Value weightIh, Value dst) {
 void KernelBuilder::forChunks(
     OpFoldResult steps, OpFoldResult chunk, bool reverse,
     function_ref<void(Value start, OpFoldResult len)> body) {
+  // One chunk of all the steps (a dynamic T without a chunk).
+  if (steps == chunk)
+    return body(index(0), steps);
   std::optional<int64_t> staticSteps = getConstantIntValue(steps),
                          staticChunk = getConstantIntValue(chunk);
   if (!staticSteps || !staticChunk)
