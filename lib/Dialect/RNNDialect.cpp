@@ -8,6 +8,7 @@
 #include "rnn/Dialect/RNNOps.h"
 #include "rnn/Dialect/RNNRoles.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
@@ -21,6 +22,12 @@ void RNNDialect::initialize() {
 #include "rnn/Dialect/RNNOps.cpp.inc"
       >();
   registerAttributes();
+}
+
+Operation *RNNDialect::materializeConstant(OpBuilder &builder,
+                                           Attribute value, Type type,
+                                           Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
 }
 
 bool mlir::rnn::writesArgument(FunctionOpInterface func, unsigned index) {

@@ -441,6 +441,16 @@ static LogicalResult verifyLayer(LayerOpInterface layer) {
   return verifyStorage(op, layer.getStorageType(), layer.getInput());
 }
 
+OpFoldResult BlockStepsOp::fold(FoldAdaptor adaptor) {
+  auto steps = dyn_cast_or_null<IntegerAttr>(adaptor.getSteps());
+  auto batch = dyn_cast_or_null<IntegerAttr>(adaptor.getBatch());
+  if (!steps || !batch || steps.getInt() < 1 || batch.getInt() < 1)
+    return {};
+  return IntegerAttr::get(
+      IndexType::get(getContext()),
+      gemmBlockSteps(steps.getInt(), batch.getInt(), getRows()));
+}
+
 uint64_t DropoutOp::getThreshold() {
   return static_cast<uint64_t>(std::ldexp(getP().convertToDouble(), 32));
 }

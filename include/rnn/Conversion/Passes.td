@@ -143,6 +143,31 @@ def MatmulToBLASPass : Pass<"rnn-matmul-to-blas", "ModuleOp"> {
                            "memref::MemRefDialect"];
 }
 
+def ExpandBlockStepsPass : Pass<"rnn-expand-block-steps", "ModuleOp"> {
+  let summary = "Compute the GEMM blocks of dynamic shapes";
+  let description = [{
+    At the start of each target's lowering: every `rnn.block_steps` becomes
+    the loop that finds the smallest power of two whose rows reach the
+    op's `rows`, clamped to T, as `gemmBlockSteps` computes it for a
+    static shape (the same P for the same T and B).
+
+    ```mlir
+    %p = rnn.block_steps %t, %b rows(256)
+    // becomes
+    %b1 = arith.maxui %b, %c1 : index
+    %wanted = arith.ceildivui %c256, %b1 : index
+    %p0 = scf.while (%p = %c1) : (index) -> index {
+      ...  // continue while %p < %t and %p < %wanted
+    } do {
+      ...  // %p * 2
+    }
+    %p1 = arith.minui %p0, %t : index
+    %p = arith.maxui %p1, %c1 : index
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect"];
+}
+
 def LowerBeginBackwardPass : Pass<"rnn-lower-begin-backward", "ModuleOp"> {
   let summary = "Lower the phase boundary to the runtime's phase call";
   let description = [{

@@ -26,6 +26,9 @@ def RNN_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::rnn";
   let useDefaultAttributePrinterParser = 1;
+  // rnn.block_steps folds to an index constant (arith.constant).
+  let hasConstantMaterializer = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
   // The discardable attributes the compiler reads and writes, with generated
   // helpers (RNNDialect::<Name>AttrHelper): the names PyTorch gives arrays
   // and the layer (on arguments and results), what lowering records for the

@@ -319,6 +319,34 @@ def RNN_CellReplayOp : RNN_KernelOp<"cell_replay", "Replay",
 }
 
 //===----------------------------------------------------------------------===//
+// The GEMM block of a dynamic shape
+//===----------------------------------------------------------------------===//
+
+def RNN_BlockStepsOp : RNN_Op<"block_steps", [Pure]> {
+  let summary = "the GEMM block of a kernel whose T or B is dynamic";
+  let description = [{
+    The steps P of a GEMM block of a kernel with `rows(R)` at sequence
+    length `steps` and batch size `batch`: the smallest power of two whose
+    rows (P * B) reach R, at most T (and at least 1) — the `block` a kernel
+    of that static shape has, so that a library for any T and B issues the
+    GEMMs of the library specialized to the call's shape.
+    `convert-rnn-to-loops` makes it for each kernel of dynamic shape; the
+    memory plan reads it as a size of its own (the sizes of the block's
+    scratch are multiples of P and P * B); `rnn-expand-block-steps` lowers
+    it at the start of each target's lowering. It folds where T and B are
+    constants.
+
+    ```mlir
+    %p = rnn.block_steps %t, %b rows(256)
+    ```
+  }];
+  let arguments = (ins Index:$steps, Index:$batch, RNN_BlockAttr:$rows);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$steps `,` $batch `rows` `(` $rows `)` attr-dict";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Phase marker
 //===----------------------------------------------------------------------===//
 

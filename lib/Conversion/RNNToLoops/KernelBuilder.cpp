@@ -150,31 +150,8 @@ OpFoldResult KernelBuilder::subSize(OpFoldResult lhs, int64_t rhs) {
 
 Value KernelBuilder::gemmBlockSteps(OpFoldResult steps, OpFoldResult batch,
                                     int64_t rows) {
-  // As mlir::rnn::gemmBlockSteps: the smallest power of two whose rows
-  // reach `rows`, at most T.
-  Value t = index(steps), one = index(1);
-  Value rowsPerStep = arith::MaxUIOp::create(b, index(batch), one);
-  Value wanted = arith::CeilDivUIOp::create(b, index(rows), rowsPerStep);
-  auto loop = scf::WhileOp::create(b, TypeRange{b.getIndexType()},
-                                   ValueRange{one});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    Block *before = b.createBlock(&loop.getBefore(), {}, {b.getIndexType()},
-                                  {b.getLoc()});
-    Value block = before->getArgument(0);
-    Value shortOfT =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, block, t);
-    Value shortOfRows =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, block, wanted);
-    scf::ConditionOp::create(b, arith::AndIOp::create(b, shortOfT, shortOfRows),
-                             ValueRange{block});
-    Block *after = b.createBlock(&loop.getAfter(), {}, {b.getIndexType()},
-                                 {b.getLoc()});
-    Value doubled = arith::ShLIOp::create(b, after->getArgument(0), one);
-    scf::YieldOp::create(b, ValueRange{doubled});
-  }
-  Value block = arith::MinUIOp::create(b, loop.getResult(0), t);
-  return arith::MaxUIOp::create(b, block, one);
+  return BlockStepsOp::create(b, b.getIndexType(), index(steps),
+                              index(batch), b.getI64IntegerAttr(rows));
 }
 
 Value KernelBuilder::scalar(double value) {

@@ -83,7 +83,7 @@ public:
   OpFoldResult subSize(OpFoldResult lhs, int64_t rhs);
 
   /// The GEMM block gemmBlockSteps(steps, batch, rows) computed when the
-  /// kernel runs.
+  /// kernel runs (rnn.block_steps).
   Value gemmBlockSteps(OpFoldResult steps, OpFoldResult batch, int64_t rows);
 
   /// The sizes of a buffer: constants, and memref.dim where dynamic.

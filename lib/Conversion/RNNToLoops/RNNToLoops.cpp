@@ -352,11 +352,12 @@ struct ConvertRNNToLoopsPass
                                  places);
     walkAndApplyPatterns(module, std::move(patterns));
 
-    // The phase boundary stays until the target's lowering.
+    // The phase boundary and the GEMM blocks of dynamic shapes stay until
+    // the target's lowering.
     WalkResult left = module.walk([](Operation *op) {
       if (!isa<RNNDialect>(op->getDialect()) ||
-          isa<BeginBackwardOp, ForkOp, LaneSwitchOp, JoinOp, SignalOp, WaitOp>(
-              op))
+          isa<BeginBackwardOp, BlockStepsOp, ForkOp, LaneSwitchOp, JoinOp,
+              SignalOp, WaitOp>(op))
         return WalkResult::advance();
       op->emitOpError("was not lowered: convert-rnn-to-loops needs bufferized "
                       "f32 kernels on identity-layout buffers (run "

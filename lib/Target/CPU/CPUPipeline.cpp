@@ -2,6 +2,7 @@
 //
 // Loops on planned buffers -> the LLVM dialect for the host:
 //
+//   rnn-expand-block-steps       the GEMM blocks of dynamic shapes
 //   rnn-lower-begin-backward     the phase boundary as a runtime call
 //   rnn-serialize-lanes          a wavefront's lanes in program order
 //   rnn-approximate-math         tanh/exp as polynomials, bf16 conversions
@@ -33,6 +34,7 @@
 using namespace mlir;
 
 void rnn::buildLoopsToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(rnn::createExpandBlockStepsPass());
   pm.addPass(rnn::createLowerBeginBackwardPass());
   pm.addPass(rnn::createSerializeLanesPass());
   pm.addPass(rnn::createApproximateMathPass());

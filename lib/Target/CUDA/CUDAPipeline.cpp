@@ -175,6 +175,7 @@ LogicalResult rnn::verifyCUDATarget(const PipelineOptions &options,
 
 void rnn::buildLoopsToGPUKernelsPipeline(OpPassManager &pm,
                                          const PipelineOptions &options) {
+  pm.addPass(rnn::createExpandBlockStepsPass());
   pm.addPass(rnn::createLowerBeginBackwardPass());
   pm.addPass(rnn::createApproximateMathPass());
   TileParallelLoopsPassOptions tile;
