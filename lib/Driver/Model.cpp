@@ -159,14 +159,15 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
     resultAttrs.push_back(named(name, layer));
   };
 
-  Type state = tensor({s.batch, s.hiddenSize}, real);
+  // The IR's T and B: `?` in a program for every shape.
+  int64_t T = s.dynamic ? ShapedType::kDynamic : s.seqLen;
+  int64_t B = s.dynamic ? ShapedType::kDynamic : s.batch;
+  Type state = tensor({B, s.hiddenSize}, real);
   bool resetStates = s.resetTo != ResetTo::Zero;
-  Type resetType = s.resetTo == ResetTo::Step
-                       ? tensor({s.seqLen, s.batch, s.hiddenSize}, real)
-                       : state;
-  addArg(mlir::rnn::kRoleX, -1, tensor({s.seqLen, s.batch, s.inputSize}, real));
-  addArg(mlir::rnn::kRoleIsInit, -1,
-         tensor({s.seqLen, s.batch}, b.getI1Type()));
+  Type resetType =
+      s.resetTo == ResetTo::Step ? tensor({T, B, s.hiddenSize}, real) : state;
+  addArg(mlir::rnn::kRoleX, -1, tensor({T, B, s.inputSize}, real));
+  addArg(mlir::rnn::kRoleIsInit, -1, tensor({T, B}, b.getI1Type()));
   bool dropout = s.dropout > 0.0;
   if (dropout)
     addArg(mlir::rnn::kRoleRng, -1, tensor({2}, b.getI64Type()));
@@ -190,7 +191,7 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
     addArg(perLayer(mlir::rnn::kRoleBiasHh), -1,
            tensor({gates * s.hiddenSize}, real));
   }
-  Type sequence = tensor({s.seqLen, s.batch, s.hiddenSize}, real);
+  Type sequence = tensor({T, B, s.hiddenSize}, real);
   addResult(mlir::rnn::kRoleY, -1, sequence);
   for (int64_t l = 0; l < s.layers; ++l) {
     for (StringRef name : states)
@@ -239,7 +240,8 @@ OwningOpRef<ModuleOp> buildPresetModel(MLIRContext &context,
 
 static LogicalResult readNamed(DictionaryAttr attrs, Type type,
                                NamedTensor &tensor, std::string &error,
-                               const std::string &what) {
+                               const std::string &what,
+                               const ModelShape *callShape) {
   auto name = attrs ? attrs.getAs<StringAttr>(
                           mlir::rnn::RNNDialect::NameAttrHelper::getNameStr())
                     : StringAttr();
@@ -260,9 +262,12 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
     tensor.layer = layer.getInt();
   }
   auto shaped = dyn_cast<RankedTensorType>(type);
-  if (!shaped || !shaped.hasStaticShape()) {
-    error =
-        what + " ('" + tensor.name + "') must be a tensor with a static shape";
+  if (!shaped || (!callShape && !shaped.hasStaticShape())) {
+    error = what + " ('" + tensor.name +
+            "') must be a tensor with a static shape" +
+            (shaped ? " (rnn-run compiles a dynamic T and B for a preset "
+                      "with --dynamic)"
+                    : "");
     return failure();
   }
   Type element = shaped.getElementType();
@@ -279,6 +284,23 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
     return failure();
   }
   tensor.shape.assign(shaped.getShape().begin(), shaped.getShape().end());
+  // A dynamic size is the call's T or B: [T, B, X] and is_init [T, B]
+  // start with T, a state [B, H] with B.
+  bool startsWithT =
+      tensor.shape.size() == 3 || tensor.name == mlir::rnn::kRoleIsInit;
+  for (auto [i, size] : llvm::enumerate(tensor.shape)) {
+    if (!ShapedType::isDynamic(size))
+      continue;
+    bool isT = startsWithT && i == 0;
+    bool isB = startsWithT ? i == 1 : i == 0;
+    if (!isT && !isB) {
+      error = what + " ('" + tensor.name + "') of type " +
+              llvm::formatv("{0}", type).str() +
+              " has a dynamic size that is neither T nor B";
+      return failure();
+    }
+    size = isT ? callShape->seqLen : callShape->batch;
+  }
   return success();
 }
 
@@ -334,7 +356,7 @@ static LogicalResult assignArrays(func::FuncOp func, StringRef what,
 }
 
 LogicalResult readSignature(func::FuncOp func, Signature &signature,
-                            std::string &error) {
+                            std::string &error, const ModelShape *shape) {
   FunctionType type = func.getFunctionType();
   signature = Signature();
   auto read = [&](StringRef what, unsigned i, DictionaryAttr attrs, Type t,
@@ -342,7 +364,7 @@ LogicalResult readSignature(func::FuncOp func, Signature &signature,
     NamedTensor tensor;
     std::string where =
         (what + " #" + Twine(i) + " of @" + func.getName()).str();
-    if (failed(readNamed(attrs, t, tensor, error, where)))
+    if (failed(readNamed(attrs, t, tensor, error, where, shape)))
       return failure();
     into.push_back(std::move(tensor));
     return success();
@@ -462,12 +484,16 @@ LogicalResult runPipeline(PassManager &pm, ModuleOp module,
   return pm.run(module);
 }
 
-int64_t gemmFlops(func::FuncOp func, bool train) {
+int64_t gemmFlops(func::FuncOp func, bool train, const ModelShape &shape) {
   double total = 0;
   func.walk([&](mlir::rnn::LayerOpInterface layer) {
+    auto orShape = [](int64_t size, int64_t given) {
+      return ShapedType::isDynamic(size) ? given : size;
+    };
     // 2 T B G H (I + H), in double, as a model's dimensions may be too
     // large for its flops to fit 64 bits (it is refused later).
-    double fwd = 2.0 * layer.getSeqLen() * layer.getBatch() *
+    double fwd = 2.0 * orShape(layer.getSeqLen(), shape.seqLen) *
+                 orShape(layer.getBatch(), shape.batch) *
                  layer.getCell().getNumGates() * layer.getHiddenSize() *
                  (layer.getInputSize() + layer.getHiddenSize());
     total += train ? 3 * fwd : fwd;
@@ -499,7 +525,9 @@ LogicalResult loadModel(MLIRContext &context, const std::string &modelFile,
   if (!model.func)
     return failure();
   Signature signature;
-  if (failed(readSignature(model.func, signature, error)))
+  if (failed(readSignature(model.func, signature, error,
+                           shape.dynamic && modelFile.empty() ? &shape
+                                                              : nullptr)))
     return failure();
   model.cellName = describeModel(model.func, shape);
   return success();
@@ -512,8 +540,11 @@ std::string describeModel(func::FuncOp func, ModelShape &shape) {
     StringRef name = layer.getCell().getCellName();
     if (numLayers++ == 0) {
       cellName = name.str();
-      shape.seqLen = layer.getSeqLen();
-      shape.batch = layer.getBatch();
+      // A dynamic T or B keeps the shape the program runs at.
+      if (!ShapedType::isDynamic(layer.getSeqLen()))
+        shape.seqLen = layer.getSeqLen();
+      if (!ShapedType::isDynamic(layer.getBatch()))
+        shape.batch = layer.getBatch();
       shape.inputSize = layer.getInputSize();
       shape.hiddenSize = layer.getHiddenSize();
       shape.cell = cellName;

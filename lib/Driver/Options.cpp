@@ -98,7 +98,12 @@ DriverOptions::DriverOptions(cl::OptionCategory &category)
           cl::desc("CUDA toolkit directory with nvvm/libdevice "
                    "(--target=cuda; default: $RNNC_CUDA_TOOLKIT, else the "
                    "build's toolkit)"),
-          cl::cat(category)) {}
+          cl::cat(category)),
+      dynamic("dynamic", cl::init(false),
+              cl::desc("Compile the preset for any sequence length and batch "
+                       "size (T and B dynamic in its IR), run at --seq-len "
+                       "and --batch"),
+              cl::cat(category)) {}
 
 LogicalResult DriverOptions::check(MLIRContext &context,
                                    std::string &error) const {
@@ -117,6 +122,15 @@ LogicalResult DriverOptions::check(MLIRContext &context,
     return refuse("--entry needs a model file (MODEL.mlir)");
   if (cudaToolkit.getNumOccurrences() && !isCUDA())
     return refuse("--cuda-toolkit needs --target=cuda");
+  if (dynamic && !modelFile.empty())
+    return refuse("--dynamic applies to --preset: a model file's IR fixes "
+                  "its shapes (`?` for a dynamic T or B)");
+  if (dynamic && isCUDA())
+    return refuse("--dynamic runs on the cpu target: the cuda target "
+                  "compiles static shapes");
+  if (dynamic && wavefront)
+    return refuse("--dynamic and --wavefront: a wavefront's blocks are "
+                  "known for a static shape only");
   const cl::opt<long long> *sizes[] = {&seqLen, &batch, &inputSize,
                                        &hiddenSize, &layers};
   if (modelFile.empty()) {
@@ -154,6 +168,7 @@ ModelShape DriverOptions::presetShape() const {
   shape.dropout = dropout;
   shape.resetTo = resetTo;
   shape.storage = storage;
+  shape.dynamic = dynamic;
   return shape;
 }
 

@@ -37,6 +37,7 @@ static void printJSON(llvm::raw_ostream &os, const RunReport &r) {
                                    {"I", shape.inputSize},
                                    {"H", shape.hiddenSize},
                                    {"L", shape.layers}}},
+      {"dynamic", shape.dynamic},
       {"step_ms",
        llvm::json::Object{
            {"median", median(r.stepMs)},

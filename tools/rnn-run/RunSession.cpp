@@ -139,7 +139,7 @@ void RunSession::loadModel() {
     if (arg.use_empty())
       fail("argument #" + std::to_string(arg.getArgNumber()) + " of @" +
            model.getName().str() + " is not used by the model");
-  report.flops = gemmFlops(model, flags.train());
+  report.flops = gemmFlops(model, flags.train(), shape);
   if (std::string error;
       failed(checkTarget(shape, flags.driver.target, error)))
     fail(error);
@@ -204,7 +204,8 @@ void RunSession::runPipeline(PassManager &pm) {
 void RunSession::planMemory() {
   entry = module->lookupSymbol<func::FuncOp>(entryName);
   std::string error;
-  if (failed(readSignature(entry, signature, error)))
+  if (failed(readSignature(entry, signature, error,
+                           shape.dynamic ? &shape : nullptr)))
     fail(error);
   // A preset takes reset states with --reset-to: an unknown *_reset array
   // is refused with that hint.

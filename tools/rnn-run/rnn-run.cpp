@@ -189,6 +189,9 @@ static void checkFlags() {
       fail("--" + flag->ArgStr.str() + " needs --target=cuda");
   if (flags.arena && flags.noArena)
     fail("give either --arena or --no-arena, not both");
+  if (flags.arena && flags.driver.dynamic)
+    fail("--arena needs static T and B: a dynamic shape's buffers are "
+         "allocated each on its own");
   if (!flags.train() && flags.driver.remat.getNumOccurrences())
     fail("--remat applies to --mode=train: inference saves nothing for a "
          "backward pass");

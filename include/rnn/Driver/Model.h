@@ -43,6 +43,9 @@ struct ModelShape {
   std::string storage;
   int64_t seqLen = 32, batch = 64, inputSize = 256, hiddenSize = 256,
           layers = 1;
+  /// T and B are dynamic (`?`) in the model's IR, one compiled program
+  /// serving every shape; seqLen and batch are the shape it runs at.
+  bool dynamic = false;
 };
 
 /// Fails, with `error` listing the dialect's cells, unless `name` is one.
@@ -121,8 +124,13 @@ struct Signature {
 /// Any other set of layers of a name (different shapes, as when the layers
 /// have different hidden sizes, or not numbered from 0) is one array per
 /// layer, `name_l<k>` (as PyTorch names per-layer weights).
+///
+/// A dynamic size is refused without `shape`; with one, it is shape's T
+/// (dimension 0 of a sequence [T, B, X] or of is_init [T, B]) or B
+/// (dimension 1 of those, dimension 0 of a state [B, H]).
 mlir::LogicalResult readSignature(mlir::func::FuncOp func, Signature &signature,
-                                  std::string &error);
+                                  std::string &error,
+                                  const ModelShape *shape = nullptr);
 
 /// Whether `func` contains rnn model ops (rnn.lstm, rnn.gru).
 bool isModelFunction(mlir::func::FuncOp func);
@@ -181,8 +189,9 @@ std::string describeModel(mlir::func::FuncOp func, ModelShape &shape);
 /// The GEMM flops of one step of `func`'s layers: per layer
 /// 2 T B G H (I + H) forward, three times that with the backward (grad_x,
 /// grad_weight_ih, grad_weight_hh and the recurrent gradient, each as large
-/// as one forward GEMM).
-int64_t gemmFlops(mlir::func::FuncOp func, bool train);
+/// as one forward GEMM); a dynamic T or B is `shape`'s.
+int64_t gemmFlops(mlir::func::FuncOp func, bool train,
+                  const ModelShape &shape);
 
 } // namespace driver
 } // namespace rnn

@@ -73,6 +73,9 @@ struct DriverOptions {
   llvm::cl::opt<long long> gemmRows;
   llvm::cl::opt<bool> wavefront;
   llvm::cl::opt<std::string> cudaToolkit;
+  /// Compile a preset for every T and B (dynamic in its IR); it runs at
+  /// --seq-len and --batch.
+  llvm::cl::opt<bool> dynamic;
 
   bool isCUDA() const { return target == mlir::rnn::Target::CUDA; }
 
