@@ -68,8 +68,8 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
     position[&op] = numPositions++;
 
   func.walk([&](memref::AllocOp alloc) {
-    if (alloc->getBlock() != &block || !alloc.getType().hasStaticShape()) {
-      staticAllocs = false;
+    if (alloc->getBlock() != &block) {
+      staticAllocs = symbolicAllocs = false;
       return;
     }
     BufferInfo info;
@@ -80,14 +80,22 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
       info.role = "buffer";
     if (auto layer = alloc->getAttrOfType<IntegerAttr>(kLayerAttr))
       info.layer = layer.getInt();
-    // Every sum of buffer sizes (the peak, the planned offsets) stays below
-    // the sum of all of them, which must fit in 64 bits.
-    std::optional<int64_t> bytes = getBufferBytes(alloc.getType(), layout);
-    if (!bytes || llvm::AddOverflow(totalBytes, *bytes, totalBytes)) {
+    if (alloc.getType().hasStaticShape()) {
+      // Every sum of buffer sizes (the peak, the planned offsets) stays
+      // below the sum of all of them, which must fit in 64 bits.
+      std::optional<int64_t> bytes = getBufferBytes(alloc.getType(), layout);
+      if (!bytes || llvm::AddOverflow(totalBytes, *bytes, totalBytes)) {
+        staticAllocs = symbolicAllocs = false;
+        return;
+      }
+      info.bytes = *bytes;
+      info.size = SizeExpr::constant(*bytes);
+    } else {
       staticAllocs = false;
-      return;
+      info.size = SizeExpr::bytesOf(alloc.getType(), alloc.getDynamicSizes(),
+                                    layout, blockRows);
+      symbolicAllocs &= info.size.has_value();
     }
-    info.bytes = *bytes;
     info.allocIndex = info.lastUseIndex = position[alloc];
     for (Value alias : collectAliases(alloc.getResult())) {
       for (Operation *user : alias.getUsers()) {
@@ -126,6 +134,20 @@ SmallVector<int64_t> BufferLiveness::getHeldBytes() const {
   }
   for (unsigned i = 1; i < held.size(); ++i)
     held[i] += held[i - 1];
+  return held;
+}
+
+SmallVector<SizeExpr> BufferLiveness::getHeldSizes() const {
+  SmallVector<SizeExpr> held(numPositions + 1);
+  for (const BufferInfo &buffer : buffers) {
+    if (!buffer.size)
+      continue;
+    held[buffer.allocIndex] = held[buffer.allocIndex] + *buffer.size;
+    if (buffer.dealloc)
+      held[buffer.deallocIndex] = held[buffer.deallocIndex] - *buffer.size;
+  }
+  for (unsigned i = 1; i < held.size(); ++i)
+    held[i] = held[i] + held[i - 1];
   return held;
 }
 

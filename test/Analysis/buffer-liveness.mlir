@@ -163,9 +163,11 @@ func.func @alloc_in_loop(%n: index, %v: f32) {
 
 // -----
 
-// So does a dynamic size; the dynamic buffer is not listed.
+// So does a dynamic size that is not T, B or P: the buffer is listed, of
+// unknown size.
 
 // CHECK-LABEL: liveness of @dynamic (not static)
+// CHECK-NEXT: buffer ? bytes: alloc 0, last use 0, dealloc 3
 // CHECK-NEXT: buffer 16 bytes: alloc 1, last use 1, dealloc 2
 // CHECK-NEXT: peak 16 bytes
 func.func @dynamic(%n: index) {
@@ -237,4 +239,46 @@ func.func @total_overflow() {
   memref.dealloc %a : memref<1152921504606846976xf32>
   memref.dealloc %b : memref<1152921504606846976xf32>
   return
+}
+
+// -----
+
+// Sizes in a function for every T and B: memref.dim of a sequence [T, B, X]
+// (dims 0, 1), of is_init [T, B] and of a state [B, H] (dim 0), products
+// of them, rnn.block_steps (P), and the size of an allocation. The held
+// bytes at each position are sums of these; the peak is the larger of the
+// held expressions that no other one bounds: 16*T*B + 12*B (position 5)
+// and 8*B*P + 12*B (position 9) bound every other one, and neither bounds
+// the other.
+
+// CHECK-LABEL: liveness of @symbolic (symbolic)
+// CHECK-NEXT: y 16*T*B bytes: alloc 4, last use 4, dealloc 6
+// CHECK-NEXT: state 12*B bytes: alloc 5, last use 5, dealloc 10
+// CHECK-NEXT: block 8*B*P bytes: alloc 9, last use 9, dealloc 11
+// CHECK-NEXT: mask T*B bytes: alloc 14, last use 14, dealloc 15
+// CHECK-NEXT: ones 4*B*P bytes: alloc 17, last use 17, dealloc 18
+// CHECK-NEXT: peak max(16*T*B + 12*B, 8*B*P + 12*B) bytes
+func.func @symbolic(%x: memref<?x?x3xf32>, %is_init: memref<?x?xi1>
+                        {rnn.name = "is_init"},
+                    %h0: memref<?x5xf32>) {
+  %c0 = arith.constant 0 : index                                     // 0
+  %c1 = arith.constant 1 : index                                     // 1
+  %t = memref.dim %x, %c0 : memref<?x?x3xf32>                        // 2
+  %bx = memref.dim %x, %c1 : memref<?x?x3xf32>                       // 3
+  %y = memref.alloc(%t, %bx) {rnn.role = "y"} : memref<?x?x4xf32>    // 4
+  %s = memref.alloc(%bx) {rnn.role = "state"} : memref<?x3xf32>      // 5
+  memref.dealloc %y : memref<?x?x4xf32>                              // 6
+  %b = memref.dim %h0, %c0 : memref<?x5xf32>                         // 7
+  %p = rnn.block_steps %t, %b rows(64)                               // 8
+  %k = memref.alloc(%p, %b) {rnn.role = "block"} : memref<?x?x2xf32> // 9
+  memref.dealloc %s : memref<?x3xf32>                                // 10
+  memref.dealloc %k : memref<?x?x2xf32>                              // 11
+  %bi = memref.dim %is_init, %c1 : memref<?x?xi1>                    // 12
+  %ti = memref.dim %is_init, %c0 : memref<?x?xi1>                    // 13
+  %m = memref.alloc(%ti, %bi) {rnn.role = "mask"} : memref<?x?xi8>   // 14
+  memref.dealloc %m : memref<?x?xi8>                                 // 15
+  %pb = arith.muli %p, %b : index                                    // 16
+  %o = memref.alloc(%pb) {rnn.role = "ones"} : memref<?xf32>         // 17
+  memref.dealloc %o : memref<?xf32>                                  // 18
+  return                                                             // 19
 }

@@ -36,10 +36,15 @@ struct TestBufferLivenessPass
     BufferLiveness liveness(func);
     llvm::raw_ostream &os = llvm::outs();
     os << "liveness of @" << func.getName()
-       << (liveness.isStatic() ? "" : " (not static)") << "\n";
+       << (liveness.isStatic()     ? ""
+           : liveness.isSymbolic() ? " (symbolic)"
+                                   : " (not static)")
+       << "\n";
     for (const BufferInfo &buffer : liveness.getBuffers()) {
-      os << "  " << buffer.role << " " << buffer.bytes << " bytes: alloc "
-         << buffer.allocIndex << ", last use " << buffer.lastUseIndex;
+      os << "  " << buffer.role << " "
+         << (buffer.size ? buffer.size->str() : std::string("?"))
+         << " bytes: alloc " << buffer.allocIndex << ", last use "
+         << buffer.lastUseIndex;
       if (buffer.dealloc)
         os << ", dealloc " << buffer.deallocIndex;
       if (buffer.returned)
@@ -47,6 +52,13 @@ struct TestBufferLivenessPass
       if (buffer.escapes)
         os << ", escapes";
       os << "\n";
+    }
+    if (!liveness.isStatic() && liveness.isSymbolic()) {
+      SizeMax peak;
+      for (const SizeExpr &held : liveness.getHeldSizes())
+        peak.add(held);
+      os << "  peak " << peak.str() << " bytes\n";
+      return;
     }
     os << "  peak " << liveness.getPeakBytes() << " bytes\n";
   }

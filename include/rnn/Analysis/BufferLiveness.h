@@ -3,7 +3,8 @@
 // The buffers a lowered function allocates at its top level, each with its
 // role, size and live range in program order: from its allocation to its
 // last use through any view of it (subview, reshape, cast, select), and to
-// its deallocation. Early frees, the memory plan and the memory report all
+// its deallocation. A size is in bytes, or, in a function compiled for
+// every T and B, an expression in them (SizeExpr). Early frees, the memory plan and the memory report all
 // read this one analysis.
 //
 // Upstream `mlir::Liveness` answers "is this SSA value live here"; a buffer
@@ -19,6 +20,7 @@
 #ifndef RNN_ANALYSIS_BUFFERLIVENESS_H
 #define RNN_ANALYSIS_BUFFERLIVENESS_H
 
+#include "rnn/Analysis/SizeExpr.h"
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/IR/Operation.h"
@@ -62,7 +64,12 @@ struct BufferInfo {
   std::string role;
   /// The `rnn.layer` of the allocation, or -1.
   int64_t layer = -1;
+  /// Bytes of a static buffer (0 for a dynamic one).
   int64_t bytes = 0;
+  /// Bytes as an expression in T, B and P (the constant `bytes` for a
+  /// static buffer); nothing where the dynamic sizes are not ones
+  /// SizeExpr covers.
+  std::optional<SizeExpr> size;
   /// Positions in the function's entry block (0-based op indices).
   unsigned allocIndex = 0;
   /// Last op that uses the buffer or a view of it (its dealloc excluded);
@@ -88,6 +95,11 @@ public:
   /// False if some allocation is nested in a region (a loop body) or has a
   /// dynamic size: then no static plan covers the function.
   bool isStatic() const { return staticAllocs; }
+  /// Whether every allocation is at the top level with a size in T, B and
+  /// P (static ones included): a plan in those covers the function.
+  bool isSymbolic() const { return symbolicAllocs; }
+  /// The GEMM rows of the function's blocks, where a size reads P.
+  std::optional<int64_t> getBlockRows() const { return blockRows; }
   /// Number of ops in the entry block.
   unsigned getNumPositions() const { return numPositions; }
 
@@ -100,10 +112,13 @@ public:
   /// Bytes held at each position once its op has allocated and freed, and
   /// at the end (getNumPositions() + 1 entries).
   llvm::SmallVector<int64_t> getHeldBytes() const;
+  /// The same as expressions, for a symbolic function.
+  llvm::SmallVector<SizeExpr> getHeldSizes() const;
 
 private:
   llvm::SmallVector<BufferInfo> buffers;
-  bool staticAllocs = true;
+  bool staticAllocs = true, symbolicAllocs = true;
+  std::optional<int64_t> blockRows;
   unsigned numPositions = 0;
 };
 

@@ -1,0 +1,126 @@
+//===- SizeExpr.h - sizes in a call's sequence length and batch -*- C++ -*-===//
+//
+// A size that a program compiled for every sequence length T and batch
+// size B knows only when it is called: a polynomial with integer
+// coefficients in T, B and P, the GEMM block of the call (rnn.block_steps,
+// itself a function of T and B). Every buffer of the rnn pipeline has such
+// a size in bytes (x: T*B*I*4, a state: B*H*4, a block's projection:
+// P*B*4H*4), so that the memory plan of a dynamic function is a set of
+// expressions a caller evaluates per call. A static size is the constant
+// term alone.
+//
+// `SizeExpr::ofIndex` reads an index value of the lowered IR as such an
+// expression: constants, products and sums of them, `memref.dim` of a
+// function argument (T or B, by the argument's role: dimension 0 of a
+// sequence [T, B, X] or of is_init [T, B] is T, the next one B, and
+// dimension 0 of a state [B, H] is B), `memref.dim` of an allocation (its
+// size), and `rnn.block_steps` (P).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_ANALYSIS_SIZEEXPR_H
+#define RNN_ANALYSIS_SIZEEXPR_H
+
+#include "mlir/IR/Value.h"
+#include "mlir/IR/ValueRange.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir {
+class MemRefType;
+class DataLayout;
+
+namespace rnn {
+
+/// The sizes a call gives a dynamic function: T, B, and the GEMM block P
+/// (gemmBlockSteps(T, B, rows)).
+struct CallShape {
+  int64_t T = 1, B = 1, P = 1;
+};
+
+class SizeExpr {
+public:
+  /// One term: coefficient * T^t * B^b * P^p.
+  struct Term {
+    int64_t coefficient = 0;
+    unsigned t = 0, b = 0, p = 0;
+
+    bool sameMonomial(const Term &other) const {
+      return t == other.t && b == other.b && p == other.p;
+    }
+  };
+
+  SizeExpr() = default;
+  static SizeExpr constant(int64_t value);
+  static SizeExpr symbolT();
+  static SizeExpr symbolB();
+  static SizeExpr symbolP();
+
+  /// The size `value` (an index) stands for, or nothing if it is not one
+  /// the grammar above covers; `rows` is set to the rows of an
+  /// rnn.block_steps it reads (and must agree with a rows already set).
+  static std::optional<SizeExpr> ofIndex(Value value,
+                                         std::optional<int64_t> &rows);
+  /// The bytes of a buffer of `type` whose dynamic sizes are `sizes`, or
+  /// nothing if one of them is not covered or the element has no size.
+  static std::optional<SizeExpr> bytesOf(MemRefType type, ValueRange sizes,
+                                         const DataLayout &layout,
+                                         std::optional<int64_t> &rows);
+
+  SizeExpr operator+(const SizeExpr &other) const;
+  SizeExpr operator-(const SizeExpr &other) const;
+  SizeExpr operator*(const SizeExpr &other) const;
+  bool operator==(const SizeExpr &other) const {
+    return terms.size() == other.terms.size() &&
+           llvm::all_of(llvm::zip(terms, other.terms), [](auto pair) {
+             auto &[a, b] = pair;
+             return a.sameMonomial(b) && a.coefficient == b.coefficient;
+           });
+  }
+  bool operator!=(const SizeExpr &other) const { return !(*this == other); }
+
+  /// The terms, highest degree first; none for zero.
+  llvm::ArrayRef<Term> getTerms() const { return terms; }
+  /// The value of a constant expression.
+  std::optional<int64_t> getConstant() const;
+  /// The value at `shape`, or nothing if it overflows 64 bits.
+  std::optional<int64_t> evaluate(const CallShape &shape) const;
+  /// Whether this is at most `other` at every shape (T, B, P >= 1): each
+  /// coefficient of the difference other - this is non-negative.
+  bool isAtMost(const SizeExpr &other) const;
+
+  /// "256*T*B + 1024*P*B + 128": terms highest degree first, the constant
+  /// last; "0" for zero.
+  std::string str() const;
+
+private:
+  /// Merges terms of one monomial, drops zeros, orders them.
+  void normalize();
+
+  llvm::SmallVector<Term, 4> terms;
+};
+
+/// The larger of some sizes at every shape, as its candidates: none of
+/// them at most another one (isAtMost).
+class SizeMax {
+public:
+  /// Adds a candidate unless another is at least it, dropping those it is
+  /// at least.
+  void add(const SizeExpr &size);
+  llvm::ArrayRef<SizeExpr> getCandidates() const { return candidates; }
+  std::optional<int64_t> evaluate(const CallShape &shape) const;
+  /// The candidate alone, or "max(a, b, ...)"; "0" without any.
+  std::string str() const;
+
+private:
+  llvm::SmallVector<SizeExpr, 2> candidates;
+};
+
+} // namespace rnn
+} // namespace mlir
+
+#endif // RNN_ANALYSIS_SIZEEXPR_H
