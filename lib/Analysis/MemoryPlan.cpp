@@ -48,8 +48,11 @@ static PhaseBytes predictPhaseBytes(const BufferLiveness &liveness,
 
 MemoryPlan::MemoryPlan(Operation *op)
     : op(op), liveness(cast<func::FuncOp>(op)) {
-  if (!liveness.isStatic())
+  if (!liveness.isStatic()) {
+    if (liveness.isSymbolic())
+      planSymbolic();
     return;
+  }
   unsigned end = liveness.getNumPositions();
   struct Placed {
     int64_t offset, size;
@@ -92,3 +95,100 @@ MemoryPlan::MemoryPlan(Operation *op)
 }
 
 func::FuncOp MemoryPlan::getFunction() const { return cast<func::FuncOp>(op); }
+
+void MemoryPlan::planSymbolic() {
+  SymbolicPlan plan;
+  unsigned end = liveness.getNumPositions();
+  // Per class, the position each slot's last holder frees it at.
+  SmallVector<SmallVector<unsigned>> freedAt;
+  for (const BufferInfo &info : liveness.getBuffers()) {
+    auto found = llvm::find_if(plan.classes, [&](const auto &sizeClass) {
+      return sizeClass.size == *info.size;
+    });
+    unsigned index = found - plan.classes.begin();
+    if (found == plan.classes.end()) {
+      plan.classes.push_back({*info.size, 0});
+      freedAt.emplace_back();
+    }
+    // First fit among the class's slots: one freed before the buffer is
+    // allocated, else a new one.
+    SmallVector<unsigned> &slots = freedAt[index];
+    auto slot = llvm::find_if(
+        slots, [&](unsigned freed) { return freed <= info.allocIndex; });
+    int64_t chosen = slot - slots.begin();
+    unsigned freed = info.dealloc ? info.deallocIndex : end;
+    if (slot == slots.end())
+      slots.push_back(freed);
+    else
+      *slot = freed;
+    plan.classes[index].slots = slots.size();
+    plan.placement.push_back({index, chosen});
+  }
+  SmallVector<SizeExpr> held = liveness.getHeldSizes();
+  for (const SizeExpr &bytes : held)
+    plan.peak.add(bytes);
+  backwardStart = findBackwardStart(getFunction());
+  if (backwardStart) {
+    plan.fwdPeak.emplace();
+    plan.bwdPeak.emplace();
+    for (auto [position, bytes] : llvm::enumerate(held))
+      (position < *backwardStart ? *plan.fwdPeak : *plan.bwdPeak).add(bytes);
+    SizeExpr saved = held[*backwardStart];
+    for (const BufferInfo &buffer : liveness.getBuffers())
+      if (buffer.returned && buffer.allocIndex <= *backwardStart)
+        saved = saved - *buffer.size;
+    plan.saved = saved;
+  }
+  symbolic = std::move(plan);
+}
+
+/// `bytes` rounded up to the arena's alignment, or nothing on overflow.
+static std::optional<int64_t> aligned(int64_t bytes) {
+  int64_t rounded = 0;
+  if (llvm::AddOverflow(bytes, MemoryPlan::kAlignment - 1, rounded))
+    return std::nullopt;
+  return rounded / MemoryPlan::kAlignment * MemoryPlan::kAlignment;
+}
+
+std::optional<SmallVector<int64_t>>
+SymbolicPlan::offsets(const CallShape &shape, int64_t *arena) const {
+  // The base of each class, and the aligned size of its slots.
+  SmallVector<int64_t> base, slotBytes;
+  int64_t next = 0;
+  for (const SizeClass &sizeClass : classes) {
+    std::optional<int64_t> bytes = sizeClass.size.evaluate(shape);
+    std::optional<int64_t> size = bytes ? aligned(*bytes) : std::nullopt;
+    int64_t extent = 0;
+    if (!size || llvm::MulOverflow(*size, sizeClass.slots, extent))
+      return std::nullopt;
+    base.push_back(next);
+    slotBytes.push_back(*size);
+    if (llvm::AddOverflow(next, extent, next))
+      return std::nullopt;
+  }
+  SmallVector<int64_t> result;
+  for (auto [index, slot] : placement)
+    result.push_back(base[index] + slot * slotBytes[index]);
+  if (arena)
+    *arena = next;
+  return result;
+}
+
+std::string SymbolicPlan::arenaStr() const {
+  std::string s;
+  for (const SizeClass &sizeClass : classes) {
+    s += s.empty() ? "" : " + ";
+    if (sizeClass.slots != 1)
+      s += std::to_string(sizeClass.slots) + "*";
+    s += "align(" + sizeClass.size.str() + ")";
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::optional<int64_t>
+SymbolicPlan::arenaBytes(const CallShape &shape) const {
+  int64_t arena = 0;
+  if (!offsets(shape, &arena))
+    return std::nullopt;
+  return arena;
+}

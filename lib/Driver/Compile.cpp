@@ -3,6 +3,8 @@
 #include "rnn/Driver/Compile.h"
 #include "rnn/Driver/Model.h"
 
+#include "rnn/Analysis/MemoryPlan.h"
+#include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -15,7 +17,36 @@ using mlir::rnn::RNNDialect;
 namespace rnn {
 namespace driver {
 
-EntryPlan readEntryPlan(func::FuncOp entry, bool train) {
+/// The plan of a function compiled for every T and B, at `shape`.
+static void evaluateSymbolicPlan(func::FuncOp entry, bool train,
+                                 const ModelShape &shape, EntryPlan &plan) {
+  mlir::rnn::MemoryPlan memory(entry);
+  const std::optional<mlir::rnn::SymbolicPlan> &symbolic = memory.getSymbolic();
+  if (!symbolic)
+    return;
+  mlir::rnn::CallShape call{shape.seqLen, shape.batch, 1};
+  if (std::optional<int64_t> rows = memory.getLiveness().getBlockRows())
+    call.P = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch, *rows);
+  plan.blockSteps = call.P;
+  plan.peakBytes = symbolic->peak.evaluate(call);
+  plan.expressions.push_back({"peak", symbolic->peak.str()});
+  plan.expressions.push_back({"arena", symbolic->arenaStr()});
+  if (train && symbolic->saved) {
+    std::optional<int64_t> fwd = symbolic->fwdPeak->evaluate(call),
+                           bwd = symbolic->bwdPeak->evaluate(call),
+                           saved = symbolic->saved->evaluate(call);
+    if (fwd && bwd && saved)
+      plan.phases = mlir::rnn::PhaseBytes{*fwd, *bwd, *saved};
+    plan.expressions.push_back({"fwd_peak", symbolic->fwdPeak->str()});
+    plan.expressions.push_back({"bwd_peak", symbolic->bwdPeak->str()});
+    plan.expressions.push_back({"saved", symbolic->saved->str()});
+  } else if (!train && plan.peakBytes) {
+    plan.phases = mlir::rnn::PhaseBytes{*plan.peakBytes, 0, 0};
+  }
+}
+
+EntryPlan readEntryPlan(func::FuncOp entry, bool train,
+                        const ModelShape *shape) {
   MLIRContext *context = entry.getContext();
   auto planned = [&](auto helper) -> std::optional<int64_t> {
     if (IntegerAttr attr = helper.getAttr(entry))
@@ -47,6 +78,8 @@ EntryPlan readEntryPlan(func::FuncOp entry, bool train) {
     plan.remat = remat.getValue().str();
   plan.sequentialLayers =
       RNNDialect::SequentialLayersAttrHelper(context).isAttrPresent(entry);
+  if (shape && shape->dynamic)
+    evaluateSymbolicPlan(entry, train, *shape, plan);
   return plan;
 }
 

@@ -63,6 +63,12 @@ static void printJSON(llvm::raw_ostream &os, const RunReport &r) {
       {"warmup", r.warmup},
       {"seed", r.seed},
   };
+  if (!r.planExpressions.empty()) {
+    llvm::json::Object plan;
+    for (const auto &[name, expression] : r.planExpressions)
+      plan[name] = expression;
+    out["plan"] = std::move(plan);
+  }
   os << llvm::formatv("{0}", llvm::json::Value(std::move(out))) << "\n";
 }
 
@@ -90,6 +96,8 @@ static void printText(llvm::raw_ostream &os, const RunReport &r) {
      << (r.predictedPeak ? mib(*r.predictedPeak) : std::string("none"))
      << " predicted (fwd " << mib(r.fwdPeak) << ", bwd " << mib(r.bwdPeak)
      << "), saved for backward " << mib(r.savedBytes) << "\n";
+  for (const auto &[name, expression] : r.planExpressions)
+    os << "  plan   " << name << " = " << expression << " bytes\n";
   os << "  gemm   " << r.gemm << "; " << r.gemmCalls
      << " calls per step, blocks of " << r.gemmBlock << " steps\n";
   os << "  host   per step: " << r.launches << " kernel launches, " << r.syncs

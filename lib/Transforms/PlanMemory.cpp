@@ -37,6 +37,10 @@ struct RNNPlanMemoryPass
 
   LogicalResult attachPlan(func::FuncOp func) {
     const MemoryPlan &plan = getChildAnalysis<MemoryPlan>(func);
+    // A function for every T and B has its plan in closed form
+    // (MemoryPlan::getSymbolic), evaluated per call.
+    if (plan.getSymbolic())
+      return success();
     if (!plan.getLiveness().isStatic()) {
       func.emitRemark("rnn-plan-memory: buffers allocated inside loops or "
                       "with dynamic sizes; no static plan");

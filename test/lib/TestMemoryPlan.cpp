@@ -36,6 +36,10 @@ struct TestMemoryPlanPass
   void print(func::FuncOp func, const MemoryPlan &plan) {
     llvm::raw_ostream &os = llvm::outs();
     os << "plan of @" << func.getName();
+    if (const std::optional<SymbolicPlan> &symbolic = plan.getSymbolic()) {
+      printSymbolic(os, plan, *symbolic);
+      return;
+    }
     if (!plan.getLiveness().isStatic()) {
       os << ": none (not static)\n";
       return;
@@ -53,6 +57,28 @@ struct TestMemoryPlanPass
       os << "  backward from " << *plan.getBackwardStart() << ": fwd "
          << phases->fwdPeak << ", bwd " << phases->bwdPeak << ", saved "
          << phases->saved << "\n";
+  }
+
+  /// A plan in T, B and P: the peak, the size classes (the arena is the
+  /// sum of each class's slots of its size rounded up to 64 bytes), each
+  /// buffer's class and slot, the phases.
+  void printSymbolic(llvm::raw_ostream &os, const MemoryPlan &plan,
+                     const SymbolicPlan &symbolic) {
+    os << ": peak " << symbolic.peak.str();
+    if (std::optional<int64_t> rows = plan.getLiveness().getBlockRows())
+      os << " (P: blocks of " << *rows << " rows)";
+    os << "\n";
+    for (auto [i, sizeClass] : llvm::enumerate(symbolic.classes))
+      os << "  class " << i << ": " << sizeClass.slots << " x "
+         << sizeClass.size.str() << "\n";
+    for (auto [buffer, place] :
+         llvm::zip(plan.getLiveness().getBuffers(), symbolic.placement))
+      os << "  " << buffer.role << " in class " << place.first << " slot "
+         << place.second << "\n";
+    if (symbolic.saved)
+      os << "  backward from " << *plan.getBackwardStart() << ": fwd "
+         << symbolic.fwdPeak->str() << ", bwd " << symbolic.bwdPeak->str()
+         << ", saved " << symbolic.saved->str() << "\n";
   }
 };
 } // namespace

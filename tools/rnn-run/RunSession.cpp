@@ -226,8 +226,9 @@ void RunSession::planMemory() {
   case CompileStatus::ReportFailed:
     fail(error);
   }
-  EntryPlan plan = readEntryPlan(entry, flags.train());
+  EntryPlan plan = readEntryPlan(entry, flags.train(), &shape);
   report.predictedPeak = plan.peakBytes;
+  report.planExpressions = plan.expressions;
   plannedPhases = plan.phases;
   if (pipelineOptions.arena) {
     report.arenaBytes = plan.arenaBytes;
@@ -246,6 +247,13 @@ void RunSession::planMemory() {
   report.layersInSequence = flags.driver.wavefront && plan.sequentialLayers;
   report.gemmBlock = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch,
                                                pipelineOptions.getGemmRows());
+  // The block the dynamic program computes is the one a static shape has.
+  if (plan.blockSteps && *plan.blockSteps != report.gemmBlock)
+    fail("the program's GEMM block at T=" + std::to_string(shape.seqLen) +
+             ", B=" + std::to_string(shape.batch) + " is " +
+             std::to_string(*plan.blockSteps) + " steps, not " +
+             std::to_string(report.gemmBlock),
+         1);
 }
 
 /// Bytes of memory available to the process (MemAvailable), or nothing.

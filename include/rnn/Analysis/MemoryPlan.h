@@ -4,6 +4,15 @@
 // it allocates at its top level (first fit over the live ranges of
 // BufferLiveness), the arena's size, the predicted peak of bytes held, and
 // for a training function the figures of its forward and backward phases.
+//
+// A function compiled for every T and B (BufferLiveness::isSymbolic) has a
+// plan in closed form instead (SymbolicPlan): the peak and the phase
+// figures as expressions in T, B and P, and an arena laid out by size
+// class, the buffers of one size expression sharing slots by first fit
+// over their live ranges (which does not depend on the shape, as the sizes
+// of a class are equal at every shape), the classes one after the other.
+// A caller evaluates it per call in time linear in the number of buffers;
+// at every shape it places no two live buffers on the same bytes.
 // An analysis (`getAnalysis<MemoryPlan>()` on a func.func): rnn-plan-memory
 // attaches it to the IR, the memory report describes it
 // (buildMemoryReport), and
@@ -22,6 +31,34 @@
 
 namespace mlir {
 namespace rnn {
+
+/// The plan of a symbolic function.
+struct SymbolicPlan {
+  /// One size class: the size of its buffers and its number of slots.
+  struct SizeClass {
+    SizeExpr size;
+    int64_t slots = 0;
+  };
+  llvm::SmallVector<SizeClass> classes;
+  /// The class and slot of each buffer, in BufferLiveness order.
+  llvm::SmallVector<std::pair<unsigned, int64_t>> placement;
+  SizeMax peak;
+  /// With a forward/backward boundary: the phase peaks and what the
+  /// forward leaves held for the backward (results excluded).
+  std::optional<SizeMax> fwdPeak, bwdPeak;
+  std::optional<SizeExpr> saved;
+
+  /// The arena as an expression: "2*align(20*T*B) + 6*align(20*B) + ...",
+  /// align(n) being n rounded up to the alignment.
+  std::string arenaStr() const;
+  /// The arena of `shape`: each class's slots of its size rounded up to
+  /// the alignment, class after class; nothing if it overflows.
+  std::optional<int64_t> arenaBytes(const CallShape &shape) const;
+  /// The arena offset of each buffer at `shape` (arenaBytes's layout),
+  /// and in `arena` (if given) the arena's size.
+  std::optional<llvm::SmallVector<int64_t>>
+  offsets(const CallShape &shape, int64_t *arena = nullptr) const;
+};
 
 class MemoryPlan {
 public:
@@ -49,6 +86,8 @@ public:
   std::optional<unsigned> getBackwardStart() const { return backwardStart; }
   /// The phase figures of a function with a boundary.
   std::optional<PhaseBytes> getPhases() const { return phases; }
+  /// The plan in T, B and P of a symbolic function that is not static.
+  const std::optional<SymbolicPlan> &getSymbolic() const { return symbolic; }
 
   /// The function planned.
   func::FuncOp getFunction() const;
@@ -62,6 +101,10 @@ private:
   int64_t arenaBytes = 0;
   std::optional<unsigned> backwardStart;
   std::optional<PhaseBytes> phases;
+  std::optional<SymbolicPlan> symbolic;
+
+  /// Builds `symbolic`.
+  void planSymbolic();
 };
 
 } // namespace rnn

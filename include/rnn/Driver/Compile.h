@@ -29,6 +29,8 @@ class Module;
 namespace rnn {
 namespace driver {
 
+struct ModelShape;
+
 /// One value of the saved region's layout (rnn.saved).
 struct SavedRegion {
   std::string role;
@@ -52,10 +54,17 @@ struct EntryPlan {
   /// Whether the budget fits only with the layers in sequence, so that the
   /// compiler formed no wavefront (rnn.sequential_layers).
   bool sequentialLayers = false;
+  /// A function for every T and B: its plan's expressions in T, B and P
+  /// (peak, phases, saved; SymbolicPlan), by name, and P at the shape.
+  std::vector<std::pair<std::string, std::string>> expressions;
+  std::optional<int64_t> blockSteps;
 };
 
-/// The plan of `entry`, a training function if `train`.
-EntryPlan readEntryPlan(mlir::func::FuncOp entry, bool train);
+/// The plan of `entry`, a training function if `train`. A function
+/// compiled for every T and B (a symbolic plan) has its figures evaluated
+/// at `shape`'s T and B, if given.
+EntryPlan readEntryPlan(mlir::func::FuncOp entry, bool train,
+                        const ModelShape *shape = nullptr);
 
 /// Before the LLVM optimizer runs: gives each compiled function whose only
 /// callers are its entry point, the function named `prefix` + its name

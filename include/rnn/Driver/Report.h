@@ -37,6 +37,8 @@ struct RunReport {
   /// kept for the backward; the plan's predicted peak and arena.
   int64_t measuredPeak = 0, fwdPeak = 0, bwdPeak = 0, savedBytes = 0;
   std::optional<int64_t> predictedPeak, arenaBytes;
+  /// A program for every T and B: its plan's expressions in T, B and P.
+  std::vector<std::pair<std::string, std::string>> planExpressions;
   /// GEMM flops of one step; the BLAS; the steps in one GEMM block.
   int64_t flops = 0, gemmBlock = 0;
   std::string gemm;
