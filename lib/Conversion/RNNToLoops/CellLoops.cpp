@@ -23,7 +23,10 @@ LayerInputs::LayerInputs(KernelOpInterface op, KernelBuilder &k)
             ? OpFoldResult(k.gemmBlockSteps(T, B, op.getGemmBlock().rows))
             : k.size(op.getBlockSteps())),
       replaysInPlace(op.getStorageType() ==
-                     cast<MemRefType>(x.getType()).getElementType()) {}
+                     cast<MemRefType>(x.getType()).getElementType()) {
+  if (op.hasDynamicShape())
+    k.setGemmRowsBound(k.mulSize(P, B));
+}
 
 Shape LayerInputs::stepShape(int64_t width) const {
   return {B, IntegerAttr::get(IndexType::get(x.getContext()), width)};

@@ -464,12 +464,28 @@ Value KernelBuilder::gemmOperand(Value value) {
   return converted;
 }
 
+void KernelBuilder::setGemmRowsBound(OpFoldResult rows) {
+  gemmRowsBound = rows;
+  if (roundsGemmOperands())
+    dynamicConversionsStart = arith::ConstantIndexOp::create(b, 0);
+}
+
 Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
   auto type = cast<MemRefType>(value.getType());
   Value dst;
   if (!type.hasStaticShape()) {
-    // Sized where the operand is, inside the loops that make its sizes.
-    dst = alloc(shapeOf(value), "gemm_operand", gemmType);
+    // [rows, X]: the leading rows of its slot's [P * B, X] buffer.
+    assert(type.getRank() == 2 && !type.isDynamicDim(1) &&
+           dynamicConversionsStart && "a GEMM operand of dynamic rows");
+    int64_t columns = type.getDimSize(1);
+    Value &buffer = conversions[{slot.value_or(2), {ShapedType::kDynamic,
+                                                     columns}}];
+    if (!buffer) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(dynamicConversionsStart);
+      buffer = alloc({gemmRowsBound, size(columns)}, "gemm_operand", gemmType);
+    }
+    dst = rows(buffer, memref::getMixedSize(b, b.getLoc(), value, 0));
   } else {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(kernelStart);
@@ -592,6 +608,11 @@ Value KernelBuilder::columns(Value matrix, int64_t start, OpFoldResult len) {
 
 Value KernelBuilder::rows(Value matrix, int64_t start, int64_t len) {
   return submatrix(b, matrix, start, size(len), 0,
+                   memref::getMixedSize(b, b.getLoc(), matrix, 1));
+}
+
+Value KernelBuilder::rows(Value matrix, OpFoldResult len) {
+  return submatrix(b, matrix, 0, len, 0,
                    memref::getMixedSize(b, b.getLoc(), matrix, 1));
 }
 

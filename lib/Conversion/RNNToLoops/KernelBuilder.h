@@ -86,6 +86,12 @@ public:
   /// kernel runs (rnn.block_steps).
   Value gemmBlockSteps(OpFoldResult steps, OpFoldResult batch, int64_t rows);
 
+  /// Where T or B is dynamic: `rows` (P * B) bounds the rows of every GEMM
+  /// operand of the kernel ([B, X] or a block's [len * B, X]), so that the
+  /// scratch GEMM operands of a narrower storage type are made here, at
+  /// the kernel's start, of `rows` rows, each GEMM using its leading rows.
+  void setGemmRowsBound(OpFoldResult rows);
+
   /// The sizes of a buffer: constants, and memref.dim where dynamic.
   Shape shapeOf(Value buffer);
   SmallVector<Shape> shapesOf(ArrayRef<Value> buffers);
@@ -183,6 +189,8 @@ public:
   }
   /// Rows [start, start + len) of a [R, C] buffer.
   Value rows(Value matrix, int64_t start, int64_t len);
+  /// The first `len` rows of a [R, C] buffer.
+  Value rows(Value matrix, OpFoldResult len);
 
   /// The [len, ...] view of steps [start, start + len) of a sequence.
   Value steps(Value sequence, Value start, OpFoldResult len);
@@ -275,9 +283,13 @@ private:
   Operation *kernelStart = nullptr;
   /// GEMM operands made by gemmOperand, and the conversion scratch of each
   /// slot and static shape (one buffer serves every GEMM operand of its
-  /// shape; one of a dynamic shape has a buffer of its own).
+  /// shape; one of a dynamic shape, [rows, X], is the leading rows of the
+  /// buffer of its slot and X, [gemmRowsBound, X], made at
+  /// `dynamicConversionsStart`).
   llvm::DenseSet<Value> gemmOperands;
   std::map<std::pair<unsigned, SmallVector<int64_t>>, Value> conversions;
+  OpFoldResult gemmRowsBound;
+  Operation *dynamicConversionsStart = nullptr;
   /// Vector width for `parallel`, and the state of the loop being built:
   /// its innermost induction variable and width (1 outside vector loops).
   int64_t vectorWidth;
