@@ -96,3 +96,46 @@ func.func @huge() {
   memref.dealloc %a : memref<9223372036854775807xi8>
   return
 }
+
+// -----
+
+// A function for every T and B has a plan in closed form: the peak and
+// phases as expressions in T, B and P, and an arena by size class. By
+// hand: classes in order of first allocation, 4*T*B (%y, and %g, which is
+// allocated at 8 after %y is freed at 7 and takes its slot), 8*B (%s and
+// %t, live together: two slots) and 16 (%w); the arena is
+// align(4*T*B) + 2*align(8*B) + align(16). Held from position 4: 4*T*B,
+// 4*T*B + 8*B, 4*T*B + 16*B, 16*B, 4*T*B + 16*B, 4*T*B + 8*B (9, and 10,
+// the boundary), 4*T*B + 8*B + 16 (11), 4*T*B + 16, 16, 0. The forward
+// peak is 4*T*B + 16*B, the backward's 4*T*B + 8*B + 16; neither bounds
+// the other (16*B < 8*B + 16 at B = 1), so the peak is their max. Saved
+// at the boundary: 4*T*B + 8*B (nothing is returned).
+
+// CHECK-LABEL: plan of @symbolic: peak max(4*T*B + 16*B, 4*T*B + 8*B + 16)
+// CHECK-NEXT:   class 0: 1 x 4*T*B
+// CHECK-NEXT:   class 1: 2 x 8*B
+// CHECK-NEXT:   class 2: 1 x 16
+// CHECK-NEXT:   y in class 0 slot 0
+// CHECK-NEXT:   s in class 1 slot 0
+// CHECK-NEXT:   t in class 1 slot 1
+// CHECK-NEXT:   g in class 0 slot 0
+// CHECK-NEXT:   w in class 2 slot 0
+// CHECK-NEXT:   backward from 10: fwd 4*T*B + 16*B, bwd 4*T*B + 8*B + 16, saved 4*T*B + 8*B
+func.func @symbolic(%x: memref<?x?x1xf32>, %h: memref<?x2xf32>) {
+  %c0 = arith.constant 0 : index                                    // 0
+  %c1 = arith.constant 1 : index                                    // 1
+  %tt = memref.dim %x, %c0 : memref<?x?x1xf32>                      // 2
+  %bb = memref.dim %h, %c0 : memref<?x2xf32>                        // 3
+  %y = memref.alloc(%tt, %bb) {rnn.role = "y"} : memref<?x?xf32>   // 4
+  %s = memref.alloc(%bb) {rnn.role = "s"} : memref<?x2xf32>        // 5
+  %t = memref.alloc(%bb) {rnn.role = "t"} : memref<?x2xf32>        // 6
+  memref.dealloc %y : memref<?x?xf32>                               // 7
+  %g = memref.alloc(%tt, %bb) {rnn.role = "g"} : memref<?x?xf32>   // 8
+  memref.dealloc %s : memref<?x2xf32>                               // 9
+  rnn.begin_backward                                                // 10
+  %w = memref.alloc() {rnn.role = "w"} : memref<4xf32>              // 11
+  memref.dealloc %t : memref<?x2xf32>                               // 12
+  memref.dealloc %g : memref<?x?xf32>                               // 13
+  memref.dealloc %w : memref<4xf32>                                 // 14
+  return                                                            // 15
+}

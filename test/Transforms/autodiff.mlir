@@ -357,3 +357,29 @@ func.func @gru_shared_reset_state(%x: tensor<2x3x5xf32> {rnn.name = "x"},
       -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
   return %y1 : tensor<2x3x5xf32>
 }
+
+// -----
+// Dynamic T and B: the backward kernel takes the forward's `rows`, and the
+// gradients' destinations their primals' sizes.
+
+// CHECK-LABEL: func.func @dynamic_grad(
+// CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<?x?x3xf32>, {{%[[:alnum:]_]+}}: tensor<?x?xi1>, [[H0:%[[:alnum:]_]+]]: tensor<?x5xf32>
+// CHECK: rnn.cell_fwd #rnn.gru rows(256)
+// CHECK: rnn.begin_backward
+// CHECK: [[T:%.+]] = tensor.dim [[X]], %c0
+// CHECK: [[B:%.+]] = tensor.dim [[X]], %c1
+// CHECK: tensor.empty([[T]], [[B]]) : tensor<?x?x3xf32>
+// CHECK: [[BH:%.+]] = tensor.dim [[H0]], %c0
+// CHECK: tensor.empty([[BH]]) : tensor<?x5xf32>
+// CHECK: rnn.cell_bwd #rnn.gru rows(256)
+func.func @dynamic(%x: tensor<?x?x3xf32>, %is_init: tensor<?x?xi1>,
+                   %h0: tensor<?x5xf32>, %w_ih: tensor<15x3xf32>,
+                   %w_hh: tensor<15x5xf32>, %b_ih: tensor<15xf32>,
+                   %b_hh: tensor<15xf32>) -> tensor<?x?x5xf32> {
+  %y, %h_n = rnn.gru %x reset %is_init state(%h0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<?x?x3xf32>, tensor<?x?xi1>, tensor<?x5xf32>,
+         tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<?x?x5xf32>, tensor<?x5xf32>)
+  return %y : tensor<?x?x5xf32>
+}

@@ -133,3 +133,28 @@ func.func @dropout(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
       -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
   return %y : tensor<2x3x5xf32>
 }
+
+// -----
+// Dynamic T and B: the destinations take x's sizes (tensor.dim), and the
+// kernel's GEMM block is `rows`, chosen per call.
+
+// CHECK-LABEL: func.func @dynamic(
+// CHECK-SAME: [[X:%[[:alnum:]_]+]]: tensor<?x?x3xf32>
+// CHECK: [[T:%.+]] = tensor.dim [[X]], %c0
+// CHECK: [[B:%.+]] = tensor.dim [[X]], %c1
+// CHECK: [[Y:%.+]] = tensor.empty([[T]], [[B]]) : tensor<?x?x5xf32>
+// CHECK: [[B2:%.+]] = tensor.dim [[X]], %c1
+// CHECK: [[HN:%.+]] = tensor.empty([[B2]]) : tensor<?x5xf32>
+// CHECK: rnn.cell_fwd #rnn.gru rows(256) ins([[X]],
+// CHECK-SAME: outs([[Y]], [[HN]])
+func.func @dynamic(%x: tensor<?x?x3xf32>, %is_init: tensor<?x?xi1>,
+                   %h0: tensor<?x5xf32>, %w_ih: tensor<15x3xf32>,
+                   %w_hh: tensor<15x5xf32>, %b_ih: tensor<15xf32>,
+                   %b_hh: tensor<15xf32>) -> tensor<?x?x5xf32> {
+  %y, %h_n = rnn.gru %x reset %is_init state(%h0)
+      weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      : (tensor<?x?x3xf32>, tensor<?x?xi1>, tensor<?x5xf32>,
+         tensor<15x3xf32>, tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<?x?x5xf32>, tensor<?x5xf32>)
+  return %y : tensor<?x?x5xf32>
+}
