@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""The program compiled for every sequence length and batch size
+(`rnn-run --dynamic`) against the program compiled for the shape it runs
+at, on the CPU: median step time of each, interleaved round by round so
+that both see the same machine, and their ratio. Each round is one
+rnn-run process per program (compile, then --warmup and --iters steps);
+the figure of a round is rnn-run's median step.
+
+The configurations are issue 42's: training steps at T = 32, B = 64,
+I = H = 256 with 1 and 2 layers, and a rollout step (inference at T = 1,
+B = 8, I = H = 64), for the LSTM and the GRU.
+
+Usage: bench/dynamic_vs_static.py [--rounds 5] [--iters 20] [--threads 1]
+       [--rnn-run PATH]
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+
+CONFIGS = [
+    ("train L=1", ["--mode=train", "--seq-len=32", "--batch=64",
+                   "--input-size=256", "--hidden-size=256", "--layers=1"]),
+    ("train L=2", ["--mode=train", "--seq-len=32", "--batch=64",
+                   "--input-size=256", "--hidden-size=256", "--layers=2"]),
+    ("rollout", ["--mode=infer", "--seq-len=1", "--batch=8",
+                 "--input-size=64", "--hidden-size=64", "--layers=1"]),
+]
+
+
+def step_ms(rnn_run, cell, flags, dynamic, args):
+    command = [rnn_run, f"--preset={cell}", *flags, "--json",
+               f"--iters={args.iters}", f"--warmup={args.warmup}",
+               f"--blas-threads={args.threads}"]
+    if dynamic:
+        command.append("--dynamic")
+    out = subprocess.run(command, check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out)["step_ms"]["median"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rnn-run", default="rnn-run")
+    args = parser.parse_args()
+    print(f"{'cell':5} {'config':10} {'static ms':>10} {'dynamic ms':>11} "
+          f"{'dynamic/static':>15}")
+    for cell in ("lstm", "gru"):
+        for name, flags in CONFIGS:
+            static, dynamic = [], []
+            for _ in range(args.rounds):
+                static.append(step_ms(args.rnn_run, cell, flags, False, args))
+                dynamic.append(step_ms(args.rnn_run, cell, flags, True, args))
+            s, d = statistics.median(static), statistics.median(dynamic)
+            print(f"{cell:5} {name:10} {s:10.4f} {d:11.4f} {d / s:15.3f}",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
