@@ -145,22 +145,93 @@ std::string SizeExpr::str() const {
   return s;
 }
 
-/// The symbol dimension `dim` of function argument `arg` stands for, by the
-/// argument's role (SizeExpr.h), or nothing.
-static std::optional<SizeExpr> argumentDim(BlockArgument arg, int64_t dim) {
+std::optional<char> mlir::rnn::argumentSymbol(BlockArgument arg,
+                                               int64_t dim) {
   auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  auto type = dyn_cast<MemRefType>(arg.getType());
-  if (!func || !type || dim < 0 || dim >= type.getRank())
+  auto type = dyn_cast<ShapedType>(arg.getType());
+  // Sequences [T, B, X], is_init [T, B] and states [B, H]: model values
+  // of rank 2 or 3.
+  if (!func || !type || !type.hasRank() || type.getRank() < 2 ||
+      type.getRank() > 3 || dim < 0 || dim >= type.getRank() ||
+      !type.isDynamicDim(dim))
     return std::nullopt;
   auto name = func.getArgAttrOfType<StringAttr>(
       arg.getArgNumber(), RNNDialect::NameAttrHelper::getNameStr());
   bool startsWithT =
       type.getRank() == 3 || (name && name.getValue() == kRoleIsInit);
   if (startsWithT && dim == 0)
-    return SizeExpr::symbolT();
+    return 'T';
   if (dim == (startsWithT ? 1 : 0))
-    return SizeExpr::symbolB();
+    return 'B';
   return std::nullopt;
+}
+
+/// The symbol dimension `dim` of function argument `arg` stands for.
+static std::optional<SizeExpr> argumentDim(BlockArgument arg, int64_t dim) {
+  std::optional<char> symbol = argumentSymbol(arg, dim);
+  if (!symbol)
+    return std::nullopt;
+  return *symbol == 'T' ? SizeExpr::symbolT() : SizeExpr::symbolB();
+}
+
+std::optional<ShapeValues>
+mlir::rnn::buildShapeValues(OpBuilder &builder, func::FuncOp func,
+                            std::optional<int64_t> rows) {
+  ShapeValues shape;
+  Location loc = func.getLoc();
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    if (!type)
+      continue;
+    for (int64_t dim = 0; dim < type.getRank(); ++dim) {
+      std::optional<char> symbol = argumentSymbol(arg, dim);
+      Value &value = symbol == 'T' ? shape.T : shape.B;
+      if (!symbol || value)
+        continue;
+      value = memref::DimOp::create(builder, loc, arg, dim);
+    }
+  }
+  // A function with B only (every sequence given per step elsewhere) has
+  // no T to read.
+  if (!shape.B)
+    return std::nullopt;
+  shape.P = arith::ConstantIndexOp::create(builder, loc, 1);
+  if (rows) {
+    if (!shape.T)
+      return std::nullopt;
+    shape.P = BlockStepsOp::create(builder, loc, builder.getIndexType(),
+                                   shape.T, shape.B,
+                                   builder.getI64IntegerAttr(*rows));
+  }
+  return shape;
+}
+
+Value SizeExpr::build(OpBuilder &builder, Location loc,
+                      const ShapeValues &shape) const {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  Value sum;
+  for (const Term &term : terms) {
+    Value value;
+    for (auto [power, base] : {std::pair<unsigned, Value>{term.t, shape.T},
+                               {term.b, shape.B},
+                               {term.p, shape.P}})
+      for (unsigned i = 0; i < power; ++i)
+        // A size reads only the symbols of the function's arguments.
+        value = (assert(base && "a symbol the function has no value of"),
+                 value)
+                    ? arith::MulIOp::create(builder, loc, value, base)
+                            .getResult()
+                      : base;
+    Value coefficient = index(term.coefficient);
+    value = value ? arith::MulIOp::create(builder, loc, coefficient, value)
+                        .getResult()
+                  : coefficient;
+    sum = sum ? arith::AddIOp::create(builder, loc, sum, value).getResult()
+              : value;
+  }
+  return sum ? sum : index(0);
 }
 
 std::optional<SizeExpr> SizeExpr::ofIndex(Value value,
@@ -238,6 +309,100 @@ std::optional<SizeExpr> SizeExpr::bytesOf(MemRefType type, ValueRange sizes,
     bytes = bytes * *dynamic;
   }
   return bytes;
+}
+
+namespace {
+/// i64 arithmetic on non-negative values that records, in `overflow`,
+/// whether a result left [0, 2^63).
+struct CheckedArithmetic {
+  OpBuilder &b;
+  Location loc;
+  Value overflow;
+
+  Value constant(int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), value);
+  }
+  void flag(Value condition) {
+    overflow = arith::OrIOp::create(b, loc, overflow, condition);
+  }
+  Value negative(Value value) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, value,
+                                 constant(0));
+  }
+  Value mul(Value lhs, Value rhs) {
+    auto product = arith::MulUIExtendedOp::create(b, loc, lhs, rhs);
+    flag(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                               product.getHigh(), constant(0)));
+    flag(negative(product.getLow()));
+    return product.getLow();
+  }
+  Value add(Value lhs, Value rhs) {
+    auto sum = arith::AddUIExtendedOp::create(b, loc, lhs, rhs);
+    flag(sum.getOverflow());
+    flag(negative(sum.getSum()));
+    return sum.getSum();
+  }
+};
+} // namespace
+
+Value SizeExpr::buildChecked(OpBuilder &builder, Location loc,
+                             ArrayRef<Value> symbols, Value &overflow) const {
+  CheckedArithmetic c{builder, loc, overflow};
+  Value sum = c.constant(0);
+  for (const Term &term : terms) {
+    Value value = c.constant(term.coefficient);
+    for (auto [power, symbol] :
+         llvm::zip(std::array<unsigned, 3>{term.t, term.b, term.p}, symbols))
+      for (unsigned i = 0; i < power; ++i)
+        value = c.mul(value, symbol);
+    sum = c.add(sum, value);
+  }
+  overflow = c.overflow;
+  return sum;
+}
+
+func::FuncOp mlir::rnn::buildSizeFunction(
+    OpBuilder &builder, Operation *after, StringRef name,
+    ArrayRef<std::pair<SizeExpr, int64_t>> parts, int64_t alignment,
+    std::optional<int64_t> rows) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfter(after);
+  Location loc = after->getLoc();
+  Type index = builder.getIndexType(), i64 = builder.getI64Type();
+  auto func = func::FuncOp::create(builder, loc, name,
+                                   builder.getFunctionType({index, index}, {i64}));
+  func.setPrivate();
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  CheckedArithmetic c{builder, loc,
+                      arith::ConstantIntOp::create(builder, loc,
+                                                   builder.getI1Type(), 0)};
+  auto toI64 = [&](Value value) -> Value {
+    return arith::IndexCastUIOp::create(builder, loc, i64, value);
+  };
+  Value t = body->getArgument(0), b = body->getArgument(1);
+  Value p = rows ? BlockStepsOp::create(builder, loc, index, t, b,
+                                        builder.getI64IntegerAttr(*rows))
+                       .getResult()
+                 : arith::ConstantIndexOp::create(builder, loc, 1).getResult();
+  Value symbols[] = {toI64(t), toI64(b), toI64(p)};
+  Value total = c.constant(0);
+  for (const auto &[size, count] : parts) {
+    Value sum = size.buildChecked(builder, loc, symbols, c.overflow);
+    if (alignment > 1) {
+      // (sum + alignment - 1) / alignment * alignment
+      Value rounded = c.add(sum, c.constant(alignment - 1));
+      sum = arith::MulIOp::create(
+          builder, loc,
+          arith::DivUIOp::create(builder, loc, rounded, c.constant(alignment)),
+          c.constant(alignment));
+    }
+    total = c.add(total, c.mul(sum, c.constant(count)));
+  }
+  Value result = arith::SelectOp::create(builder, loc, c.overflow,
+                                         c.constant(-1), total);
+  func::ReturnOp::create(builder, loc, result);
+  return func;
 }
 
 void SizeMax::add(const SizeExpr &size) {

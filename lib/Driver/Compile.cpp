@@ -67,7 +67,10 @@ EntryPlan readEntryPlan(func::FuncOp entry, bool train,
     plan.phases = mlir::rnn::PhaseBytes{*fwd, *bwd, *saved};
   else if (!train && plan.peakBytes)
     plan.phases = mlir::rnn::PhaseBytes{*plan.peakBytes, 0, 0};
-  if (ArrayAttr layout = RNNDialect::SavedAttrHelper(context).getAttr(entry)) {
+  // A static layout: offsets and bytes (a symbolic one names sizes in T
+  // and B, its offsets computed per call).
+  if (ArrayAttr layout = RNNDialect::SavedAttrHelper(context).getAttr(entry);
+      layout && plan.savedBytes) {
     plan.saved.emplace();
     for (auto item : layout.getAsRange<DictionaryAttr>())
       plan.saved->push_back({item.getAs<StringAttr>("role").getValue().str(),

@@ -140,6 +140,8 @@ void rnn::buildBuffersStage(OpPassManager &pm,
   if (options.outParams) {
     bufferization::BufferResultsToOutParamsPassOptions outParams;
     outParams.hoistStaticAllocs = true;
+    // A result of dynamic size (T or B) too: written in place, no copy.
+    outParams.hoistDynamicAllocs = true;
     outParams.modifyPublicFunctions = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   }

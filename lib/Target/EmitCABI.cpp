@@ -7,11 +7,14 @@
 // the descriptors itself and a caller passes data pointers only. On the
 // cuda target (caller-stream) the entry point also brackets the call with
 // the runtime's rnnrt_cuda_enter/leave, which route the work to the
-// caller's stream and turn a recorded error into the return code.
+// caller's stream and turn a recorded error into the return code. A
+// function compiled for every T and B takes them first, and has a second
+// entry point that gives each argument's size at a shape (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Target/Passes.h"
+#include "rnn/Analysis/SizeExpr.h"
 #include "rnn/Conversion/RuntimeFunctions.h"
 #include "rnn/Dialect/RNNDialect.h"
 
@@ -31,22 +34,50 @@ namespace rnn {
 } // namespace mlir
 
 using namespace mlir;
+using namespace mlir::rnn;
 
-/// Whether `func` can have an entry point: every argument a statically
-/// shaped memref of identity layout, no results.
+/// The function giving the bytes of argument `i` of `func` at (T, B)
+/// (rnn.size: the arena, the saved region), if it has one.
+static func::FuncOp sizeFunctionOf(func::FuncOp func, unsigned i) {
+  auto symbol = func.getArgAttrOfType<FlatSymbolRefAttr>(
+      i, RNNDialect::SizeAttrHelper::getNameStr());
+  if (!symbol)
+    return nullptr;
+  return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(func, symbol);
+}
+
+/// Whether `func` can have an entry point: every argument a memref of
+/// identity layout whose sizes are static, T or B (argumentSymbol), or, for
+/// a byte buffer, given by its size function; no results.
 static LogicalResult checkSignature(func::FuncOp func) {
   if (func.getNumResults() != 0)
     return func.emitOpError("has results; a C entry point needs them as "
                             "out-params (buffer-results-to-out-params)");
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto memref = dyn_cast<MemRefType>(type);
-    if (!memref || !memref.hasStaticShape() || !memref.getLayout().isIdentity())
+    bool sized = memref && memref.getLayout().isIdentity();
+    if (sized && !memref.hasStaticShape()) {
+      if (sizeFunctionOf(func, i))
+        sized = memref.getRank() == 1 && memref.getElementType().isInteger(8);
+      else
+        for (int64_t dim = 0; dim < memref.getRank(); ++dim)
+          sized &= !memref.isDynamicDim(dim) ||
+                   argumentSymbol(func.getArgument(i), dim).has_value();
+    }
+    if (!sized)
       return func.emitOpError("argument ")
              << i << " has type " << type
-             << "; a C entry point takes statically shaped memrefs of "
-                "identity layout";
+             << "; a C entry point takes memrefs of identity layout whose "
+                "sizes are static, T or B";
   }
   return success();
+}
+
+/// Whether `func` takes T and B (an argument of dynamic size).
+static bool isDynamic(func::FuncOp func) {
+  return llvm::any_of(func.getArgumentTypes(), [](Type type) {
+    return !cast<MemRefType>(type).hasStaticShape();
+  });
 }
 
 /// The memref descriptor of `type` around `data`, cast to `type`.
@@ -77,6 +108,34 @@ static Value buildDescriptor(OpBuilder &b, Location loc, MemRefType type,
     desc = LLVM::InsertValueOp::create(b, loc, desc, constant(stride),
                                        ArrayRef<int64_t>{4, dim});
     stride *= type.getDimSize(dim);
+  }
+  return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
+}
+
+/// The memref descriptor of `type` around `data` with the sizes `sizes`
+/// (i64 values, one per dimension), cast to `type`.
+static Value buildDynamicDescriptor(OpBuilder &b, Location loc,
+                                    MemRefType type, Value data,
+                                    ArrayRef<Value> sizes) {
+  Type i64 = b.getI64Type();
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  int64_t rank = type.getRank();
+  auto array = LLVM::LLVMArrayType::get(i64, rank);
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {ptrType, ptrType, i64, array, array});
+  Value desc = LLVM::PoisonOp::create(b, loc, structType);
+  desc = LLVM::InsertValueOp::create(b, loc, desc, data, ArrayRef<int64_t>{0});
+  desc = LLVM::InsertValueOp::create(b, loc, desc, data, ArrayRef<int64_t>{1});
+  Value stride = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));
+  desc = LLVM::InsertValueOp::create(
+      b, loc, desc, LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0)),
+      ArrayRef<int64_t>{2});
+  for (int64_t dim = rank - 1; dim >= 0; --dim) {
+    desc = LLVM::InsertValueOp::create(b, loc, desc, sizes[dim],
+                                       ArrayRef<int64_t>{3, dim});
+    desc = LLVM::InsertValueOp::create(b, loc, desc, stride,
+                                       ArrayRef<int64_t>{4, dim});
+    stride = LLVM::MulOp::create(b, loc, stride, sizes[dim]);
   }
   return UnrealizedConversionCastOp::create(b, loc, type, desc).getResult(0);
 }
@@ -149,10 +208,22 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       if (failed(checkSignature(func)))
         return signalPassFailure();
       std::string name = prefix + func.getName().str();
-      if (module.lookupSymbol(name)) {
+      if (module.lookupSymbol(name) ||
+          (isDynamic(func) && module.lookupSymbol(name + "_sizes"))) {
         func.emitOpError("cannot have a C entry point: symbol @")
-            << name << " already exists";
+            << name << (module.lookupSymbol(name) ? "" : "_sizes")
+            << " already exists";
         return signalPassFailure();
+      }
+      if (isDynamic(func)) {
+        if (callerStream) {
+          func.emitOpError("takes T and B: rnn-emit-c-abi gives such a "
+                           "function no entry point on the caller's CUDA "
+                           "stream");
+          return signalPassFailure();
+        }
+        emitDynamicEntryPoints(func, name);
+        continue;
       }
       OpBuilder b(func);
       b.setInsertionPointAfter(func);
@@ -210,6 +281,127 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
               : arith::ConstantIntOp::create(b, loc, i32, 0).getResult();
       func::ReturnOp::create(b, loc, status);
     }
+  }
+
+  /// `<name>_sizes(T, B, bytes)`, which writes each argument's bytes at
+  /// (T, B) and returns 1 if T or B is below 1 or a size does not fit in
+  /// 63 bits (else 0), and `<name>(T, B, buffers, stream)`, which checks
+  /// the shape the same way and calls `func` on the buffers with the sizes
+  /// T and B give.
+  void emitDynamicEntryPoints(func::FuncOp func, StringRef name) {
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(func);
+    b.setInsertionPointAfter(func);
+    Location loc = func.getLoc();
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    Type i64 = b.getI64Type(), i32 = b.getI32Type();
+    auto i64Constant = [&](int64_t value) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i64, value);
+    };
+    DataLayout layout = DataLayout::closest(func);
+
+    // The sizes.
+    auto sizes = func::FuncOp::create(
+        b, loc, (name + "_sizes").str(),
+        b.getFunctionType({i64, i64, ptrType}, {i32}));
+    Block *body = sizes.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    Value t = body->getArgument(0), batch = body->getArgument(1);
+    Value overflow = arith::OrIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t,
+                              i64Constant(1)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, batch,
+                              i64Constant(1)));
+    Value symbols[] = {t, batch, i64Constant(1)};
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto memref = cast<MemRefType>(type);
+      Value bytes;
+      if (func::FuncOp sizeFunction = sizeFunctionOf(func, i)) {
+        Type index = b.getIndexType();
+        bytes = func::CallOp::create(
+                    b, loc, sizeFunction,
+                    ValueRange{arith::IndexCastOp::create(b, loc, index, t),
+                               arith::IndexCastOp::create(b, loc, index, batch)})
+                    .getResult(0);
+        overflow = arith::OrIOp::create(
+            b, loc, overflow,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, bytes,
+                                  i64Constant(0)));
+      } else {
+        SizeExpr size = SizeExpr::constant(static_cast<int64_t>(
+            layout.getTypeSize(memref.getElementType()).getFixedValue()));
+        for (int64_t dim = 0; dim < memref.getRank(); ++dim) {
+          std::optional<char> symbol =
+              argumentSymbol(func.getArgument(i), dim);
+          size = size * (!symbol        ? SizeExpr::constant(memref.getDimSize(dim))
+                         : *symbol == 'T' ? SizeExpr::symbolT()
+                                          : SizeExpr::symbolB());
+        }
+        bytes = size.buildChecked(b, loc, symbols, overflow);
+      }
+      auto slot = LLVM::GEPOp::create(
+          b, loc, ptrType, i64, body->getArgument(2),
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      LLVM::StoreOp::create(b, loc, bytes, slot);
+    }
+    func::ReturnOp::create(b, loc,
+                           arith::ExtUIOp::create(b, loc, i32, overflow)
+                               .getResult());
+
+    // The entry point.
+    b.setInsertionPointAfter(sizes);
+    auto entry = func::FuncOp::create(
+        b, loc, name, b.getFunctionType({i64, i64, ptrType, ptrType}, {i32}));
+    body = entry.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    t = body->getArgument(0);
+    batch = body->getArgument(1);
+    Value count = i64Constant(func.getNumArguments());
+    Value bytes = LLVM::AllocaOp::create(b, loc, ptrType, i64, count);
+    Value status =
+        func::CallOp::create(b, loc, sizes,
+                             ValueRange{t, batch, bytes})
+            .getResult(0);
+    Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status,
+                                      arith::ConstantIntOp::create(b, loc, i32, 0));
+    Block *call = entry.addBlock();
+    Block *early = entry.addBlock();
+    cf::CondBranchOp::create(b, loc, bad, early, call);
+    b.setInsertionPointToStart(early);
+    func::ReturnOp::create(b, loc, status);
+    b.setInsertionPointToStart(call);
+    SmallVector<Value> operands;
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto memref = cast<MemRefType>(type);
+      auto slot = LLVM::GEPOp::create(
+          b, loc, ptrType, ptrType, body->getArgument(2),
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      Value data = LLVM::LoadOp::create(b, loc, ptrType, slot);
+      SmallVector<Value> dims;
+      for (int64_t dim = 0; dim < memref.getRank(); ++dim) {
+        if (!memref.isDynamicDim(dim)) {
+          dims.push_back(LLVM::ConstantOp::create(
+              b, loc, i64, b.getI64IntegerAttr(memref.getDimSize(dim))));
+          continue;
+        }
+        std::optional<char> symbol = argumentSymbol(func.getArgument(i), dim);
+        if (symbol) {
+          dims.push_back(*symbol == 'T' ? t : batch);
+          continue;
+        }
+        // A byte buffer of its size function's size.
+        auto size = LLVM::GEPOp::create(
+            b, loc, ptrType, i64, bytes,
+            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+        dims.push_back(LLVM::LoadOp::create(b, loc, i64, size));
+      }
+      operands.push_back(buildDynamicDescriptor(b, loc, memref, data, dims));
+    }
+    func::CallOp::create(b, loc, func, operands);
+    func::ReturnOp::create(b, loc,
+                           arith::ConstantIntOp::create(b, loc, i32, 0)
+                               .getResult());
   }
 };
 } // namespace

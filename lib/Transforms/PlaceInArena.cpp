@@ -3,13 +3,17 @@
 // Places the buffers of a planned function at their offsets in one arena
 // passed as its last argument (see Passes.td). The offsets come from
 // rnn-plan-memory, which gives two buffers overlapping space only if one is
-// freed before the other is allocated.
+// freed before the other is allocated. A function for every T and B has its
+// plan in closed form (MemoryPlan's SymbolicPlan): its offsets are computed
+// when it starts, from the T and B of its arguments, and the arena's size
+// is a function of (T, B) the caller calls (the argument's rnn.size).
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Transforms/Passes.h"
 
 #include "rnn/Analysis/BufferLiveness.h"
+#include "rnn/Analysis/MemoryPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,11 +32,42 @@ namespace rnn {
 using namespace mlir;
 using namespace mlir::rnn;
 
+/// The arena argument of `func`, appended: `type`, named "arena".
+static FailureOr<Value> addArenaArgument(func::FuncOp func, MemRefType type,
+                                         ArrayRef<NamedAttribute> extra = {}) {
+  Builder b(func.getContext());
+  SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
+      RNNDialect::NameAttrHelper::getNameStr(), b.getStringAttr("arena"))};
+  llvm::append_range(attrs, extra);
+  unsigned index = func.getNumArguments();
+  if (failed(func.insertArgument(index, type, b.getDictionaryAttr(attrs),
+                                 func.getLoc())))
+    return failure();
+  return func.getArgument(index);
+}
+
+/// Replaces `alloc` by a view of `arena` at `offset`, with its sizes, and
+/// erases its deallocation.
+static void replaceByView(IRRewriter &rewriter, memref::AllocOp alloc,
+                          Value arena, Value offset) {
+  for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+    if (isa<memref::DeallocOp>(user))
+      rewriter.eraseOp(user);
+  rewriter.setInsertionPoint(alloc);
+  auto view =
+      memref::ViewOp::create(rewriter, alloc.getLoc(), alloc.getType(), arena,
+                             offset, alloc.getDynamicSizes());
+  // The role stays for reports and the GPU lowering.
+  RNNDialect::RoleAttrHelper roleAttr(alloc.getContext());
+  if (StringAttr role = roleAttr.getAttr(alloc))
+    roleAttr.setAttr(view, role);
+  rewriter.replaceOp(alloc, view);
+}
+
 /// Rewrites `func`'s planned allocations into views of a new last argument.
 static LogicalResult placeInArena(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RNNDialect::OffsetAttrHelper offsetAttr(ctx);
-  RNNDialect::RoleAttrHelper roleAttr(ctx);
   Attribute planned =
       func->getAttr(RNNDialect::ArenaBytesAttrHelper::getNameStr());
   if (!planned || func.isExternal())
@@ -75,33 +110,79 @@ static LogicalResult placeInArena(func::FuncOp func) {
   if (walk.wasInterrupted())
     return failure();
 
-  Builder b(func.getContext());
-  auto arenaType = MemRefType::get({arenaSize}, b.getIntegerType(8));
-  unsigned index = func.getNumArguments();
-  if (failed(func.insertArgument(index, arenaType,
-                                 b.getDictionaryAttr(b.getNamedAttr(
-                                     RNNDialect::NameAttrHelper::getNameStr(),
-                                     b.getStringAttr("arena"))),
-                                 func.getLoc())))
+  auto arenaType =
+      MemRefType::get({arenaSize}, IntegerType::get(func.getContext(), 8));
+  FailureOr<Value> arena = addArenaArgument(func, arenaType);
+  if (failed(arena))
     return failure();
-  Value arena = func.getArgument(index);
-
   IRRewriter rewriter(func.getContext());
   for (memref::AllocOp alloc : allocs) {
-    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
-      if (isa<memref::DeallocOp>(user))
-        rewriter.eraseOp(user);
     rewriter.setInsertionPoint(alloc);
-    int64_t offset = offsetAttr.getAttr(alloc).getInt();
-    Value shift =
-        arith::ConstantIndexOp::create(rewriter, alloc.getLoc(), offset);
-    auto view = memref::ViewOp::create(
-        rewriter, alloc.getLoc(), alloc.getType(), arena, shift, ValueRange{});
-    // The role stays for reports and the GPU lowering.
-    if (StringAttr role = roleAttr.getAttr(alloc))
-      roleAttr.setAttr(view, role);
-    rewriter.replaceOp(alloc, view);
+    Value offset = arith::ConstantIndexOp::create(
+        rewriter, alloc.getLoc(), offsetAttr.getAttr(alloc).getInt());
+    replaceByView(rewriter, alloc, *arena, offset);
   }
+  return success();
+}
+
+/// Places the buffers of `func`, a function for every T and B, in an arena
+/// of `memref<?xi8>` laid out by `plan`'s size classes.
+static LogicalResult placeSymbolic(func::FuncOp func, const MemoryPlan &plan) {
+  const SymbolicPlan &symbolic = *plan.getSymbolic();
+  std::optional<int64_t> rows = plan.getLiveness().getBlockRows();
+  IRRewriter rewriter(func.getContext());
+  auto module = func->getParentOfType<ModuleOp>();
+  std::string sizeName = (func.getName() + ".arena_bytes").str();
+  if (module.lookupSymbol(sizeName))
+    return func.emitOpError("cannot have its arena's size function: symbol @")
+           << sizeName << " already exists";
+  SmallVector<std::pair<SizeExpr, int64_t>> parts;
+  for (const SymbolicPlan::SizeClass &sizeClass : symbolic.classes)
+    parts.push_back({sizeClass.size, sizeClass.slots});
+  func::FuncOp sizeFunction = buildSizeFunction(
+      rewriter, func, sizeName, parts, MemoryPlan::kAlignment, rows);
+  auto arenaType = MemRefType::get({ShapedType::kDynamic},
+                                   rewriter.getIntegerType(8));
+  FailureOr<Value> arena = addArenaArgument(
+      func, arenaType,
+      {rewriter.getNamedAttr(RNNDialect::SizeAttrHelper::getNameStr(),
+                             FlatSymbolRefAttr::get(sizeFunction))});
+  if (failed(arena))
+    return failure();
+
+  // The offsets, when the function starts: each class's base, and the
+  // size of its slots rounded up to the alignment.
+  rewriter.setInsertionPointToStart(&func.getBody().front());
+  Location loc = func.getLoc();
+  std::optional<ShapeValues> shape = buildShapeValues(rewriter, func, rows);
+  if (!shape)
+    return func.emitOpError("has buffers sized by T or B but no argument "
+                            "to read them from");
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  SmallVector<Value> bases, slotBytes;
+  Value next = index(0);
+  Value alignment = index(MemoryPlan::kAlignment);
+  for (const SymbolicPlan::SizeClass &sizeClass : symbolic.classes) {
+    Value bytes = sizeClass.size.build(rewriter, loc, *shape);
+    Value slot = arith::MulIOp::create(
+        rewriter, loc, arith::CeilDivUIOp::create(rewriter, loc, bytes, alignment),
+        alignment);
+    bases.push_back(next);
+    slotBytes.push_back(slot);
+    next = arith::AddIOp::create(
+        rewriter, loc, next,
+        arith::MulIOp::create(rewriter, loc, slot, index(sizeClass.slots)));
+  }
+  SmallVector<Value> offsets;
+  for (auto [sizeClass, slot] : symbolic.placement)
+    offsets.push_back(arith::AddIOp::create(
+        rewriter, loc, bases[sizeClass],
+        arith::MulIOp::create(rewriter, loc, slotBytes[sizeClass], index(slot))));
+  for (auto [info, offset] :
+       llvm::zip(plan.getLiveness().getBuffers(), offsets))
+    replaceByView(rewriter, cast<memref::AllocOp>(info.alloc), *arena, offset);
   return success();
 }
 
@@ -109,9 +190,19 @@ namespace {
 struct RNNPlaceInArenaPass
     : public rnn::impl::RNNPlaceInArenaPassBase<RNNPlaceInArenaPass> {
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>())
+    for (auto func :
+         llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>())) {
+      if (func.isExternal())
+        continue;
+      if (!func->hasAttr(RNNDialect::ArenaBytesAttrHelper::getNameStr())) {
+        MemoryPlan plan(func);
+        if (plan.getSymbolic() && failed(placeSymbolic(func, plan)))
+          return signalPassFailure();
+        continue;
+      }
       if (failed(placeInArena(func)))
         return signalPassFailure();
+    }
   }
 };
 } // namespace

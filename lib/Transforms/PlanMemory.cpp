@@ -10,6 +10,7 @@
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -22,6 +23,16 @@ namespace rnn {
 using namespace mlir;
 using namespace mlir::rnn;
 
+/// Whether `func` takes or allocates buffers: not a function of sizes
+/// alone, such as the arena's size function of a dynamic shape, which
+/// needs no plan (nor an arena).
+static bool handlesBuffers(func::FuncOp func) {
+  if (llvm::any_of(func.getArgumentTypes(), llvm::IsaPred<BaseMemRefType>))
+    return true;
+  return func.walk([](memref::AllocOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
 namespace {
 struct RNNPlanMemoryPass
     : public rnn::impl::RNNPlanMemoryPassBase<RNNPlanMemoryPass> {
@@ -29,7 +40,8 @@ struct RNNPlanMemoryPass
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && failed(attachPlan(func)))
+      if (!func.isExternal() && handlesBuffers(func) &&
+          failed(attachPlan(func)))
         return signalPassFailure();
     // Attributes leave the plans as they are.
     markAllAnalysesPreserved();

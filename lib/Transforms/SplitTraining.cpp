@@ -7,6 +7,12 @@
 // the cut here is a single point of a straight-line block, so the values
 // crossing it are found by one walk over the backward's operands.
 //
+// In a function for every T and B the saved buffers have sizes in T and B
+// (SizeExpr): each split function computes their offsets when it starts,
+// from the T and B of its arguments, and the saved region's size is a
+// function of (T, B), `@<base>.saved_bytes`, named by the argument's
+// rnn.size.
+//
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Analysis/BufferLiveness.h"
@@ -72,8 +78,13 @@ private:
   func::FuncOp createFunction(Operation *after, StringRef suffix,
                               ArrayRef<unsigned> args, IRMapping &mapping,
                               Value &saved);
-  /// A view of the saved region at `alloc`'s offset, with its role.
-  Value createSavedView(OpBuilder &builder, memref::AllocOp alloc, Value saved);
+  /// A view of the saved region at `alloc`'s offset, with its role; its
+  /// dynamic sizes are looked up in `mapping`.
+  Value createSavedView(OpBuilder &builder, memref::AllocOp alloc, Value saved,
+                        const IRMapping &mapping);
+  /// In a symbolic split, the offset of each saved buffer in the function
+  /// `created`, computed at the builder's position.
+  LogicalResult buildSavedOffsets(OpBuilder &builder, func::FuncOp created);
 
   func::FuncOp func;
   BeginBackwardOp boundary;
@@ -86,6 +97,14 @@ private:
   /// Bytes of the saved region, and its layout (`rnn.saved`).
   int64_t savedBytes = 0;
   ArrayAttr savedLayout;
+  /// Whether a saved buffer's size depends on T or B: then each buffer's
+  /// size, the saved region's size function, the GEMM rows of a size in P,
+  /// and the offsets in the function being built.
+  bool symbolic = false;
+  DenseMap<Operation *, SizeExpr> sizes;
+  func::FuncOp sizeFunction;
+  std::optional<int64_t> rows;
+  DenseMap<Operation *, Value> symbolicOffsets;
   /// Forward allocations only the backward uses: they move to it.
   llvm::SetVector<Operation *> moved;
   /// Pure forward ops the backward recomputes, in forward order.
@@ -110,24 +129,40 @@ LogicalResult Splitter::classify(Value value) {
       Operation *top = boundary->getBlock()->findAncestorOpInBlock(*user);
       return top && inForward(top);
     });
+    // Its dynamic sizes (T, B, P) are recomputed where it is used.
+    if (!alloc.getSymbolOperands().empty())
+      return alloc.emitOpError("crosses the forward/backward boundary with "
+                               "symbol operands");
+    for (Value size : alloc.getDynamicSizes())
+      if (failed(classify(size)))
+        return failure();
     if (!forwardUse) {
-      if (!alloc.getDynamicSizes().empty() ||
-          !alloc.getSymbolOperands().empty())
-        return alloc.emitOpError("moves to the backward with operands; "
-                                 "rnn-split-training expects static sizes");
       moved.insert(alloc);
       return success();
     }
-    if (!alloc.getType().hasStaticShape() ||
-        !getBufferBytes(alloc.getType(), DataLayout::closest(alloc)))
-      return alloc.emitOpError(
-          "crosses the forward/backward boundary without a "
-          "static size in bytes; the saved region must "
-          "have a size known at compile time");
+    if (alloc.getType().hasStaticShape()) {
+      if (!getBufferBytes(alloc.getType(), DataLayout::closest(alloc)))
+        return alloc.emitOpError("crosses the forward/backward boundary "
+                                 "without a size in bytes");
+    } else {
+      std::optional<SizeExpr> size =
+          SizeExpr::bytesOf(alloc.getType(), alloc.getDynamicSizes(),
+                            DataLayout::closest(alloc), rows);
+      if (!size)
+        return alloc.emitOpError(
+            "crosses the forward/backward boundary with sizes that are "
+            "not T, B or the GEMM block; the saved region's size must be a "
+            "function of T and B");
+      sizes[alloc] = *size;
+      symbolic = true;
+    }
     saved.insert(alloc);
     return success();
   }
-  if (def->getNumRegions() == 0 && isPure(def)) {
+  // Free of memory effects: recomputed in the backward, where it runs as
+  // unconditionally as in the forward (a division of sizes, say, is not
+  // speculatable but safe there).
+  if (def->getNumRegions() == 0 && isMemoryEffectFree(def)) {
     for (Value operand : def->getOperands())
       if (failed(classify(operand)))
         return failure();
@@ -148,7 +183,8 @@ func::FuncOp Splitter::createFunction(Operation *after, StringRef suffix,
   SmallVector<Type> types;
   for (unsigned arg : args)
     types.push_back(func.getArgument(arg).getType());
-  types.push_back(MemRefType::get({savedBytes}, builder.getIntegerType(8)));
+  types.push_back(MemRefType::get(
+      {symbolic ? ShapedType::kDynamic : savedBytes}, builder.getIntegerType(8)));
   auto created =
       func::FuncOp::create(builder, func.getLoc(), (base + suffix).str(),
                            builder.getFunctionType(types, {}));
@@ -161,16 +197,20 @@ func::FuncOp Splitter::createFunction(Operation *after, StringRef suffix,
       created.setArgAttrs(i, attrs);
     mapping.map(func.getArgument(arg), entry->getArgument(i));
   }
-  created.setArgAttrs(args.size(),
-                      builder.getDictionaryAttr(builder.getNamedAttr(
-                          RNNDialect::NameAttrHelper::getNameStr(),
-                          builder.getStringAttr("saved"))));
+  SmallVector<NamedAttribute> savedAttrs = {builder.getNamedAttr(
+      RNNDialect::NameAttrHelper::getNameStr(), builder.getStringAttr("saved"))};
+  if (symbolic)
+    savedAttrs.push_back(
+        builder.getNamedAttr(RNNDialect::SizeAttrHelper::getNameStr(),
+                             FlatSymbolRefAttr::get(sizeFunction)));
+  created.setArgAttrs(args.size(), builder.getDictionaryAttr(savedAttrs));
   savedArg = entry->getArgument(args.size());
 
   RNNDialect::SavedAttrHelper(builder.getContext())
       .setAttr(created, savedLayout);
-  RNNDialect::SavedBytesAttrHelper(builder.getContext())
-      .setAttr(created, builder.getI64IntegerAttr(savedBytes));
+  if (!symbolic)
+    RNNDialect::SavedBytesAttrHelper(builder.getContext())
+        .setAttr(created, builder.getI64IntegerAttr(savedBytes));
   return created;
 }
 
@@ -182,6 +222,33 @@ LogicalResult Splitter::layOutSavedRegion() {
   Builder builder(func.getContext());
   DataLayout layout = DataLayout::closest(func);
   SmallVector<Attribute> entries;
+  if (symbolic) {
+    // Offsets are computed by each function; the layout names the sizes.
+    SmallVector<std::pair<SizeExpr, int64_t>> parts;
+    for (Operation *op : saved) {
+      SizeExpr size = sizes.count(op)
+                          ? sizes.lookup(op)
+                          : SizeExpr::constant(*getBufferBytes(
+                                cast<memref::AllocOp>(op).getType(), layout));
+      sizes[op] = size;
+      parts.push_back({size, 1});
+      auto role = op->getAttrOfType<StringAttr>(kRoleAttr);
+      entries.push_back(builder.getDictionaryAttr(
+          {builder.getNamedAttr("role",
+                                role ? role : builder.getStringAttr("buffer")),
+           builder.getNamedAttr("size", builder.getStringAttr(size.str()))}));
+    }
+    savedLayout = builder.getArrayAttr(entries);
+    std::string name = (base + ".saved_bytes").str();
+    if (func->getParentOfType<ModuleOp>().lookupSymbol(name))
+      return func.emitOpError("cannot have its saved region's size "
+                              "function: symbol @")
+             << name << " already exists";
+    OpBuilder opBuilder(func.getContext());
+    sizeFunction =
+        buildSizeFunction(opBuilder, func, name, parts, kAlignment, rows);
+    return success();
+  }
   int64_t offset = 0;
   for (Operation *op : saved) {
     int64_t bytes =
@@ -202,12 +269,40 @@ LogicalResult Splitter::layOutSavedRegion() {
   return success();
 }
 
+LogicalResult Splitter::buildSavedOffsets(OpBuilder &builder,
+                                          func::FuncOp created) {
+  symbolicOffsets.clear();
+  if (!symbolic)
+    return success();
+  Location loc = created.getLoc();
+  std::optional<ShapeValues> shape = buildShapeValues(builder, created, rows);
+  if (!shape)
+    return created.emitOpError("has a saved region sized by T or B but no "
+                               "argument to read them from");
+  Value offset = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value alignment = arith::ConstantIndexOp::create(builder, loc, kAlignment);
+  for (Operation *op : saved) {
+    symbolicOffsets[op] = offset;
+    Value bytes = sizes.lookup(op).build(builder, loc, *shape);
+    Value rounded = arith::MulIOp::create(
+        builder, loc, arith::CeilDivUIOp::create(builder, loc, bytes, alignment),
+        alignment);
+    offset = arith::AddIOp::create(builder, loc, offset, rounded);
+  }
+  return success();
+}
+
 Value Splitter::createSavedView(OpBuilder &builder, memref::AllocOp alloc,
-                                Value savedArg) {
-  Value shift = arith::ConstantIndexOp::create(builder, alloc.getLoc(),
-                                               offsets.lookup(alloc));
+                                Value savedArg, const IRMapping &mapping) {
+  Value shift = symbolic ? symbolicOffsets.lookup(alloc)
+                         : arith::ConstantIndexOp::create(
+                               builder, alloc.getLoc(), offsets.lookup(alloc))
+                               .getResult();
+  SmallVector<Value> dynamicSizes = llvm::map_to_vector(
+      alloc.getDynamicSizes(),
+      [&](Value size) { return mapping.lookupOrDefault(size); });
   auto view = memref::ViewOp::create(builder, alloc.getLoc(), alloc.getType(),
-                                     savedArg, shift, ValueRange{});
+                                     savedArg, shift, dynamicSizes);
   if (Attribute role = alloc->getAttr(kRoleAttr))
     view->setAttr(kRoleAttr, role);
   return view;
@@ -277,13 +372,15 @@ LogicalResult Splitter::run() {
   Value fwdSaved;
   func::FuncOp fwd = createFunction(func, "_fwd", fwdArgs, fwdMap, fwdSaved);
   auto fwdBuilder = OpBuilder::atBlockBegin(&fwd.getBody().front());
+  if (failed(buildSavedOffsets(fwdBuilder, fwd)))
+    return failure();
   for (Operation *op : forward) {
     if (moved.contains(op))
       continue;
     if (saved.contains(op)) {
-      fwdMap.map(
-          op->getResult(0),
-          createSavedView(fwdBuilder, cast<memref::AllocOp>(op), fwdSaved));
+      fwdMap.map(op->getResult(0),
+                 createSavedView(fwdBuilder, cast<memref::AllocOp>(op),
+                                 fwdSaved, fwdMap));
       continue;
     }
     fwdBuilder.clone(*op, fwdMap);
@@ -296,11 +393,13 @@ LogicalResult Splitter::run() {
   Value bwdSaved;
   func::FuncOp bwd = createFunction(fwd, "_bwd", bwdArgs, bwdMap, bwdSaved);
   auto bwdBuilder = OpBuilder::atBlockBegin(&bwd.getBody().front());
+  if (failed(buildSavedOffsets(bwdBuilder, bwd)))
+    return failure();
   for (Operation *op : forward) {
     if (saved.contains(op))
-      bwdMap.map(
-          op->getResult(0),
-          createSavedView(bwdBuilder, cast<memref::AllocOp>(op), bwdSaved));
+      bwdMap.map(op->getResult(0),
+                 createSavedView(bwdBuilder, cast<memref::AllocOp>(op),
+                                 bwdSaved, bwdMap));
     else if (moved.contains(op) || recomputed.contains(op))
       bwdBuilder.clone(*op, bwdMap);
   }

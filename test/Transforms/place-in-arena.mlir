@@ -1,4 +1,5 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-place-in-arena | FileCheck %s
+// RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-place-in-arena --canonicalize --cse | FileCheck %s --check-prefix=SYMBOLIC
 
 // rnn-place-in-arena: each planned allocation becomes a view of the arena
 // (a new last argument of rnn.arena_bytes bytes, named arena) at its
@@ -94,5 +95,53 @@ func.func @dynamic_size(%n: index) attributes {rnn.arena_bytes = 64 : i64} {
   // expected-error @+1 {{'memref.alloc' op has no static size in bytes to place in the arena}}
   %s = memref.alloc(%n) {rnn.offset = 0 : i64} : memref<?xf32>
   memref.dealloc %s : memref<?xf32>
+  return
+}
+
+// -----
+
+// A function for every T and B (no rnn.arena_bytes: its plan is symbolic,
+// computed here): the arena is memref<?xi8>, sized by @g.arena_bytes(T, B)
+// (the argument's rnn.size), and the buffers are views at offsets the
+// function computes from its arguments' T and B: size class 4*T*B first
+// (%y, and %g in the slot %y freed), then class 8*B (%s, %t: two slots),
+// each slot rounded up to 64 bytes.
+
+// SYMBOLIC-LABEL: func.func @g(
+// SYMBOLIC-SAME: [[X:%[[:alnum:]_]+]]: memref<?x?x1xf32>, [[H:%[[:alnum:]_]+]]: memref<?x2xf32>, [[ARENA:%[[:alnum:]_]+]]: memref<?xi8> {rnn.name = "arena", rnn.size = @g.arena_bytes})
+// SYMBOLIC-DAG: [[T:%.+]] = memref.dim [[X]], %c0
+// SYMBOLIC-DAG: [[B:%.+]] = memref.dim [[X]], %c1
+// SYMBOLIC: [[TB:%.+]] = arith.muli [[T]], [[B]]
+// SYMBOLIC: [[Y:%.+]] = arith.muli [[TB]], %c4
+// SYMBOLIC: [[YUNITS:%.+]] = arith.ceildivui [[Y]], %c64
+// SYMBOLIC: [[CLASS1:%.+]] = arith.muli [[YUNITS]], %c64
+// SYMBOLIC: [[S:%.+]] = arith.muli [[B]], %c8
+// SYMBOLIC: [[SUNITS:%.+]] = arith.ceildivui [[S]], %c64
+// SYMBOLIC: [[SLOT:%.+]] = arith.muli [[SUNITS]], %c64
+// SYMBOLIC: [[SECOND:%.+]] = arith.addi [[CLASS1]], [[SLOT]]
+// SYMBOLIC: memref.view [[ARENA]][%c0][{{%.+}}, {{%.+}}] {rnn.role = "y"}
+// SYMBOLIC: memref.view [[ARENA]][[[CLASS1]]][{{%.+}}] {rnn.role = "s"}
+// SYMBOLIC: memref.view [[ARENA]][[[SECOND]]][{{%.+}}] {rnn.role = "t"}
+// SYMBOLIC: memref.view [[ARENA]][%c0][{{%.+}}, {{%.+}}] {rnn.role = "g"}
+// SYMBOLIC-NOT: memref.dealloc
+// SYMBOLIC-LABEL: func.func private @g.arena_bytes(
+// SYMBOLIC-SAME: %{{.+}}: index, %{{.+}}: index) -> i64
+func.func @g(%x: memref<?x?x1xf32>, %h: memref<?x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = arith.constant 1.0 : f32
+  %tt = memref.dim %x, %c0 : memref<?x?x1xf32>
+  %bb = memref.dim %h, %c0 : memref<?x2xf32>
+  %y = memref.alloc(%tt, %bb) {rnn.role = "y"} : memref<?x?xf32>
+  memref.store %v, %y[%c0, %c0] : memref<?x?xf32>
+  %s = memref.alloc(%bb) {rnn.role = "s"} : memref<?x2xf32>
+  memref.store %v, %s[%c0, %c0] : memref<?x2xf32>
+  %t = memref.alloc(%bb) {rnn.role = "t"} : memref<?x2xf32>
+  memref.store %v, %t[%c0, %c0] : memref<?x2xf32>
+  memref.dealloc %y : memref<?x?xf32>
+  %g = memref.alloc(%tt, %bb) {rnn.role = "g"} : memref<?x?xf32>
+  memref.store %v, %g[%c0, %c0] : memref<?x?xf32>
+  memref.dealloc %s : memref<?x2xf32>
+  memref.dealloc %t : memref<?x2xf32>
+  memref.dealloc %g : memref<?x?xf32>
   return
 }

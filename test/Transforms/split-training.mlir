@@ -111,7 +111,7 @@ func.func @f_grad(%x: memref<4xf32>) {
 
 func.func @f_grad(%x: memref<4xf32>, %n: index) {
   %c0 = arith.constant 0 : index
-  // expected-error @+1 {{crosses the forward/backward boundary without a static size in bytes}}
+  // expected-error @+1 {{crosses the forward/backward boundary with sizes that are not T, B or the GEMM block; the saved region's size must be a function of T and B}}
   %b = memref.alloc(%n) : memref<?xf32>
   %v = memref.load %x[%c0] : memref<4xf32>
   memref.store %v, %b[%c0] : memref<?xf32>
@@ -119,5 +119,54 @@ func.func @f_grad(%x: memref<4xf32>, %n: index) {
   %w = memref.load %b[%c0] : memref<?xf32>
   memref.store %w, %x[%c0] : memref<4xf32>
   memref.dealloc %b : memref<?xf32>
+  return
+}
+
+// -----
+
+// A function for every T and B: the saved buffers (gates, 32*T*B bytes;
+// cells, 20*B) are views of a saved region of dynamic size, at offsets
+// each function computes from its arguments' T and B (cells after the
+// gates rounded up to 64 bytes); the region's size is @f.saved_bytes(T, B),
+// the saved argument's rnn.size, and the layout names the sizes.
+
+// CHECK-LABEL: func.func @f_fwd(
+// CHECK-SAME: [[X:%[[:alnum:]_]+]]: memref<?x?x3xf32>, [[SAVED:%[[:alnum:]_]+]]: memref<?xi8> {rnn.name = "saved", rnn.size = @f.saved_bytes})
+// CHECK-SAME: rnn.saved = [{role = "gates", size = "32*T*B"}, {role = "cells", size = "20*B"}]
+// CHECK: [[T:%.+]] = memref.dim [[X]], %c0
+// CHECK: [[B:%.+]] = memref.dim [[X]], %c1
+// CHECK: [[ZERO:%.+]] = arith.constant 0 : index
+// CHECK: [[TB:%.+]] = arith.muli [[T]], [[B]]
+// CHECK: [[GATES:%.+]] = arith.muli %c32, [[TB]]
+// CHECK: [[UNITS:%.+]] = arith.ceildivui [[GATES]], %c64
+// CHECK: [[ROUNDED:%.+]] = arith.muli [[UNITS]], %c64
+// CHECK: [[AFTER:%.+]] = arith.addi [[ZERO]], [[ROUNDED]]
+// CHECK: memref.view [[SAVED]][[[ZERO]]][{{%.+}}, {{%.+}}] {rnn.role = "gates"} : memref<?xi8> to memref<?x?x8xf32>
+// CHECK: memref.view [[SAVED]][[[AFTER]]][{{%.+}}] {rnn.role = "cells"} : memref<?xi8> to memref<?x5xf32>
+// CHECK-LABEL: func.func @f_bwd(
+// CHECK-SAME: {rnn.name = "saved", rnn.size = @f.saved_bytes})
+// CHECK: memref.view {{.*}}{rnn.role = "gates"}
+// CHECK: memref.view {{.*}}{rnn.role = "cells"}
+// CHECK-NOT: memref.dealloc
+// CHECK-LABEL: func.func private @f.saved_bytes(
+// CHECK-SAME: %{{.+}}: index, %{{.+}}: index) -> i64
+// CHECK: arith.select %{{.+}}, %c-1_i64, %{{.+}} : i64
+func.func @f_grad(%x: memref<?x?x3xf32>, %gx: memref<?x?x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.dim %x, %c0 : memref<?x?x3xf32>
+  %b = memref.dim %x, %c1 : memref<?x?x3xf32>
+  %g = memref.alloc(%t, %b) {rnn.role = "gates"} : memref<?x?x8xf32>
+  %s = memref.alloc(%b) {rnn.role = "cells"} : memref<?x5xf32>
+  %v = memref.load %x[%c0, %c0, %c0] : memref<?x?x3xf32>
+  memref.store %v, %g[%c0, %c0, %c0] : memref<?x?x8xf32>
+  memref.store %v, %s[%c0, %c0] : memref<?x5xf32>
+  rnn.begin_backward
+  %w = memref.load %g[%c0, %c0, %c0] : memref<?x?x8xf32>
+  %u = memref.load %s[%c0, %c0] : memref<?x5xf32>
+  %z = arith.addf %w, %u : f32
+  memref.store %z, %gx[%c0, %c0, %c0] : memref<?x?x3xf32>
+  memref.dealloc %g : memref<?x?x8xf32>
+  memref.dealloc %s : memref<?x5xf32>
   return
 }

@@ -6,6 +6,7 @@
 
 #include "Manifest.h"
 
+#include "rnn/Analysis/SizeExpr.h"
 #include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
 #include "rnn/Dialect/RNNRoles.h"
@@ -47,12 +48,30 @@ void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
     if (auto layer = func.getArgAttrOfType<IntegerAttr>(
             i, RNNDialect::LayerAttrHelper::getNameStr()))
       arg["layer"] = layer.getInt();
-    arg["shape"] = llvm::json::Array(memref.getShape());
+    // A dynamic size is "T" or "B"; a byte buffer the sizes entry point
+    // sizes (the arena, the saved region) has no shape.
+    llvm::json::Array shape;
+    bool sized = func.getArgAttr(i, RNNDialect::SizeAttrHelper::getNameStr()) !=
+                 nullptr;
+    for (auto [dim, size] : llvm::enumerate(memref.getShape())) {
+      std::optional<char> symbol =
+          mlir::rnn::argumentSymbol(func.getArgument(i), dim);
+      if (!ShapedType::isDynamic(size))
+        shape.push_back(size);
+      else if (symbol)
+        shape.push_back(std::string(1, *symbol));
+    }
+    if (sized)
+      arg["shape"] = nullptr;
+    else
+      arg["shape"] = std::move(shape);
     arg["dtype"] = dtypeName(memref.getElementType());
     args.push_back(std::move(arg));
   }
   llvm::json::Object entry;
   entry["symbol"] = "rnnc_" + func.getName().str();
+  if (shape.dynamic)
+    entry["sizes_symbol"] = "rnnc_" + func.getName().str() + "_sizes";
   entry["args"] = std::move(args);
   if (plan.arenaBytes)
     entry["arena_bytes"] = *plan.arenaBytes;
@@ -85,8 +104,14 @@ std::string Manifest::render(MLIRContext &context) const {
     functions["set_device"] = "rnnc_set_device";
     functions["set_graph_replay"] = "rnnc_set_graph_replay";
   }
+  // Version 2: a library for every T and B, whose entry points take them.
+  llvm::json::Value T = shape.dynamic ? llvm::json::Value("T")
+                                      : llvm::json::Value(shape.seqLen);
+  llvm::json::Value B = shape.dynamic ? llvm::json::Value("B")
+                                      : llvm::json::Value(shape.batch);
   llvm::json::Object manifest{
-      {"abi_version", 1},
+      {"abi_version", shape.dynamic ? 2 : 1},
+      {"dynamic", shape.dynamic},
       {"library", "librnnc_model.so"},
       {"model", model},
       {"cell", cell},
@@ -97,8 +122,8 @@ std::string Manifest::render(MLIRContext &context) const {
       {"gemm_rows", gemmRows},
       {"wavefront", wavefront},
       {"functions", std::move(functions)},
-      {"shape", llvm::json::Object{{"T", shape.seqLen},
-                                   {"B", shape.batch},
+      {"shape", llvm::json::Object{{"T", std::move(T)},
+                                   {"B", std::move(B)},
                                    {"I", shape.inputSize},
                                    {"H", shape.hiddenSize},
                                    {"L", shape.layers}}},

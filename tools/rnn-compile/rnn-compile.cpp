@@ -94,11 +94,6 @@ static void checkFlags(MLIRContext &context,
   std::string error;
   if (failed(flags.check(context, error)))
     fail(error);
-  // A library's entry points take the caller's buffers at a static shape,
-  // in an arena planned for it.
-  if (flags.dynamic)
-    fail("--dynamic: rnn-compile builds libraries of static T and B (rnn-run "
-         "runs a dynamic preset)");
   if (!flags.isCUDA())
     for (const cl::Option *flag :
          std::initializer_list<const cl::Option *>{&chip,

@@ -33,6 +33,10 @@
 namespace mlir {
 class MemRefType;
 class DataLayout;
+class OpBuilder;
+namespace func {
+class FuncOp;
+} // namespace func
 
 namespace rnn {
 
@@ -41,6 +45,24 @@ namespace rnn {
 struct CallShape {
   int64_t T = 1, B = 1, P = 1;
 };
+
+/// T, B and P as index values of the IR (T null in a function that reads
+/// no T).
+struct ShapeValues {
+  Value T, B, P;
+};
+
+/// The symbol, 'T' or 'B', that dimension `dim` of argument `arg` of a
+/// func.func stands for by the argument's role (see above), if any.
+std::optional<char> argumentSymbol(BlockArgument arg, int64_t dim);
+
+/// T and B read from `func`'s arguments (memref.dim, at the builder's
+/// position, of an argument dimension that is each), and P of blocks of
+/// `rows` rows from them if `rows` is given (else 1); nothing if no
+/// argument has T or B.
+std::optional<ShapeValues> buildShapeValues(OpBuilder &builder,
+                                            func::FuncOp func,
+                                            std::optional<int64_t> rows);
 
 class SizeExpr {
 public:
@@ -93,9 +115,18 @@ public:
   /// coefficient of the difference other - this is non-negative.
   bool isAtMost(const SizeExpr &other) const;
 
-  /// "256*T*B + 1024*P*B + 128": terms highest degree first, the constant
+  /// "256*T*B + 1024*B*P + 128": terms highest degree first, the constant
   /// last; "0" for zero.
   std::string str() const;
+
+  /// The value in the IR, from `shape`, at the builder's position (index
+  /// arithmetic).
+  Value build(OpBuilder &builder, Location loc,
+              const ShapeValues &shape) const;
+  /// The value as an i64 from `symbols` (T, B, P as i64), in arithmetic
+  /// that ors into `overflow` (an i1) whether a step left [0, 2^63).
+  Value buildChecked(OpBuilder &builder, Location loc,
+                     llvm::ArrayRef<Value> symbols, Value &overflow) const;
 
 private:
   /// Merges terms of one monomial, drops zeros, orders them.
@@ -103,6 +134,16 @@ private:
 
   llvm::SmallVector<Term, 4> terms;
 };
+
+/// Creates, after `after`, `func.func private @name(%T: index, %B: index)
+/// -> i64`: the sum of `count` * `size` rounded up to a multiple of
+/// `alignment`, over `parts`, at (T, B) and P = gemmBlockSteps(T, B, rows)
+/// (P = 1 without rows), or -1 where it (or a step of it) does not fit in
+/// 63 bits.
+func::FuncOp buildSizeFunction(OpBuilder &builder, Operation *after,
+                               llvm::StringRef name,
+                               llvm::ArrayRef<std::pair<SizeExpr, int64_t>> parts,
+                               int64_t alignment, std::optional<int64_t> rows);
 
 /// The larger of some sizes at every shape, as its candidates: none of
 /// them at most another one (isAtMost).

@@ -37,7 +37,9 @@ def RNN_Dialect : Dialect {
   // kernel's argument that the kernel writes it (rnn-read-only-kernel-args),
   // and on the functions of a module whose budget fits only with the layers
   // in sequence (rnn-rematerialize; convert-rnn-to-loops forms no wavefront
-  // there).
+  // there); and on an argument of dynamic size that is not a model value
+  // (the arena, the saved region), the function (T, B) -> bytes that gives
+  // its size (rnn-place-in-arena, rnn-split-training).
   let discardableAttrs = (ins
     "::mlir::StringAttr":$name,
     "::mlir::IntegerAttr":$layer,
@@ -55,7 +57,8 @@ def RNN_Dialect : Dialect {
     "::mlir::ArrayAttr":$saved,
     "::mlir::IntegerAttr":$saved_bytes,
     "::mlir::DictionaryAttr":$kernel_signatures,
-    "::mlir::UnitAttr":$written
+    "::mlir::UnitAttr":$written,
+    "::mlir::FlatSymbolRefAttr":$size
   );
   let extraClassDeclaration = [{
     /// Registers the cell attributes (RNNAttrs.cpp).

@@ -1,7 +1,12 @@
 """Checks a library written by rnn-compile with nothing but the standard
 library (the lit suite does not need PyTorch).
 
-    check-library.py DIR
+    check-library.py DIR [--shape=T,B]
+
+A library for every T and B (rnn-compile --dynamic, a manifest of
+abi_version 2) is called at --shape: each entry point's sizes entry point
+gives its buffers' sizes there, and refuses (returns 1, as does the entry
+point) a T or B below 1 or sizes beyond 63 bits.
 
 * The forward then the backward entry point give the fused training entry
   point's outputs and gradients bit for bit, with the saved region and the
@@ -39,11 +44,45 @@ with open(os.path.join(directory, "manifest.json")) as f:
 lib = ctypes.CDLL(os.path.join(directory, manifest["library"]))
 entries = manifest["entries"]
 rng = random.Random(11)
+dynamic = manifest.get("dynamic", False)
+shape = {}
+for option in sys.argv[2:]:
+    if option.startswith("--shape="):
+        t, b = option.split("=", 1)[1].split(",")
+        shape = {"T": int(t), "B": int(b)}
+if dynamic != bool(shape):
+    fail("give --shape=T,B exactly for a library of dynamic shape")
 
 
-def nbytes(arg):
-    count = math.prod(arg["shape"])
-    return count * (1 if arg["dtype"] == "bool" else 4)
+def sizes_of(kind, t, b):
+    """The status and the bytes of each argument of an entry point at
+    (t, b), from its sizes entry point."""
+    entry = entries[kind]
+    fn = getattr(lib, entry["sizes_symbol"])
+    fn.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+    fn.restype = ctypes.c_int32
+    out = (ctypes.c_int64 * len(entry["args"]))()
+    return fn(t, b, out), list(out)
+
+
+sizes = {}
+if dynamic:
+    for kind in entries:
+        status, sizes[kind] = sizes_of(kind, shape["T"], shape["B"])
+        if status != 0:
+            fail(f"{entries[kind]['sizes_symbol']} refused T={shape['T']}, "
+                 f"B={shape['B']}")
+
+
+def elements(arg):
+    return math.prod(shape.get(d, d) if isinstance(d, str) else d
+                     for d in arg["shape"])
+
+
+def nbytes(arg, kind=None, index=None):
+    if dynamic and kind is not None:
+        return sizes[kind][index]
+    return elements(arg) * (1 if arg["dtype"] == "bool" else 4)
 
 
 def key(arg):
@@ -54,7 +93,7 @@ def key(arg):
 given = {}
 for arg in entries["train"]["args"]:
     if arg["role"] in ("input", "parameter", "cotangent"):
-        n = math.prod(arg["shape"])
+        n = elements(arg)
         if arg["dtype"] == "bool":
             data = bytes(rng.random() < 0.3 for _ in range(n))
         else:
@@ -69,15 +108,26 @@ def poisoned(size):
 
 def call(kind, buffers):
     entry = entries[kind]
-    for arg in entry["args"]:
+    for i, arg in enumerate(entry["args"]):
+        if dynamic and key(arg) in buffers and \
+                len(buffers[key(arg)]) != nbytes(arg, kind, i):
+            fail(f"{kind}: {key(arg)} has {len(buffers[key(arg)])} bytes, "
+                 f"its sizes entry point says {nbytes(arg, kind, i)}")
         if key(arg) not in buffers:
-            buffers[key(arg)] = poisoned(nbytes(arg))
+            buffers[key(arg)] = poisoned(nbytes(arg, kind, i))
     pointers = (ctypes.c_void_p * len(entry["args"]))(
         *(ctypes.addressof(buffers[key(a)]) for a in entry["args"]))
     fn = getattr(lib, entry["symbol"])
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    fn.restype = ctypes.c_int32
-    if fn(pointers, None) != 0:
+    if dynamic:
+        fn.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                       ctypes.c_void_p]
+        fn.restype = ctypes.c_int32
+        status = fn(shape["T"], shape["B"], pointers, None)
+    else:
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        fn.restype = ctypes.c_int32
+        status = fn(pointers, None)
+    if status != 0:
         fail(entry["symbol"] + " returned non-zero")
 
 
@@ -86,7 +136,11 @@ call("train", fused)
 
 split = dict(given)
 call("fwd", split)
-split[("arena", None)] = poisoned(entries["bwd"]["arena_bytes"])
+bwd_arena = [i for i, a in enumerate(entries["bwd"]["args"])
+             if a["name"] == "arena"][0]
+split[("arena", None)] = poisoned(
+    nbytes(entries["bwd"]["args"][bwd_arena], "bwd", bwd_arena)
+    if dynamic else entries["bwd"]["arena_bytes"])
 call("bwd", split)
 
 checked = 0
@@ -113,6 +167,27 @@ for arg in entries["infer"]["args"]:
     if arg["role"] == "output" and infer[key(arg)].raw != fused[key(arg)].raw:
         fail(f"{key(arg)}: inference differs from training")
 print("infer equals train outputs bitwise")
+
+if dynamic:
+    # The saved region: one size for both entry points; and the shapes
+    # the library refuses, without touching a buffer.
+    saved = [[n for a, n in zip(entries[k]["args"], sizes[k])
+              if a["role"] == "saved"] for k in ("fwd", "bwd")]
+    if len(saved[0]) != 1 or saved[0] != saved[1] or saved[0][0] <= 0:
+        fail(f"saved region sizes {saved} differ or are empty")
+    for t, b in ((0, 1), (1, 0), (-3, 2), (1 << 40, 1 << 40)):
+        for kind, entry in entries.items():
+            if sizes_of(kind, t, b)[0] != 1:
+                fail(f"{entry['sizes_symbol']} accepts T={t}, B={b}")
+            fn = getattr(lib, entry["symbol"])
+            fn.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                           ctypes.c_void_p]
+            fn.restype = ctypes.c_int32
+            if fn(t, b, None, None) != 1:
+                fail(f"{entry['symbol']} accepts T={t}, B={b}")
+    print(f"saved region {saved[0][0]} bytes at T={shape['T']}, "
+          f"B={shape['B']}; bad shapes refused")
+    sys.exit(0)
 
 for kind in ("fwd", "bwd"):
     entry = entries[kind]
