@@ -4,7 +4,8 @@ that the dynamic program gives the specialized one's outputs and gradients
 bitwise (rnn-npz-compare --rtol=0: it issues the same GEMM calls, which
 the counts and the GEMM block also show), that its peak predicted from the
 plan's expressions at the shape equals the peak the runtime measures, and
-that it holds no more than the specialized program (for T > 1). Shapes: T = 1, B = 1,
+that it holds no more than the specialized program (for T > 1), and that
+remat `gates` gives `none`'s bits. Shapes: T = 1, B = 1,
 T a multiple of the GEMM block and not (a tail block), T * B large, blocks
 of one step and of many. Exits non-zero listing every violation.
 
@@ -87,6 +88,18 @@ def check(tmp, extra, index, case):
     if compare.returncode != 0:
         failures.append(f"{tag}: not bitwise the static program's: "
                         f"{compare.stdout.strip()} {compare.stderr.strip()}")
+    # Every policy gives `none`'s bits at every shape (gates: the same GEMM
+    # calls).
+    if mode == "train" and "--remat=gates" in flags:
+        none = (cell, layers, t, b, mode,
+                [f for f in flags if f != "--remat=gates"] + ["--remat=none"])
+        plain, plain_out, error = run(tmp, extra, f"{index}.none", none, True)
+        if plain is None:
+            failures.append(f"{tag}: dynamic run under none failed: {error}")
+        elif subprocess.run(["rnn-npz-compare", "--rtol=0", "--quiet",
+                             dynamic_out, plain_out],
+                            capture_output=True).returncode != 0:
+            failures.append(f"{tag}: gates differs from none")
     print(tag, "peak", peak["measured"], "plan", dynamic["plan"]["peak"])
     return failures
 
