@@ -19,7 +19,9 @@ import argparse
 import ctypes
 import json
 import os
+import random
 import statistics
+import struct
 import subprocess
 import tempfile
 import time
@@ -61,8 +63,8 @@ class Library:
                 fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
             self.functions[kind] = (entry, fn, sizes)
 
-    def buffers(self, kind, t, b):
-        """Zeroed buffers of entry point `kind` at (t, b), as the caller
+    def buffers(self, kind, t, b, fill=True):
+        """Buffers of entry point `kind` at (t, b), as the caller
         makes them: the sizes entry point, then one allocation each, each
         aligned to 64 bytes."""
         entry, _, sizes = self.functions[kind]
@@ -83,10 +85,23 @@ class Library:
             for i, arg in enumerate(entry["args"]):
                 if arg["role"] == "saved":
                     counts[i] = entry["saved_bytes"]
-        # Aligned to 64 bytes, as a PyTorch tensor's storage is.
+        # Aligned to 64 bytes, as a PyTorch tensor's storage is; floats
+        # uniform in [-1, 1) where the caller gives values, masks a tenth
+        # set.
+        rng = random.Random(7)
         held = [ctypes.create_string_buffer(max(n, 1) + 64) for n in counts]
-        pointers = (ctypes.c_void_p * len(held))(
-            *((ctypes.addressof(h) + 63) // 64 * 64 for h in held))
+        addresses = [(ctypes.addressof(h) + 63) // 64 * 64 for h in held]
+        for arg, n, address in zip(entry["args"], counts, addresses):
+            if not fill or arg["role"] not in ("input", "parameter",
+                                                "cotangent"):
+                continue
+            if arg["dtype"] == "bool":
+                data = bytes(rng.random() < 0.1 for _ in range(n))
+            else:
+                data = struct.pack(f"{n // 4}f", *(rng.uniform(-1, 1)
+                                                   for _ in range(n // 4)))
+            ctypes.memmove(address, data, len(data))
+        pointers = (ctypes.c_void_p * len(held))(*addresses)
         return held, pointers
 
     def call(self, kind, t, b, pointers):
@@ -127,10 +142,11 @@ def main():
     print(f"{'T x B':>8} {'entry':>6} {'static ms':>10} {'dynamic ms':>11} "
           f"{'ratio':>6} {'new shape ms':>13} {'static compile s':>17}")
     for t, b in shapes:
-        # The first call at this shape: sizes, buffers, the call; then the
-        # same call again (the buffers kept) is the step.
+        # The first call at this shape: sizes, buffers, the call (on
+        # zeros: the values are the caller's); then the same call again
+        # (the buffers kept) is the step.
         start = time.perf_counter()
-        _, pointers = dynamic.buffers("infer", t, b)
+        _, pointers = dynamic.buffers("infer", t, b, fill=False)
         dynamic.call("infer", t, b, pointers)
         first = (time.perf_counter() - start) * 1e3
         seconds = compile_library(args, os.path.join(work, f"{t}x{b}"),
