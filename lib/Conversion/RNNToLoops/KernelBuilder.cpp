@@ -294,33 +294,30 @@ void KernelBuilder::parallelEach(
       n = mulSize(n, dim);
     return n;
   };
-  // The largest count: a constant, or the unsigned maximum of the counts.
   SmallVector<OpFoldResult> counts =
       llvm::map_to_vector(shapes, [&](const Shape &s) { return count(s); });
-  int64_t largestConstant = 0;
-  Value largestValue;
-  for (OpFoldResult n : counts) {
-    if (std::optional<int64_t> constant = getConstantIntValue(n))
-      largestConstant = std::max(largestConstant, *constant);
-    else
-      largestValue = largestValue ? arith::MaxUIOp::create(b, largestValue,
-                                                           cast<Value>(n))
-                                        .getResult()
-                                  : cast<Value>(n);
+  // Where a count is dynamic, a loop per shape: one loop over the largest
+  // count would guard every body with a comparison against a value and
+  // keep it scalar.
+  if (llvm::any_of(counts, [](OpFoldResult n) {
+        return !getConstantIntValue(n).has_value();
+      })) {
+    for (auto [i, shape] : llvm::enumerate(shapes))
+      parallel(shape, [&](ValueRange iv) { body(i, iv); });
+    return;
   }
-  Value largest = index(largestConstant);
-  if (largestValue)
-    largest = arith::MaxUIOp::create(b, largestValue, largest);
+  int64_t largest = 0;
+  for (OpFoldResult n : counts)
+    largest = std::max(largest, *getConstantIntValue(n));
   auto loop = scf::ParallelOp::create(b, ValueRange{index(0)},
-                                      ValueRange{largest},
+                                      ValueRange{index(largest)},
                                       ValueRange{index(1)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   Value linear = loop.getInductionVars().front();
   for (auto [i, shape] : llvm::enumerate(shapes)) {
     OpBuilder::InsertionGuard inner(b);
-    // Under a dynamic largest count every body is guarded.
-    if (largestValue || *getConstantIntValue(counts[i]) < largestConstant) {
+    if (*getConstantIntValue(counts[i]) < largest) {
       Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
                                            linear, index(counts[i]));
       auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);

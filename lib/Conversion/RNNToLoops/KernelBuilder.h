@@ -119,7 +119,8 @@ public:
   /// `shapes[i]`. With equal shapes this is `parallel` over that shape with
   /// the bodies in turn; otherwise it is one scalar loop over the largest
   /// element count, each body guarded by its own count and given its
-  /// indices delinearized (row-major).
+  /// indices delinearized (row-major), or, where a count is dynamic, a
+  /// loop per shape.
   void parallelEach(ArrayRef<Shape> shapes,
                     function_ref<void(unsigned i, ValueRange iv)> body);
   /// An scf.for over time, from 0 to `steps` - 1 or, if `reverse`, back.
