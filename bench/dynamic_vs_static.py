@@ -11,7 +11,7 @@ I = H = 256 with 1 and 2 layers, and a rollout step (inference at T = 1,
 B = 8, I = H = 64), for the LSTM and the GRU.
 
 Usage: bench/dynamic_vs_static.py [--rounds 5] [--iters 20] [--threads 1]
-       [--rnn-run PATH]
+       [--rnn-run PATH]   (rollout steps run 15 times --iters)
 """
 
 import argparse
@@ -30,8 +30,10 @@ CONFIGS = [
 
 
 def step_ms(rnn_run, cell, flags, dynamic, args):
+    # A rollout step takes microseconds: more of them for a stable median.
+    iters = args.iters * (15 if "--seq-len=1" in flags else 1)
     command = [rnn_run, f"--preset={cell}", *flags, "--json",
-               f"--iters={args.iters}", f"--warmup={args.warmup}",
+               f"--iters={iters}", f"--warmup={args.warmup}",
                f"--blas-threads={args.threads}"]
     if dynamic:
         command.append("--dynamic")

@@ -8,14 +8,17 @@ Usage:
 
 Each case is rnn-compile with random flags: a preset (cell, T, B, I, H, L,
 remat, target, chip, dtype, storage, dropout, reset-to, gemm-rows,
-wavefront; values drawn from sensible ones, boundary ones and nonsense) or
+wavefront, dynamic; values drawn from sensible ones, boundary ones and
+nonsense) or
 a model file, a seed of tools/fuzz/fuzz-mlir.py's corpus mutated by its
 mutators, with or without --entry. Every case gets a fresh output directory that does not exist yet.
 A library that compiles for the cpu target (and whose buffers come to at
 most 64 MiB) is then called, in a child process, through each of its four
 C entry points with the manifest's argument list: buffers of the listed
 shapes and types, small random inputs, the arena and the saved region of
-the listed sizes; forward then backward on the same saved region.
+the listed sizes; forward then backward on the same saved region. A
+library for every T and B (--dynamic) is called at a shape drawn from
+1..9 x 1..9, its buffers sized by each entry point's sizes entry point.
 
 Findings, grouped by a signature (fuzz-mlir.py's normalization):
   CRASH      a signal, or a crash message (LLVM ERROR, Stack dump, ...), from
@@ -103,13 +106,13 @@ rnd = random.Random(1)
 sizes = {"bool": 1, "uint8": 1, "int64": 8, "float32": 4, "float64": 8}
 fmt = {"float32": "f", "float64": "d"}
 saved = None
-def buffer(arg, entry):
-    n = 1
-    for d in arg["shape"]:
-        n *= d
+dynamic = m.get("dynamic", False)
+shape = {"T": rnd.randint(1, 9), "B": rnd.randint(1, 9)}
+def buffer(arg, entry, nbytes):
     if arg["name"] == "saved":
         return saved
-    raw = ctypes.create_string_buffer(max(n * sizes[arg["dtype"]], 1) + 16)
+    n = nbytes // sizes[arg["dtype"]]
+    raw = ctypes.create_string_buffer(max(nbytes, 1) + 16)
     base = (ctypes.addressof(raw) + 15) // 16 * 16
     if arg["role"] in ("input", "parameter", "cotangent"):
         if arg["dtype"] in fmt:
@@ -123,17 +126,37 @@ def buffer(arg, entry):
             for i in range(n):
                 struct.pack_into("q", raw, base - ctypes.addressof(raw) + 8 * i, rnd.randrange(2**40))
     return (raw, base, n)
+def static_bytes(arg):
+    n = 1
+    for d in arg["shape"]:
+        n *= d
+    return n * sizes[arg["dtype"]]
 for kind in ("infer", "train", "fwd", "bwd"):
     e = m["entries"][kind]
+    if dynamic:
+        sz = getattr(lib, e["sizes_symbol"])
+        sz.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+        sz.restype = ctypes.c_int32
+        out = (ctypes.c_int64 * len(e["args"]))()
+        if sz(shape["T"], shape["B"], out) != 0:
+            print("%s refused T=%d B=%d" % (e["sizes_symbol"], shape["T"], shape["B"])); sys.exit(3)
+        nbytes = list(out)
+    else:
+        nbytes = [static_bytes(a) if a["name"] != "saved" else e["saved_bytes"] for a in e["args"]]
     if kind == "fwd":
-        raw = ctypes.create_string_buffer(e["saved_bytes"] + 16)
+        count = [n for a, n in zip(e["args"], nbytes) if a["name"] == "saved"][0]
+        raw = ctypes.create_string_buffer(count + 16)
         saved = (raw, (ctypes.addressof(raw) + 15) // 16 * 16, 0)
-    bufs = [buffer(a, e) for a in e["args"]]
+    bufs = [buffer(a, e, n) for a, n in zip(e["args"], nbytes)]
     fn = getattr(lib, e["symbol"])
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     fn.restype = ctypes.c_int32
     ptrs = (ctypes.c_void_p * len(bufs))(*[b[1] for b in bufs])
-    rc = fn(ptrs, None)
+    if dynamic:
+        fn.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
+        rc = fn(shape["T"], shape["B"], ptrs, None)
+    else:
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        rc = fn(ptrs, None)
     if rc != 0:
         print("%s returned %d" % (e["symbol"], rc)); sys.exit(3)
     for a, b in zip(e["args"], bufs):
@@ -167,6 +190,8 @@ def preset_case(rng):
         flags.append("--gemm-rows=%s" % c("gemm-rows"))
     if rng.random() < 0.3:
         flags.append("--wavefront")
+    if rng.random() < 0.25:
+        flags.append("--dynamic")
     return flags, None
 
 
@@ -216,12 +241,14 @@ def crashed(rc, err):
 
 
 def library_bytes(manifest):
+    """The buffers' bytes; of a dynamic library at the largest shape the
+    caller draws (its arena and saved region, sized per call, left out)."""
     total = 0
     for e in manifest["entries"].values():
         for a in e["args"]:
             n = DTYPE_BYTES.get(a["dtype"], 8)
-            for d in a["shape"]:
-                n *= d
+            for d in a["shape"] or []:
+                n *= 9 if isinstance(d, str) else d
             total += n
         total += e.get("saved_bytes", 0)
     return total
