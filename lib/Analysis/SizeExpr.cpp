@@ -25,21 +25,9 @@ SizeExpr SizeExpr::constant(int64_t value) {
   return e;
 }
 
-SizeExpr SizeExpr::symbolT() {
+SizeExpr SizeExpr::monomial(unsigned t, unsigned b, unsigned p) {
   SizeExpr e;
-  e.terms.push_back({1, 1, 0, 0});
-  return e;
-}
-
-SizeExpr SizeExpr::symbolB() {
-  SizeExpr e;
-  e.terms.push_back({1, 0, 1, 0});
-  return e;
-}
-
-SizeExpr SizeExpr::symbolP() {
-  SizeExpr e;
-  e.terms.push_back({1, 0, 0, 1});
+  e.terms.push_back({1, t, b, p});
   return e;
 }
 

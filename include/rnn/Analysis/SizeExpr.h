@@ -78,9 +78,9 @@ public:
 
   SizeExpr() = default;
   static SizeExpr constant(int64_t value);
-  static SizeExpr symbolT();
-  static SizeExpr symbolB();
-  static SizeExpr symbolP();
+  static SizeExpr symbolT() { return monomial(1, 0, 0); }
+  static SizeExpr symbolB() { return monomial(0, 1, 0); }
+  static SizeExpr symbolP() { return monomial(0, 0, 1); }
 
   /// The size `value` (an index) stands for, or nothing if it is not one
   /// the grammar above covers; `rows` is set to the rows of an
@@ -129,6 +129,8 @@ public:
                      llvm::ArrayRef<Value> symbols, Value &overflow) const;
 
 private:
+  /// T^t * B^b * P^p.
+  static SizeExpr monomial(unsigned t, unsigned b, unsigned p);
   /// Merges terms of one monomial, drops zeros, orders them.
   void normalize();
 

@@ -648,6 +648,18 @@ void KernelBuilder::forChunks(
   forStaticChunks(*staticSteps, *staticChunk, reverse, body);
 }
 
+/// The full chunks, then the short one, or the reverse.
+static void inChunkOrder(bool reverse, function_ref<void()> fullChunks,
+                         function_ref<void()> shortChunk) {
+  if (reverse) {
+    shortChunk();
+    fullChunks();
+  } else {
+    fullChunks();
+    shortChunk();
+  }
+}
+
 void KernelBuilder::forDynamicChunks(
     OpFoldResult steps, OpFoldResult chunk, bool reverse,
     function_ref<void(Value start, OpFoldResult len)> body) {
@@ -668,13 +680,7 @@ void KernelBuilder::forDynamicChunks(
     b.setInsertionPoint(guarded.thenBlock()->getTerminator());
     body(fullSteps, rest);
   };
-  if (reverse) {
-    shortChunk();
-    fullChunks();
-  } else {
-    fullChunks();
-    shortChunk();
-  }
+  inChunkOrder(reverse, fullChunks, shortChunk);
 }
 
 void KernelBuilder::forStaticChunks(
@@ -693,13 +699,7 @@ void KernelBuilder::forStaticChunks(
     if (rest)
       body(index(full * chunk), size(rest));
   };
-  if (reverse) {
-    shortChunk();
-    fullChunks();
-  } else {
-    fullChunks();
-    shortChunk();
-  }
+  inChunkOrder(reverse, fullChunks, shortChunk);
 }
 
 void KernelBuilder::forBlocks(
