@@ -125,13 +125,18 @@ class Arg:
 
 
 class Entry:
-    """One C entry point of a library."""
+    """One C entry point of a library. Of a dynamic library (_dynamic.py)
+    it has no argument shapes of its own: `Library.at(T, B)` gives them."""
 
-    def __init__(self, lib, kind, spec, last_error):
+    def __init__(self, lib, kind, spec, last_error, dynamic=False):
         # The library stays loaded while its entry point can be called.
         self._lib = lib
         self.kind = kind
         self.symbol = spec["symbol"]
+        self.specs = spec["args"]
+        if dynamic:
+            self._bind_dynamic(lib, spec, last_error)
+            return
         self.args = [Arg(a) for a in spec["args"]]
         self.arena_bytes = spec.get("arena_bytes", 0)
         self.saved_bytes = spec.get("saved_bytes", 0)
@@ -145,13 +150,47 @@ class Entry:
         self._array = ctypes.c_void_p * len(self.args)
         self._last_error = last_error
 
+    def _bind_dynamic(self, lib, spec, last_error):
+        from . import _dynamic
+        self.args = None
+        self.arena_bytes = self.saved_bytes = None
+        self.predicted_peak_bytes = None
+        self.saved_layout = []
+        self.sizes_symbol = spec.get("sizes_symbol")
+        try:
+            self._fn = _function(lib, self.symbol, ctypes.c_int32,
+                                 ctypes.c_int64, ctypes.c_int64,
+                                 ctypes.c_void_p, ctypes.c_void_p)
+            sizes = _function(lib, self.sizes_symbol or "", ctypes.c_int32,
+                              ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+        except AttributeError:
+            raise RNNCError(f"library has no entry point {self.symbol} with "
+                            f"its sizes entry point {self.sizes_symbol}")
+        count = len(self.specs)
+        self.sizes = _dynamic.sizes_function(sizes, count)
+        self._array = ctypes.c_void_p * count
+        self._last_error = last_error
+
+    def call_at(self, shape, pointers, stream=None):
+        """Calls the entry point of a dynamic library at `shape` (T, B)."""
+        self._check(pointers, len(self.specs))
+        self._status(self._fn(*shape, self._array(*pointers), stream))
+
+    def _check(self, pointers, count):
+        if len(pointers) != count:
+            raise RNNCError(f"{self.symbol} takes {count} buffers, "
+                            f"got {len(pointers)}")
+
     def call(self, pointers, stream=None):
         """Calls the entry point with one data pointer per argument, on
         `stream` (the address of a CUDA stream; cuda target only)."""
-        if len(pointers) != len(self.args):
-            raise RNNCError(f"{self.symbol} takes {len(self.args)} buffers, "
-                            f"got {len(pointers)}")
-        rc = self._fn(self._array(*pointers), stream)
+        if self.args is None:
+            raise RNNCError(f"{self.symbol} takes T and B: call it through "
+                            f"Library.at(T, B)")
+        self._check(pointers, len(self.args))
+        self._status(self._fn(self._array(*pointers), stream))
+
+    def _status(self, rc):
         if rc != 0:
             why = self._last_error() if self._last_error else ""
             # The runtime names buffers by position: add their names.
@@ -162,7 +201,8 @@ class Entry:
                             f"{self.symbol} failed with status {rc}")
 
     def _arg_name(self, index):
-        return str(self.args[index]) if index < len(self.args) else "?"
+        args = self.args or []
+        return str(args[index]) if index < len(args) else "?"
 
 
 class Library:
@@ -178,7 +218,11 @@ class Library:
                 self.manifest = json.load(f)
         except (OSError, ValueError) as e:
             raise RNNCError(f"cannot read {manifest_path}: {e}")
-        if self.manifest.get("abi_version") != ABI_VERSION:
+        # Version 2: a library for every T and B (_dynamic.py).
+        self.dynamic = self.manifest.get("abi_version") == 2 and \
+            self.manifest.get("dynamic") is True
+        if self.manifest.get("abi_version") != ABI_VERSION and \
+                not self.dynamic:
             raise RNNCError(
                 f"{manifest_path}: ABI version "
                 f"{self.manifest.get('abi_version')}, this package speaks "
@@ -238,7 +282,8 @@ class Library:
                                 f"control (openblas_set_num_threads)")
             self._blas_threads = (get, put)
             _keep_loaded(get)
-        self.entries = {kind: Entry(self._lib, kind, spec, self._last_error)
+        self.entries = {kind: Entry(self._lib, kind, spec, self._last_error,
+                                    self.dynamic)
                         for kind, spec in self.manifest["entries"].items()}
         # The cell's states in the dialect's order (`h` first), which
         # name the entry points' state buffers (`h0`, `h_reset`, ...);
@@ -301,7 +346,7 @@ class Library:
     def _saved_gaps(self):
         """The byte ranges [start, end) of the saved region that no saved
         value covers (alignment padding): nothing writes them."""
-        if "fwd" not in self.entries:
+        if "fwd" not in self.entries or self.dynamic:
             return []
         gaps, end = [], 0
         for value in sorted(self.entries["fwd"].saved_layout,
@@ -315,6 +360,20 @@ class Library:
 
     def __getitem__(self, kind):
         return self.entries[kind]
+
+    def at(self, T, B):
+        """The library at sequence length T and batch size B: a dynamic
+        library's entry points with their buffers' shapes and sizes there
+        (a static library is its own shape only)."""
+        from . import _dynamic
+        if not self.dynamic:
+            shape = tuple(self.manifest["shape"][k] for k in ("T", "B"))
+            if (T, B) != shape:
+                raise RNNCError(f"{self.directory} is compiled for T, B = "
+                                f"{shape}, not {(T, B)}")
+            return self
+        _dynamic.check_shape(self.directory, T, B)
+        return _dynamic.ShapedLibrary(self, T, B)
 
 
 def _function(lib, name, restype, *argtypes):
