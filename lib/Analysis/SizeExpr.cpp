@@ -357,8 +357,8 @@ func::FuncOp mlir::rnn::buildSizeFunction(
   builder.setInsertionPointAfter(after);
   Location loc = after->getLoc();
   Type index = builder.getIndexType(), i64 = builder.getI64Type();
-  auto func = func::FuncOp::create(builder, loc, name,
-                                   builder.getFunctionType({index, index}, {i64}));
+  auto func = func::FuncOp::create(
+      builder, loc, name, builder.getFunctionType({index, index}, {i64}));
   func.setPrivate();
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);

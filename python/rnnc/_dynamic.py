@@ -18,13 +18,9 @@ from ._errors import RNNCError
 
 def _resolve(spec, shape):
     """An argument's manifest entry with "T" and "B" replaced by the call's
-    sizes; an argument the sizes entry point alone sizes (no shape: the
-    arena, the saved region) becomes a byte buffer of `nbytes`."""
-    resolved = dict(spec)
-    if spec["shape"] is not None:
-        resolved["shape"] = [shape[d] if isinstance(d, str) else d
-                             for d in spec["shape"]]
-    return resolved
+    sizes."""
+    return dict(spec, shape=[shape[d] if isinstance(d, str) else d
+                             for d in spec["shape"]])
 
 
 class ShapedEntry:
@@ -38,6 +34,8 @@ class ShapedEntry:
         bytes_ = entry.sizes(T, B)
         self.args = []
         for spec, nbytes in zip(entry.specs, bytes_):
+            # The sizes entry point alone sizes the arena and the saved
+            # region (no shape): byte buffers.
             if spec["shape"] is None:
                 spec = dict(spec, shape=[nbytes], dtype="uint8")
             arg = Arg(_resolve(spec, {"T": T, "B": B}))
@@ -82,12 +80,13 @@ class ShapedLibrary:
         return getattr(self._library, name)
 
 
-def check_shape(symbol, T, B):
-    """Refuses a shape the sizes entry point cannot take, naming it."""
+def check_shape(library, T, B):
+    """Refuses a shape the sizes entry point cannot take, naming it and
+    the library."""
     for name, value in (("T", T), ("B", B)):
         if isinstance(value, bool) or not isinstance(value, int) or \
                 not 1 <= value < 2 ** 63:
-            raise RNNCError(f"{symbol}: {name} must be a positive integer, "
+            raise RNNCError(f"{library}: {name} must be a positive integer, "
                             f"got {value!r}")
 
 

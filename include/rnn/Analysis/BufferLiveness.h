@@ -4,8 +4,8 @@
 // role, size and live range in program order: from its allocation to its
 // last use through any view of it (subview, reshape, cast, select), and to
 // its deallocation. A size is in bytes, or, in a function compiled for
-// every T and B, an expression in them (SizeExpr). Early frees, the memory plan and the memory report all
-// read this one analysis.
+// every T and B, an expression in them (SizeExpr). Early frees, the memory
+// plan and the memory report all read this one analysis.
 //
 // Upstream `mlir::Liveness` answers "is this SSA value live here"; a buffer
 // lives as long as any of its views does, which is what this adds. Views

@@ -142,10 +142,10 @@ private:
 /// `alignment`, over `parts`, at (T, B) and P = gemmBlockSteps(T, B, rows)
 /// (P = 1 without rows), or -1 where it (or a step of it) does not fit in
 /// 63 bits.
-func::FuncOp buildSizeFunction(OpBuilder &builder, Operation *after,
-                               llvm::StringRef name,
-                               llvm::ArrayRef<std::pair<SizeExpr, int64_t>> parts,
-                               int64_t alignment, std::optional<int64_t> rows);
+func::FuncOp
+buildSizeFunction(OpBuilder &builder, Operation *after, llvm::StringRef name,
+                  llvm::ArrayRef<std::pair<SizeExpr, int64_t>> parts,
+                  int64_t alignment, std::optional<int64_t> rows);
 
 /// The larger of some sizes at every shape, as its candidates: none of
 /// them at most another one (isAtMost).

@@ -17,7 +17,7 @@ LayerInputs::LayerInputs(KernelOpInterface op, KernelBuilder &k)
       // The backward of saved values reads no bias (null).
       biasIh(op.get(kRoleBiasIh)), biasHh(op.get(kRoleBiasHh)),
       states(op.getInitialStates()), resetStates(op.getResetStates()),
-      T(k.shapeOf(x)[0]), B(k.shapeOf(x)[1]),
+      T(k.sizeOf(x, 0)), B(k.sizeOf(x, 1)),
       H(cast<MemRefType>(weightHh.getType()).getDimSize(1)),
       P(op.getGemmBlock().isPerCall()
             ? OpFoldResult(k.gemmBlockSteps(T, B, op.getGemmBlock().rows))

@@ -243,7 +243,8 @@ template <int64_t G> struct HiddenProjectionCell {
     Value biasIh = k.columns(k.row(op.get(kRoleGradBiasIh)), 0, gated);
     Value biasHh = k.columns(k.row(op.get(kRoleGradBiasHh)), 0, gated);
     Value gradH0 = op.get("grad_h0");
-    k.parallelEach(k.shapesOf({gradH0, biasHh}), [&](unsigned i, ValueRange iv) {
+    k.parallelEach(k.shapesOf({gradH0, biasHh}), [&](unsigned i,
+                                                     ValueRange iv) {
       if (i == 1)
         return k.store(k.load(biasIh, iv), biasHh, iv);
       Value dh = k.load(g.dh, iv);

@@ -21,6 +21,10 @@
 using namespace mlir;
 using namespace mlir::rnn;
 
+OpFoldResult KernelBuilder::sizeOf(Value buffer, unsigned dim) {
+  return memref::getMixedSize(b, b.getLoc(), buffer, dim);
+}
+
 Shape KernelBuilder::shapeOf(Value buffer) {
   return memref::getMixedSizes(b, b.getLoc(), buffer);
 }
@@ -280,7 +284,8 @@ void KernelBuilder::parallel(ArrayRef<OpFoldResult> upperBounds,
 }
 
 void KernelBuilder::parallelEach(
-    ArrayRef<Shape> shapes, function_ref<void(unsigned i, ValueRange iv)> body) {
+    ArrayRef<Shape> shapes,
+    function_ref<void(unsigned i, ValueRange iv)> body) {
   if (llvm::all_equal(shapes)) {
     parallel(shapes.front(), [&](ValueRange iv) {
       for (unsigned i = 0; i < shapes.size(); ++i)
@@ -400,8 +405,8 @@ Value KernelBuilder::step(Value sequence, Value t) {
   ArrayRef<int64_t> shape = type.getShape();
   SmallVector<OpFoldResult> offsets = {t, b.getIndexAttr(0), b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {
-      b.getIndexAttr(1), memref::getMixedSize(b, b.getLoc(), sequence, 1),
-      memref::getMixedSize(b, b.getLoc(), sequence, 2)};
+      b.getIndexAttr(1), sizeOf(sequence, 1),
+      sizeOf(sequence, 2)};
   SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
   auto resultType = memref::SubViewOp::inferRankReducedResultType(
       {shape[1], shape[2]}, type, offsets, sizes, strides);
@@ -482,7 +487,7 @@ Value KernelBuilder::convertOperand(Value value, std::optional<unsigned> slot) {
       b.setInsertionPoint(dynamicConversionsStart);
       buffer = alloc({gemmRowsBound, size(columns)}, "gemm_operand", gemmType);
     }
-    dst = rows(buffer, memref::getMixedSize(b, b.getLoc(), value, 0));
+    dst = rows(buffer, sizeOf(value, 0));
   } else {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(kernelStart);
@@ -573,7 +578,7 @@ Value KernelBuilder::allocOnes(OpFoldResult n) {
 }
 
 void KernelBuilder::addColumnSums(Value rowsMatrix, Value onesRow, Value acc) {
-  OpFoldResult numRows = memref::getMixedSize(b, b.getLoc(), rowsMatrix, 0);
+  OpFoldResult numRows = sizeOf(rowsMatrix, 0);
   matmul(columns(onesRow, 0, numRows), rowsMatrix, acc, false, false, true);
 }
 
@@ -599,18 +604,18 @@ static Value submatrix(ImplicitLocOpBuilder &b, Value matrix, int64_t start0,
 }
 
 Value KernelBuilder::columns(Value matrix, int64_t start, OpFoldResult len) {
-  return submatrix(b, matrix, 0, memref::getMixedSize(b, b.getLoc(), matrix, 0),
+  return submatrix(b, matrix, 0, sizeOf(matrix, 0),
                    start, len);
 }
 
 Value KernelBuilder::rows(Value matrix, int64_t start, int64_t len) {
   return submatrix(b, matrix, start, size(len), 0,
-                   memref::getMixedSize(b, b.getLoc(), matrix, 1));
+                   sizeOf(matrix, 1));
 }
 
 Value KernelBuilder::rows(Value matrix, OpFoldResult len) {
   return submatrix(b, matrix, 0, len, 0,
-                   memref::getMixedSize(b, b.getLoc(), matrix, 1));
+                   sizeOf(matrix, 1));
 }
 
 Value KernelBuilder::steps(Value sequence, Value start, OpFoldResult len) {

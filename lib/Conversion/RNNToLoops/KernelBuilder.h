@@ -10,12 +10,13 @@
 // static, values where T or B are dynamic (a library for any T and B),
 // so that static shapes give the same IR as before sizes could vary. The
 // innermost dimension of every loop (H, or a multiple of it) is static.
-// The gate math is written once, as scalar code, in scf.parallel loops. With a vector width
-// W > 1, `parallel` emits each body twice: over the innermost dimension in
-// steps of W, where loads and stores along that dimension become
-// vector.load/vector.store and every other operation works on vector<Wxf32>
-// (so the CPU runs W lanes at once without relying on LLVM's loop
-// vectorizer and its alias checks), and over the remainder with scalars.
+// The gate math is written once, as scalar code, in scf.parallel loops.
+// With a vector width W > 1, `parallel` emits each body twice: over the
+// innermost dimension in steps of W, where loads and stores along that
+// dimension become vector.load/vector.store and every other operation
+// works on vector<Wxf32> (so the CPU runs W lanes at once without relying
+// on LLVM's loop vectorizer and its alias checks), and over the remainder
+// with scalars.
 // With W = 1 every body is scalar, one element per iteration. With
 // `wholeVectors` (GPU: each loop is a kernel, one thread per iteration) a
 // loop whose innermost size W does not divide is scalar rather than split,
@@ -93,6 +94,7 @@ public:
   void setGemmRowsBound(OpFoldResult rows);
 
   /// The sizes of a buffer: constants, and memref.dim where dynamic.
+  OpFoldResult sizeOf(Value buffer, unsigned dim);
   Shape shapeOf(Value buffer);
   SmallVector<Shape> shapesOf(ArrayRef<Value> buffers);
 
