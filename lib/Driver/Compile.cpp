@@ -69,13 +69,20 @@ EntryPlan readEntryPlan(func::FuncOp entry, bool train,
     plan.phases = mlir::rnn::PhaseBytes{*plan.peakBytes, 0, 0};
   // A static layout: offsets and bytes (a symbolic one names sizes in T
   // and B, its offsets computed per call).
-  if (ArrayAttr layout = RNNDialect::SavedAttrHelper(context).getAttr(entry);
-      layout && plan.savedBytes) {
+  ArrayAttr layout = RNNDialect::SavedAttrHelper(context).getAttr(entry);
+  if (layout && plan.savedBytes) {
     plan.saved.emplace();
     for (auto item : layout.getAsRange<DictionaryAttr>())
       plan.saved->push_back({item.getAs<StringAttr>("role").getValue().str(),
                              item.getAs<IntegerAttr>("offset").getInt(),
                              item.getAs<IntegerAttr>("bytes").getInt()});
+  } else if (layout) {
+    for (auto item : layout.getAsRange<DictionaryAttr>())
+      if (auto size = item.getAs<StringAttr>("size"))
+        plan.savedSizes.push_back(
+            {item.getAs<StringAttr>("role").getValue().str(),
+             size.getValue().str()});
+    plan.savedAlignment = mlir::rnn::MemoryPlan::kAlignment;
   }
   if (StringAttr remat = RNNDialect::RematAttrHelper(context).getAttr(entry))
     plan.remat = remat.getValue().str();

@@ -5,8 +5,9 @@
 
 A request REQ is a JSON object of `rnnc.compile_model`'s arguments, or the
 same as `key=value,...` (`cell=lstm,seq_len=32,batch=16,input_size=8,
-hidden_size=32,layers=2,remat=chunk:8`); `--file` reads a JSON list of
-objects. `precompile` prints the entry directory of each request, so that
+hidden_size=32,layers=2,remat=chunk:8`; `seq_len=none,batch=none` for the
+library of every shape that rnnc.torch runs on the CPU); `--file` reads a
+JSON list of objects. `precompile` prints the entry directory of each request, so that
 an image can be built with its cache filled for machines without the
 compiler (set RNNC_CACHE_DIR to it there).
 """
@@ -22,7 +23,8 @@ from . import library
 # The types of compile_model's arguments given as key=value.
 _INTEGERS = ("seq_len", "batch", "input_size", "hidden_size", "layers",
              "gemm_rows")
-_NULLABLE = ("chip", "storage")
+# None: seq_len and batch both, for a library of every shape.
+_NULLABLE = ("chip", "storage", "seq_len", "batch")
 _BOOLEANS = ("wavefront",)
 
 
@@ -45,6 +47,9 @@ def _parse_request(text):
             raise library.RNNCError(f"expected key=value, got {item!r} in "
                                     f"{text!r}")
         value = value.strip()
+        if key in _NULLABLE and value.lower() in ("", "none", "null"):
+            request[key] = None
+            continue
         try:
             if key in _INTEGERS:
                 value = int(value)
@@ -57,8 +62,6 @@ def _parse_request(text):
                 raise library.RNNCError(f"{key}={value!r} is not true or "
                                         f"false")
             value = value.lower() in ("true", "1")
-        if key in _NULLABLE and value.lower() in ("", "none", "null"):
-            value = None
         request[key] = value
     return request
 
@@ -83,9 +86,11 @@ def _list(directory):
     for entry in entries:
         total += entry["bytes"]
         request = entry["request"]
+        # seq_len=none batch=none: the library of every shape.
         what = "?" if request is None else " ".join(
-            f"{k}={v}" for k, v in request.items()
-            if v is not None and not (k == "dropout" and v == 0.0))
+            f"{k}={'none' if v is None else v}" for k, v in request.items()
+            if (v is not None or k in ("seq_len", "batch")) and
+            not (k == "dropout" and v == 0.0))
         state = "" if entry["state"] == "complete" else \
             f"  [damaged: {entry['state']}]"
         copy = re.search(r"\.cuda([0-9]+)$", entry["path"])

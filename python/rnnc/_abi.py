@@ -58,17 +58,18 @@ _WRITTEN = ("output", "gradient", "saved", "scratch")
 def _scratch(library, kind, device):
     """The library's scratch arena for `kind`, one per thread. On a GPU it
     is reused by later calls, which PyTorch's current stream orders after
-    this one."""
+    this one. A library of every shape keeps the largest arena its calls
+    needed and passes its first bytes."""
     local = library._local
     arenas = getattr(local, "arenas", None)
     if arenas is None:
         arenas = local.arenas = {}
     size = library[kind].arena_bytes
     arena = arenas.get(kind)
-    if arena is None or arena.numel() != size:
+    if arena is None or arena.numel() < size:
         arena = arenas[kind] = torch.empty(size, dtype=torch.uint8,
                                            device=device)
-    return arena
+    return arena if arena.numel() == size else arena[:size]
 
 
 # How many pointer sets each cuda library keeps graphs for

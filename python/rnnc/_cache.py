@@ -26,6 +26,9 @@ from . import _native
 from ._errors import RNNCError
 
 ABI_VERSION = 1
+# The manifest of a library of every sequence length and batch size
+# (_dynamic.py).
+DYNAMIC_ABI_VERSION = 2
 
 
 def cache_dir():
@@ -67,17 +70,28 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
              remat="none", target="cpu", chip=None, dtype="float32",
              dropout=0.0, reset_to="zero", storage=None, gemm_rows=0,
              wavefront=False):
-    """A request, compile_model's arguments but the device, checked."""
+    """A request, compile_model's arguments but the device, checked.
+    `seq_len` and `batch` both None ask for a library of every sequence
+    length and batch size (rnn-compile --dynamic)."""
     _check(cell, target, dtype, reset_to, storage)
     _check_schedule(gemm_rows, wavefront)
+    shape = (seq_len, batch)
+    if (seq_len is None) != (batch is None):
+        raise RNNCError(f"seq_len and batch are both sizes, or both None "
+                        f"for every size; got seq_len={seq_len!r}, "
+                        f"batch={batch!r}")
+    if seq_len is None:
+        _check_dynamic(remat, target, wavefront)
     try:
-        sizes = [operator.index(n) for n in (seq_len, batch, input_size,
-                                              hidden_size, layers)]
+        sizes = [operator.index(n) for n in (input_size, hidden_size, layers)]
+        if seq_len is not None:
+            shape = tuple(operator.index(n) for n in shape)
     except TypeError:
         raise RNNCError(f"sizes must be integers, got seq_len={seq_len!r}, "
                         f"batch={batch!r}, input_size={input_size!r}, "
                         f"hidden_size={hidden_size!r}, layers={layers!r}")
-    return dict(zip(_REQUEST_FIELDS, [cell, *sizes, remat, target, chip,
+    return dict(zip(_REQUEST_FIELDS, [cell, *shape, *sizes, remat, target,
+                                      chip,
                                       dtype, float(dropout), reset_to,
                                       storage, gemm_rows, wavefront]))
 
@@ -103,6 +117,24 @@ def _check(cell, target, dtype, reset_to, storage):
                         f"'bf16')")
     if storage and dtype != "float32":
         raise RNNCError(f"bf16 storage needs float32 parameters, got {dtype}")
+
+
+def serves_every_shape(remat, target, wavefront):
+    """Whether one library of these settings serves every sequence length
+    and batch size: rnn-compile --dynamic compiles for the cpu target,
+    without a wavefront, and the remat policies that do not depend on the
+    shape ("none", "gates")."""
+    return target == "cpu" and not wavefront and remat in ("none", "gates")
+
+
+def _check_dynamic(remat, target, wavefront):
+    """An RNNCError for settings a library of every shape cannot have."""
+    if not serves_every_shape(remat, target, wavefront):
+        why = ("the cuda target compiles static shapes" if target != "cpu"
+               else "a wavefront's blocks are known for a static shape only"
+               if wavefront else f"remat={remat!r} is resolved for a static "
+               f"shape (\"none\" and \"gates\" serve every shape)")
+        raise RNNCError(f"seq_len=None, batch=None (every shape): {why}")
 
 
 def _check_schedule(gemm_rows, wavefront):
@@ -205,8 +237,10 @@ def _inspect(directory):
         return "it has no manifest.json"
     except (OSError, ValueError) as e:
         return f"cannot read {manifest}: {e}"
-    if not isinstance(text, dict) or text.get("abi_version") != ABI_VERSION:
-        return f"{manifest} is not a manifest of ABI version {ABI_VERSION}"
+    if not isinstance(text, dict) or text.get("abi_version") not in (
+            ABI_VERSION, DYNAMIC_ABI_VERSION):
+        return (f"{manifest} is not a manifest of ABI version "
+                f"{ABI_VERSION} or {DYNAMIC_ABI_VERSION}")
     library = text.get("library")
     if not isinstance(library, str) or \
             not os.path.isfile(os.path.join(directory, library)):
@@ -288,8 +322,10 @@ def _publish(final, fill):
 def _compile(tmp, compiler, request):
     """Runs `compiler` for `request` into the directory `tmp`."""
     r = request
-    cmd = [compiler, f"--preset={r['cell']}", f"--seq-len={r['seq_len']}",
-           f"--batch={r['batch']}", f"--input-size={r['input_size']}",
+    shape = ["--dynamic"] if r["seq_len"] is None else \
+        [f"--seq-len={r['seq_len']}", f"--batch={r['batch']}"]
+    cmd = [compiler, f"--preset={r['cell']}", *shape,
+           f"--input-size={r['input_size']}",
            f"--hidden-size={r['hidden_size']}", f"--layers={r['layers']}",
            f"--remat={r['remat']}", f"--target={r['target']}",
            f"--dtype={'f64' if r['dtype'] == 'float64' else 'f32'}",

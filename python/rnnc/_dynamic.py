@@ -12,8 +12,78 @@ entry points with their arguments' shapes and sizes at (T, B), called as
 a library of that static shape is called."""
 
 import ctypes
+import re
 
 from ._errors import RNNCError
+
+
+# A term of a size in T and B as the compiler prints it (SizeExpr): an
+# integer, the symbols, or an integer times the symbols ("256*T*B").
+_TERM = re.compile(r"(?:\d+|[TB])(?:\*[TB])*")
+
+
+class Size:
+    """A polynomial in T and B with integer coefficients, parsed from the
+    manifest ("704*T*B + 64*B"); evaluated on ints, or on torch.SymInts
+    while a graph is traced."""
+
+    def __init__(self, text):
+        self.text = text
+        self.terms = []
+        for sign, term in re.findall(r"(^|[+-]) *([^+-]+?) *(?=[+-]|$)",
+                                     text.strip()):
+            if not _TERM.fullmatch(term):
+                raise ValueError(text)
+            factors = term.split("*")
+            coefficient = int(factors[0]) if factors[0].isdigit() else 1
+            symbols = [f for f in factors if not f.isdigit()]
+            self.terms.append((-coefficient if sign == "-" else coefficient,
+                               symbols.count("T"), symbols.count("B")))
+        if not self.terms:
+            raise ValueError(text)
+
+    def __call__(self, T, B):
+        total = 0
+        for coefficient, t, b in self.terms:
+            value = coefficient
+            for _ in range(t):
+                value = value * T
+            for _ in range(b):
+                value = value * B
+            total = total + value
+        return total
+
+
+def saved_sizes(spec, symbol):
+    """A forward entry point's saved values as [(role, Size)] and their
+    alignment (each starts where the one before it ends, rounded up to
+    it); None where the manifest gives no layout in T and B."""
+    layout, alignment = spec.get("saved"), spec.get("saved_alignment")
+    if layout is None or any("P" in str(value.get("size"))
+                             for value in layout if isinstance(value, dict)):
+        # A size in the GEMM block's steps is not a polynomial in T and B.
+        return None
+    try:
+        if isinstance(alignment, bool) or not isinstance(alignment, int) or \
+                alignment < 1:
+            raise ValueError(alignment)
+        return [(value["role"], Size(value["size"])) for value in layout], \
+            alignment
+    except (KeyError, TypeError, ValueError) as e:
+        raise RNNCError(f"manifest: {symbol}'s saved layout is not sizes in "
+                        f"T and B with an alignment ({e!r})") from None
+
+
+def saved_layout(entry, T, B):
+    """The saved values' (offset, bytes) at (T, B) and the region's bytes
+    (ints or SymInts, as T and B)."""
+    sizes, alignment = entry.saved_sizes
+    layout, offset = [], 0
+    for _, size in sizes:
+        nbytes = size(T, B)
+        layout.append((offset, nbytes))
+        offset = offset + (nbytes + alignment - 1) // alignment * alignment
+    return layout, offset
 
 
 def _resolve(spec, shape):
@@ -28,7 +98,7 @@ class ShapedEntry:
 
     def __init__(self, entry, T, B):
         from .library import Arg
-        self._entry = entry
+        self.entry = entry
         self.kind = entry.kind
         self.symbol = entry.symbol
         bytes_ = entry.sizes(T, B)
@@ -51,7 +121,7 @@ class ShapedEntry:
         self.shape = (T, B)
 
     def call(self, pointers, stream=None):
-        self._entry.call_at(self.shape, pointers, stream)
+        self.entry.call_at(self.shape, pointers, stream)
 
 
 class ShapedLibrary:
@@ -65,12 +135,9 @@ class ShapedLibrary:
         self.shape = (T, B)
         self.entries = {kind: ShapedEntry(entry, T, B)
                         for kind, entry in library.entries.items()}
-        self.saved_bytes = self.entries["fwd"].saved_bytes \
-            if "fwd" in self.entries else 0
-        # The saved values' offsets are computed per call: the whole
-        # region counts as padding that nothing else writes, so that a
-        # region the forward returns is a function of its inputs.
-        self.saved_gaps = [(0, self.saved_bytes)] if self.saved_bytes else []
+        forward = self.entries.get("fwd")
+        self.saved_bytes = forward.saved_bytes if forward else 0
+        self.saved_gaps = _saved_gaps(library, forward, T, B)
 
     def __getitem__(self, kind):
         return self.entries[kind]
@@ -78,6 +145,26 @@ class ShapedLibrary:
     def __getattr__(self, name):
         # target, states, directory, manifest, set_blas_threads, _local ...
         return getattr(self._library, name)
+
+
+def _saved_gaps(library, forward, T, B):
+    """The byte ranges of the saved region that no saved value covers
+    (alignment padding, which nothing writes), after checking the layout
+    against the sizes entry point's bytes."""
+    if not forward or not forward.saved_bytes:
+        return []
+    if forward.entry.saved_sizes is None:
+        # No layout: the whole region counts as padding, so that the
+        # region the forward returns is a function of its inputs.
+        return [(0, forward.saved_bytes)]
+    layout, total = saved_layout(forward.entry, T, B)
+    if total != forward.saved_bytes:
+        raise RNNCError(f"{library.directory}: the manifest's saved layout "
+                        f"has {total} bytes at T={T}, B={B}, "
+                        f"{forward.entry.sizes_symbol} {forward.saved_bytes}")
+    gaps = [(offset + nbytes, next_offset) for (offset, nbytes), next_offset
+            in zip(layout, [o for o, _ in layout[1:]] + [total])]
+    return [(start, end) for start, end in gaps if start < end]
 
 
 def check_shape(library, T, B):

@@ -13,6 +13,7 @@ import torch
 
 from torch._subclasses.functional_tensor import FunctionalTensor
 
+from . import _dynamic
 from ._abi import _FLOATS, _LIBRARIES, _call
 from .library import RNNCError, _used, compile_model
 
@@ -124,6 +125,32 @@ def _library_of(key):
     return library
 
 
+def _library_at(key, x):
+    """The library a key names, at the call's T and B (x's first two
+    sizes) where it serves every shape."""
+    library = _library_of(key)
+    return library.at(x.shape[0], x.shape[1]) if library.dynamic else library
+
+
+def _saved_bytes(key, x):
+    """The bytes of the saved region of a forward at x's T and B: ints, or
+    while a graph is traced with dynamic sizes, an expression in them."""
+    library = _library_of(key)
+    if not library.dynamic:
+        return library.saved_bytes
+    T, B = x.shape[0], x.shape[1]
+    if isinstance(T, int) and isinstance(B, int):
+        return library.at(T, B).saved_bytes
+    forward = library.entries.get("fwd")
+    if forward is None:
+        return 0
+    if forward.saved_sizes is None:
+        # No layout in T and B: a size the traced graph learns when it
+        # runs.
+        return torch.library.get_ctx().new_dynamic_size()
+    return _dynamic.saved_layout(forward, T, B)[1]
+
+
 _PARAM_KINDS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 
@@ -197,7 +224,7 @@ def _forward_impl(key: str, x: torch.Tensor, is_init: torch.Tensor,
                              torch.Tensor]:
     """The forward entry point: y, h_n, c_n and the saved region (see
     `_gradients` for `consume_saved`)."""
-    library = _library_of(key)
+    library = _library_at(key, x)
     y, h_n, c_n = _new_outputs(x, h0, c0 is not None)
     saved = _saved_region(library, x.device)
     tensors = _named(library, x, is_init, rng, (h0, c0, h_reset, c_reset),
@@ -227,7 +254,7 @@ def _backward_run(key, x, is_init, rng, h0, c0, h_reset, c_reset, params, y,
                   saved, grad_y, grad_h_n, grad_c_n):
     """rnnc::backward's implementation: its results, and the parameters'
     gradients (views of the last)."""
-    library = _library_of(key)
+    library = _library_at(key, x)
     states = (h0, c0, h_reset, c_reset)
     tensors = _named(library, x, is_init, rng, states, params)
     tensors.update(y=y, saved=saved, grad_y=grad_y)
@@ -253,7 +280,7 @@ def _inference_impl(key: str, x: torch.Tensor, is_init: torch.Tensor,
                     params: list[torch.Tensor]
                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The inference entry point: y, h_n, c_n; nothing is saved."""
-    library = _library_of(key)
+    library = _library_at(key, x)
     y, h_n, c_n = _new_outputs(x, h0, c0 is not None)
     tensors = _named(library, x, is_init, None, (h0, c0, h_reset, c_reset),
                      params)
@@ -291,9 +318,9 @@ _inference_op = torch.library.custom_op("rnnc::inference", _inference_impl,
 @_forward_op.register_fake
 def _(key, x, is_init, rng, h0, c0, h_reset, c_reset, params,
       consume_saved=False):
-    # The saved region's size is the manifest's (the library is loaded,
-    # not called).
-    saved = x.new_empty(_library_of(key).saved_bytes, dtype=torch.uint8)
+    # The saved region's size is the manifest's, or its sizes entry
+    # point's (the library is loaded, not called).
+    saved = x.new_empty(_saved_bytes(key, x), dtype=torch.uint8)
     return (*_new_outputs(x, h0, c0 is not None), saved)
 
 

@@ -78,14 +78,19 @@ import weakref
 
 from . import _native
 # The on-disk cache (_cache.py); its public functions are this module's.
-from ._cache import (ABI_VERSION, _MISSING, _ENTRY_NAME,  # noqa: F401
+from ._cache import (ABI_VERSION, DYNAMIC_ABI_VERSION,  # noqa: F401
+                     _MISSING, _ENTRY_NAME,
                      # (_check_schedule for rnnc.torch, _inspect for tests)
                      _REQUEST_FIELDS, _build, _check_schedule,
                      _compiler_identity, _damaged, _device_copy, _inspect,
                      _move_aside, _request, _request_hash, _roots,
-                     _writable_root, cache_dir, cache_entries, clear_cache)
+                     _writable_root, cache_dir, cache_entries, clear_cache,
+                     serves_every_shape)
 from ._errors import RNNCError
 
+
+# How many shapes a dynamic library keeps the arguments' sizes of (`at`).
+_KEPT_SHAPES = 256
 
 _DTYPE_BYTES = {"float32": 4, "float64": 8, "bool": 1, "uint8": 1, "int64": 8}
 
@@ -168,6 +173,7 @@ class Entry:
                             f"its sizes entry point {self.sizes_symbol}")
         count = len(self.specs)
         self.sizes = _dynamic.sizes_function(sizes, count)
+        self.saved_sizes = _dynamic.saved_sizes(spec, self.symbol)
         self._array = ctypes.c_void_p * count
         self._last_error = last_error
 
@@ -219,7 +225,8 @@ class Library:
         except (OSError, ValueError) as e:
             raise RNNCError(f"cannot read {manifest_path}: {e}")
         # Version 2: a library for every T and B (_dynamic.py).
-        self.dynamic = self.manifest.get("abi_version") == 2 and \
+        self.dynamic = \
+            self.manifest.get("abi_version") == DYNAMIC_ABI_VERSION and \
             self.manifest.get("dynamic") is True
         if self.manifest.get("abi_version") != ABI_VERSION and \
                 not self.dynamic:
@@ -298,6 +305,8 @@ class Library:
         # The scratch arena is the library's: contents are not kept between
         # calls, so one per thread serves every call.
         self._local = threading.local()
+        # `at`'s libraries at the shapes called last.
+        self._shapes = {}
 
     def use_device(self, ordinal):
         """Runs the library on GPU `ordinal` (cuda target): chosen once,
@@ -372,8 +381,14 @@ class Library:
                 raise RNNCError(f"{self.directory} is compiled for T, B = "
                                 f"{shape}, not {(T, B)}")
             return self
-        _dynamic.check_shape(self.directory, T, B)
-        return _dynamic.ShapedLibrary(self, T, B)
+        shaped = self._shapes.get((T, B))
+        if shaped is None:
+            _dynamic.check_shape(self.directory, T, B)
+            shaped = _dynamic.ShapedLibrary(self, T, B)
+            if len(self._shapes) >= _KEPT_SHAPES:
+                self._shapes.clear()
+            self._shapes[(T, B)] = shaped
+        return shaped
 
 
 def _function(lib, name, restype, *argtypes):
@@ -586,6 +601,10 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   dtype="float32", dropout=0.0, reset_to="zero",
                   storage=None, gemm_rows=0, wavefront=False):
     """The library of a preset model, compiled on first use and cached.
+    `seq_len` and `batch` None (both) ask for one library of every
+    sequence length and batch size, run at a shape through
+    `Library.at(T, B)`: the cpu target, without a wavefront, with remat
+    "none" or "gates" (`serves_every_shape`).
     `cell` is a cell of the rnn dialect (lstm, gru, mgu, cifg; rnn-compile
     refuses another, listing them). `dtype` is the element type of its
     float tensors: float32, or float64 (the cpu target only). With `dropout` > 0 the training entry points

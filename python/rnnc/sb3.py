@@ -24,15 +24,17 @@ the state by `1 - episode_start` before each step. Here every batch is
 one rnnc call per LSTM: an episode start is `is_init`, which resets the
 state entering that step to zero, as the multiplication does.
 
-A library is compiled per sequence length and batch size, and training
-batches vary in both (the longest sequence of a minibatch, the number of
-sequences in it). The call therefore pads both to powers of two, so that
-a run compiles a few libraries (4 for the 30000 steps of CartPole in
-tests/test_sb3.py, whose unpadded batches come in 61 shapes). Padding
-columns start from zero and are dropped; padding steps go before the
-sequence, and the first real step is reset to the given state
-(`reset_state`), so the outputs and the final states are those of the
-unpadded batch.
+Training batches vary in sequence length and batch size (the longest
+sequence of a minibatch, the number of sequences in it). On the CPU, one
+library serves every shape (with remat "none" or "gates" and no
+wavefront): each batch runs as it comes, from the given states. Where a
+library is compiled per shape (the GPU, remat "chunk:K" or
+"budget:BYTES"), the call pads both to powers of two, so that a run
+compiles a few libraries (4 for the 30000 steps of CartPole in
+tests/test_sb3.py, whose batches come in 61 shapes). Padding columns
+start from zero and are dropped; padding steps go before the sequence,
+and the first real step is reset to the given state (`reset_state`), so
+the outputs and the final states are those of the unpadded batch.
 """
 
 import inspect
@@ -161,14 +163,28 @@ class RecurrentActorCriticPolicy(_policies.RecurrentActorCriticPolicy):
         [L, n_seq, H])`, `episode_starts` `[n_seq * T]` (0. or 1.).
         Returns the output `[n_seq * T, H]` and the final states."""
         h0, c0 = lstm_states
-        n_seq = h0.shape[1]
-        L, H = lstm.num_layers, lstm.hidden_size
+        n_seq, H = h0.shape[1], lstm.hidden_size
         x = features.reshape((n_seq, -1, lstm.input_size)).transpose(0, 1)
         starts = episode_starts.reshape((n_seq, -1)).transpose(0, 1)
         if not torch.all((starts == 0) | (starts == 1)):
             raise RNNCError("episode_starts must be 0 or 1: a start resets "
                             "the LSTM state to zero")
-        T = x.shape[0]
+        # A start zeroes the state entering its step: sb3-contrib's
+        # multiplication by 1 - start, so the gradient into the states is
+        # the same.
+        keep = (starts[0] == 0).to(x.dtype).view(1, n_seq, 1)
+        if lstm._serves_every_shape(x.device):
+            y, (h_n, c_n) = lstm(x, (keep * h0, keep * c0),
+                                 is_init=starts != 0)
+            return y.transpose(0, 1).reshape(-1, H), (h_n, c_n)
+        return self._padded_sequence(x, starts, keep, h0, c0, lstm)
+
+    @staticmethod
+    def _padded_sequence(x, starts, keep, h0, c0, lstm):
+        """`_process_sequence` through a library of a static shape: the
+        batch padded to powers of two in both sizes."""
+        T, n_seq = x.shape[:2]
+        L, H = lstm.num_layers, lstm.hidden_size
         steps, columns = _bucket(T), _bucket(n_seq)
         pad = steps - T
         device, dtype = x.device, x.dtype
@@ -178,11 +194,8 @@ class RecurrentActorCriticPolicy(_policies.RecurrentActorCriticPolicy):
         is_init = torch.zeros((steps, columns), dtype=torch.bool,
                               device=device)
         is_init[pad:, :n_seq] = starts != 0
-        # The first real step enters from the given states, zeroed where an
-        # episode starts: sb3-contrib's multiplication by 1 - start, so the
-        # gradient into the states is the same.
+        # The first real step enters from the given states.
         is_init[pad] = True
-        keep = (starts[0] == 0).to(dtype).view(1, n_seq, 1)
         reset = []
         for state in (h0, c0):
             at_step = torch.zeros((L, steps, columns, H), device=device,

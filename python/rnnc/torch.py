@@ -9,7 +9,9 @@ in `torch.nn.GRU`'s.
                          reset_state=(h_reset, c_reset))
 
 `help(rnnc.torch.LSTM)` gives the arguments. The first call for a (cell,
-shape, remat, device) compiles a library (`rnnc.library`, cached on disk);
+sizes, remat, device) compiles a library (`rnnc.library`, cached on
+disk): on the CPU one for every sequence length and batch size (remat
+"none" or "gates", no wavefront), otherwise one per (T, B);
 every call runs it on the tensors' storage, on the CPU (float32, or
 float64 for gradient checks) or on PyTorch's current stream of a CUDA
 device, through the custom ops rnnc::forward, rnnc::backward and
@@ -32,7 +34,7 @@ from torch import nn
 
 from . import _cells
 from ._errors import RNNCError, RNNCTypeError, RNNCValueError
-from .library import _check_schedule
+from .library import _check_schedule, serves_every_shape
 
 # The oldest PyTorch rnnc.torch runs on (the `torch` extra of
 # python/pyproject.toml): torch.library.custom_op and register_fake, and
@@ -303,15 +305,30 @@ class _RNNBase(_CallArguments, nn.Module):
         """The dropout the call applies: in training mode, between
         layers."""
         return self.dropout if self.training and self.num_layers > 1 else 0.0
+
+    def _serves_every_shape(self, device):
+        """Whether one library runs the module's calls of every sequence
+        length and batch size on `device`: on the CPU with remat "none" or
+        "gates" and no wavefront. Otherwise each (T, B) has its own."""
+        return serves_every_shape(self.remat, device.type, self.wavefront)
+
     def _library_key(self, seq_len, batch, device, dtype, reset_to,
                      storage=None):
         """The key of the library for a call (see `_library_key`), with
-        the module's storage unless the call gives one."""
+        the module's storage unless the call gives one: the library of
+        every shape where it serves the module, else that of seq_len and
+        batch (under torch.compile with dynamic shapes, operator.index
+        specializes the graph to them)."""
+        if self._serves_every_shape(device):
+            seq_len = batch = None
+        else:
+            seq_len, batch = operator.index(seq_len), operator.index(batch)
         return _library_key(self._cell, seq_len, batch, self.input_size,
                             self.hidden_size, self.num_layers, self.remat,
                             device, dtype, self._dropping, reset_to,
                             storage or self.storage, self.gemm_rows,
                             self.wavefront)
+
     def _library(self, seq_len, batch, device, dtype, reset_to):
         """The library for a call, compiled on first use."""
         return _library_of(self._library_key(seq_len, batch, device, dtype,
@@ -380,14 +397,12 @@ class _RNNBase(_CallArguments, nn.Module):
             y, h_n = y + anchor, h_n + anchor
             c_n = None if c_n is None else c_n + anchor
         return y, h_n, c_n
+
     def _call(self, x, is_init, states, params, inputs, reset_to, storage):
         """The library's outputs y, h_n, c_n (None for a GRU) for
         time-major `x`."""
-        T, B = x.shape[0], x.shape[1]
-        # A library is compiled for its sizes: under torch.compile with
-        # dynamic shapes, operator.index specializes the graph to them.
-        key = self._library_key(operator.index(T), operator.index(B),
-                                x.device, x.dtype, reset_to, storage)
+        key = self._library_key(x.shape[0], x.shape[1], x.device, x.dtype,
+                                reset_to, storage)
         rng = None
         if self._dropping:
             # [seed, offset]: a fresh seed per call from the generator of

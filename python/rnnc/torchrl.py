@@ -34,16 +34,18 @@ states are the stored states, `[L, B, T, H]`.
 state (all layers) at the trajectory's last step (the step before the next
 `is_init` of its column, or step T-1) and zero elsewhere. The call gives the
 final state at step T-1 only. The N trajectories that end before T-1 are
-run again, with gradients, in ceil(N / B) more calls of the same shape
-`[B, T]` (the compiled library is reused): each trajectory fills one row,
-right-aligned so that it ends at step T-1, its first step marked `is_init`
-with its stored state as reset state; the steps before it are zero input
-that the reset discards. A batch in which no trajectory ends inside the
-sequence (one trajectory per column) costs the one call; otherwise each
-extra call costs as much as the first, so the forward and backward cost up
-to 1 + ceil(N / B) times that of one call. With dropout in training mode
-the extra calls draw their own masks: the end states of those
-trajectories come from other masks than the outputs.
+run again, with gradients, in one more call of N rows, each as long as the
+longest of them (N trajectories of at most T' steps: the work of N * T'
+steps): each trajectory fills one row, right-aligned so that it ends at
+the row's last step, its first step marked `is_init` with its stored state
+as reset state; the steps before it are zero input that the reset
+discards. A batch in which no trajectory ends inside the sequence (one
+trajectory per column) costs the one call. Where a library is compiled
+per shape (on the GPU, with remat "chunk:K" or "budget:BYTES"), the extra
+calls have the first call's shape `[B, T]`: ceil(N / B) of them, each
+costing as much as the first. With dropout in training mode the extra
+calls draw their own masks: the end states of those trajectories come
+from other masks than the outputs.
 
 `recurrent_backend` may be "pad" (TorchRL's default), "scan" or "auto":
 TorchRL computes the same function with each, and rnnc computes it its
@@ -398,8 +400,11 @@ class _RecurrentModule(TensorDictModuleBase):
     def _interior_ends(self, value, stored, is_init):
         """The final states of the trajectories that end before the last
         step, and where they go (flat indices into `[B * T]`); None when
-        there are none. Each is run in a row of an extra `[B, T]` call,
-        right-aligned, from its stored state at its first step."""
+        there are none. Each is run in a row of an extra call,
+        right-aligned, from its stored state at its first step: one call
+        of a row per trajectory, as long as the longest, where the library
+        serves every shape, else calls of the first call's shape `[B,
+        T]`."""
         batch, steps = is_init.shape
         if steps == 1 or not bool(is_init[:, 1:].any()):
             return None
@@ -411,10 +416,18 @@ class _RecurrentModule(TensorDictModuleBase):
         # is_init at or before it, else step 0.
         first = torch.where(is_init, t, torch.zeros_like(t)).cummax(1).values
         start = first[col, end]
+        rnn = self._rnn
+        if rnn._serves_every_shape(device):
+            # One call of `count` rows as long as the longest trajectory.
+            width = int((end - start).max()) + 1
+            rows_per_call, t = count, t[:width]
+        else:
+            # Calls of the first call's shape.
+            width, rows_per_call = steps, batch
+        calls = math.ceil(count / rows_per_call)
+        pad = calls * rows_per_call - count
         # The step at which the trajectory begins in its row.
-        offset = (steps - 1) - (end - start)
-        calls = math.ceil(count / batch)
-        pad = calls * batch - count
+        offset = (width - 1) - (end - start)
         zero = batch * steps
         live = t[None, :] >= offset[:, None]
         source = col[:, None] * steps + start[:, None] + t[None, :] - \
@@ -423,10 +436,9 @@ class _RecurrentModule(TensorDictModuleBase):
         init = t[None, :] == offset[:, None]
         reset = torch.where(init, (col * steps + start)[:, None],
                             torch.full_like(source, zero))
-        source = torch.cat([source, source.new_full((pad, steps), zero)])
-        reset = torch.cat([reset, reset.new_full((pad, steps), zero)])
-        init = torch.cat([init, init.new_zeros(pad, steps)])
-        rnn = self._rnn
+        source = torch.cat([source, source.new_full((pad, width), zero)])
+        reset = torch.cat([reset, reset.new_full((pad, width), zero)])
+        init = torch.cat([init, init.new_zeros(pad, width)])
         L, H = rnn.num_layers, rnn.hidden_size
         # Row `zero` of each flat tensor is the zero that fills the unused
         # steps and rows.
@@ -434,10 +446,10 @@ class _RecurrentModule(TensorDictModuleBase):
                             value.new_zeros(1, value.shape[-1])])
         s_flat = [torch.cat([s.reshape(zero, L, H), s.new_zeros(1, L, H)])
                   for s in stored]
-        h0 = [value.new_zeros(L, batch, H) for _ in stored]
+        h0 = [value.new_zeros(L, rows_per_call, H) for _ in stored]
         finals = [[] for _ in stored]
         for c in range(calls):
-            rows = slice(c * batch, (c + 1) * batch)
+            rows = slice(c * rows_per_call, (c + 1) * rows_per_call)
             _, got = self._call(
                 x_flat[source[rows]], h0, init[rows].contiguous(),
                 [s[reset[rows]].permute(2, 0, 1, 3) for s in s_flat])

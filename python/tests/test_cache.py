@@ -397,19 +397,20 @@ def test_loaded_libraries_are_bounded(cache, monkeypatch):
                     if line.rstrip().endswith(".so") and str(cache) in line}
 
     torch.manual_seed(3)
-    ours, ref = rt.GRU(3, 4), torch.nn.GRU(3, 4)
-    ref.load_state_dict(ours.state_dict())
     pending = {}
-    for T in (2, 3, 4):
-        x = torch.randn(T, 2, 3, requires_grad=True)
+    # One library per hidden size (each serves every T and B).
+    for H in (4, 5, 6):
+        ours, ref = rt.GRU(3, H), torch.nn.GRU(3, H)
+        ref.load_state_dict(ours.state_dict())
+        x = torch.randn(H - 2, 2, 3, requires_grad=True)
         y, _ = ours(x)
         y_ref, _ = ref(x)
         assert torch.allclose(y, y_ref, atol=1e-5)
-        pending[T] = (x, y, y_ref)
+        pending[H] = (ours, ref, x, y, y_ref)
         assert len(mapped()) <= 2
     assert len(mapped()) == 2
-    # T=2's library was unloaded under its pending backward.
-    for T, (x, y, y_ref) in pending.items():
+    # H=4's library was unloaded under its pending backward.
+    for ours, ref, x, y, y_ref in pending.values():
         grads = torch.autograd.grad(y.sum(), [x, *ours.parameters()])
         want = torch.autograd.grad(y_ref.sum(), [x, *ref.parameters()])
         for a, b in zip(grads, want):
@@ -460,18 +461,24 @@ def test_command_line_fills_lists_and_clears(tmp_path, compiler):
                '{"cell": "mgu", "seq_len": 2, "batch": 1, "input_size": 2, '
                '"hidden_size": 2, "layers": 1, "remat": "gates"}',
                "cell=lstm,seq_len=4,batch=2,input_size=3,hidden_size=3,"
-               "layers=2,gemm_rows=4,wavefront=true")
+               "layers=2,gemm_rows=4,wavefront=true",
+               "cell=gru,seq_len=none,batch=none,input_size=3,"
+               "hidden_size=3,layers=1")
     written = out.split()
-    assert len(written) == 3 and \
+    assert len(written) == 4 and \
         entries(root) == sorted(map(os.path.basename, written))
     with open(os.path.join(written[2], "manifest.json")) as f:
         manifest = json.load(f)
     assert (manifest["gemm_rows"], manifest["wavefront"]) == (4, True)
+    # The library of every shape that rnnc.torch's GRU(3, 3) runs.
+    with open(os.path.join(written[3], "manifest.json")) as f:
+        assert json.load(f)["dynamic"] is True
     assert rnnc("cache", "dir").strip() == str(root)
     listing = rnnc("cache", "list")
     assert "cell=gru seq_len=4" in listing and "remat=gates" in listing
     (root / "notes.txt").write_text("not rnnc's")
-    assert "removed 3 libraries" in rnnc("cache", "clear")
+    assert "cell=gru seq_len=none batch=none" in listing
+    assert "removed 4 libraries" in rnnc("cache", "clear")
     assert os.listdir(root) == ["notes.txt"]
     bad = subprocess.run([sys.executable, "-m", "rnnc", "precompile",
                           "cell=rnn,seq_len=1"], env=env,

@@ -24,6 +24,7 @@ from sb3_contrib.common.recurrent.type_aliases import RNNStates  # noqa: E402
 from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 
+import rnnc._ops as rnnc_ops  # noqa: E402
 import rnnc.sb3 as rs  # noqa: E402
 import rnnc.torch as rt  # noqa: E402
 from rnnc import RNNCError  # noqa: E402
@@ -82,15 +83,18 @@ def cartpole(n_envs, seed):
                         wrapper_class=MaskVelocity)
 
 
-def policy_pair(critic, obs_space=None, action_space=None, **kwargs):
-    """sb3-contrib's policy and rnnc's, with the stock one's weights."""
+def policy_pair(critic, obs_space=None, action_space=None, lstm_kwargs=None,
+                **kwargs):
+    """sb3-contrib's policy and rnnc's (with rnnc's `lstm_kwargs`), with
+    the stock one's weights."""
     obs_space = obs_space or spaces.Box(-1, 1, (3,))
     action_space = action_space or spaces.Discrete(3)
     kwargs = {**LSTM, **CRITICS[critic], **kwargs}
     torch.manual_seed(0)
     stock = Stock(obs_space, action_space, lambda _: 1e-3, **kwargs)
     ours = rs.RecurrentActorCriticPolicy(obs_space, action_space,
-                                         lambda _: 1e-3, **kwargs)
+                                         lambda _: 1e-3,
+                                         lstm_kwargs=lstm_kwargs, **kwargs)
     ours.load_state_dict(stock.state_dict())
     return stock, ours
 
@@ -148,13 +152,20 @@ def test_first_update_matches_stock(critic):
         assert rel_err(grads[1][name], ref) < TOL, name
 
 
+@pytest.mark.parametrize("lstm_kwargs", [None, {"remat": "chunk:2"}],
+                         ids=["every_shape", "padded"])
 @pytest.mark.parametrize("critic", CRITICS)
-def test_evaluate_actions_with_starts_mid_sequence(critic):
+def test_evaluate_actions_with_starts_mid_sequence(critic, lstm_kwargs):
     """evaluate_actions on padded sequences whose episodes start at the
     first step, in the middle, on consecutive steps or not at all: values,
     log-probabilities, entropies and the gradients of the parameters and of
-    the given states equal sb3-contrib's."""
-    stock, ours = policy_pair(critic)
+    the given states equal sb3-contrib's, through the library of every
+    shape and, with remat "chunk:2", through libraries of one shape each
+    (the batch padded)."""
+    stock, ours = policy_pair(critic, lstm_kwargs=lstm_kwargs)
+    lstms = [m for m in (ours.lstm_actor, ours.lstm_critic) if m is not None]
+    assert all(m._serves_every_shape(torch.device("cpu")) ==
+               (lstm_kwargs is None) for m in lstms)
     n_seq, T = 3, 7
     gen = torch.Generator().manual_seed(2)
     obs = torch.randn(n_seq * T, 3, generator=gen)
@@ -372,7 +383,7 @@ def test_fractional_episode_start_raises():
         ours(torch.zeros(2, 3), states(2, 0), torch.tensor([0.5, 0.]))
 
 
-def test_recurrent_ppo_learns_cartpole_without_velocities():
+def test_recurrent_ppo_learns_cartpole_without_velocities(monkeypatch):
     """RecurrentPPO with rnnc's policy on CartPole whose observations lack
     the velocities (so the policy must remember), with rl-zoo's
     hyperparameters for CartPoleNoVel-v1: the deterministic policy's mean
@@ -382,9 +393,10 @@ def test_recurrent_ppo_learns_cartpole_without_velocities():
     195, 160, 500, 111, 288, 111, 113: the runs part after the first action
     sampled differently, and both spread as widely.
 
-    The LSTMs see few shapes, so few libraries are compiled: the
-    rollout's (one step of 8 environments), the evaluation's (one step of
-    one) and the training batches' padded to powers of two."""
+    The LSTMs see many shapes (the rollout's one step of 8 environments,
+    the evaluation's one step of one, the training batches' sequence
+    lengths and counts) and one library serves them all: the actor's and
+    the critic's LSTMs have the same configuration."""
     seed = 0
     model = rs.RecurrentPPO(
         "MlpLstmPolicy", cartpole(8, seed), n_steps=32, batch_size=256,
@@ -393,17 +405,26 @@ def test_recurrent_ppo_learns_cartpole_without_velocities():
         policy_kwargs=dict(ortho_init=False, activation_fn=torch.nn.ReLU,
                            lstm_hidden_size=64,
                            net_arch=dict(pi=[64], vf=[64])))
-    shapes = set()
+    shapes, requests = set(), set()
 
     def record(module, args):
         shapes.add(tuple(args[0].shape[:2]))
 
     for lstm in (model.policy.lstm_actor, model.policy.lstm_critic):
         lstm.register_forward_pre_hook(record)
+    compile_model = rnnc_ops.compile_model
+
+    def recording(**request):
+        requests.add(tuple(sorted(request.items())))
+        return compile_model(**request)
+
+    monkeypatch.setattr(rnnc_ops, "compile_model", recording)
     eval_env = cartpole(1, seed + 100)
     start, _ = evaluate_policy(model, eval_env, n_eval_episodes=10)
     model.learn(30000)
     end, _ = evaluate_policy(model, eval_env, n_eval_episodes=10)
     assert start < 20
     assert end > 50, (start, end)
-    assert len(shapes) <= 6, sorted(shapes)
+    assert len(shapes) >= 20, sorted(shapes)
+    [request] = requests
+    assert dict(request)["seq_len"] is None and dict(request)["batch"] is None

@@ -238,11 +238,29 @@ def test_dropout_in_eval_mode(cell):
     compare(ours, ref, data, recurrent=True)
 
 
-def test_extra_calls_same_shape(monkeypatch):
+def interior_lengths(is_init):
+    """The lengths of the trajectories of `is_init` [B, T] that end before
+    the last step, counted here from the flags."""
+    lengths = []
+    for row in is_init.tolist():
+        starts = [0] + [t for t in range(1, len(row)) if row[t]]
+        lengths += [b - a for a, b in zip(starts, starts[1:])]
+    return lengths
+
+
+@pytest.mark.parametrize("remat", ["none", "chunk:2"],
+                         ids=["every_shape", "per_shape"])
+def test_extra_calls(monkeypatch, remat):
     """The trajectory-end states of the N trajectories that end inside the
-    sequence cost ceil(N / B) more calls, all of the first call's shape
-    (one compiled library)."""
-    ours, _ = make_pair("lstm", 1, torch.float64)
+    sequence cost one more call of N rows as long as the longest of them
+    where one library serves every shape; with a library per shape
+    (remat "chunk:2"), ceil(N / B) more calls of the first call's
+    shape."""
+    ours, ref = make_pair("lstm", 1, torch.float64)
+    if remat != "none":
+        ours = rr.LSTMModule(I, H, 1, in_key="x", out_key="y", remat=remat)
+        ours.load_state_dict(ref.state_dict())
+        ours.double()
     shapes = []
     forward = ours.lstm.forward
 
@@ -257,7 +275,17 @@ def test_extra_calls_same_shape(monkeypatch):
         shapes.clear()
         with set_recurrent_mode(True), torch.no_grad():
             ours(make_data(ours, (B, T), is_init, torch.float64))
-        assert shapes == [(B, T, I)] * (1 + math.ceil(inside / B)), name
+        lengths = interior_lengths(is_init)
+        assert len(lengths) == inside
+        if remat != "none":
+            assert shapes == [(B, T, I)] * (1 + math.ceil(inside / B)), name
+        elif inside:
+            assert shapes == [(B, T, I), (inside, max(lengths), I)], name
+        else:
+            assert shapes == [(B, T, I)], name
+    # Both give TorchRL's results.
+    compare(ours, ref, make_data(ours, (B, T), pattern("mixed"),
+                                 torch.float64), recurrent=True)
 
 
 # --------------------------------------------------------------------------

@@ -86,6 +86,14 @@ void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
                                           {"offset", region.offset},
                                           {"bytes", region.bytes}});
     entry["saved"] = std::move(layout);
+  } else if (shape.dynamic && plan.savedAlignment) {
+    // Sizes in T and B: each value starts where the one before it ends,
+    // rounded up to the alignment.
+    llvm::json::Array layout;
+    for (const auto &[role, size] : plan.savedSizes)
+      layout.push_back(llvm::json::Object{{"role", role}, {"size", size}});
+    entry["saved"] = std::move(layout);
+    entry["saved_alignment"] = plan.savedAlignment;
   }
   entries[kind] = std::move(entry);
 }

@@ -49,6 +49,11 @@ struct EntryPlan {
   /// The saved region's layout, in offset order (the forward entry point
   /// of a split training function; it may be empty).
   std::optional<std::vector<SavedRegion>> saved;
+  /// A symbolic saved region's layout: each value's role and its size in
+  /// T and B (SizeExpr::str), in order; each starts at the sum of the
+  /// sizes before it, each rounded up to `savedAlignment`.
+  std::vector<std::pair<std::string, std::string>> savedSizes;
+  int64_t savedAlignment = 0;
   /// The remat plan the compiler chose (a budget's choice), if recorded.
   std::optional<std::string> remat;
   /// Whether the budget fits only with the layers in sequence, so that the

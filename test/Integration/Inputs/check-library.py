@@ -175,6 +175,15 @@ if dynamic:
               if a["role"] == "saved"] for k in ("fwd", "bwd")]
     if len(saved[0]) != 1 or saved[0] != saved[1] or saved[0][0] <= 0:
         fail(f"saved region sizes {saved} differ or are empty")
+    # The manifest's layout (sizes in T and B, each value aligned) spans
+    # the region the sizes entry point gives.
+    align = entries["fwd"]["saved_alignment"]
+    spans = [eval(v["size"], {"__builtins__": {}}, dict(shape))
+             for v in entries["fwd"]["saved"]]
+    total = sum(-(-n // align) * align for n in spans)
+    if not spans or total != saved[0][0]:
+        fail(f"saved layout {entries['fwd']['saved']} spans {total} bytes "
+             f"at {shape}, the sizes entry point {saved[0][0]}")
     for t, b in ((0, 1), (1, 0), (-3, 2), (1 << 40, 1 << 40)):
         for kind, entry in entries.items():
             if sizes_of(kind, t, b)[0] != 1:

@@ -1,0 +1,186 @@
+"""rnnc.torch's library of every shape: on the CPU, with remat "none" or
+"gates" and no wavefront, one library (rnn-compile --dynamic) serves a
+module's calls of every sequence length and batch size. Against torch.nn
+(and rnnc's libraries of one shape, compiled for remat "chunk:K", which
+give the same bits by construction) at many shapes; one compile for them
+all, also under torch.compile(dynamic=True); the disk cache's entries.
+
+Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch.
+"""
+
+import json
+import os
+
+import pytest
+import torch
+
+import rnnc._ops as rnnc_ops
+import rnnc.torch as rt
+from rnnc import library
+from rnnc.library import RNNCError, compile_model
+
+from helpers import (ALL_CELLS, assert_same_bits, episodes_loss_and_grads,
+                     inputs, loss_and_grads, make_pair, rel_err)
+
+# T=1, B=1, T that the GEMM block (rows 256: 64 steps of B=4, 2 of B=130)
+# does not divide, and T*B large.
+SHAPES = [(1, 1), (1, 9), (11, 1), (13, 4), (67, 4), (5, 130), (2, 2),
+          (40, 17)]
+I, H, L = 4, 5, 2
+
+
+@pytest.fixture
+def requests(monkeypatch):
+    """The compile_model requests rnnc.torch's ops make."""
+    seen = set()
+    compile_model = rnnc_ops.compile_model
+
+    def recording(**request):
+        seen.add(json.dumps(request, sort_keys=True))
+        return compile_model(**request)
+
+    monkeypatch.setattr(rnnc_ops, "compile_model", recording)
+    return seen
+
+
+def resets(T, B, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(T, B, generator=g) < 0.25
+
+
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_one_library_serves_every_shape(cell, requests):
+    """Outputs, states and every gradient at eight shapes, with resets,
+    against torch.nn run episode by episode; one library for all of
+    them."""
+    ours, ref = make_pair(cell, I, H, L)
+    for k, (T, B) in enumerate(SHAPES):
+        x, h0, c0, gy, ghn = inputs(T, B, I, H, L, seed=k)
+        is_init = resets(T, B, k)
+        y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+                                        is_init)
+        y_ref, loss_ref, grads_ref = episodes_loss_and_grads(
+            cell, ref, x, h0, c0, gy, ghn, is_init)
+        assert rel_err(y, y_ref) < 1e-5, (T, B)
+        for g, g_ref in zip(grads, grads_ref):
+            assert g.shape == g_ref.shape
+            assert rel_err(g, g_ref) < 1e-5, (T, B)
+    [request] = [json.loads(r) for r in requests]
+    assert request["seq_len"] is None and request["batch"] is None
+    assert request["cell"] == cell
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_same_bits_as_libraries_of_one_shape(cell):
+    """At each shape, the library of every shape (remat "none", "gates")
+    gives the bits of libraries compiled for that shape alone (remat
+    "chunk:2" and "chunk:5", which issue the same GEMM calls)."""
+    for k, (T, B) in enumerate(SHAPES[:6]):
+        x, h0, c0, gy, ghn = inputs(T, B, I, H, L, seed=k)
+        is_init = resets(T, B, k)
+        results = {}
+        for remat in ("none", "gates", "chunk:2", "chunk:5"):
+            ours, _ = make_pair(cell, I, H, L, remat=remat)
+            assert ours._serves_every_shape(x.device) == \
+                (remat in ("none", "gates"))
+            results[remat] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+                                            is_init)
+        assert_same_bits(results)
+
+
+def test_torch_compile_dynamic_compiles_once(requests):
+    """torch.compile(dynamic=True) of a policy (encoder, LSTM, head) called
+    at ten shapes traces one graph and compiles one library; its results
+    and gradients are those of the eager policy. (PyTorch specializes
+    sizes 0 and 1, so the shapes start at 2.)"""
+    from torch._dynamo.utils import counters
+
+    class Policy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = torch.nn.Linear(6, 16)
+            self.lstm = rt.LSTM(16, 24)
+            self.head = torch.nn.Linear(24, 3)
+
+        def forward(self, x, is_init):
+            y, (h, c) = self.lstm(torch.relu(self.encoder(x)),
+                                  is_init=is_init)
+            return self.head(y), h, c
+
+    torch.manual_seed(0)
+    policy = Policy()
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(policy, dynamic=True, fullgraph=True)
+    shapes = [(3, 2), (5, 4), (7, 3), (2, 9), (9, 8), (2, 5), (4, 4),
+              (6, 2), (8, 2), (10, 3)]
+    for k, (T, B) in enumerate(shapes):
+        x = torch.randn(T, B, 6)
+        is_init = resets(T, B, k)
+        w = torch.randn(T, B, 3)
+        results = []
+        for run in (compiled, policy):
+            out, h, c = run(x, is_init)
+            loss = (out * w).sum() + h.sum() + (c * c).sum()
+            grads = torch.autograd.grad(loss, list(policy.parameters()))
+            results.append((out, h, c, grads))
+        (out, h, c, grads), (out_ref, h_ref, c_ref, grads_ref) = results
+        for a, b in zip((out, h, c, *grads), (out_ref, h_ref, c_ref,
+                                              *grads_ref)):
+            assert a.shape == b.shape
+            assert rel_err(a, b) < 1e-5, (T, B)
+    assert counters["stats"]["unique_graphs"] == 1
+    [request] = [json.loads(r) for r in requests]
+    assert request["seq_len"] is None
+
+
+def test_cache_entry_without_the_shape():
+    """A library of every shape is its own cache entry, keyed without T
+    and B: one of a static shape (an entry of the same settings before)
+    is neither read for it nor replaced."""
+    static = compile_model("gru", 4, 2, 3, 7, 1)
+    dynamic = compile_model("gru", None, None, 3, 7, 1)
+    assert not static.dynamic and dynamic.dynamic
+    assert static.directory != dynamic.directory
+    entries = {e["path"]: e["request"] for e in library.cache_entries()}
+    assert entries[dynamic.directory]["seq_len"] is None
+    assert entries[dynamic.directory]["batch"] is None
+    assert entries[static.directory]["seq_len"] == 4
+    with open(os.path.join(dynamic.directory, "manifest.json")) as f:
+        assert json.load(f)["shape"]["T"] == "T"
+    # The module's calls use the library of every shape at any (T, B).
+    module = rt.GRU(3, 7)
+    assert module._library(4, 2, torch.device("cpu"), torch.float32,
+                           "zero").directory == dynamic.directory
+    assert compile_model("gru", None, None, 3, 7, 1) is dynamic
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(seq_len=None, batch=3), "both None"),
+    (dict(seq_len=4, batch=None), "both None"),
+    (dict(seq_len=None, batch=None, remat="chunk:2"), "chunk:2"),
+    (dict(seq_len=None, batch=None, remat="budget:100000"), "budget"),
+    (dict(seq_len=None, batch=None, wavefront=True), "wavefront"),
+    (dict(seq_len=None, batch=None, target="cuda", chip="sm_90"),
+     "cuda target"),
+])
+def test_every_shape_refused_where_it_cannot_be(kwargs, match):
+    with pytest.raises(RNNCError, match=match):
+        compile_model(**dict(dict(cell="lstm", input_size=3, hidden_size=4,
+                                  layers=1), **kwargs))
+
+
+def test_arena_grows_to_the_largest_shape():
+    """Calls at a larger shape, then a smaller one: the scratch arena is
+    kept at the largest size and each call gets its first bytes; results
+    as torch.nn's at both."""
+    ours, ref = make_pair("lstm", I, 11, 1)
+    lib = ours._library(1, 1, torch.device("cpu"), torch.float32, "zero")
+    with torch.no_grad():
+        for T, B in ((30, 20), (3, 2), (30, 20)):
+            x = torch.randn(T, B, I)
+            y, _ = ours(x)
+            y_ref, _ = ref(x)
+            assert rel_err(y, y_ref) < 1e-5
+            arena = lib._local.arenas["infer"]
+            assert arena.numel() == lib.at(30, 20)["infer"].arena_bytes
