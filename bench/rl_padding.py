@@ -22,6 +22,8 @@ batch, whose trajectories that end inside it run again).
     python3 bench/rl_padding.py torchrl --hidden 256 --batch 64 --seq 32
 
 CPU, one thread (torch and OpenBLAS), as sb3 advises for MLP policies.
+Needs rnn-compile on PATH (or RNNC_COMPILE), sb3-contrib and gymnasium, or
+torchrl.
 """
 
 import argparse

@@ -34,16 +34,18 @@ states are the stored states, `[L, B, T, H]`.
 state (all layers) at the trajectory's last step (the step before the next
 `is_init` of its column, or step T-1) and zero elsewhere. The call gives the
 final state at step T-1 only. The N trajectories that end before T-1 are
-run again, with gradients, in one more call of N rows, each as long as the
-longest of them (N trajectories of at most T' steps: the work of N * T'
-steps): each trajectory fills one row, right-aligned so that it ends at
-the row's last step, its first step marked `is_init` with its stored state
-as reset state; the steps before it are zero input that the reset
-discards. A batch in which no trajectory ends inside the sequence (one
-trajectory per column) costs the one call. Where a library is compiled
-per shape (on the GPU, with remat "chunk:K" or "budget:BYTES"), the extra
-calls have the first call's shape `[B, T]`: ceil(N / B) of them, each
-costing as much as the first. With dropout in training mode the extra
+run again, with gradients, in more calls: each trajectory fills one row,
+right-aligned so that it ends at the row's last step, its first step
+marked `is_init` with its stored state as reset state; the steps before
+it are zero input that the reset discards. Where one library serves every
+shape, the trajectories are grouped by length (1, 2, 3-4, 5-8, ...) and
+each group is one call as long as its longest trajectory: at most
+1 + ceil(log2(T)) calls, less than twice the steps the trajectories have.
+Where a library is compiled per shape (on the GPU, with remat "chunk:K"
+or "budget:BYTES"), the extra calls have the first call's shape `[B,
+T]`: ceil(N / B) of them, each costing as much as the first. A batch in
+which no trajectory ends inside the sequence (one trajectory per column)
+costs the one call. With dropout in training mode the extra
 calls draw their own masks: the end states of those trajectories come
 from other masks than the outputs.
 
@@ -59,8 +61,6 @@ keyword arguments. `lstm=` / `gru=` take an `rnnc.torch.LSTM` / `GRU` (an
 This module imports tensordict; torchrl itself is imported when a method
 needs it (the recurrent mode, the primer).
 """
-
-import math
 
 import torch
 
@@ -401,10 +401,8 @@ class _RecurrentModule(TensorDictModuleBase):
         """The final states of the trajectories that end before the last
         step, and where they go (flat indices into `[B * T]`); None when
         there are none. Each is run in a row of an extra call,
-        right-aligned, from its stored state at its first step: one call
-        of a row per trajectory, as long as the longest, where the library
-        serves every shape, else calls of the first call's shape `[B,
-        T]`."""
+        right-aligned, from its stored state at its first step (see the
+        module docstring for the calls)."""
         batch, steps = is_init.shape
         if steps == 1 or not bool(is_init[:, 1:].any()):
             return None
@@ -417,47 +415,60 @@ class _RecurrentModule(TensorDictModuleBase):
         first = torch.where(is_init, t, torch.zeros_like(t)).cummax(1).values
         start = first[col, end]
         rnn = self._rnn
-        if rnn._serves_every_shape(device):
-            # One call of `count` rows as long as the longest trajectory.
-            width = int((end - start).max()) + 1
-            rows_per_call, t = count, t[:width]
-        else:
-            # Calls of the first call's shape.
-            width, rows_per_call = steps, batch
-        calls = math.ceil(count / rows_per_call)
-        pad = calls * rows_per_call - count
-        # The step at which the trajectory begins in its row.
-        offset = (width - 1) - (end - start)
-        zero = batch * steps
-        live = t[None, :] >= offset[:, None]
-        source = col[:, None] * steps + start[:, None] + t[None, :] - \
-            offset[:, None]
-        source = torch.where(live, source, torch.full_like(source, zero))
-        init = t[None, :] == offset[:, None]
-        reset = torch.where(init, (col * steps + start)[:, None],
-                            torch.full_like(source, zero))
-        source = torch.cat([source, source.new_full((pad, width), zero)])
-        reset = torch.cat([reset, reset.new_full((pad, width), zero)])
-        init = torch.cat([init, init.new_zeros(pad, width)])
         L, H = rnn.num_layers, rnn.hidden_size
+        zero = batch * steps
         # Row `zero` of each flat tensor is the zero that fills the unused
         # steps and rows.
         x_flat = torch.cat([value.reshape(zero, value.shape[-1]),
                             value.new_zeros(1, value.shape[-1])])
         s_flat = [torch.cat([s.reshape(zero, L, H), s.new_zeros(1, L, H)])
                   for s in stored]
-        h0 = [value.new_zeros(L, rows_per_call, H) for _ in stored]
-        finals = [[] for _ in stored]
-        for c in range(calls):
-            rows = slice(c * rows_per_call, (c + 1) * rows_per_call)
-            _, got = self._call(
-                x_flat[source[rows]], h0, init[rows].contiguous(),
-                [s[reset[rows]].permute(2, 0, 1, 3) for s in s_flat])
-            for acc, f in zip(finals, got):
-                acc.append(f)
-        states = [torch.cat(acc, 1)[:, :count].transpose(0, 1)
-                  for acc in finals]
+        if rnn._serves_every_shape(device):
+            # A call per group of lengths (1, 2, 3-4, 5-8, ...), each as
+            # long as its longest trajectory.
+            lengths = end - start + 1
+            group = torch.ceil(torch.log2(lengths.double())).long()
+            groups = [(group == g).nonzero().flatten()
+                      for g in group.unique().tolist()]
+            calls = [(rows, int(lengths[rows].max()), rows.numel())
+                     for rows in groups]
+        else:
+            # Calls of the first call's shape, the last one padded.
+            calls = [(torch.arange(c, min(c + batch, count), device=device),
+                      steps, batch) for c in range(0, count, batch)]
+        states = [value.new_empty(count, L, H) for _ in stored]
+        for rows, width, height in calls:
+            got = self._run_trajectories(x_flat, s_flat, col[rows] * steps +
+                                         start[rows], end[rows] - start[rows],
+                                         width, height)
+            for state, f in zip(states, got):
+                state[rows] = f[:, :rows.numel()].transpose(0, 1)
         return col * steps + end, states
+
+    def _run_trajectories(self, x_flat, s_flat, first, last, width, height):
+        """The final states `[L, height, H]` of a call of `height` rows of
+        `width` steps whose row k runs the trajectory that starts at flat
+        step first[k] and ends `last[k]` steps later, right-aligned, from
+        its stored state; rows past `first`'s are zero and reset."""
+        zero = x_flat.shape[0] - 1
+        pad = height - first.numel()
+        t = torch.arange(width, device=first.device)
+        # The step at which the trajectory begins in its row.
+        offset = (width - 1) - last
+        live = t[None, :] >= offset[:, None]
+        source = first[:, None] + t[None, :] - offset[:, None]
+        source = torch.where(live, source, torch.full_like(source, zero))
+        init = t[None, :] == offset[:, None]
+        reset = torch.where(init, first[:, None],
+                            torch.full_like(source, zero))
+        source = torch.cat([source, source.new_full((pad, width), zero)])
+        reset = torch.cat([reset, reset.new_full((pad, width), zero)])
+        init = torch.cat([init, init.new_zeros(pad, width)])
+        L, H = s_flat[0].shape[1:]
+        h0 = [x_flat.new_zeros(L, height, H) for _ in s_flat]
+        _, got = self._call(x_flat[source], h0, init.contiguous(),
+                            [s[reset].permute(2, 0, 1, 3) for s in s_flat])
+        return got
 
 
 class LSTMModule(_RecurrentModule):
