@@ -22,7 +22,8 @@
 // replay on, the library keeps the last N pointer sets each entry point was
 // called with; the second call with a set captures the call's work into a
 // CUDA graph, and later calls with the same set replay it as one launch.
-// The pointers are the whole of a call's inputs (shapes are static and the
+// The pointers and the buffers' sizes are the whole of a call's inputs
+// (the sizes give an entry point of dynamic shape its T and B, and the
 // dropout seed is read from device memory), so a replay does what the
 // call would do. Graphs run on the library's own stream, ordered after the
 // caller's earlier work and before its later work by two events, so any
@@ -112,6 +113,9 @@ constexpr int32_t kReplayed = 2;
 struct ReplayedCall {
   const char *entry;
   std::vector<void *> buffers;
+  /// The buffers' bytes: an entry point of dynamic shape replays only the
+  /// shape it was captured at.
+  std::vector<int64_t> extents;
   CUgraphExec exec = nullptr;
 };
 
@@ -191,18 +195,22 @@ bool createReplayStream(CudaState &s, GraphReplay &replay) {
 /// it, 0 if the function must run (eagerly, or captured with the capture
 /// begun), 1 on failure with the error recorded.
 int32_t replayOrCapture(CudaState &s, const char *entry, CUstream caller,
-                        void *const *buffers, int64_t count) {
+                        void *const *buffers, const int64_t *extents,
+                        int64_t count) {
   GraphReplay &replay = graphReplay();
   std::unique_lock<std::mutex> lock(replay.mutex);
   if (replay.capacity == 0 || isCapturing(s, caller))
     return 0;
   std::vector<void *> key(buffers, buffers + count);
+  std::vector<int64_t> sizes(extents, extents + count);
   auto call = replay.calls.begin();
   while (call != replay.calls.end() &&
-         (call->entry != entry || call->buffers != key))
+         (call->entry != entry || call->buffers != key ||
+          call->extents != sizes))
     ++call;
   if (call == replay.calls.end()) {
-    replay.calls.push_front(ReplayedCall{entry, std::move(key)});
+    replay.calls.push_front(
+        ReplayedCall{entry, std::move(key), std::move(sizes)});
     dropCalls(s, replay, replay.capacity);
     return 0;
   }
@@ -313,7 +321,8 @@ extern "C" int32_t rnnrt_cuda_enter(const char *entry, void *stream,
     return 1;
   }
   beginCallerStream(caller);
-  int32_t status = replayOrCapture(*s, entry, caller, buffers, count);
+  int32_t status =
+      replayOrCapture(*s, entry, caller, buffers, extents, count);
   if (status == 0)
     return 0;
   leaveCall();

@@ -125,9 +125,6 @@ LogicalResult DriverOptions::check(MLIRContext &context,
   if (dynamic && !modelFile.empty())
     return refuse("--dynamic applies to --preset: a model file's IR fixes "
                   "its shapes (`?` for a dynamic T or B)");
-  if (dynamic && isCUDA())
-    return refuse("--dynamic runs on the cpu target: the cuda target "
-                  "compiles static shapes");
   if (dynamic && wavefront)
     return refuse("--dynamic and --wavefront: a wavefront's blocks are "
                   "known for a static shape only");

@@ -216,12 +216,6 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
         return signalPassFailure();
       }
       if (isDynamic(func)) {
-        if (callerStream) {
-          func.emitOpError("takes T and B: rnn-emit-c-abi gives such a "
-                           "function no entry point on the caller's CUDA "
-                           "stream");
-          return signalPassFailure();
-        }
         emitDynamicEntryPoints(func, name);
         continue;
       }
@@ -236,35 +230,10 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       b.setInsertionPointToStart(body);
       Value buffers = body->getArgument(0);
       Type i32 = b.getI32Type();
-      if (callerStream) {
-        // int32_t entered =
-        //     rnnrt_cuda_enter(name, stream, buffers, extents, count);
-        // if (entered != 0) return entered == 1;
-        Value entryName =
-            LLVM::createGlobalString(loc, b, "__rnnc_entry_" + name,
-                                     name + '\0', LLVM::Linkage::Private);
-        Value extents = buildExtents(b, loc, module, func, name);
-        Value count = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                                   func.getNumArguments());
-        Value entered =
-            func::CallOp::create(b, loc, enter,
-                                 ValueRange{entryName, body->getArgument(1),
-                                            buffers, extents, count})
-                .getResult(0);
-        Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
-        Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
-        Value skips = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                            entered, zero);
-        Block *call = entry.addBlock();
-        Block *early = entry.addBlock();
-        cf::CondBranchOp::create(b, loc, skips, early, call);
-        b.setInsertionPointToStart(early);
-        Value failed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                             entered, one);
-        func::ReturnOp::create(
-            b, loc, arith::ExtUIOp::create(b, loc, i32, failed).getResult());
-        b.setInsertionPointToStart(call);
-      }
+      if (callerStream)
+        emitEnter(b, loc, entry, name, body->getArgument(1), buffers,
+                  [&] { return buildExtents(b, loc, module, func, name); },
+                  func.getNumArguments());
       SmallVector<Value> operands;
       for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
         auto slot = LLVM::GEPOp::create(
@@ -281,6 +250,42 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
               : arith::ConstantIntOp::create(b, loc, i32, 0).getResult();
       func::ReturnOp::create(b, loc, status);
     }
+  }
+
+  /// In `entry` (caller-stream), at `b`:
+  ///   int32_t entered =
+  ///       rnnrt_cuda_enter(name, stream, buffers, extents, count);
+  ///   if (entered != 0) return entered == 1;
+  /// leaving `b` where the call goes; `buildExtents` gives the extents.
+  void emitEnter(OpBuilder &b, Location loc, func::FuncOp entry,
+                 StringRef name, Value stream, Value buffers,
+                 function_ref<Value()> buildExtents, int64_t count) {
+    Type i32 = b.getI32Type();
+    Value entryName =
+        LLVM::createGlobalString(loc, b, ("__rnnc_entry_" + name).str(),
+                                 (name + Twine('\0')).str(),
+                                 LLVM::Linkage::Private);
+    Value extents = buildExtents();
+    Value entered =
+        func::CallOp::create(
+            b, loc, enter,
+            ValueRange{entryName, stream, buffers, extents,
+                       arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                                    count)})
+            .getResult(0);
+    Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
+    Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
+    Value skips = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        entered, zero);
+    Block *call = entry.addBlock();
+    Block *early = entry.addBlock();
+    cf::CondBranchOp::create(b, loc, skips, early, call);
+    b.setInsertionPointToStart(early);
+    Value failed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         entered, one);
+    func::ReturnOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, i32, failed).getResult());
+    b.setInsertionPointToStart(call);
   }
 
   /// `<name>_sizes(T, B, bytes)`, which writes each argument's bytes at
@@ -371,6 +376,27 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
     b.setInsertionPointToStart(early);
     func::ReturnOp::create(b, loc, status);
     b.setInsertionPointToStart(call);
+    if (callerStream) {
+      // The extents at (T, B): the bytes, negated for the buffers the
+      // function writes.
+      auto buildExtents = [&] {
+        Value extents = LLVM::AllocaOp::create(b, loc, ptrType, i64, count);
+        for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+          auto at = [&](Value base) {
+            return LLVM::GEPOp::create(
+                b, loc, ptrType, i64, base,
+                ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+          };
+          Value size = LLVM::LoadOp::create(b, loc, i64, at(bytes));
+          if (rnn::writesArgument(func, i))
+            size = LLVM::SubOp::create(b, loc, i64Constant(0), size);
+          LLVM::StoreOp::create(b, loc, size, at(extents));
+        }
+        return extents;
+      };
+      emitEnter(b, loc, entry, name, body->getArgument(3),
+                body->getArgument(2), buildExtents, func.getNumArguments());
+    }
     SmallVector<Value> operands;
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
       auto memref = cast<MemRefType>(type);
@@ -399,9 +425,11 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       operands.push_back(buildDynamicDescriptor(b, loc, memref, data, dims));
     }
     func::CallOp::create(b, loc, func, operands);
-    func::ReturnOp::create(b, loc,
-                           arith::ConstantIntOp::create(b, loc, i32, 0)
-                               .getResult());
+    func::ReturnOp::create(
+        b, loc,
+        callerStream
+            ? func::CallOp::create(b, loc, leave, ValueRange()).getResult(0)
+            : arith::ConstantIntOp::create(b, loc, i32, 0).getResult());
   }
 };
 } // namespace

@@ -81,7 +81,7 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
                         f"for every size; got seq_len={seq_len!r}, "
                         f"batch={batch!r}")
     if seq_len is None:
-        _check_dynamic(remat, target, wavefront)
+        _check_dynamic(remat, wavefront)
     try:
         sizes = [operator.index(n) for n in (input_size, hidden_size, layers)]
         if seq_len is not None:
@@ -119,19 +119,25 @@ def _check(cell, target, dtype, reset_to, storage):
         raise RNNCError(f"bf16 storage needs float32 parameters, got {dtype}")
 
 
+def _every_shape(remat, wavefront):
+    """Whether rnn-compile --dynamic compiles these settings: no
+    wavefront, and a remat policy that does not depend on the shape
+    ("none", "gates")."""
+    return not wavefront and remat in ("none", "gates")
+
+
 def serves_every_shape(remat, target, wavefront):
-    """Whether one library of these settings serves every sequence length
-    and batch size: rnn-compile --dynamic compiles for the cpu target,
-    without a wavefront, and the remat policies that do not depend on the
-    shape ("none", "gates")."""
-    return target == "cpu" and not wavefront and remat in ("none", "gates")
+    """Whether rnnc.torch runs one library of these settings for every
+    sequence length and batch size: one rnn-compile --dynamic compiles, on
+    the cpu target (the cuda target's is compiled and checked on the null
+    device, and awaits a check on a GPU)."""
+    return target == "cpu" and _every_shape(remat, wavefront)
 
 
-def _check_dynamic(remat, target, wavefront):
+def _check_dynamic(remat, wavefront):
     """An RNNCError for settings a library of every shape cannot have."""
-    if not serves_every_shape(remat, target, wavefront):
-        why = ("the cuda target compiles static shapes" if target != "cpu"
-               else "a wavefront's blocks are known for a static shape only"
+    if not _every_shape(remat, wavefront):
+        why = ("a wavefront's blocks are known for a static shape only"
                if wavefront else f"remat={remat!r} is resolved for a static "
                f"shape (\"none\" and \"gates\" serve every shape)")
         raise RNNCError(f"seq_len=None, batch=None (every shape): {why}")

@@ -603,8 +603,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     """The library of a preset model, compiled on first use and cached.
     `seq_len` and `batch` None (both) ask for one library of every
     sequence length and batch size, run at a shape through
-    `Library.at(T, B)`: the cpu target, without a wavefront, with remat
-    "none" or "gates" (`serves_every_shape`).
+    `Library.at(T, B)`: without a wavefront, with remat "none" or
+    "gates".
     `cell` is a cell of the rnn dialect (lstm, gru, mgu, cifg; rnn-compile
     refuses another, listing them). `dtype` is the element type of its
     float tensors: float32, or float64 (the cpu target only). With `dropout` > 0 the training entry points

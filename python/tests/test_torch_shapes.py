@@ -161,8 +161,6 @@ def test_cache_entry_without_the_shape():
     (dict(seq_len=None, batch=None, remat="chunk:2"), "chunk:2"),
     (dict(seq_len=None, batch=None, remat="budget:100000"), "budget"),
     (dict(seq_len=None, batch=None, wavefront=True), "wavefront"),
-    (dict(seq_len=None, batch=None, target="cuda", chip="sm_90"),
-     "cuda target"),
 ])
 def test_every_shape_refused_where_it_cannot_be(kwargs, match):
     with pytest.raises(RNNCError, match=match):

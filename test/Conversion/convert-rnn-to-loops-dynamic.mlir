@@ -45,3 +45,4 @@ func.func @gru_fwd(%x: memref<?x?x3xf32>, %is_init: memref<?x?xi1>,
         memref<?x?x4xf32>
   return
 }
+

@@ -1,8 +1,26 @@
 // RUN: rnn-opt %s --rnn-emit-c-abi | FileCheck %s
-// RUN: not rnn-opt %s --rnn-emit-c-abi="caller-stream=1" 2>&1 | FileCheck %s --check-prefix=STREAM
+// RUN: rnn-opt %s --rnn-emit-c-abi="caller-stream=1" | FileCheck %s --check-prefix=STREAM
 // RUN: rnn-opt %s --rnn-emit-c-abi --rnn-infer-pipeline | FileCheck %s --check-prefix=LLVM
 
-// STREAM: error: 'func.func' op takes T and B: rnn-emit-c-abi gives such a function no entry point on the caller's CUDA stream
+// On the caller's CUDA stream (caller-stream=1) the entry point checks
+// the shape, then hands the runtime the buffers' extents at (T, B) (the
+// bytes, negated for the buffers the function writes: here the arena),
+// which check them and key a call's graph replay.
+// STREAM-LABEL: func.func @rnnc_g(
+// STREAM-SAME: [[T:%[[:alnum:]_]+]]: i64, [[B:%[[:alnum:]_]+]]: i64, [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
+// STREAM: [[SIZES:%.+]] = llvm.alloca %c5_i64 x i64
+// STREAM: call @rnnc_g_sizes([[T]], [[B]], [[SIZES]])
+// STREAM: cf.cond_br
+// STREAM: [[EXTENTS:%.+]] = llvm.alloca
+// STREAM: llvm.getelementptr [[SIZES]][4]
+// STREAM-NEXT: [[ARENA:%.+]] = llvm.load
+// STREAM: [[NEGATED:%.+]] = llvm.sub %c0_i64, [[ARENA]] : i64
+// STREAM-NEXT: [[SLOT:%.+]] = llvm.getelementptr [[EXTENTS]][4]
+// STREAM-NEXT: llvm.store [[NEGATED]], [[SLOT]]
+// STREAM: call @rnnrt_cuda_enter(%{{.+}}, [[STREAM]], [[BUFFERS]], [[EXTENTS]], %{{.+}})
+// STREAM: call @g(
+// STREAM: [[LEFT:%.+]] = call @rnnrt_cuda_leave()
+// STREAM-NEXT: return [[LEFT]] : i32
 // LLVM: llvm.func @rnnc_g_sizes(%{{.+}}: i64, %{{.+}}: i64, %{{.+}}: !llvm.ptr) -> i32
 // LLVM: llvm.func @rnnc_g(%{{.+}}: i64, %{{.+}}: i64, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr) -> i32
 

@@ -37,11 +37,10 @@ RunSession::RunSession(const DialectRegistry &registry, const RunFlags &flags)
     : flags(flags), context(registry) {
   context.loadAllAvailableDialects();
   flags.driver.apply(pipelineOptions);
-  // On the GPU the buffers come from the arena unless asked otherwise: a
-  // step then allocates nothing, and a replayed graph cannot repeat
-  // allocations anyway.
-  pipelineOptions.arena =
-      flags.arena || (flags.driver.isCUDA() && !flags.noArena);
+  // On the GPU the buffers come from the arena unless asked otherwise or
+  // the shape is dynamic: a step then allocates nothing, and a replayed
+  // graph cannot repeat allocations anyway.
+  pipelineOptions.arena = flags.useArena();
   std::string error;
   if (failed(flags.driver.check(context, error)) ||
       failed(mlir::rnn::verifyPipelineOptions(pipelineOptions, error)))

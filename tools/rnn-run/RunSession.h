@@ -44,9 +44,14 @@ struct RunFlags {
   llvm::cl::opt<long long> iters, warmup, threads;
 
   bool train() const { return mode == driver::Mode::Train; }
-  /// Whether steps replay a CUDA graph of one step.
+  /// Whether the buffers come from the planned arena: asked for, or on the
+  /// GPU unless refused or the shape is dynamic (no static plan).
+  bool useArena() const {
+    return arena || (driver.isCUDA() && !noArena && !driver.dynamic);
+  }
+  /// Whether steps replay a CUDA graph of one step (from the arena).
   bool cudaGraph() const {
-    return driver.isCUDA() && !noCudaGraph && !noArena;
+    return driver.isCUDA() && !noCudaGraph && useArena();
   }
 };
 

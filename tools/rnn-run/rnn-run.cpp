@@ -62,7 +62,7 @@ RunFlags::RunFlags(cl::OptionCategory &category)
       arena("arena", cl::init(false),
             cl::desc("Place the program's buffers in one planned arena "
                      "allocated before the steps: a step allocates nothing "
-                     "(the default on --target=cuda)"),
+                     "(the default on --target=cuda without --dynamic)"),
             cl::cat(category)),
       noArena("no-arena", cl::init(false),
               cl::desc("Allocate and free the program's buffers in each "

@@ -301,28 +301,64 @@ void KernelBuilder::parallelEach(
   };
   SmallVector<OpFoldResult> counts =
       llvm::map_to_vector(shapes, [&](const Shape &s) { return count(s); });
-  // Where a count is dynamic, a loop per shape: one loop over the largest
-  // count would guard every body with a comparison against a value and
-  // keep it scalar.
-  if (llvm::any_of(counts, [](OpFoldResult n) {
-        return !getConstantIntValue(n).has_value();
-      })) {
-    for (auto [i, shape] : llvm::enumerate(shapes))
-      parallel(shape, [&](ValueRange iv) { body(i, iv); });
-    return;
+  // Each count as a constant times its dynamic sizes (T, B: values read
+  // once per kernel, each at least 1). One loop runs every shape, the
+  // smaller counts guarded: over the count that bounds the others, as for
+  // static shapes (a constant at least theirs, times a superset of their
+  // sizes), else over their maximum at run time, every body guarded.
+  SmallVector<int64_t> coefficients;
+  SmallVector<SmallVector<Value>> factors;
+  for (const Shape &shape : shapes) {
+    int64_t coefficient = 1;
+    SmallVector<Value> dynamic;
+    for (OpFoldResult dim : shape) {
+      if (std::optional<int64_t> n = getConstantIntValue(dim))
+        coefficient *= *n;
+      else
+        dynamic.push_back(cast<Value>(dim));
+    }
+    llvm::sort(dynamic, [](Value x, Value y) {
+      return x.getAsOpaquePointer() < y.getAsOpaquePointer();
+    });
+    coefficients.push_back(coefficient);
+    factors.push_back(std::move(dynamic));
   }
-  int64_t largest = 0;
-  for (OpFoldResult n : counts)
-    largest = std::max(largest, *getConstantIntValue(n));
+  // Whether count i is at least count j at every shape.
+  auto bounds = [&](unsigned i, unsigned j) {
+    return coefficients[i] >= coefficients[j] &&
+           std::includes(factors[i].begin(), factors[i].end(),
+                         factors[j].begin(), factors[j].end(),
+                         [](Value x, Value y) {
+                           return x.getAsOpaquePointer() <
+                                  y.getAsOpaquePointer();
+                         });
+  };
+  std::optional<unsigned> largest;
+  for (unsigned i = 0; i < shapes.size() && !largest; ++i)
+    if (llvm::all_of(llvm::seq<unsigned>(0, shapes.size()),
+                     [&](unsigned j) { return bounds(i, j); }))
+      largest = i;
+  Value upper;
+  if (largest) {
+    upper = index(counts[*largest]);
+  } else {
+    // Each count once.
+    upper = index(counts.front());
+    for (unsigned i = 1; i < counts.size(); ++i)
+      if (llvm::none_of(llvm::seq<unsigned>(0, i), [&](unsigned j) {
+            return coefficients[j] == coefficients[i] &&
+                   factors[j] == factors[i];
+          }))
+        upper = arith::MaxUIOp::create(b, upper, index(counts[i]));
+  }
   auto loop = scf::ParallelOp::create(b, ValueRange{index(0)},
-                                      ValueRange{index(largest)},
-                                      ValueRange{index(1)});
+                                      ValueRange{upper}, ValueRange{index(1)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getBody()->getTerminator());
   Value linear = loop.getInductionVars().front();
   for (auto [i, shape] : llvm::enumerate(shapes)) {
     OpBuilder::InsertionGuard inner(b);
-    if (*getConstantIntValue(counts[i]) < largest) {
+    if (!largest || (i != *largest && !bounds(i, *largest))) {
       Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
                                            linear, index(counts[i]));
       auto guarded = scf::IfOp::create(b, inside, /*withElseRegion=*/false);

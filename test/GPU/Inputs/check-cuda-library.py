@@ -2,7 +2,10 @@
 (test/lib/NullCuda) the way a framework would, and checks what reached the
 device against the device's own report.
 
-Usage: check-cuda-library.py NULLCUDA_LIB LIBRARY_DIR TMP_DIR
+Usage: check-cuda-library.py NULLCUDA_LIB LIBRARY_DIR TMP_DIR [--shape=T,B]
+
+A library of every shape (rnn-compile --dynamic) runs at --shape (T >= 2),
+and its graph replay keeps a graph per shape (the replay-shapes scenario).
 
 Each scenario runs in a child process, since the device writes its report
 (NULLCUDA_REPORT) when the process exits:
@@ -124,6 +127,11 @@ class Library:
             self.manifest = json.load(f)
         self.lib = ctypes.CDLL(os.path.join(directory,
                                             self.manifest["library"]))
+        # A library of every shape runs at the shape CHECK_SHAPE gives.
+        self.dynamic = self.manifest.get("dynamic") is True
+        self.shape = tuple(int(n) for n in
+                           os.environ["CHECK_SHAPE"].split(",")) \
+            if self.dynamic else None
         functions = self.manifest["functions"]
         self.last_error = getattr(self.lib, functions["last_error"])
         self.last_error.restype = ctypes.c_char_p
@@ -135,12 +143,28 @@ class Library:
         self.set_graph_replay.argtypes = [ctypes.c_int32]
         self.set_graph_replay.restype = ctypes.c_int32
 
+    def sizes(self, kind, shape=None):
+        """The bytes of each argument of entry `kind` (at `shape`, or the
+        library's, for a library of every shape: its sizes entry
+        point's)."""
+        entry = self.manifest["entries"][kind]
+        if not self.dynamic:
+            return [math.prod(arg["shape"]) * DTYPE_BYTES[arg["dtype"]]
+                    for arg in entry["args"]]
+        sizes = getattr(self.lib, entry["sizes_symbol"])
+        sizes.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+        sizes.restype = ctypes.c_int32
+        out = (ctypes.c_int64 * len(entry["args"]))()
+        if sizes(*(shape or self.shape), out) != 0:
+            raise SystemExit(f"{entry['sizes_symbol']} refused {shape}")
+        return list(out)
+
     def buffers(self, device, kind):
         """One device buffer per argument of entry `kind`: inputs 0x3f
         (about 0.75), everything the entry writes poisoned (NaN)."""
         pointers = []
-        for arg in self.manifest["entries"][kind]["args"]:
-            nbytes = math.prod(arg["shape"]) * DTYPE_BYTES[arg["dtype"]]
+        for arg, nbytes in zip(self.manifest["entries"][kind]["args"],
+                               self.sizes(kind)):
             fill = 0x01 if arg["dtype"] == "bool" else 0x3F
             if arg["role"] in ("output", "gradient", "saved", "scratch") and \
                     not (kind == "bwd" and arg["role"] == "saved"):
@@ -159,17 +183,21 @@ class Library:
 
     def written(self, kind, buffers):
         """(pointer, bytes) of the first output of entry `kind`."""
+        sizes = self.sizes(kind)
         for i, arg in enumerate(self.manifest["entries"][kind]["args"]):
             if arg["role"] in ("output", "gradient"):
-                return (buffers[i], math.prod(arg["shape"]) *
-                        DTYPE_BYTES[arg["dtype"]])
+                return (buffers[i], sizes[i])
         raise SystemExit(f"{kind} has no output")
 
-    def call(self, kind, buffers, stream):
+    def call(self, kind, buffers, stream, shape=None):
         entry = getattr(self.lib, self.manifest["entries"][kind]["symbol"])
-        entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         entry.restype = ctypes.c_int32
-        return entry(buffers, stream)
+        if not self.dynamic:
+            entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            return entry(buffers, stream)
+        entry.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                          ctypes.c_void_p]
+        return entry(*(shape or self.shape), buffers, stream)
 
 
 def capture(device, stream, calls):
@@ -254,6 +282,18 @@ def child(mode, nullcuda, directory):
         out["rc"] += capture(device, stream, [
             lambda: library.call("fwd", buffers["fwd"], stream)])
         out["own_syncs"] = 1
+        out["rc"].append(library.set_graph_replay(0))
+    elif mode == "replay-shapes":
+        # A library of every shape: fwd three times at its shape, then
+        # three times at one step less on the same buffers (large enough):
+        # each shape is captured once and replayed once, never the other
+        # shape's graph.
+        T, B = library.shape
+        out["rc"] = [library.set_graph_replay(4)]
+        for shape in ((T, B), (T - 1, B)):
+            for _ in range(3):
+                out["rc"].append(library.call("fwd", buffers["fwd"], stream,
+                                              shape))
         out["rc"].append(library.set_graph_replay(0))
     elif mode == "race":
         # The device's race check: a set on one stream and a copy of its
@@ -466,6 +506,10 @@ def check_replay(nullcuda, directory, tmp, did, seen, expect):
 def main(argv):
     if argv[0] == "--child":
         return child(*argv[1:])
+    shape = [a for a in argv if a.startswith("--shape=")]
+    if shape:
+        os.environ["CHECK_SHAPE"] = shape[0].split("=", 1)[1]
+        argv = [a for a in argv if a not in shape]
     nullcuda, directory, tmp = argv
     failures = []
 
@@ -537,6 +581,17 @@ def main(argv):
            f"{seen['replayed_gemms']} GEMMs without a workspace")
 
     check_replay(nullcuda, directory, tmp, *runs["replay"], expect)
+    if manifest.get("dynamic") is True:
+        did, seen, _ = run_child("replay-shapes", nullcuda, directory, tmp)
+        print("replay-shapes:", did)
+        expect(all(rc == 0 for rc in did["rc"]),
+               f"replay-shapes: failed calls: {did['rc']}")
+        expect(seen["captures"] == 2 and seen["graph_launches"] == 4 and
+               seen["violations"] == 0,
+               f"replay-shapes: {seen['captures']} captures, "
+               f"{seen['graph_launches']} graph launches, "
+               f"{seen['violations']} violations; expected a graph per "
+               f"shape (2, 4, 0)")
 
     # The race check sees unordered work on two streams, and a replayed
     # graph's work on the library's stream.
