@@ -15,8 +15,9 @@ form. `init_params(key, cell, input_size, hidden_size, num_layers)` draws
 parameters as PyTorch initializes them.
 
 Each call runs the compiled library (`rnnc.library.compile_model`,
-compiled when the function is traced, or loaded from the cache) through an
-XLA FFI call on XLA's buffers: the inference entry point without
+compiled when the function is traced, or loaded from the cache; with remat
+"none" or "gates" one library for every sequence length and batch size)
+through an XLA FFI call on XLA's buffers: the inference entry point without
 gradients; under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry
 point. `jit` and `grad` work; float32 and float64 (with
@@ -81,6 +82,8 @@ def _library(config):
 
 
 def _entry_address(entry):
+    # A library of every shape at one shape: the library's entry point.
+    entry = getattr(entry, "entry", entry)
     return ctypes.cast(entry._fn, ctypes.c_void_p).value
 
 
@@ -88,8 +91,13 @@ def _call(lib, kind, given, aliased=()):
     """Calls entry point `kind` of `lib`: `given` maps (name, layer) to the
     arrays it reads; every other buffer is a result, returned by (name,
     layer). The buffers named in `aliased` are read and written in place:
-    results aliased to their operands."""
+    results aliased to their operands. A library of every shape runs at
+    x's T and B."""
     _register()
+    shape = (0, 0)
+    if lib.dynamic:
+        shape = tuple(given[("x", None)].shape[:2])
+        lib = lib.at(*shape)
     entry = lib.entries[kind]
     operands, order, results, names = [], [], [], []
     aliases = {}
@@ -108,7 +116,8 @@ def _call(lib, kind, given, aliased=()):
     call = jax.ffi.ffi_call(_HANDLER, results,
                             input_output_aliases=aliases or None)
     out = call(*operands, entry=np.int64(_entry_address(entry)),
-               order=np.array(order, dtype=np.int64))
+               order=np.array(order, dtype=np.int64),
+               seq_len=np.int64(shape[0]), batch=np.int64(shape[1]))
     return dict(zip(names, out))
 
 
@@ -222,7 +231,11 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     for name, p in params.items():
         if p.dtype != x.dtype:
             raise RNNCValueError(f"{name} must be {x.dtype}, got {p.dtype}")
-    request = dict(cell=cell, seq_len=T, batch=B, input_size=I,
+    # One library serves every T and B where it can (remat "none" or
+    # "gates"): a new shape traces anew, and compiles nothing.
+    every = library.serves_every_shape(remat, "cpu", False)
+    request = dict(cell=cell, seq_len=None if every else T,
+                   batch=None if every else B, input_size=I,
                    hidden_size=H, layers=L, remat=remat, dtype=dtype,
                    reset_to=reset_to)
     y, state_n = _rnn(json.dumps(request, sort_keys=True), params, x,

@@ -142,6 +142,47 @@ def test_matches_the_float64_reference(cell, L, dtype):
         assert rel(g, g_ref) < TOL[dtype], (path, rel(g, g_ref))
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_one_library_for_every_shape(cell, monkeypatch):
+    """Outputs and gradients at shapes with T=1, B=1, T past the GEMM
+    block and a large T*B, against the float64 reference; jit traces
+    each shape, and one library (compiled once) runs them all."""
+    from rnnc import library
+    requests = []
+    compile_model = library.compile_model
+
+    def recording(**request):
+        requests.append(request)
+        return compile_model(**request)
+
+    monkeypatch.setattr(library, "compile_model", recording)
+    monkeypatch.setattr(rj, "_LIBRARIES", {})
+    as64 = lambda tree: jax.tree_util.tree_map(  # noqa: E731
+        lambda a: a.astype(jnp.float64), tree)
+    run = jax.jit(lambda *a: rj.rnn(*a, cell=cell))
+    for k, (T, B) in enumerate([(1, 2), (4, 1), (70, 3), (9, 130)]):
+        params, x, is_init, state, gy, gs = case(
+            cell, max(T, 4), max(B, 2), 3, 5, 2, jnp.float32, seed=k)
+        x, is_init, gy = x[:T, :B], is_init[:T, :B], gy[:T, :B]
+        state, gs = tuple(s[:, :B] for s in state), gs[:, :B]
+        y, state_n = run(params, x, is_init, state)
+        y_ref, state_ref = reference(cell, as64(params), as64(x), is_init,
+                                     as64(state))
+        assert rel(y, y_ref) < 1e-5, (T, B)
+        for s, s_ref in zip(state_n, state_ref):
+            assert rel(s, s_ref) < 1e-5, (T, B)
+        ours = jax.grad(loss_of(run, is_init, gy, gs),
+                        argnums=(0, 1, 2))(params, x, state)
+        ref = jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
+                               as64(gy), as64(gs)),
+                       argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+        for g, g_ref in zip(jax.tree_util.tree_leaves(ours),
+                            jax.tree_util.tree_leaves(ref)):
+            assert rel(g, g_ref) < 1e-5, (T, B)
+    [request] = requests
+    assert request["seq_len"] is None and request["batch"] is None
+
+
 @pytest.mark.parametrize("form", ["step", "column"])
 @pytest.mark.parametrize("cell", ALL_CELLS)
 def test_reset_states_match_the_float64_reference(cell, form):

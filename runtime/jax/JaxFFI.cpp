@@ -8,8 +8,10 @@
 // -k - 1). The results are the entry point's outputs, gradients, saved
 // region and scratch arena, which XLA allocates; a buffer the entry point
 // writes in place (the saved region in the backward) is a result aliased
-// to its operand. The handler allocates nothing and waits for nothing: a
-// cpu library runs on the calling thread. Built against the FFI headers of
+// to its operand. The attributes `seq_len` and `batch` are the call's T
+// and B for the entry point of a library of every shape (which takes them
+// first), 0 for a library of one shape. The handler allocates nothing and
+// waits for nothing: a cpu library runs on the calling thread. Built against the FFI headers of
 // the jaxlib found when the build is configured (jax.ffi.include_dir()).
 //
 //===----------------------------------------------------------------------===//
@@ -24,9 +26,11 @@ namespace ffi = xla::ffi;
 
 namespace {
 using EntryPoint = int32_t (*)(void *const *, void *);
+using ShapedEntryPoint = int32_t (*)(int64_t, int64_t, void *const *, void *);
 
 ffi::Error callEntryPoint(ffi::RemainingArgs args, ffi::RemainingRets rets,
-                          int64_t entry, ffi::Span<const int64_t> order) {
+                          int64_t entry, ffi::Span<const int64_t> order,
+                          int64_t seqLen, int64_t batch) {
   std::vector<void *> buffers;
   buffers.reserve(order.size());
   for (int64_t k : order) {
@@ -50,7 +54,11 @@ ffi::Error callEntryPoint(ffi::RemainingArgs args, ffi::RemainingRets rets,
       return buffer.error();
     buffers.push_back(buffer.value()->untyped_data());
   }
-  if (reinterpret_cast<EntryPoint>(entry)(buffers.data(), nullptr) != 0)
+  int32_t status =
+      seqLen == 0 ? reinterpret_cast<EntryPoint>(entry)(buffers.data(), nullptr)
+                  : reinterpret_cast<ShapedEntryPoint>(entry)(
+                        seqLen, batch, buffers.data(), nullptr);
+  if (status != 0)
     return ffi::Error::Internal("rnnc: the library's entry point failed");
   return ffi::Error::Success();
 }
@@ -65,4 +73,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(rnnc_xla_call, callEntryPoint,
                                   .RemainingArgs()
                                   .RemainingRets()
                                   .Attr<int64_t>("entry")
-                                  .Attr<ffi::Span<const int64_t>>("order"));
+                                  .Attr<ffi::Span<const int64_t>>("order")
+                                  .Attr<int64_t>("seq_len")
+                                  .Attr<int64_t>("batch"));
