@@ -10,6 +10,7 @@
 
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Analysis/MemoryPlan.h"
+#include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,19 +30,46 @@ std::string MemoryPlanReport::describe(const PlannedBuffer &buffer) const {
   return buffer.role + " L" + std::to_string(buffer.layer);
 }
 
-MemoryPlanReport rnn::buildMemoryReport(const MemoryPlan &plan) {
+std::optional<MemoryPlanReport>
+rnn::buildMemoryReport(const MemoryPlan &plan,
+                       std::optional<ReportShape> shape) {
   func::FuncOp func = plan.getFunction();
   const BufferLiveness &liveness = plan.getLiveness();
+  const std::optional<SymbolicPlan> &symbolic = plan.getSymbolic();
   MemoryPlanReport report;
+  // A plan in closed form: sizes, offsets and figures at the shape.
+  std::optional<CallShape> call;
+  SmallVector<int64_t> offsets(plan.getOffsets());
+  if (!plan.isPlanned() && symbolic && shape) {
+    call = CallShape{shape->seqLen, shape->batch, 1};
+    if (std::optional<int64_t> rows = liveness.getBlockRows())
+      call->P = gemmBlockSteps(shape->seqLen, shape->batch, *rows);
+    std::optional<SmallVector<int64_t>> placed =
+        symbolic->offsets(*call, &report.arenaBytes);
+    if (!placed)
+      return std::nullopt;
+    offsets = std::move(*placed);
+    report.shape = shape;
+    report.blockSteps = call->P;
+  }
   report.function = func.getName().str();
   MLIRContext *ctx = func.getContext();
   if (StringAttr remat = RNNDialect::RematAttrHelper(ctx).getAttr(func))
     report.remat = remat.str();
   if (IntegerAttr budget = RNNDialect::RematBudgetAttrHelper(ctx).getAttr(func))
     report.budget = budget.getInt();
-  report.arenaBytes = plan.getArenaBytes();
+  if (!call)
+    report.arenaBytes = plan.getArenaBytes();
   report.backwardStart = plan.getBackwardStart();
   report.phases = plan.getPhases();
+  if (call && symbolic->fwdPeak && symbolic->bwdPeak && symbolic->saved) {
+    std::optional<int64_t> fwd = symbolic->fwdPeak->evaluate(*call),
+                           bwd = symbolic->bwdPeak->evaluate(*call),
+                           saved = symbolic->saved->evaluate(*call);
+    if (!fwd || !bwd || !saved)
+      return std::nullopt;
+    report.phases = PhaseBytes{*fwd, *bwd, *saved};
+  }
   report.positions = liveness.getNumPositions();
 
   // Names of positions: the phase, and the kernel of the last op naming one.
@@ -66,12 +94,18 @@ MemoryPlanReport rnn::buildMemoryReport(const MemoryPlan &plan) {
   if (!named)
     for (std::string &name : report.positionNames)
       name.clear();
-  for (auto [info, offset] :
-       llvm::zip(liveness.getBuffers(), plan.getOffsets())) {
+  for (auto [info, offset] : llvm::zip(liveness.getBuffers(), offsets)) {
     PlannedBuffer buffer;
     buffer.role = info.role;
     buffer.layer = info.layer;
     buffer.bytes = info.bytes;
+    if (call) {
+      std::optional<int64_t> bytes = info.size->evaluate(*call);
+      if (!bytes)
+        return std::nullopt;
+      buffer.bytes = *bytes;
+      buffer.size = info.size->str();
+    }
     buffer.offset = offset;
     buffer.alloc = info.allocIndex;
     buffer.lastUse = info.lastUseIndex;
@@ -81,7 +115,20 @@ MemoryPlanReport rnn::buildMemoryReport(const MemoryPlan &plan) {
     report.buffers.push_back(buffer);
   }
 
-  std::tie(report.peakBytes, report.peakPosition) = liveness.getPeak();
+  if (call) {
+    // The held bytes at each position, at the shape; the first largest.
+    for (auto [position, held] : llvm::enumerate(liveness.getHeldSizes())) {
+      std::optional<int64_t> bytes = held.evaluate(*call);
+      if (!bytes)
+        return std::nullopt;
+      if (*bytes > report.peakBytes) {
+        report.peakBytes = *bytes;
+        report.peakPosition = position;
+      }
+    }
+  } else {
+    std::tie(report.peakBytes, report.peakPosition) = liveness.getPeak();
+  }
   for (auto [index, buffer] : llvm::enumerate(report.buffers))
     if (buffer.alloc <= report.peakPosition &&
         (!buffer.free || *buffer.free > report.peakPosition))
@@ -106,7 +153,12 @@ static std::string endName(const MemoryPlanReport &report,
 
 void rnn::printMemoryReport(const MemoryPlanReport &report,
                             llvm::raw_ostream &os) {
-  os << "memory plan of @" << report.function << "\n";
+  os << "memory plan of @" << report.function;
+  if (report.shape)
+    os << llvm::formatv(" at T={0}, B={1} (P={2}; sizes in T, B and P)",
+                        report.shape->seqLen, report.shape->batch,
+                        report.blockSteps);
+  os << "\n";
   if (!report.remat.empty()) {
     os << "  remat " << report.remat;
     if (report.budget)
@@ -120,6 +172,8 @@ void rnn::printMemoryReport(const MemoryPlanReport &report,
     const std::string &from = report.positionNames[buffer.alloc];
     if (!from.empty())
       os << "  " << from << " .. " << endName(report, buffer);
+    if (!buffer.size.empty())
+      os << "  = " << buffer.size;
     os << "\n";
   }
   os << llvm::formatv("  predicted peak {0} bytes, arena {1} bytes\n",
@@ -170,6 +224,8 @@ llvm::json::Value rnn::memoryReportToJSON(ArrayRef<MemoryPlanReport> reports) {
           {"free_at",
            buffer.free ? name(*buffer.free) : llvm::json::Value(nullptr)},
           {"returned", buffer.returned}};
+      if (!buffer.size.empty())
+        entry["size"] = buffer.size;
       buffers.push_back(std::move(entry));
     }
     llvm::json::Object function{
@@ -190,6 +246,10 @@ llvm::json::Value rnn::memoryReportToJSON(ArrayRef<MemoryPlanReport> reports) {
         {"buffers", std::move(buffers)}};
     if (report.budget)
       function["remat_budget"] = *report.budget;
+    if (report.shape)
+      function["shape"] = llvm::json::Object{{"T", report.shape->seqLen},
+                                             {"B", report.shape->batch},
+                                             {"P", report.blockSteps}};
     if (report.phases)
       function["phases"] =
           llvm::json::Object{{"fwd_peak_bytes", report.phases->fwdPeak},
@@ -357,7 +417,8 @@ static LogicalResult writeFile(Operation *module, StringRef path,
 }
 
 LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
-                                      StringRef svgFile) {
+                                      StringRef svgFile,
+                                      std::optional<ReportShape> shape) {
   if (reportFile.empty() && svgFile.empty())
     return success();
   std::vector<MemoryPlanReport> reports;
@@ -365,8 +426,14 @@ LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
     if (func.isExternal())
       continue;
     MemoryPlan plan(func);
-    if (plan.isPlanned())
-      reports.push_back(buildMemoryReport(plan));
+    if (!plan.isPlanned() && !(shape && plan.getSymbolic()))
+      continue;
+    std::optional<MemoryPlanReport> report = buildMemoryReport(plan, shape);
+    if (!report)
+      return func.emitError("has sizes beyond 64 bits at T=")
+             << shape->seqLen << ", B=" << shape->batch
+             << ": no memory report";
+    reports.push_back(std::move(*report));
   }
   if (reportFile == "-") {
     for (const MemoryPlanReport &report : reports)
@@ -393,6 +460,6 @@ LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
 
 void MemoryReportWriter::runAfterPass(Pass *pass, Operation *op) {
   if (pass->getArgument() == "rnn-plan-memory" &&
-      mlir::failed(writeMemoryReports(op, reportFile, svgFile)))
+      mlir::failed(writeMemoryReports(op, reportFile, svgFile, shape)))
     writeFailed = true;
 }

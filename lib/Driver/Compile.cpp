@@ -105,11 +105,12 @@ CompileStatus compileToBuffers(ModuleOp module,
                                const mlir::rnn::PipelineOptions &options,
                                const std::string &memoryReportFile,
                                const std::string &memorySVGFile,
-                               std::string &error) {
+                               std::string &error,
+                               std::optional<mlir::rnn::ReportShape> shape) {
   PassManager pm(module.getContext());
   mlir::rnn::buildToBuffersPipeline(pm, options);
   auto reports = std::make_unique<mlir::rnn::MemoryReportWriter>(
-      memoryReportFile, memorySVGFile);
+      memoryReportFile, memorySVGFile, shape);
   const mlir::rnn::MemoryReportWriter &writer = *reports;
   pm.addInstrumentation(std::move(reports));
   if (failed(runPipeline(pm, module, error)))

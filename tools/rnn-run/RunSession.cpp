@@ -216,8 +216,11 @@ void RunSession::planMemory() {
 
   // Compile the rest of the pipeline, reading the plan before LLVM.
   error.clear();
+  std::optional<mlir::rnn::ReportShape> reportShape;
+  if (shape.dynamic)
+    reportShape = mlir::rnn::ReportShape{shape.seqLen, shape.batch};
   switch (compileToBuffers(*module, pipelineOptions, flags.memoryReport,
-                           flags.memorySVG, error)) {
+                           flags.memorySVG, error, reportShape)) {
   case CompileStatus::Compiled:
     break;
   case CompileStatus::Failed:

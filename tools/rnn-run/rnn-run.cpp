@@ -192,11 +192,6 @@ static void checkFlags() {
   if (flags.arena && flags.driver.dynamic)
     fail("--arena needs static T and B: a dynamic shape's buffers are "
          "allocated each on its own");
-  for (const cl::opt<std::string> *flag : {&flags.memoryReport, &flags.memorySVG})
-    if (flags.driver.dynamic && flag->getNumOccurrences())
-      fail("--" + flag->ArgStr.str() +
-           " describes static plans: with --dynamic the report's plan gives "
-           "the expressions in T, B and P");
   if (!flags.train() && flags.driver.remat.getNumOccurrences())
     fail("--remat applies to --mode=train: inference saves nothing for a "
          "backward pass");

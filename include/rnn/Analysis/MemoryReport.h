@@ -38,6 +38,8 @@ class MemoryPlan;
 
 struct PlannedBuffer {
   std::string role;
+  /// The bytes in T, B and P (SizeExpr), for a plan in closed form.
+  std::string size;
   /// The model layer, or -1 for a buffer of no layer.
   int64_t layer = -1;
   int64_t bytes = 0;
@@ -61,8 +63,18 @@ struct PhaseBytes {
   int64_t saved = 0;
 };
 
+/// The call shape a plan in closed form (a function compiled for every T
+/// and B) is reported at.
+struct ReportShape {
+  int64_t seqLen = 0, batch = 0;
+};
+
 struct MemoryPlanReport {
   std::string function;
+  /// For a plan in closed form: the shape it is evaluated at, and the GEMM
+  /// block's steps there.
+  std::optional<ReportShape> shape;
+  int64_t blockSteps = 0;
   /// rnn.remat of the function, and rnn.remat_budget if it was chosen
   /// under a budget.
   std::string remat;
@@ -90,8 +102,11 @@ struct MemoryPlanReport {
   std::string describe(const PlannedBuffer &buffer) const;
 };
 
-/// The report of a function's plan (one that isPlanned()).
-MemoryPlanReport buildMemoryReport(const MemoryPlan &plan);
+/// The report of a function's plan (one that isPlanned()), or of a plan in
+/// closed form at `shape`; nothing if its sizes overflow there.
+std::optional<MemoryPlanReport>
+buildMemoryReport(const MemoryPlan &plan,
+                  std::optional<ReportShape> shape = std::nullopt);
 
 /// The text report.
 void printMemoryReport(const MemoryPlanReport &report, llvm::raw_ostream &os);
@@ -106,14 +121,16 @@ void printMemorySVG(llvm::ArrayRef<MemoryPlanReport> reports,
                     llvm::raw_ostream &os);
 
 /// Writes the memory plans (MemoryPlan) of the functions of `module` that
-/// have one: as text to stdout if `reportFile` is "-", else to `reportFile`
+/// have one (with `shape`, also the plans in closed form, evaluated
+/// there): as text to stdout if `reportFile` is "-", else to `reportFile`
 /// (JSON if it ends in .json, else text) unless it is empty, and as an SVG
 /// picture to `svgFile` unless it is empty. Each file is written whole or
-/// not at all; failure (an error on `module` naming the file) if one cannot
-/// be written.
-llvm::LogicalResult writeMemoryReports(Operation *module,
-                                       llvm::StringRef reportFile,
-                                       llvm::StringRef svgFile);
+/// not at all; failure (an error on `module` naming the file, or the
+/// shape a plan's sizes overflow at) if one cannot be written.
+llvm::LogicalResult
+writeMemoryReports(Operation *module, llvm::StringRef reportFile,
+                   llvm::StringRef svgFile,
+                   std::optional<ReportShape> shape = std::nullopt);
 
 /// Writes the memory reports (writeMemoryReports) after each run of
 /// rnn-plan-memory in the pass manager it is added to: on the planned
@@ -122,13 +139,16 @@ llvm::LogicalResult writeMemoryReports(Operation *module,
 /// as the pipeline itself succeeds, failed() tells the tool.
 class MemoryReportWriter : public PassInstrumentation {
 public:
-  MemoryReportWriter(std::string reportFile, std::string svgFile)
-      : reportFile(std::move(reportFile)), svgFile(std::move(svgFile)) {}
+  MemoryReportWriter(std::string reportFile, std::string svgFile,
+                     std::optional<ReportShape> shape = std::nullopt)
+      : reportFile(std::move(reportFile)), svgFile(std::move(svgFile)),
+        shape(shape) {}
   void runAfterPass(Pass *pass, Operation *op) override;
   bool failed() const { return writeFailed; }
 
 private:
   std::string reportFile, svgFile;
+  std::optional<ReportShape> shape;
   bool writeFailed = false;
 };
 

@@ -102,12 +102,14 @@ enum class CompileStatus {
 };
 
 /// Compiles `module` to planned buffers (buildToBuffersPipeline), writing
-/// the memory report and SVG where the file names are not empty.
-CompileStatus compileToBuffers(mlir::ModuleOp module,
-                               const mlir::rnn::PipelineOptions &options,
-                               const std::string &memoryReportFile,
-                               const std::string &memorySVGFile,
-                               std::string &error);
+/// the memory report and SVG where the file names are not empty (a plan
+/// in closed form at `shape`).
+CompileStatus
+compileToBuffers(mlir::ModuleOp module,
+                 const mlir::rnn::PipelineOptions &options,
+                 const std::string &memoryReportFile,
+                 const std::string &memorySVGFile, std::string &error,
+                 std::optional<mlir::rnn::ReportShape> shape = std::nullopt);
 
 } // namespace driver
 } // namespace rnn
