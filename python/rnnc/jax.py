@@ -21,8 +21,9 @@ through an XLA FFI call on XLA's buffers: the inference entry point without
 gradients; under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry
 point. `jit` and `grad` work; float32 and float64 (with
-`jax_enable_x64`). Not yet: dropout, bf16 storage, vmap,
-the CUDA target and Flax modules.
+`jax_enable_x64`). `vmap` runs one call per element of the mapped axis
+(per-seed weights, or a batch-like axis with shared weights). Not yet:
+dropout, bf16 storage, the CUDA target and Flax modules.
 """
 
 import ctypes
@@ -113,8 +114,11 @@ def _call(lib, kind, given, aliased=()):
         order.append(-(len(results) + 1))
         results.append(jax.ShapeDtypeStruct(arg.shape, _NUMPY[arg.dtype]))
         names.append(key)
+    # Under vmap, one call per element of the mapped axis (whatever is
+    # mapped: the batch, or per-seed weights).
     call = jax.ffi.ffi_call(_HANDLER, results,
-                            input_output_aliases=aliases or None)
+                            input_output_aliases=aliases or None,
+                            vmap_method="sequential")
     out = call(*operands, entry=np.int64(_entry_address(entry)),
                order=np.array(order, dtype=np.int64),
                seq_len=np.int64(shape[0]), batch=np.int64(shape[1]))
