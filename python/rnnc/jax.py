@@ -22,8 +22,14 @@ gradients; under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry
 point. `jit` and `grad` work; float32 and float64 (with
 `jax_enable_x64`). `vmap` runs one call per element of the mapped axis
-(per-seed weights, or a batch-like axis with shared weights). Not yet:
-dropout, bf16 storage, the CUDA target and Flax modules.
+(per-seed weights, or a batch-like axis with shared weights).
+`storage="bf16"` (or jnp.bfloat16; float32 only) stores the saved values
+that are not states in bf16 and rounds the GEMM operands to bf16,
+accumulating in float32. With `dropout` > 0 (and more than one layer)
+the outputs of every layer but the last are dropped, with masks drawn
+from `rng` (a jax.random key; `dropout_rng` gives the seed), as
+rnnc.torch's dropout draws them from its seed; there is no training mode:
+dropout=0 for evaluation. Not yet: the CUDA target and Flax modules.
 """
 
 import ctypes
@@ -146,9 +152,11 @@ def _stack(lib, out, affix):
                  for name in lib.states)
 
 
-def _inputs(lib, x, is_init, state, params, reset):
+def _inputs(lib, x, is_init, state, params, reset, rng=None):
     """The arrays the entry points read, by (name, layer)."""
     given = {("x", None): x, ("is_init", None): is_init}
+    if rng is not None:
+        given[("rng", None)] = rng
     _split(given, lib.states, "%s0", state)
     _split(given, lib.states, "%s_reset", reset or ())
     for name, value in params.items():
@@ -157,24 +165,29 @@ def _inputs(lib, x, is_init, state, params, reset):
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
-def _rnn(config, params, x, is_init, state, reset):
+def _rnn(config, params, x, is_init, state, reset, rng):
     lib = _library(config)
-    out = _call(lib, "infer", _inputs(lib, x, is_init, state, params, reset))
+    # The inference entry point drops nothing: with dropout, the forward's.
+    kind = "infer" if rng is None else "fwd"
+    out = _call(lib, kind, _inputs(lib, x, is_init, state, params, reset,
+                                   rng))
     return out[("y", None)], _stack(lib, out, "%s_n")
 
 
-def _rnn_fwd(config, params, x, is_init, state, reset):
+def _rnn_fwd(config, params, x, is_init, state, reset, rng):
     lib = _library(config)
-    out = _call(lib, "fwd", _inputs(lib, x, is_init, state, params, reset))
+    out = _call(lib, "fwd", _inputs(lib, x, is_init, state, params, reset,
+                                    rng))
     y = out[("y", None)]
-    residual = (params, x, is_init, state, reset, y, out[("saved", None)])
+    residual = (params, x, is_init, state, reset, rng, y,
+                out[("saved", None)])
     return (y, _stack(lib, out, "%s_n")), residual
 
 
 def _rnn_bwd(config, residual, cotangents):
-    params, x, is_init, state, reset, y, saved = residual
+    params, x, is_init, state, reset, rng, y, saved = residual
     lib = _library(config)
-    given = _inputs(lib, x, is_init, state, params, reset)
+    given = _inputs(lib, x, is_init, state, params, reset, rng)
     grad_y, grad_states = cotangents
     given[("y", None)] = y
     given[("saved", None)] = saved
@@ -184,7 +197,7 @@ def _rnn_bwd(config, residual, cotangents):
     grad_params = {name: out[("grad_" + name, None)] for name in params}
     grad_reset = None if reset is None else _stack(lib, out, "grad_%s_reset")
     return (grad_params, out[("grad_x", None)], None,
-            _stack(lib, out, "grad_%s0"), grad_reset)
+            _stack(lib, out, "grad_%s0"), grad_reset, None)
 
 
 _rnn.defvjp(_rnn_fwd, _rnn_bwd)
@@ -198,9 +211,26 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if cell not in _cells.BY_NAME:
         raise RNNCValueError(f"unknown cell {cell!r} (the cells are "
                              f"{', '.join(_cells.NAMES)})")
-    if storage is not None or dropout or rng is not None:
-        raise RNNCValueError("rnnc.jax does not take storage, dropout or "
-                             "rng yet")
+    if storage is not None and not isinstance(storage, str):
+        try:
+            if np.dtype(storage) == jnp.bfloat16:
+                storage = "bf16"
+        except TypeError:
+            pass
+    if storage not in (None, "bf16"):
+        raise RNNCValueError(f"storage must be None or 'bf16' (or "
+                             f"jnp.bfloat16), got {storage!r}")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
+            or not 0 <= dropout < 1:
+        raise RNNCValueError(f"dropout must be a probability in [0, 1), got "
+                             f"{dropout!r}")
+    if dropout and rng is None:
+        raise RNNCValueError("dropout needs rng, a jax.random key: the "
+                             "masks are drawn from it")
+    if rng is not None and not dropout:
+        raise RNNCValueError("rng is the key of dropout's masks: give "
+                             "dropout > 0 with it, or no rng")
+    seed = None if rng is None else dropout_rng(rng)
     states = _cells.BY_NAME[cell].states
     if not isinstance(state, (tuple, list)) or len(state) != len(states):
         raise RNNCTypeError(f"state of a {cell} must be a tuple of "
@@ -214,6 +244,9 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     dtype = _DTYPES.get(np.dtype(x.dtype))
     if dtype is None:
         raise RNNCValueError(f"x must be float32 or float64, got {x.dtype}")
+    if storage and dtype != "float32":
+        raise RNNCValueError(f"bf16 storage needs float32 inputs and "
+                             f"parameters, got {dtype}")
     T, B, I = x.shape
     if is_init.shape != (T, B) or is_init.dtype != jnp.bool_:
         raise RNNCValueError(f"is_init must be bool [T, B] = {[T, B]}, got "
@@ -238,15 +271,30 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     # One library serves every T and B where it can (remat "none" or
     # "gates"): a new shape traces anew, and compiles nothing.
     every = library.serves_every_shape(remat, "cpu", False)
+    # Dropout acts between layers: one layer drops nothing.
+    dropping = float(dropout) if L > 1 else 0.0
     request = dict(cell=cell, seq_len=None if every else T,
                    batch=None if every else B, input_size=I,
                    hidden_size=H, layers=L, remat=remat, dtype=dtype,
-                   reset_to=reset_to)
+                   reset_to=reset_to, dropout=dropping, storage=storage)
     y, state_n = _rnn(json.dumps(request, sort_keys=True), params, x,
-                      is_init, state, reset)
+                      is_init, state, reset, seed if dropping else None)
     if batch_first:
         y = jnp.swapaxes(y, 0, 1)
     return y, state_n
+
+
+def dropout_rng(key):
+    """The library's `rng` argument for the key `key`: int64 [seed,
+    offset], the seed the key's first 62 random bits, offset 0; as four
+    uint32 words (little-endian), so that it needs no jax_enable_x64."""
+    try:
+        bits = jax.random.bits(key, (2,), jnp.uint32)
+    except (TypeError, ValueError) as e:
+        raise RNNCTypeError(f"rng must be a jax.random key, got {key!r} "
+                            f"({e})") from None
+    return jnp.stack([bits[0], bits[1] & jnp.uint32(0x3FFFFFFF),
+                      jnp.uint32(0), jnp.uint32(0)])
 
 
 def _reset_states(reset_state, states, dtype, T, B, L, H, batch_first):

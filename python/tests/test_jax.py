@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import rnnc.jax as rj
-from helpers import ALL_CELLS
+from helpers import ALL_CELLS, dropout_scale
 
 from rnnc import RNNCError, _cells
 
@@ -54,10 +54,10 @@ def step(cell, p, k, x, state):
     return (f * n + (1.0 - f) * h,)
 
 
-def reference(cell, p, x, is_init, state, reset_state=None):
+def reference(cell, p, x, is_init, state, reset_state=None, drops=()):
     """The layers one after another, each scanned over time. A reset step
     enters zero, or `reset_state`'s state: per step [L, T, B, H] or per
-    column [L, B, H]."""
+    column [L, B, H]. drops[k] multiplies layer k's output."""
     layers, T = state[0].shape[0], x.shape[0]
     finals = []
     for k in range(layers):
@@ -77,6 +77,8 @@ def reference(cell, p, x, is_init, state, reset_state=None):
             return carry, carry[0]
         carry, x = jax.lax.scan(body, tuple(s[k] for s in state),
                                 (x, is_init, entered))
+        if k < len(drops):
+            x = x * drops[k]
         finals.append(carry)
     return x, tuple(jnp.stack([f[i] for f in finals])
                     for i in range(len(state)))
@@ -218,6 +220,76 @@ def test_vmap_equals_a_loop(cell):
                     assert np.array_equal(np.asarray(a[v]), np.asarray(b))
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_dropout_masks_from_the_key(cell):
+    """Dropout between layers with masks drawn from a jax.random key:
+    outputs, final states and gradients against the float64 reference
+    with the masks of rnn.dropout's Philox (computed here independently)
+    at the seed the key gives; the same key gives the same bits (under
+    jit too), another key other masks."""
+    T, B, I, H, L, p = 6, 3, 4, 5, 3, 0.3
+    params, x, is_init, state, gy, gs = case(cell, T, B, I, H, L,
+                                             jnp.float32)
+    key = jax.random.PRNGKey(7)
+    words = [int(w) for w in np.asarray(rj.dropout_rng(key))]
+    assert words[2:] == [0, 0] and words[1] < 2 ** 30
+    seed = words[0] | words[1] << 32
+    drops = [jnp.asarray(dropout_scale(T, B, H, p, k, seed).numpy(),
+                         jnp.float64) for k in range(L - 1)]
+    assert 0 < sum(int((d == 0).sum()) for d in drops) < (L - 1) * T * B * H
+    run = lambda *a: rj.rnn(*a, cell=cell, dropout=p, rng=key)  # noqa: E731
+    as64 = lambda tree: jax.tree_util.tree_map(  # noqa: E731
+        lambda a: a.astype(jnp.float64), tree)
+    ref = lambda *a: reference(cell, *a, drops=drops)  # noqa: E731
+    y, state_n = run(params, x, is_init, state)
+    y_ref, state_ref = ref(as64(params), as64(x), is_init, as64(state))
+    assert rel(y, y_ref) < 1e-5
+    for s, s_ref in zip(state_n, state_ref):
+        assert rel(s, s_ref) < 1e-5
+    ours = jax.grad(loss_of(run, is_init, gy, gs),
+                    argnums=(0, 1, 2))(params, x, state)
+    want = jax.grad(loss_of(ref, is_init, as64(gy), as64(gs)),
+                    argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+    for g, g_ref in zip(jax.tree_util.tree_leaves(ours),
+                        jax.tree_util.tree_leaves(want)):
+        assert rel(g, g_ref) < 1e-5
+    again, _ = jax.jit(run)(params, x, is_init, state)
+    assert np.array_equal(np.asarray(again), np.asarray(y))
+    other, _ = rj.rnn(params, x, is_init, state, cell=cell, dropout=p,
+                      rng=jax.random.PRNGKey(8))
+    assert not np.array_equal(np.asarray(other), np.asarray(y))
+
+
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_bf16_storage_against_the_float64_reference(cell):
+    """storage="bf16" (and jnp.bfloat16): outputs and gradients within
+    2e-2 of the float64 reference (about five bf16 unit roundoffs) and
+    further from it than float32 storage, so the rounding happened."""
+    params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 8, 2,
+                                             jnp.float32)
+    as64 = lambda tree: jax.tree_util.tree_map(  # noqa: E731
+        lambda a: a.astype(jnp.float64), tree)
+    want = jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
+                            as64(gy), as64(gs)),
+                    argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+    y_ref, _ = reference(cell, as64(params), as64(x), is_init, as64(state))
+    worst = {}
+    for storage in (None, "bf16", jnp.bfloat16):
+        run = lambda *a: rj.rnn(*a, cell=cell,  # noqa: E731
+                                storage=storage)
+        y, _ = run(params, x, is_init, state)
+        ours = jax.grad(loss_of(run, is_init, gy, gs),
+                        argnums=(0, 1, 2))(params, x, state)
+        errors = [rel(y, y_ref)] + [
+            rel(g, g_ref) for g, g_ref in zip(
+                jax.tree_util.tree_leaves(ours),
+                jax.tree_util.tree_leaves(want))]
+        worst[str(storage)] = max(errors)
+    assert worst["None"] < 1e-5
+    for storage in ("bf16", str(jnp.bfloat16)):
+        assert 1e-4 < worst[storage] < 2e-2, worst
+
+
 @pytest.mark.parametrize("form", ["step", "column"])
 @pytest.mark.parametrize("cell", ALL_CELLS)
 def test_reset_states_match_the_float64_reference(cell, form):
@@ -296,10 +368,24 @@ def test_bad_inputs_are_one_clear_error():
     with pytest.raises(ValueError, match="params must name"):
         rj.rnn({k: v for k, v in params.items() if k != "bias_hh_l0"}, x,
                is_init, state)
-    with pytest.raises(ValueError, match="does not take storage"):
-        rj.rnn(params, x, is_init, state, storage="bf16")
+    with pytest.raises(ValueError, match="storage must be None or 'bf16'"):
+        rj.rnn(params, x, is_init, state, storage="fp8")
+    with pytest.raises(ValueError, match="bf16 storage needs float32"):
+        rj.rnn(jax.tree_util.tree_map(lambda a: a.astype(jnp.float64),
+                                      params), x.astype(jnp.float64),
+               is_init, tuple(s.astype(jnp.float64) for s in state),
+               storage="bf16")
     with pytest.raises(ValueError, match="per step.*or.*per column"):
         rj.rnn(params, x, is_init, state,
                reset_state=tuple(s[:, :1] for s in state))
     with pytest.raises(RNNCError, match="x must be float32 or float64"):
         rj.rnn(params, x.astype(jnp.float16), is_init, state)
+    with pytest.raises(ValueError, match="dropout needs rng"):
+        rj.rnn(params, x, is_init, state, dropout=0.2)
+    with pytest.raises(ValueError, match="give dropout > 0 with it"):
+        rj.rnn(params, x, is_init, state, rng=jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=r"probability in \[0, 1\)"):
+        rj.rnn(params, x, is_init, state, dropout=1.0,
+               rng=jax.random.PRNGKey(0))
+    with pytest.raises(TypeError, match="rng must be a jax.random key"):
+        rj.rnn(params, x, is_init, state, dropout=0.2, rng="seed")
