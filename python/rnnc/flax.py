@@ -1,0 +1,146 @@
+"""rnnc's recurrent layers as Flax linen modules, and Flax's cells'
+parameters in rnnc's names.
+
+    rnn = rnnc.flax.GRU(hidden_size=128, num_layers=1)
+    carry = rnn.initialize_carry(batch_size)
+    params = rnn.init(key, carry, (x, resets))
+    carry, y = rnn.apply(params, carry, (x, resets))
+
+The call takes the carry and `(x, resets)` as PureJaxRL's `ScannedRNN`
+does: `x` `[T, B, I]`, `resets` `[T, B]` bool (a set flag starts a new
+episode at that step: the state entering it is zero), and returns the new
+carry and `y` `[T, B, H]`. The carry is the cell's states, each `[L, B,
+H]`: `(h,)` for `GRU` and `MGU`, `(h, c)` for `LSTM` and `CIFG`. The
+parameters are named as the torch.nn module's state_dict (`weight_ih_l0`,
+...) and drawn as PyTorch draws them; `remat`, `storage` and `dropout` are
+rnnc.jax.rnn's (dropout, between layers, draws from the "dropout" RNG
+stream unless `deterministic`).
+
+`convert(cell_params, cell)` gives the parameters of a Flax
+`OptimizedLSTMCell` / `LSTMCell` (cell "lstm") or `GRUCell` ("gru"), one
+tree per layer, in rnnc's names: the same function, so that weights a
+user trained with Flax's cells run in rnnc. (Flax's LSTM carry is `(c,
+h)`; rnnc's is `(h, c)`.)
+"""
+
+from typing import Optional
+
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+from . import _cells
+from . import jax as rnnc_jax
+from ._errors import RNNCValueError
+
+__all__ = ["LSTM", "GRU", "MGU", "CIFG", "convert"]
+
+
+class _RNN(nn.Module):
+    """A stack of `num_layers` layers of the cell `_cell` (see the module's
+    description)."""
+
+    hidden_size: int
+    num_layers: int = 1
+    remat: str = "none"
+    storage: Optional[str] = None
+    dropout: float = 0.0
+    deterministic: Optional[bool] = None
+    param_dtype: jnp.dtype = jnp.float32
+
+    _cell = None
+
+    @nn.compact
+    def __call__(self, carry, inputs, deterministic=None):
+        x, resets = inputs
+        cell = _cells.BY_NAME[self._cell]
+        G, H = cell.gates, self.hidden_size
+        bound = 1.0 / jnp.sqrt(H)
+
+        def uniform(key, shape, dtype):
+            return jax.random.uniform(key, shape, dtype, -bound, bound)
+
+        params = {}
+        for k in range(self.num_layers):
+            width = x.shape[-1] if k == 0 else H
+            shapes = {"weight_ih": (G * H, width), "weight_hh": (G * H, H),
+                      "bias_ih": (G * H,), "bias_hh": (G * H,)}
+            for kind, shape in shapes.items():
+                params[f"{kind}_l{k}"] = self.param(f"{kind}_l{k}", uniform,
+                                                    shape, self.param_dtype)
+        deterministic = nn.merge_param("deterministic", self.deterministic,
+                                       deterministic) \
+            if self.dropout else True
+        dropping = 0.0 if deterministic or self.num_layers == 1 else \
+            self.dropout
+        rng = self.make_rng("dropout") if dropping else None
+        y, state = rnnc_jax.rnn(params, x, resets, tuple(carry),
+                                cell=self._cell, remat=self.remat,
+                                storage=self.storage, dropout=dropping,
+                                rng=rng)
+        return state, y
+
+    def initialize_carry(self, batch_size, dtype=None):
+        """Zero states, each `[L, batch_size, H]`."""
+        states = _cells.BY_NAME[self._cell].states
+        shape = (self.num_layers, batch_size, self.hidden_size)
+        return tuple(jnp.zeros(shape, dtype or self.param_dtype)
+                     for _ in states)
+
+
+class LSTM(_RNN):
+    """rnnc's LSTM layers (carry `(h, c)`)."""
+    _cell = "lstm"
+
+
+class GRU(_RNN):
+    """rnnc's GRU layers (carry `(h,)`)."""
+    _cell = "gru"
+
+
+class MGU(_RNN):
+    """rnnc's minimal gated unit layers (carry `(h,)`)."""
+    _cell = "mgu"
+
+
+class CIFG(_RNN):
+    """rnnc's LSTM with coupled input and forget gates (carry `(h, c)`)."""
+    _cell = "cifg"
+
+
+# Flax's dense layers of each gate, in PyTorch's gate order, and which of
+# them have a bias (the others' is zero).
+_FLAX_GATES = {
+    "lstm": (("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho")),
+    "gru": (("ir", "iz", "in"), ("hr", "hz", "hn")),
+}
+
+
+def convert(cell_params, cell):
+    """The parameters of Flax cells (`OptimizedLSTMCell` or `LSTMCell` for
+    "lstm", `GRUCell` for "gru"; one parameter tree per layer, a list, or
+    one tree for one layer; with or without the outer "params") in rnnc's
+    names (weight_ih_l0, ...). A Flax `GRUCell` computes PyTorch's GRU,
+    and a Flax LSTM cell PyTorch's LSTM, gate for gate."""
+    if cell not in _FLAX_GATES:
+        raise RNNCValueError(f"convert takes Flax's LSTM and GRU cells "
+                             f"(cell 'lstm' or 'gru'), got {cell!r}")
+    layers = cell_params if isinstance(cell_params, (list, tuple)) else \
+        [cell_params]
+    out = {}
+    for k, tree in enumerate(layers):
+        tree = tree.get("params", tree)
+        names = _FLAX_GATES[cell]
+        missing = [n for n in names[0] + names[1] if n not in tree]
+        if missing:
+            raise RNNCValueError(f"layer {k}: not a Flax {cell} cell's "
+                                 f"parameters (no {', '.join(missing)}; "
+                                 f"it has {', '.join(sorted(tree))})")
+        for side, gates in zip(("ih", "hh"), names):
+            kernels = [tree[g]["kernel"] for g in gates]
+            out[f"weight_{side}_l{k}"] = jnp.concatenate(kernels, 1).T
+            out[f"bias_{side}_l{k}"] = jnp.concatenate([
+                tree[g]["bias"] if "bias" in tree[g] else
+                jnp.zeros(tree[g]["kernel"].shape[1],
+                          tree[g]["kernel"].dtype) for g in gates])
+    return out

@@ -1,0 +1,185 @@
+"""rnnc.flax against Flax's own cells: a stack of Flax's GRUCell or
+OptimizedLSTMCell scanned over time with the state reset by `jnp.where`
+before each step, as PureJaxRL's ScannedRNN does, is the reference for
+rnnc.flax's modules on the converted parameters: outputs, final states,
+and the gradients of the Flax parameters (through `convert`) and of the
+inputs. The modules' own parameters, carry and dropout stream.
+
+Needs flax, jax and rnn-compile (RNNC_COMPILE or PATH)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import linen as nn
+
+import rnnc.flax as rf
+import rnnc.jax as rj
+
+T, B, I, H = 7, 4, 3, 5
+
+FLAX_CELLS = {"lstm": nn.OptimizedLSTMCell, "gru": nn.GRUCell}
+
+
+def rel(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    scale = np.abs(b).max()
+    return np.abs(a - b).max() / (scale if scale else 1.0)
+
+
+def flax_reference(cell, layers, params, x, resets, carry):
+    """The layers of Flax's cell one after another, each scanned over
+    time, the carry zeroed where `resets` is set (PureJaxRL's
+    ScannedRNN); `carry` in rnnc's form, `(h,)` or `(h, c)` of [L, B, H].
+    Returns y and the final carry in rnnc's form."""
+    finals = []
+    for k in range(layers):
+        module = FLAX_CELLS[cell](features=H)
+        # Flax's LSTM carry is (c, h).
+        state = (carry[1][k], carry[0][k]) if cell == "lstm" else carry[0][k]
+
+        def body(state, inputs, k=k, module=module):
+            xt, reset = inputs
+            state = jax.tree_util.tree_map(
+                lambda s: jnp.where(reset[:, None], jnp.zeros_like(s), s),
+                state)
+            state, y = module.apply(params[k], state, xt)
+            return state, y
+        state, x = jax.lax.scan(body, state, (x, resets))
+        finals.append((state[1], state[0]) if cell == "lstm" else (state,))
+    return x, tuple(jnp.stack([f[i] for f in finals])
+                    for i in range(len(finals[0])))
+
+
+def flax_params(cell, layers, key):
+    params = []
+    for k in range(layers):
+        key, sub = jax.random.split(key)
+        module = FLAX_CELLS[cell](features=H)
+        width = I if k == 0 else H
+        carry = module.initialize_carry(sub, (B, width))
+        params.append(module.init(sub, carry, jnp.zeros((B, width))))
+    return params
+
+
+def data(cell, layers, seed=1):
+    keys = jax.random.split(jax.random.PRNGKey(seed), 4)
+    x = jax.random.normal(keys[0], (T, B, I))
+    resets = np.zeros((T, B), bool)
+    resets[0, 0] = resets[2, 0] = resets[3, 0] = True
+    resets[:, 1] = True
+    resets[T // 2, B - 1] = True
+    states = 2 if cell == "lstm" else 1
+    carry = tuple(jax.random.normal(keys[1 + i], (layers, B, H))
+                  for i in range(states))
+    return x, jnp.asarray(resets), carry, jax.random.normal(keys[3],
+                                                             (T, B, H))
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_converted_flax_cells_give_the_same_function(cell, layers):
+    """rnnc.flax on `convert` of Flax's cells' parameters computes what
+    the cells scanned with resets compute, and its gradients of the Flax
+    parameters and of x and the carry are theirs (float32, within 1e-5
+    relative)."""
+    params = flax_params(cell, layers, jax.random.PRNGKey(0))
+    x, resets, carry, w = data(cell, layers)
+    module = {"lstm": rf.LSTM, "gru": rf.GRU}[cell](hidden_size=H,
+                                                   num_layers=layers)
+
+    def ours(params, x, carry):
+        converted = rf.convert(params, cell)
+        state, y = module.apply({"params": converted}, carry, (x, resets))
+        return y, state
+
+    def theirs(params, x, carry):
+        return flax_reference(cell, layers, params, x, resets, carry)
+
+    def loss(run):
+        def f(params, x, carry):
+            y, state = run(params, x, carry)
+            return (y * w).sum() + sum((s * s).sum() for s in state)
+        return f
+
+    y, state = ours(params, x, carry)
+    y_ref, state_ref = theirs(params, x, carry)
+    assert rel(y, y_ref) < 1e-5
+    for s, s_ref in zip(state, state_ref):
+        assert rel(s, s_ref) < 1e-5
+    grads = jax.grad(loss(ours), argnums=(0, 1, 2))(params, x, carry)
+    want = jax.grad(loss(theirs), argnums=(0, 1, 2))(params, x, carry)
+    for (path, g), g_ref in zip(jax.tree_util.tree_leaves_with_path(grads),
+                                jax.tree_util.tree_leaves(want)):
+        assert g.shape == g_ref.shape, path
+        assert rel(g, g_ref) < 1e-5, (path, rel(g, g_ref))
+
+
+@pytest.mark.parametrize("module", [rf.LSTM, rf.GRU, rf.MGU, rf.CIFG])
+def test_module_parameters_carry_and_call(module):
+    """The parameters are torch.nn's names and shapes drawn within
+    1/sqrt(H); the carry is the cell's states of [L, B, H]; a call is
+    rnnc.jax.rnn on the module's parameters."""
+    rnn = module(hidden_size=H, num_layers=2)
+    carry = rnn.initialize_carry(B)
+    cell = rnn._cell
+    gates = {"lstm": 4, "gru": 3, "mgu": 2, "cifg": 3}[cell]
+    assert [c.shape for c in carry] == [(2, B, H)] * (
+        2 if cell in ("lstm", "cifg") else 1)
+    x, resets, _, _ = data("gru", 2)
+    variables = rnn.init(jax.random.PRNGKey(0), carry, (x, resets))
+    params = variables["params"]
+    assert sorted(params) == sorted(
+        f"{kind}_l{k}" for k in range(2)
+        for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+    assert params["weight_ih_l0"].shape == (gates * H, I)
+    assert params["weight_ih_l1"].shape == (gates * H, H)
+    bound = 1 / np.sqrt(H)
+    assert all(float(jnp.abs(p).max()) <= bound
+               for p in jax.tree_util.tree_leaves(params))
+    state, y = rnn.apply(variables, carry, (x, resets))
+    y_fn, state_fn = rj.rnn(dict(params), x, resets, carry, cell=cell)
+    assert np.array_equal(np.asarray(y), np.asarray(y_fn))
+    for a, b in zip(state, state_fn):
+        assert np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_dropout_draws_from_the_dropout_stream():
+    """With dropout the module draws its masks from the "dropout" RNG
+    stream (rnnc.jax.rnn's masks for that key), and drops nothing when
+    deterministic."""
+    rnn = rf.LSTM(hidden_size=H, num_layers=3, dropout=0.4)
+    x, resets, _, _ = data("lstm", 3)
+    carry = rnn.initialize_carry(B)
+    variables = rnn.init(jax.random.PRNGKey(0), carry, (x, resets),
+                         deterministic=True)
+    key = jax.random.PRNGKey(5)
+    _, y = rnn.apply(variables, carry, (x, resets), deterministic=False,
+                     rngs={"dropout": key})
+    y_fn, _ = rj.rnn(dict(variables["params"]), x, resets, carry,
+                     cell="lstm", dropout=0.4, rng=_dropout_key(key))
+    assert np.array_equal(np.asarray(y), np.asarray(y_fn))
+    _, kept = rnn.apply(variables, carry, (x, resets), deterministic=True)
+    plain, _ = rj.rnn(dict(variables["params"]), x, resets, carry,
+                      cell="lstm")
+    assert np.array_equal(np.asarray(kept), np.asarray(plain))
+    assert not np.array_equal(np.asarray(kept), np.asarray(y))
+    with pytest.raises(Exception, match="dropout"):
+        rnn.apply(variables, carry, (x, resets), deterministic=False)
+
+
+def _dropout_key(key):
+    """The key a top-level module's first make_rng("dropout") gives in an
+    apply with rngs={"dropout": key}."""
+    class Probe(nn.Module):
+        @nn.compact
+        def __call__(self):
+            return self.make_rng("dropout")
+    return Probe().apply({}, rngs={"dropout": key})
+
+
+def test_convert_refuses_other_trees():
+    with pytest.raises(ValueError, match="not a Flax gru cell's"):
+        rf.convert({"params": {"ii": {"kernel": jnp.zeros((2, 2))}}}, "gru")
+    with pytest.raises(ValueError, match="cell 'lstm' or 'gru'"):
+        rf.convert({}, "mgu")
