@@ -22,7 +22,8 @@ gradients; under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry
 point. `jit` and `grad` work; float32 and float64 (with
 `jax_enable_x64`). `vmap` runs one call per element of the mapped axis
-(per-seed weights, or a batch-like axis with shared weights).
+(per-seed weights, or a batch-like axis with shared weights); under
+`jax.shard_map` each shard is its own call.
 `storage="bf16"` (or jnp.bfloat16; float32 only) stores the saved values
 that are not states in bf16 and rounds the GEMM operands to bf16,
 accumulating in float32. With `dropout` > 0 (and more than one layer)
@@ -88,6 +89,30 @@ def _library(config):
     return _LIBRARIES[config]
 
 
+def _varying(array):
+    """The manual mesh axes `array` varies over inside `jax.shard_map`
+    (none outside it)."""
+    kind = getattr(jax.typeof(array), "manual_axis_type", None)
+    return frozenset(kind.varying) if kind is not None else frozenset()
+
+
+def _vary(array, axes):
+    """`array` typed as varying over `axes` too."""
+    missing = tuple(sorted(frozenset(axes) - _varying(array)))
+    return jax.lax.pcast(array, missing, to="varying") if missing else array
+
+
+def _like(grad, primal):
+    """The cotangent `grad` of `primal` typed as `primal` is inside
+    `jax.shard_map`: summed over the axes only the gradient varies over
+    (a replicated input's gradient is the sum of every shard's), varying
+    over those only the input varies over."""
+    extra = tuple(sorted(_varying(grad) - _varying(primal)))
+    if extra:
+        grad = jax.lax.psum(grad, extra)
+    return _vary(grad, _varying(primal))
+
+
 def _entry_address(entry):
     # A library of every shape at one shape: the library's entry point.
     entry = getattr(entry, "entry", entry)
@@ -128,7 +153,10 @@ def _call(lib, kind, given, aliased=()):
     out = call(*operands, entry=np.int64(_entry_address(entry)),
                order=np.array(order, dtype=np.int64),
                seq_len=np.int64(shape[0]), batch=np.int64(shape[1]))
-    return dict(zip(names, out))
+    # Inside jax.shard_map each shard is its own call: its results vary
+    # over the mesh axes its operands vary over.
+    axes = frozenset().union(*(_varying(o) for o in operands))
+    return {name: _vary(o, axes) for name, o in zip(names, out)}
 
 
 def _param_names(layers):
@@ -194,10 +222,15 @@ def _rnn_bwd(config, residual, cotangents):
     given[("grad_y", None)] = grad_y
     _split(given, lib.states, "grad_%s_n", grad_states)
     out = _call(lib, "bwd", given, aliased={("saved", None)})
-    grad_params = {name: out[("grad_" + name, None)] for name in params}
-    grad_reset = None if reset is None else _stack(lib, out, "grad_%s_reset")
-    return (grad_params, out[("grad_x", None)], None,
-            _stack(lib, out, "grad_%s0"), grad_reset, None)
+    grad_params = {name: _like(out[("grad_" + name, None)], params[name])
+                   for name in params}
+    grad_reset = None if reset is None else tuple(
+        _like(g, r) for g, r in zip(_stack(lib, out, "grad_%s_reset"),
+                                    reset))
+    grad_state = tuple(_like(g, s) for g, s in
+                       zip(_stack(lib, out, "grad_%s0"), state))
+    return (grad_params, _like(out[("grad_x", None)], x), None, grad_state,
+            grad_reset, None)
 
 
 _rnn.defvjp(_rnn_fwd, _rnn_bwd)

@@ -58,22 +58,24 @@ def flax_params(cell, layers, key):
         module = FLAX_CELLS[cell](features=H)
         width = I if k == 0 else H
         carry = module.initialize_carry(sub, (B, width))
-        params.append(module.init(sub, carry, jnp.zeros((B, width))))
+        params.append(module.init(sub, carry,
+                                  jnp.zeros((B, width), jnp.float32)))
     return params
 
 
 def data(cell, layers, seed=1):
     keys = jax.random.split(jax.random.PRNGKey(seed), 4)
-    x = jax.random.normal(keys[0], (T, B, I))
+    # float32 also where another test module enables jax_enable_x64.
+    x = jax.random.normal(keys[0], (T, B, I), jnp.float32)
     resets = np.zeros((T, B), bool)
     resets[0, 0] = resets[2, 0] = resets[3, 0] = True
     resets[:, 1] = True
     resets[T // 2, B - 1] = True
     states = 2 if cell == "lstm" else 1
-    carry = tuple(jax.random.normal(keys[1 + i], (layers, B, H))
+    carry = tuple(jax.random.normal(keys[1 + i], (layers, B, H), jnp.float32)
                   for i in range(states))
-    return x, jnp.asarray(resets), carry, jax.random.normal(keys[3],
-                                                             (T, B, H))
+    return x, jnp.asarray(resets), carry, jax.random.normal(
+        keys[3], (T, B, H), jnp.float32)
 
 
 @pytest.mark.parametrize("layers", [1, 2])

@@ -290,6 +290,65 @@ def test_bf16_storage_against_the_float64_reference(cell):
         assert 1e-4 < worst[storage] < 2e-2, worst
 
 
+SHARDED = r"""
+import json, os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, PartitionSpec as P
+import rnnc.jax as rj
+cell = sys.argv[1]
+T, B, I, H, L = 5, 4, 3, 6, 2
+k = jax.random.split(jax.random.PRNGKey(0), 5)
+params = rj.init_params(k[0], cell, I, H, L)
+x = jax.random.normal(k[1], (T, B, I))
+is_init = jax.random.uniform(k[2], (T, B)) < 0.3
+state = tuple(jax.random.normal(key, (L, B, H)) for key in k[3:5])
+state = state[:2 if cell in ("lstm", "cifg") else 1]
+mesh = Mesh(np.array(jax.devices()), ("d",))
+def run(p, x, state):
+    return rj.rnn(p, x, is_init, state, cell=cell)
+cols = P(None, "d")
+sharded = jax.shard_map(
+    lambda p, x, i, s: rj.rnn(p, x, i, s, cell=cell), mesh=mesh,
+    in_specs=(P(), cols, cols, tuple(cols for _ in state)),
+    out_specs=(cols, tuple(cols for _ in state)))
+def loss(f):
+    def g(p, x, state):
+        y, s = f(p, x, state)
+        return (y * y).sum() + sum(t.sum() for t in s)
+    return g
+out = {"devices": len(jax.devices())}
+for name, f in (("sharded", jax.jit(lambda p, x, s: sharded(p, x, is_init, s))),
+                ("one", run)):
+    y, s = f(params, x, state)
+    grads = jax.grad(loss(f), argnums=(0, 1, 2))(params, x, state)
+    out[name] = [np.asarray(a).tolist() for a in
+                 jax.tree_util.tree_leaves((y, s, grads))]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_shard_map_runs_each_shard_as_its_own_call(cell):
+    """Under jax.shard_map over two devices (the batch split between them,
+    the weights replicated) each shard is its own call: outputs, final
+    states and gradients as one call on the whole batch (the weights'
+    gradients summed over the shards), in a process with two CPU
+    devices."""
+    import json
+    import os
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", SHARDED, cell],
+                         capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ))
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["devices"] == 2
+    for a, b in zip(out["sharded"], out["one"]):
+        assert rel(np.array(a), np.array(b)) < 1e-5
+
+
 @pytest.mark.parametrize("form", ["step", "column"])
 @pytest.mark.parametrize("cell", ALL_CELLS)
 def test_reset_states_match_the_float64_reference(cell, form):
