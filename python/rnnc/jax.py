@@ -203,16 +203,41 @@ def _rnn(config, params, x, is_init, state, reset, rng):
 
 
 def _rnn_fwd(config, params, x, is_init, state, reset, rng):
-    lib = _library(config)
-    out = _call(lib, "fwd", _inputs(lib, x, is_init, state, params, reset,
-                                    rng))
-    y = out[("y", None)]
-    residual = (params, x, is_init, state, reset, rng, y,
-                out[("saved", None)])
-    return (y, _stack(lib, out, "%s_n")), residual
+    y, state_n, saved = _forward(config, params, x, is_init, state, reset,
+                                 rng)
+    return (y, state_n), (params, x, is_init, state, reset, rng, y, saved)
 
 
 def _rnn_bwd(config, residual, cotangents):
+    return _backward(config, residual, cotangents)
+
+
+def _first_derivatives_only(config, primals, tangents):
+    raise RNNCError("rnnc.jax computes first derivatives only: its VJP is "
+                    "not differentiable, so jax.grad of jax.grad, "
+                    "jax.hessian and other derivatives of a gradient are "
+                    "not available")
+
+
+# The entry points the VJP runs, whose derivatives are an error naming
+# what rnnc does not compute (rather than JAX's about the FFI call).
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _forward(config, params, x, is_init, state, reset, rng):
+    """The forward entry point: y, the final states and the saved
+    region."""
+    lib = _library(config)
+    out = _call(lib, "fwd", _inputs(lib, x, is_init, state, params, reset,
+                                    rng))
+    return out[("y", None)], _stack(lib, out, "%s_n"), out[("saved", None)]
+
+
+_forward.defjvp(_first_derivatives_only)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _backward(config, residual, cotangents):
+    """The backward entry point's gradients of the parameters, x, the
+    initial and reset states."""
     params, x, is_init, state, reset, rng, y, saved = residual
     lib = _library(config)
     given = _inputs(lib, x, is_init, state, params, reset, rng)
@@ -231,6 +256,10 @@ def _rnn_bwd(config, residual, cotangents):
                        zip(_stack(lib, out, "grad_%s0"), state))
     return (grad_params, _like(out[("grad_x", None)], x), None, grad_state,
             grad_reset, None)
+
+
+
+_backward.defjvp(_first_derivatives_only)
 
 
 _rnn.defvjp(_rnn_fwd, _rnn_bwd)

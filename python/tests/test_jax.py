@@ -448,3 +448,9 @@ def test_bad_inputs_are_one_clear_error():
                rng=jax.random.PRNGKey(0))
     with pytest.raises(TypeError, match="rng must be a jax.random key"):
         rj.rnn(params, x, is_init, state, dropout=0.2, rng="seed")
+    # Second-order differentiation.
+    total = lambda x: rj.rnn(params, x, is_init, state)[0].sum()  # noqa
+    with pytest.raises(RNNCError, match="first derivatives only"):
+        jax.grad(lambda x: jax.grad(total)(x).sum())(x)
+    with pytest.raises(RNNCError, match="first derivatives only"):
+        jax.hessian(total)(x)
