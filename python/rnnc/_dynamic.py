@@ -167,6 +167,32 @@ def _saved_gaps(library, forward, T, B):
     return [(start, end) for start, end in gaps if start < end]
 
 
+def bind(entry, lib, spec, last_error):
+    """Binds `entry` (library.Entry) to the entry point of a dynamic
+    library and its sizes entry point; it has no argument shapes of its
+    own."""
+    from .library import _function
+    entry.args = None
+    entry.arena_bytes = entry.saved_bytes = None
+    entry.predicted_peak_bytes = None
+    entry.saved_layout = []
+    entry.sizes_symbol = spec.get("sizes_symbol")
+    try:
+        entry._fn = _function(lib, entry.symbol, ctypes.c_int32,
+                              ctypes.c_int64, ctypes.c_int64,
+                              ctypes.c_void_p, ctypes.c_void_p)
+        sizes = _function(lib, entry.sizes_symbol or "", ctypes.c_int32,
+                          ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+    except AttributeError:
+        raise RNNCError(f"library has no entry point {entry.symbol} with "
+                        f"its sizes entry point {entry.sizes_symbol}")
+    count = len(entry.specs)
+    entry.sizes = sizes_function(sizes, count)
+    entry.saved_sizes = saved_sizes(spec, entry.symbol)
+    entry._array = ctypes.c_void_p * count
+    entry._last_error = last_error
+
+
 def check_shape(library, T, B):
     """Refuses a shape the sizes entry point cannot take, naming it and
     the library."""

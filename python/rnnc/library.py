@@ -140,7 +140,8 @@ class Entry:
         self.symbol = spec["symbol"]
         self.specs = spec["args"]
         if dynamic:
-            self._bind_dynamic(lib, spec, last_error)
+            from . import _dynamic
+            _dynamic.bind(self, lib, spec, last_error)
             return
         self.args = [Arg(a) for a in spec["args"]]
         self.arena_bytes = spec.get("arena_bytes", 0)
@@ -153,28 +154,6 @@ class Entry:
         except AttributeError:
             raise RNNCError(f"library has no entry point {self.symbol}")
         self._array = ctypes.c_void_p * len(self.args)
-        self._last_error = last_error
-
-    def _bind_dynamic(self, lib, spec, last_error):
-        from . import _dynamic
-        self.args = None
-        self.arena_bytes = self.saved_bytes = None
-        self.predicted_peak_bytes = None
-        self.saved_layout = []
-        self.sizes_symbol = spec.get("sizes_symbol")
-        try:
-            self._fn = _function(lib, self.symbol, ctypes.c_int32,
-                                 ctypes.c_int64, ctypes.c_int64,
-                                 ctypes.c_void_p, ctypes.c_void_p)
-            sizes = _function(lib, self.sizes_symbol or "", ctypes.c_int32,
-                              ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
-        except AttributeError:
-            raise RNNCError(f"library has no entry point {self.symbol} with "
-                            f"its sizes entry point {self.sizes_symbol}")
-        count = len(self.specs)
-        self.sizes = _dynamic.sizes_function(sizes, count)
-        self.saved_sizes = _dynamic.saved_sizes(spec, self.symbol)
-        self._array = ctypes.c_void_p * count
         self._last_error = last_error
 
     def call_at(self, shape, pointers, stream=None):
