@@ -349,6 +349,43 @@ def test_shard_map_runs_each_shard_as_its_own_call(cell):
         assert rel(np.array(a), np.array(b)) < 1e-5
 
 
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_equals_rnnc_torch_on_the_same_weights(cell):
+    """rnnc.jax and rnnc.torch on the same weights (torch.nn's state_dict
+    names), inputs and resets: the same library computes both, so
+    outputs, final states and gradients are the same bits."""
+    import torch
+    import rnnc.torch as rt
+    params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 5, 2,
+                                             jnp.float32)
+    module = getattr(rt, cell.upper())(3, 5, 2)
+    module.load_state_dict({k: torch.from_numpy(np.array(v))
+                            for k, v in params.items()})
+    tx = torch.from_numpy(np.array(x)).requires_grad_()
+    ts = [torch.from_numpy(np.array(s)).requires_grad_() for s in state]
+    ty, tstate = module(tx, tuple(ts) if len(ts) == 2 else ts[0],
+                        is_init=torch.from_numpy(np.array(is_init)))
+    tstate = tstate if len(ts) == 2 else (tstate,)
+    tgy, tgs = (torch.from_numpy(np.array(a)) for a in (gy, gs))
+    loss = (ty * tgy).sum() + sum(
+        (s * (tgs if i == 0 else tgs.flip(0))).sum()
+        for i, s in enumerate(tstate))
+    tgrads = torch.autograd.grad(loss, [tx, *ts, *module.parameters()])
+    y, state_n = rj.rnn(params, x, is_init, state, cell=cell)
+    assert np.array_equal(np.asarray(y), ty.detach().numpy())
+    for a, b in zip(state_n, tstate):
+        assert np.array_equal(np.asarray(a), b.detach().numpy())
+    grads = jax.grad(loss_of(lambda *a: rj.rnn(*a, cell=cell), is_init, gy,
+                             gs), argnums=(0, 1, 2))(params, x, state)
+    want = dict(zip(["x"] + [f"s{i}" for i in range(len(ts))] +
+                    [n for n, _ in module.named_parameters()], tgrads))
+    assert np.array_equal(np.asarray(grads[1]), want["x"].numpy())
+    for i, g in enumerate(grads[2]):
+        assert np.array_equal(np.asarray(g), want[f"s{i}"].numpy())
+    for name, g in grads[0].items():
+        assert np.array_equal(np.asarray(g), want[name].numpy()), name
+
+
 @pytest.mark.parametrize("form", ["step", "column"])
 @pytest.mark.parametrize("cell", ALL_CELLS)
 def test_reset_states_match_the_float64_reference(cell, form):
