@@ -63,14 +63,16 @@ install_missing() {
 # checked against (TorchRL with TensorDict, sb3-contrib with
 # Stable-Baselines3, rsl_rl, Gymnasium), auditwheel (the wheel's platform tag),
 # JAX (rnnc.jax, and the FFI headers its handler is built against) with
-# Flax (rnnc.flax, and the cells it is checked against), and the rnnc
+# Flax (rnnc.flax, and the cells it is checked against) and gymnax (the
+# JAX PPO example's environment), and the rnnc
 # package itself, installed from python/ so that the tests import what a
 # user's `pip install ./python` gives.
 PYTHON_PACKAGES=(torch pytest numpy hypothesis torchrl tensordict
-                 sb3-contrib rsl-rl-lib gymnasium auditwheel "jax[cpu]" flax)
+                 sb3-contrib rsl-rl-lib gymnasium auditwheel "jax[cpu]" flax
+                 gymnax)
 install_python() {
   if ! python3 -c "import torch, pytest, numpy, hypothesis, torchrl, \
-tensordict, sb3_contrib, rsl_rl, gymnasium, auditwheel, jax, flax" \
+tensordict, sb3_contrib, rsl_rl, gymnasium, auditwheel, jax, flax, gymnax" \
       2>/dev/null; then
     echo "dev.sh: installing ${PYTHON_PACKAGES[*]}"
     python3 -m pip install -q "${PYTHON_PACKAGES[@]}" ||

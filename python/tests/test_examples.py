@@ -11,6 +11,9 @@ examples/rsl_rl_rnnc.py: RnncMemory, rsl_rl's recurrent memory run by
 rnnc, against torch.nn over trajectories split and padded as rsl_rl's
 storage does (rsl_rl itself is not needed).
 
+examples/purejaxrl_ppo_rnn.py: PureJaxRL's PPO-RNN with rnnc.flax.GRU
+learns CartPole without velocities (needs jax, flax and gymnax).
+
 Needs gymnasium and `rnn-compile` (RNNC_COMPILE or PATH); compiled
 libraries go to the session's cache directory (conftest.py).
 """
@@ -218,3 +221,27 @@ def test_rsl_rl_memory_rollout_and_reset():
                 assert rel_err(s, s_ref) < 1e-5
                 assert not s[..., dones, :].any()
 
+
+
+JAX_PPO = os.path.join(ROOT, "examples", "purejaxrl_ppo_rnn.py")
+
+
+def test_purejaxrl_ppo_rnn_learns_with_rnnc_flax_gru():
+    """PureJaxRL's PPO-RNN on gymnax's CartPole without velocities, its
+    whole training loop under one jit, with rnnc.flax.GRU: in 100,000
+    steps the mean return of the episodes that end rises from that of the
+    first tenth of training (about 26, near a random policy's 22) by more
+    than half (to about 45; seeds 0-2: 45.5, 42.5, 44.9; Flax's GRUCell
+    at seed 0: 27 to 52)."""
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(rnnc.__file__))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [package_root] + [p for p in [env.get("PYTHONPATH")] if p])
+    result = subprocess.run(
+        [sys.executable, JAX_PPO, "--rnn", "rnnc", "--timesteps", "100000"],
+        capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["rnn"] == "rnnc" and out["updates"] == 97
+    assert out["first_return"] < 32, out
+    assert out["last_return"] > 1.5 * out["first_return"], out
