@@ -21,9 +21,10 @@ through an XLA FFI call on XLA's buffers: the inference entry point without
 gradients; under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry
 point. `jit` and `grad` work; float32 and float64 (with
-`jax_enable_x64`). `vmap` runs one call per element of the mapped axis
-(per-seed weights, or a batch-like axis with shared weights); under
-`jax.shard_map` each shard is its own call.
+`jax_enable_x64`). `vmap` of inference over an axis with shared weights
+folds it into the batch (one call); otherwise it runs one call per
+element of the mapped axis; under `jax.shard_map` each shard is its own
+call.
 `storage="bf16"` (or jnp.bfloat16; float32 only) stores the saved values
 that are not states in bf16 and rounds the GEMM operands to bf16,
 accumulating in float32. With `dropout` > 0 (and more than one layer)
@@ -194,12 +195,75 @@ def _inputs(lib, x, is_init, state, params, reset, rng=None):
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _rnn(config, params, x, is_init, state, reset, rng):
-    lib = _library(config)
+    if rng is None:
+        return _inference(config)(params, x, is_init, state, reset)
     # The inference entry point drops nothing: with dropout, the forward's.
-    kind = "infer" if rng is None else "fwd"
-    out = _call(lib, kind, _inputs(lib, x, is_init, state, params, reset,
-                                   rng))
+    return _forward(config, params, x, is_init, state, reset, rng)[:2]
+
+
+def _infer(config, params, x, is_init, state, reset):
+    """The inference entry point: y and the final states."""
+    lib = _library(config)
+    out = _call(lib, "infer", _inputs(lib, x, is_init, state, params,
+                                      reset))
     return out[("y", None)], _stack(lib, out, "%s_n")
+
+
+def _fold(array, batched, axis, size):
+    """`array` of a vmapped call (mapped axis 0 where `batched`, else
+    broadcast to `size` there) with the mapped axis folded into its batch
+    axis `axis` (of the unmapped layout): element v's column b becomes
+    column v * B + b."""
+    if not batched:
+        array = jnp.broadcast_to(array, (size,) + array.shape)
+    array = jnp.moveaxis(array, 0, axis)
+    shape = array.shape
+    return array.reshape(shape[:axis] + (shape[axis] * shape[axis + 1],) +
+                         shape[axis + 2:])
+
+
+def _unfold(array, axis, size):
+    """The inverse of `_fold`: the batch axis `axis` split into the mapped
+    axis (first) and the batch."""
+    shape = array.shape
+    array = array.reshape(shape[:axis] + (size, shape[axis] // size) +
+                          shape[axis + 1:])
+    return jnp.moveaxis(array, axis, 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _inference(config):
+    """`_infer` of `config` with its vmap rule: a mapped axis with shared
+    parameters is folded into the batch (one call of B times its size
+    columns) where one library serves every shape; otherwise one call per
+    element."""
+    @jax.custom_batching.custom_vmap
+    def infer(params, x, is_init, state, reset):
+        return _infer(config, params, x, is_init, state, reset)
+
+    @infer.def_vmap
+    def rule(size, in_batched, params, x, is_init, state, reset):
+        b_params, b_x, b_init, b_state, b_reset = in_batched
+        every_shape = json.loads(config)["seq_len"] is None
+        if not every_shape or any(jax.tree_util.tree_leaves(b_params)):
+            axes = jax.tree_util.tree_map(lambda b: 0 if b else None,
+                                          tuple(in_batched))
+            out = jax.vmap(functools.partial(_infer, config),
+                           in_axes=axes)(params, x, is_init, state, reset)
+            return out, jax.tree_util.tree_map(lambda _: True, out)
+        folded_reset = None if reset is None else tuple(
+            _fold(r, b, 2 if r.ndim - b == 4 else 1, size)
+            for r, b in zip(reset, b_reset))
+        y, state_n = _infer(
+            config, params, _fold(x, b_x, 1, size),
+            _fold(is_init, b_init, 1, size),
+            tuple(_fold(s, b, 1, size) for s, b in zip(state, b_state)),
+            folded_reset)
+        out = (_unfold(y, 1, size),
+               tuple(_unfold(s, 1, size) for s in state_n))
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return infer
 
 
 def _rnn_fwd(config, params, x, is_init, state, reset, rng):

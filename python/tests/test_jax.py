@@ -290,6 +290,37 @@ def test_bf16_storage_against_the_float64_reference(cell):
         assert 1e-4 < worst[storage] < 2e-2, worst
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_vmap_with_shared_weights_folds_into_the_batch(cell):
+    """Inference vmapped over an axis of inputs and states with shared
+    weights is one call of B times the axis' size columns (no loop in the
+    lowered program), with the loop's outputs and final states (within
+    float32 rounding: the GEMMs have more rows); with per-element weights
+    it is a loop of calls."""
+    V, T, B, I, H, L = 3, 9, 5, 4, 6, 2
+    cases = [case(cell, T, B, I, H, L, jnp.float32, seed=v)
+             for v in range(V)]
+    stack = lambda *a: jnp.stack(a)  # noqa: E731
+    params, x, is_init, state = (
+        jax.tree_util.tree_map(stack, *[c[k] for c in cases])
+        for k in range(4))
+    shared = jax.tree_util.tree_map(lambda a: a[0], params)
+    run = lambda p, x, i, s: rj.rnn(p, x, i, s, cell=cell)  # noqa: E731
+    folded = jax.jit(jax.vmap(run, in_axes=(None, 0, 0, 0)))
+    text = folded.lower(shared, x, is_init, state).as_text()
+    assert text.count("rnnc_xla_call") == 1 and "while" not in text
+    y, state_n = folded(shared, x, is_init, state)
+    for v in range(V):
+        y_v, state_v = run(shared, x[v], is_init[v],
+                           tuple(s[v] for s in state))
+        assert rel(y[v], y_v) < 1e-5
+        for a, b in zip(state_n, state_v):
+            assert rel(a[v], b) < 1e-5
+    looped = jax.jit(jax.vmap(run)).lower(params, x, is_init,
+                                         state).as_text()
+    assert "while" in looped
+
+
 SHARDED = r"""
 import json, os, sys
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
