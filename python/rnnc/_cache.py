@@ -91,8 +91,7 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
                         f"batch={batch!r}, input_size={input_size!r}, "
                         f"hidden_size={hidden_size!r}, layers={layers!r}")
     return dict(zip(_REQUEST_FIELDS, [cell, *shape, *sizes, remat, target,
-                                      chip,
-                                      dtype, float(dropout), reset_to,
+                                      chip, dtype, float(dropout), reset_to,
                                       storage, gemm_rows, wavefront]))
 
 

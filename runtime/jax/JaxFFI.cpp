@@ -11,8 +11,9 @@
 // to its operand. The attributes `seq_len` and `batch` are the call's T
 // and B for the entry point of a library of every shape (which takes them
 // first), 0 for a library of one shape. The handler allocates nothing and
-// waits for nothing: a cpu library runs on the calling thread. Built against the FFI headers of
-// the jaxlib found when the build is configured (jax.ffi.include_dir()).
+// waits for nothing: a cpu library runs on the calling thread. Built
+// against the FFI headers of the jaxlib found when the build is configured
+// (jax.ffi.include_dir()).
 //
 //===----------------------------------------------------------------------===//
 
