@@ -17,7 +17,7 @@ STRICT = os.environ.get("RNNC_TEST_STRICT") == "1"
 # The modules of what ./dev.sh installs for the tests (PYTHON_PACKAGES).
 REQUIRED_MODULES = ("torch", "numpy", "hypothesis", "torchrl", "tensordict",
                     "sb3_contrib", "stable_baselines3", "rsl_rl",
-                    "gymnasium", "jax")
+                    "gymnasium", "jax", "flax", "gymnax")
 
 # The skip reasons a strict run accepts: no GPU on this machine, or the
 # CPU standing in for it (RNNC_TEST_CUDA_AS_CPU=1) where only a GPU will do.

@@ -233,6 +233,8 @@ def test_purejaxrl_ppo_rnn_learns_with_rnnc_flax_gru():
     first tenth of training (about 26, near a random policy's 22) by more
     than half (to about 45; seeds 0-2: 45.5, 42.5, 44.9; Flax's GRUCell
     at seed 0: 27 to 52)."""
+    pytest.importorskip("gymnax")
+    pytest.importorskip("flax")
     env = dict(os.environ)
     package_root = os.path.dirname(os.path.dirname(rnnc.__file__))
     env["PYTHONPATH"] = os.pathsep.join(

@@ -11,10 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import linen as nn
 
-import rnnc.flax as rf
-import rnnc.jax as rj
+nn = pytest.importorskip("flax.linen")
+
+import rnnc.flax as rf  # noqa: E402
+import rnnc.jax as rj  # noqa: E402
 
 T, B, I, H = 7, 4, 3, 5
 
