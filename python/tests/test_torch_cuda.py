@@ -327,7 +327,7 @@ def test_saved_region_is_device_memory():
     saved = [t for t in y.grad_fn.saved_tensors
              if t is not None and t.dtype == torch.uint8]
     assert len(saved) == 1 and saved[0].device == CUDA
-    library = ours._library(T, B, CUDA, torch.float32, "zero")
+    library = ours._library(T, B, CUDA, torch.float32, "zero").at(T, B)
     assert saved[0].numel() == library.saved_bytes > 0
 
 
