@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Analysis/BufferLiveness.h"
+#include "rnn/Dialect/RNNAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -160,4 +161,11 @@ std::pair<int64_t, unsigned> BufferLiveness::getPeak() const {
       position = index;
     }
   return {peak, position};
+}
+
+CallShape BufferLiveness::getCallShape(int64_t seqLen, int64_t batch) const {
+  CallShape call{seqLen, batch, 1};
+  if (blockRows)
+    call.P = gemmBlockSteps(seqLen, batch, *blockRows);
+  return call;
 }

@@ -192,3 +192,15 @@ SymbolicPlan::arenaBytes(const CallShape &shape) const {
     return std::nullopt;
   return arena;
 }
+
+std::optional<PhaseBytes>
+SymbolicPlan::phasesAt(const CallShape &shape) const {
+  if (!fwdPeak || !bwdPeak || !saved)
+    return std::nullopt;
+  std::optional<int64_t> fwd = fwdPeak->evaluate(shape),
+                         bwd = bwdPeak->evaluate(shape),
+                         held = saved->evaluate(shape);
+  if (!fwd || !bwd || !held)
+    return std::nullopt;
+  return PhaseBytes{*fwd, *bwd, *held};
+}

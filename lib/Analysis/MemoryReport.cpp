@@ -10,7 +10,6 @@
 
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Analysis/MemoryPlan.h"
-#include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,9 +40,7 @@ rnn::buildMemoryReport(const MemoryPlan &plan,
   std::optional<CallShape> call;
   SmallVector<int64_t> offsets(plan.getOffsets());
   if (!plan.isPlanned() && symbolic && shape) {
-    call = CallShape{shape->seqLen, shape->batch, 1};
-    if (std::optional<int64_t> rows = liveness.getBlockRows())
-      call->P = gemmBlockSteps(shape->seqLen, shape->batch, *rows);
+    call = liveness.getCallShape(shape->seqLen, shape->batch);
     std::optional<SmallVector<int64_t>> placed =
         symbolic->offsets(*call, &report.arenaBytes);
     if (!placed)
@@ -62,13 +59,10 @@ rnn::buildMemoryReport(const MemoryPlan &plan,
     report.arenaBytes = plan.getArenaBytes();
   report.backwardStart = plan.getBackwardStart();
   report.phases = plan.getPhases();
-  if (call && symbolic->fwdPeak && symbolic->bwdPeak && symbolic->saved) {
-    std::optional<int64_t> fwd = symbolic->fwdPeak->evaluate(*call),
-                           bwd = symbolic->bwdPeak->evaluate(*call),
-                           saved = symbolic->saved->evaluate(*call);
-    if (!fwd || !bwd || !saved)
+  if (call && symbolic->fwdPeak) {
+    report.phases = symbolic->phasesAt(*call);
+    if (!report.phases)
       return std::nullopt;
-    report.phases = PhaseBytes{*fwd, *bwd, *saved};
   }
   report.positions = liveness.getNumPositions();
 

@@ -24,19 +24,14 @@ static void evaluateSymbolicPlan(func::FuncOp entry, bool train,
   const std::optional<mlir::rnn::SymbolicPlan> &symbolic = memory.getSymbolic();
   if (!symbolic)
     return;
-  mlir::rnn::CallShape call{shape.seqLen, shape.batch, 1};
-  if (std::optional<int64_t> rows = memory.getLiveness().getBlockRows())
-    call.P = mlir::rnn::gemmBlockSteps(shape.seqLen, shape.batch, *rows);
+  mlir::rnn::CallShape call =
+      memory.getLiveness().getCallShape(shape.seqLen, shape.batch);
   plan.blockSteps = call.P;
   plan.peakBytes = symbolic->peak.evaluate(call);
   plan.expressions.push_back({"peak", symbolic->peak.str()});
   plan.expressions.push_back({"arena", symbolic->arenaStr()});
   if (train && symbolic->saved) {
-    std::optional<int64_t> fwd = symbolic->fwdPeak->evaluate(call),
-                           bwd = symbolic->bwdPeak->evaluate(call),
-                           saved = symbolic->saved->evaluate(call);
-    if (fwd && bwd && saved)
-      plan.phases = mlir::rnn::PhaseBytes{*fwd, *bwd, *saved};
+    plan.phases = symbolic->phasesAt(call);
     plan.expressions.push_back({"fwd_peak", symbolic->fwdPeak->str()});
     plan.expressions.push_back({"bwd_peak", symbolic->bwdPeak->str()});
     plan.expressions.push_back({"saved", symbolic->saved->str()});

@@ -379,7 +379,7 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
     if (callerStream) {
       // The extents at (T, B): the bytes, negated for the buffers the
       // function writes.
-      auto buildExtents = [&] {
+      auto extentsAtShape = [&] {
         Value extents = LLVM::AllocaOp::create(b, loc, ptrType, i64, count);
         for (unsigned i = 0; i < func.getNumArguments(); ++i) {
           auto at = [&](Value base) {
@@ -395,7 +395,8 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
         return extents;
       };
       emitEnter(b, loc, entry, name, body->getArgument(3),
-                body->getArgument(2), buildExtents, func.getNumArguments());
+                body->getArgument(2), extentsAtShape,
+                func.getNumArguments());
     }
     SmallVector<Value> operands;
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {

@@ -157,14 +157,13 @@ def _saved_gaps(library, forward, T, B):
         # No layout: the whole region counts as padding, so that the
         # region the forward returns is a function of its inputs.
         return [(0, forward.saved_bytes)]
+    from .library import saved_gaps
     layout, total = saved_layout(forward.entry, T, B)
     if total != forward.saved_bytes:
         raise RNNCError(f"{library.directory}: the manifest's saved layout "
                         f"has {total} bytes at T={T}, B={B}, "
                         f"{forward.entry.sizes_symbol} {forward.saved_bytes}")
-    gaps = [(offset + nbytes, next_offset) for (offset, nbytes), next_offset
-            in zip(layout, [o for o, _ in layout[1:]] + [total])]
-    return [(start, end) for start, end in gaps if start < end]
+    return saved_gaps(layout, total)
 
 
 def bind(entry, lib, spec, last_error):

@@ -115,8 +115,6 @@ def _like(grad, primal):
 
 
 def _entry_address(entry):
-    # A library of every shape at one shape: the library's entry point.
-    entry = getattr(entry, "entry", entry)
     return ctypes.cast(entry._fn, ctypes.c_void_p).value
 
 
@@ -127,6 +125,9 @@ def _call(lib, kind, given, aliased=()):
     results aliased to their operands. A library of every shape runs at
     x's T and B."""
     _register()
+    # The entry point's address is the library's; its buffers' shapes are
+    # those at x's T and B for a library of every shape.
+    address = _entry_address(lib.entries[kind])
     shape = (0, 0)
     if lib.dynamic:
         shape = tuple(given[("x", None)].shape[:2])
@@ -151,7 +152,7 @@ def _call(lib, kind, given, aliased=()):
     call = jax.ffi.ffi_call(_HANDLER, results,
                             input_output_aliases=aliases or None,
                             vmap_method="sequential")
-    out = call(*operands, entry=np.int64(_entry_address(entry)),
+    out = call(*operands, entry=np.int64(address),
                order=np.array(order, dtype=np.int64),
                seq_len=np.int64(shape[0]), batch=np.int64(shape[1]))
     # Inside jax.shard_map each shard is its own call: its results vary

@@ -336,15 +336,9 @@ class Library:
         value covers (alignment padding): nothing writes them."""
         if "fwd" not in self.entries or self.dynamic:
             return []
-        gaps, end = [], 0
-        for value in sorted(self.entries["fwd"].saved_layout,
-                            key=lambda v: v["offset"]):
-            if value["offset"] > end:
-                gaps.append((end, value["offset"]))
-            end = max(end, value["offset"] + value["bytes"])
-        if end < self.saved_bytes:
-            gaps.append((end, self.saved_bytes))
-        return gaps
+        return saved_gaps([(v["offset"], v["bytes"])
+                           for v in self.entries["fwd"].saved_layout],
+                          self.saved_bytes)
 
     def __getitem__(self, kind):
         return self.entries[kind]
@@ -368,6 +362,19 @@ class Library:
                 self._shapes.clear()
             self._shapes[(T, B)] = shaped
         return shaped
+
+
+def saved_gaps(values, total):
+    """The byte ranges [start, end) of a saved region of `total` bytes
+    that none of its values, (offset, bytes) pairs, covers."""
+    gaps, end = [], 0
+    for offset, nbytes in sorted(values):
+        if offset > end:
+            gaps.append((end, offset))
+        end = max(end, offset + nbytes)
+    if end < total:
+        gaps.append((end, total))
+    return gaps
 
 
 def _function(lib, name, restype, *argtypes):

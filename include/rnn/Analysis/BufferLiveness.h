@@ -100,6 +100,9 @@ public:
   bool isSymbolic() const { return symbolicAllocs; }
   /// The GEMM rows of the function's blocks, where a size reads P.
   std::optional<int64_t> getBlockRows() const { return blockRows; }
+  /// The call shape (T, B) with P the GEMM block's steps there, which the
+  /// sizes read (1 in a function without blocks).
+  CallShape getCallShape(int64_t seqLen, int64_t batch) const;
   /// Number of ops in the entry block.
   unsigned getNumPositions() const { return numPositions; }
 

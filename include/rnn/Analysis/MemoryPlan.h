@@ -54,6 +54,9 @@ struct SymbolicPlan {
   /// The arena of `shape`: each class's slots of its size rounded up to
   /// the alignment, class after class; nothing if it overflows.
   std::optional<int64_t> arenaBytes(const CallShape &shape) const;
+  /// The phase figures at `shape` (a training function's); nothing
+  /// without them or if they overflow.
+  std::optional<PhaseBytes> phasesAt(const CallShape &shape) const;
   /// The arena offset of each buffer at `shape` (arenaBytes's layout),
   /// and in `arena` (if given) the arena's size.
   std::optional<llvm::SmallVector<int64_t>>

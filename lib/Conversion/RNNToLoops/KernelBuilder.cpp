@@ -306,6 +306,9 @@ void KernelBuilder::parallelEach(
   // smaller counts guarded: over the count that bounds the others, as for
   // static shapes (a constant at least theirs, times a superset of their
   // sizes), else over their maximum at run time, every body guarded.
+  auto byAddress = [](Value x, Value y) {
+    return x.getAsOpaquePointer() < y.getAsOpaquePointer();
+  };
   SmallVector<int64_t> coefficients;
   SmallVector<SmallVector<Value>> factors;
   for (const Shape &shape : shapes) {
@@ -317,9 +320,7 @@ void KernelBuilder::parallelEach(
       else
         dynamic.push_back(cast<Value>(dim));
     }
-    llvm::sort(dynamic, [](Value x, Value y) {
-      return x.getAsOpaquePointer() < y.getAsOpaquePointer();
-    });
+    llvm::sort(dynamic, byAddress);
     coefficients.push_back(coefficient);
     factors.push_back(std::move(dynamic));
   }
@@ -327,11 +328,7 @@ void KernelBuilder::parallelEach(
   auto bounds = [&](unsigned i, unsigned j) {
     return coefficients[i] >= coefficients[j] &&
            std::includes(factors[i].begin(), factors[i].end(),
-                         factors[j].begin(), factors[j].end(),
-                         [](Value x, Value y) {
-                           return x.getAsOpaquePointer() <
-                                  y.getAsOpaquePointer();
-                         });
+                         factors[j].begin(), factors[j].end(), byAddress);
   };
   std::optional<unsigned> largest;
   for (unsigned i = 0; i < shapes.size() && !largest; ++i)
@@ -342,12 +339,11 @@ void KernelBuilder::parallelEach(
   if (largest) {
     upper = index(counts[*largest]);
   } else {
-    // Each count once.
+    // Each count once (two bound each other where they are equal).
     upper = index(counts.front());
     for (unsigned i = 1; i < counts.size(); ++i)
       if (llvm::none_of(llvm::seq<unsigned>(0, i), [&](unsigned j) {
-            return coefficients[j] == coefficients[i] &&
-                   factors[j] == factors[i];
+            return bounds(i, j) && bounds(j, i);
           }))
         upper = arith::MaxUIOp::create(b, upper, index(counts[i]));
   }
