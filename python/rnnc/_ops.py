@@ -1,20 +1,22 @@
 """The compiled library's entry points as PyTorch operators: the registry
 of loaded libraries by key, the custom ops rnnc::forward, rnnc::backward
 and rnnc::inference with their fake implementations and autograd formula,
-and the eager path that runs the same implementations and formula without
-the dispatcher (see the comment below). rnnc.torch's modules call them."""
+and the same implementations and formula as autograd.Functions with vmap
+rules, which eager calls and torch.func transforms run without the
+dispatcher (see the comments below). rnnc.torch's modules call them
+through `_run`."""
 
 import ctypes
 import functools
+import inspect
 import json
 from typing import Optional
 
 import torch
 
-from torch._subclasses.functional_tensor import FunctionalTensor
-
 from . import _dynamic
 from ._abi import _FLOATS, _LIBRARIES, _call
+from ._errors import RNNCValueError
 from .library import RNNCError, _used, compile_model
 
 # --------------------------------------------------------------------------
@@ -53,9 +55,10 @@ from .library import RNNCError, _used, compile_model
 #
 # The modules call the ops where a graph tool may be looking
 # (torch.compile, torch.export, FakeTensor, make_fx: `_through_ops`);
-# plain eager calls run the same implementations and the same autograd
-# formula without the dispatcher's Python layers (`_Eager`), which would
-# double the cost of a small training call.
+# eager calls and torch.func transforms run the same implementations and
+# the same autograd formula without the dispatcher's Python layers
+# (`_Forward`, `_Inference`), which would double the cost of a small
+# training call. `_run` chooses.
 
 _KEYS = {}        # _library_key's arguments -> (key, compile_model's)
 
@@ -341,7 +344,9 @@ def _setup_forward(ctx, inputs, output):
     y, _, _, saved = output
     ctx.key = key
     ctx.has_c = c0 is not None
-    ctx.consume_saved = consume_saved
+    # A forward traced into a graph (a dispatch mode is active: FakeTensor,
+    # functionalization, make_fx) keeps its region (see `_gradients`).
+    ctx.consume_saved = consume_saved and not _tracing()
     ctx.consumed = False
     # An output without a gradient comes as None (`cotangent` makes the
     # zeros the entry point reads): no zeros for the saved region.
@@ -361,10 +366,11 @@ def _gradients(ctx, grad_y, grad_h_n, grad_c_n, ops):
     rnnc::forward returned unchanged. With `consume_saved=True` (the
     modules' calls: the caller drops the region) it runs in the region
     itself, and a second backward through the forward (retain_graph) runs
-    the forward again first; traced into a graph (torch.compile,
-    AOTAutograd), where the region is a value of the graph that its
-    backward may read more than once, it runs on a copy (which inductor
-    elides where the graph owns the region)."""
+    the forward again first. A forward traced into a graph (torch.compile,
+    AOTAutograd, make_fx), where the region is a value of the graph that
+    its backward may read more than once, keeps it (`_setup_forward`), as
+    does a recorded backward (create_graph=True, torch.func), which runs
+    on a copy."""
     (x, is_init, rng, h0, c0, h_reset, c_reset, y, saved,
      *params) = ctx.saved_tensors
     states = (h0, c0, h_reset, c_reset)
@@ -389,7 +395,7 @@ def _gradients(ctx, grad_y, grad_h_n, grad_c_n, ops):
         return grads, _param_grads(grads[-1], params)
 
     def run():
-        if not ctx.consume_saved or isinstance(saved, FunctionalTensor):
+        if not ctx.consume_saved:
             return backward(saved.clone())
         if consumed:
             forward = _FORWARD if ops else _forward_impl
@@ -400,16 +406,21 @@ def _gradients(ctx, grad_y, grad_h_n, grad_c_n, ops):
         # The region is this node's, and `consumed` sees to it that no
         # later backward reads what rnnc::backward (a declared mutation)
         # leaves there: autograd's saved-tensor check, which would refuse
-        # a second backward (retain_graph), is kept out of it.
+        # a second backward (retain_graph), is kept out of it. Private
+        # PyTorch API, checked on PyTorch 2.15
+        # (test_torch_compile.py::test_private_pytorch_apis).
         with torch.autograd._unsafe_preserve_version_counter(saved):
             return backward(saved)
 
     if torch.is_grad_enabled():
-        # create_graph=True: the gradients are recorded as a function of
-        # every input, so that differentiating them again is an error
-        # rather than a result that silently misses terms.
-        grads = _Recorded.apply(lambda: run()[0], x, *states, *params,
-                                *[c for c in cotangents if c is not None])
+        # create_graph=True or a torch.func transform: the gradients are
+        # recorded as a function of every input (`_Backward`), so that
+        # differentiating them again is an error rather than a result
+        # that silently misses terms.
+        needed = ctx.needs_input_grad
+        params_needed = ops or any(needed[len(needed) - len(params):])
+        grads = _Backward.apply(ops, ctx.key, x, is_init, rng, *states, y,
+                                saved, *cotangents, params_needed, *params)
         param_grads = _param_grads(grads[-1], params)
     else:
         grads, param_grads = run()
@@ -442,51 +453,311 @@ _BACKWARD = torch.ops.rnnc.backward.default
 _INFERENCE = torch.ops.rnnc.inference.default
 
 
-def _through_ops(tensors):
-    """Whether a call must go through the ops: while torch.compile or
-    torch.export traces, under a dispatch or torch-function mode
-    (FakeTensor, make_fx, functionalization) or with tensor subclasses;
-    otherwise (plain eager PyTorch) the modules call the implementations
-    directly."""
+def _tracing():
+    """Whether a graph tool is looking: torch.compile or torch.export
+    traces, or a dispatch mode (FakeTensor, functionalization, make_fx) is
+    active. `torch._C._len_torch_dispatch_stack` is private PyTorch API,
+    checked on PyTorch 2.15
+    (test_torch_compile.py::test_private_pytorch_apis)."""
     return (torch.compiler.is_compiling()
-            or torch._C._len_torch_dispatch_stack() > 0
-            or torch._C._is_torch_function_mode_enabled()
-            or torch.overrides.has_torch_function(tensors))
+            or torch._C._len_torch_dispatch_stack() > 0)
 
 
-class _Eager(torch.autograd.Function):
-    """rnnc::forward (consume_saved=True) with its autograd formula, run
-    without the dispatcher: the modules' eager calls."""
+# The tensor types the modules' eager calls hand the library directly.
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def _through_ops(tensors):
+    """Whether a call must go through the ops: while a graph tool looks
+    (`_tracing`) or with tensor subclasses (FakeTensor, FunctionalTensor,
+    a __torch_function__ override)."""
+    return (_tracing() or torch.overrides.has_torch_function(tensors)
+            or any(type(t) not in _PLAIN for t in tensors))
+
+
+def _wrapped(tensors):
+    """Whether a tensor is a torch.func transform's wrapper (vmap's,
+    grad's), which has no storage, hence no data pointer, of its own."""
+    for t in tensors:
+        try:
+            t.data_ptr()
+        except RuntimeError:
+            return True
+    return False
+
+
+def _run(key, x, is_init, rng, states, params, tensors, grad):
+    """y, h_n, c_n of a module's call (`tensors`: every tensor argument),
+    differentiable where `grad`: through the ops where a graph tool looks
+    (`_through_ops`), else through `_Forward` and `_Inference`, which run
+    the ops' implementations under autograd and torch.func without the
+    dispatcher; eager calls without gradients call the implementations
+    themselves (an autograd.Function costs about 10 us more per call)."""
+    if _through_ops(tensors):
+        if grad:
+            return _FORWARD(key, x, is_init, rng, *states, params, True)[:3]
+        if rng is not None:
+            # Training mode without gradients still drops: the forward
+            # entry point (the inference one drops nothing).
+            with torch.no_grad():
+                return _FORWARD(key, x, is_init, rng, *states, params)[:3]
+        return _INFERENCE(key, x, is_init, *states, params)
+    if grad:
+        return _Forward.apply(key, x, is_init, rng, *states, *params)[:3]
+    if _wrapped(tensors):
+        if rng is not None:
+            with torch.no_grad():
+                return _Forward.apply(key, x, is_init, rng, *states,
+                                      *params)[:3]
+        return _Inference.apply(key, x, is_init, *states, *params)
+    if rng is not None:
+        return _forward_impl(key, x, is_init, rng, *states, params)[:3]
+    return _inference_impl(key, x, is_init, *states, params)
+
+
+# --------------------------------------------------------------------------
+# Eager calls and torch.func
+# --------------------------------------------------------------------------
+#
+# `_Forward`, `_Backward` and `_Inference` are the ops' implementations
+# and autograd formula as autograd.Functions in torch.func's form
+# (forward, setup_context, backward and a vmap rule), so that
+# torch.func.grad, vjp and vmap, in any nesting, run them. Under vmap an
+# axis of the inputs that the weights share is folded into the batch (one
+# call of B' = N * B columns, element-major); with vmapped weights (a
+# stacked ensemble) each element is its own call. A vmapped backward
+# (vmap of grad, per-example gradients) needs each element's parameter
+# gradients, which a folded call sums: it runs each element's forward and
+# backward (2N calls after the folded forward), and folds only when no
+# parameter gradient is asked for.
+
+# The arguments of `_Forward` that have a batch dimension, by position
+# after `key`: x, is_init, (rng), h0, c0, h_reset, c_reset.
+_COLUMNS = (0, 1, 3, 4, 5, 6)
+
+
+def _batch_axis(t, bdim):
+    """The batch (B) dimension of an entry point's tensor with vmapped
+    dimension `bdim`: 2 for [L, T, B, H] (per-step reset states), else 1
+    ([T, B, ...], [L, B, H])."""
+    return 2 if t.dim() - (bdim is not None) == 4 else 1
+
+
+def _fold(t, bdim, n):
+    """An argument of a call vmapped over n elements (`bdim`: its vmapped
+    dimension, None where the elements share it) as one call's: the
+    elements side by side along the batch dimension, element-major."""
+    if t is None:
+        return None
+    axis = _batch_axis(t, bdim)
+    if bdim is None:
+        t = t.unsqueeze(axis).expand(*t.shape[:axis], n, *t.shape[axis:])
+    else:
+        t = t.movedim(bdim, axis)
+    return t.flatten(axis, axis + 1).contiguous()
+
+
+def _unfold(t, n):
+    """A result of a folded call split into its n elements, with its
+    vmapped dimension; an absent one (empty) is shared."""
+    if t.dim() == 1:
+        return t, None
+    axis = _batch_axis(t, None)
+    return t.unflatten(axis, (n, -1)), axis
+
+
+def _element(t, bdim, i):
+    """Element i of a vmapped argument (itself where shared)."""
+    if t is None or bdim is None or not isinstance(t, torch.Tensor):
+        return t
+    return t.select(bdim, i).contiguous()
+
+
+def _each(n, in_dims, args, call):
+    """`call` once per element of a vmapped call, its results stacked:
+    the results and their vmapped dimensions."""
+    results = [call(*(_element(a, d, i) for a, d in zip(args, in_dims)))
+               for i in range(n)]
+    stacked = tuple(torch.stack(r) for r in zip(*results))
+    return stacked, (0,) * len(stacked)
+
+
+def _key_at(key, batch):
+    """The key of the library `key` names at another batch size (itself
+    for a library of every shape)."""
+    request = json.loads(key)
+    if request.get("batch") is None:
+        return key
+    request["batch"] = batch
+    return json.dumps(request, sort_keys=True, separators=(",", ":"))
+
+
+def _no_dropout_under_vmap(rng):
+    if rng is not None:
+        raise RNNCValueError("rnnc's dropout does not run under "
+                             "torch.func.vmap (its masks are drawn per "
+                             "call): vmap the module in eval() or with "
+                             "dropout=0")
+
+
+def _no_forward_mode(*args):
+    raise RNNCValueError("rnnc computes reverse-mode gradients only: "
+                         "forward-mode AD (torch.func.jvp, jacfwd, "
+                         "torch.autograd.forward_ad) is not supported; "
+                         "use vjp, grad or jacrev")
+
+
+def _positional(forward):
+    """`forward` as a function of positional arguments with its signature
+    at hand: autograd.Function.apply binds a call's arguments to the
+    forward's signature (for setup_context), which inspect computes anew
+    on every call unless the function carries it."""
+    @functools.wraps(forward)
+    def positional(*args):
+        return forward(*args)
+    positional.__signature__ = inspect.signature(positional)
+    return positional
+
+
+class _Forward(torch.autograd.Function):
+    """rnnc::forward (consume_saved=True) with its autograd formula: the
+    modules' calls with gradients outside graph tools. Returns y, h_n, c_n
+    and the saved region (non-differentiable)."""
 
     @staticmethod
-    def forward(ctx, key, x, is_init, rng, h0, c0, h_reset, c_reset,
-                *params):
-        params = list(params)
-        outputs = _forward_impl(key, x, is_init, rng, h0, c0, h_reset,
-                                c_reset, params)
+    @_positional
+    def forward(key, x, is_init, rng, h0, c0, h_reset, c_reset, *params):
+        return _forward_impl(key, x, is_init, rng, h0, c0, h_reset, c_reset,
+                             list(params))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        key, x, is_init, rng, h0, c0, h_reset, c_reset, *params = inputs
         _setup_forward(ctx, (key, x, is_init, rng, h0, c0, h_reset, c_reset,
-                             params, True), outputs)
-        return outputs[:3]
+                             params, True), output)
+        ctx.mark_non_differentiable(output[3])
 
     @staticmethod
-    def backward(ctx, grad_y, grad_h_n, grad_c_n):
+    def backward(ctx, grad_y, grad_h_n, grad_c_n, grad_saved):
         grad_x, grad_states, grad_params = _gradients(
             ctx, grad_y, grad_h_n, grad_c_n, ops=False)
         # key, x, is_init, rng, the states, the parameters.
         return (None, grad_x, None, None, *grad_states, *grad_params)
 
+    @staticmethod
+    def vmap(info, in_dims, key, *args):
+        _no_dropout_under_vmap(args[2])
+        n, dims = info.batch_size, in_dims[1:]
+        if any(d is not None for d in dims[7:]):
+            # A weight set per element.
+            return _each(n, dims, args,
+                         lambda *a: _Forward.apply(key, *a))
+        folded = [_fold(args[i], dims[i], n) if i in _COLUMNS else args[i]
+                  for i in range(len(args))]
+        y, h_n, c_n, saved = _Forward.apply(
+            _key_at(key, folded[0].shape[1]), *folded)
+        (y, y_dim), (h_n, h_dim), (c_n, c_dim) = (
+            _unfold(t, n) for t in (y, h_n, c_n))
+        return (y, h_n, c_n, saved), (y_dim, h_dim, c_dim, None)
 
-class _Recorded(torch.autograd.Function):
-    """The backward entry point's results as a node of a recorded graph
-    (`create_graph=True`): they depend on every input and cotangent, and
-    rnnc has no second-order derivative to offer."""
+    jvp = staticmethod(_no_forward_mode)
+
+
+class _Backward(torch.autograd.Function):
+    """rnnc::backward on a copy of the saved region, recorded
+    (create_graph=True, torch.func) as a function of every input: it has
+    no derivative of its own, so differentiating it is an error.
+    `params_needed`: whether a vmapped call must give each element's
+    parameter gradients (see above)."""
 
     @staticmethod
-    def forward(ctx, run, *inputs):
-        return run()
+    @_positional
+    def forward(ops, key, x, is_init, rng, h0, c0, h_reset, c_reset, y,
+                saved, grad_y, grad_h_n, grad_c_n, params_needed, *params):
+        args = (key, x, is_init, rng, h0, c0, h_reset, c_reset, list(params),
+                y, saved.clone(), grad_y, grad_h_n, grad_c_n)
+        return _BACKWARD(*args) if ops else _backward_impl(*args)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
 
     @staticmethod
     def backward(ctx, *grads):
         raise RNNCError("rnnc's backward is not differentiable: a gradient "
-                        "computed with create_graph=True cannot be "
-                        "differentiated again")
+                        "computed with create_graph=True (or a nested "
+                        "torch.func transform) cannot be differentiated "
+                        "again")
+
+    @staticmethod
+    def vmap(info, in_dims, ops, key, *args):
+        n, dims = info.batch_size, in_dims[2:]
+        # args: x, is_init, rng, h0, c0, h_reset, c_reset, y, saved,
+        # grad_y, grad_h_n, grad_c_n, params_needed, *params.
+        params_needed, params = args[12], args[13:]
+        forward_vmapped = any(dims[i] is not None for i in _COLUMNS)
+        if dims[8] is None and forward_vmapped and not params_needed and \
+                all(d is None for d in dims[13:]):
+            # The forward was one folded call (`_Forward.vmap`): so is the
+            # backward.
+            folded = [a if i in (2, 8) or i >= 12 else _fold(a, dims[i], n)
+                      for i, a in enumerate(args)]
+            grads = _Backward.apply(ops, _key_at(key, folded[0].shape[1]),
+                                    *folded)
+            unfolded = [_unfold(t, n) for t in grads[:-1]]
+            return (tuple(t for t, _ in unfolded) + grads[-1:],
+                    tuple(d for _, d in unfolded) + (None,))
+
+        def element(x, is_init, rng, h0, c0, h_reset, c_reset, y, saved,
+                    grad_y, grad_h_n, grad_c_n, params_needed, *params):
+            if forward_vmapped and dims[8] is None:
+                # The region is the folded forward's: this element's own
+                # forward gives its region (and output).
+                with torch.no_grad():
+                    forward = _FORWARD if ops else _Forward.apply
+                    y, _, _, saved = forward(
+                        key, x, is_init, rng, h0, c0, h_reset, c_reset,
+                        *([list(params)] if ops else params))
+            return _Backward.apply(ops, key, x, is_init, rng, h0, c0,
+                                   h_reset, c_reset, y, saved, grad_y,
+                                   grad_h_n, grad_c_n, True, *params)
+
+        return _each(n, dims, args, element)
+
+    jvp = staticmethod(_no_forward_mode)
+
+
+class _Inference(torch.autograd.Function):
+    """rnnc::inference: the modules' calls without gradients outside graph
+    tools (y, h_n, c_n)."""
+
+    @staticmethod
+    @_positional
+    def forward(key, x, is_init, h0, c0, h_reset, c_reset, *params):
+        return _inference_impl(key, x, is_init, h0, c0, h_reset, c_reset,
+                               list(params))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, *grads):
+        _no_inference_gradient(ctx)
+
+    @staticmethod
+    def vmap(info, in_dims, key, *args):
+        n, dims = info.batch_size, in_dims[1:]
+        if any(d is not None for d in dims[6:]):
+            return _each(n, dims, args,
+                         lambda *a: _Inference.apply(key, *a))
+        # x, is_init, h0, c0, h_reset, c_reset have a batch dimension.
+        folded = [_fold(a, d, n) if i < 6 else a
+                  for i, (a, d) in enumerate(zip(args, dims))]
+        outputs = _Inference.apply(_key_at(key, folded[0].shape[1]),
+                                   *folded)
+        unfolded = [_unfold(t, n) for t in outputs]
+        return (tuple(t for t, _ in unfolded),
+                tuple(d for _, d in unfolded))
+
+    jvp = staticmethod(_no_forward_mode)

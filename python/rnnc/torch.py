@@ -59,9 +59,7 @@ if _torch_version(torch.__version__) < _TORCH_MIN:
 # laid out for the library (_arguments.py).
 from ._abi import _FLOATS, set_graph_replay  # noqa: E402
 from ._arguments import _CallArguments  # noqa: E402
-from ._ops import (_FORWARD, _INFERENCE, _Eager, _forward_impl,  # noqa: E402
-                   _inference_impl, _library_key, _library_of,
-                   _through_ops)
+from ._ops import _library_key, _library_of, _run  # noqa: E402
 
 # (__all__, with a module class per cell of the dialect: end of the file.)
 
@@ -340,14 +338,6 @@ class _RNNBase(_CallArguments, nn.Module):
                             "(the library is chosen by the traced sizes): "
                             "use torch.compile, or torch.export to save a "
                             "program")
-        if not torch.compiler.is_compiling() and \
-                torch._C._functorch.peek_interpreter_stack() is not None:
-            raise RNNCError("rnnc's modules do not run under torch.func "
-                            "transforms (grad, vmap, jacrev, ...): the "
-                            "rnnc ops have no functorch rules. Take "
-                            "gradients with torch.autograd.grad or "
-                            ".backward(), and batch along the batch "
-                            "dimension")
         if isinstance(input, torch.Tensor) and input.dim() == 2:
             batched = self._unbatched(input, h0, c0, is_init, reset_state)
             y, *final = self._run(*batched)
@@ -418,24 +408,9 @@ class _RNNBase(_CallArguments, nn.Module):
             else:
                 rng = torch.zeros(2, dtype=torch.int64, device=x.device)
                 rng[0].random_()
-        ops = _through_ops(inputs)
-        if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
-            if ops:
-                y, h_n, c_n, _ = _FORWARD(key, x, is_init, rng, *states,
-                                          params, True)
-            else:
-                y, h_n, c_n = _Eager.apply(key, x, is_init, rng, *states,
-                                           *params)
-        elif rng is not None:
-            # Training mode without gradients still drops: the forward
-            # entry point (the inference one drops nothing).
-            with torch.no_grad():
-                y, h_n, c_n, _ = (_FORWARD if ops else _forward_impl)(
-                    key, x, is_init, rng, *states, params)
-        else:
-            y, h_n, c_n = (_INFERENCE if ops else _inference_impl)(
-                key, x, is_init, *states, params)
-        return y, h_n, c_n
+        grad = torch.is_grad_enabled() and any(t.requires_grad
+                                               for t in inputs)
+        return _run(key, x, is_init, rng, states, params, inputs, grad)
 
 
 class LSTM(_RNNBase):

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import rnnc.torch as rt
-from rnnc import _cells
+from rnnc import _cells, _ops
 from rnnc.library import RNNCError, compile_model
 
 from helpers import (ALL_CELLS, CELLS, LSTM_LIKE, NN_CELLS, POLICIES,
@@ -533,7 +533,7 @@ def test_state_buffers_are_named_by_the_manifest():
         with pytest.raises(RNNCError, match=re.escape(
                 f"the library's cell has the states {states}, the call "
                 f"gives {1 + (c0 is not None)}")):
-            rt._inference_impl(key, x, is_init, h0, c0, None, None, params)
+            _ops._inference_impl(key, x, is_init, h0, c0, None, None, params)
 
 
 def test_layer_limit_is_rnn_compiles():

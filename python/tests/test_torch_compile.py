@@ -1,14 +1,16 @@
 """rnnc.torch under PyTorch's graph tools: the rnnc custom ops
 (rnnc::forward, rnnc::backward, rnnc::inference) checked by
 torch.library.opcheck; torch.compile(fullgraph=True) of a policy against
-eager and torch.nn; torch.export; and the clear errors of torch.func and
-torch.jit.trace.
+eager and torch.nn; torch.export; the clear error of torch.jit.trace;
+the private PyTorch APIs the package uses.
 
 Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch. Tiny shapes:
 torch.compile's own compile time dominates.
 """
 
 import io
+import os
+import re
 
 import pytest
 import torch
@@ -380,7 +382,7 @@ def test_module_through_the_ops_gives_the_eager_bits(cell, monkeypatch):
     results = {}
     for path in ("eager", "ops"):
         if path == "ops":
-            monkeypatch.setattr(rt, "_through_ops", lambda tensors: True)
+            monkeypatch.setattr(_ops, "_through_ops", lambda tensors: True)
         ours, _ = make_pair(cell, I2, H2, L2, remat="chunk:2", dropout=0.3)
         torch.manual_seed(5)
         results[path] = [loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
@@ -405,21 +407,35 @@ def test_module_through_the_ops_gives_the_eager_bits(cell, monkeypatch):
         assert torch.equal(a, b)
 
 
-def test_torch_func_is_refused_clearly():
-    lstm = rt.LSTM(I, H)
-    x = torch.randn(T, B, I)
-    params = dict(lstm.named_parameters())
+# The private PyTorch APIs rnnc uses, each checked on the PyTorch the
+# tests run (their comments in the package name the versions).
+PRIVATE_APIS = {"torch._C._len_torch_dispatch_stack",
+                "torch.autograd._unsafe_preserve_version_counter"}
 
-    def loss(params, x):
-        return torch.func.functional_call(lstm, params, (x,))[0].sum()
 
-    with pytest.raises(RNNCError, match=r"torch.func transforms \(grad, "
-                                        r"vmap"):
-        torch.func.grad(loss)(params, x)
-    with pytest.raises(RNNCError, match="torch.func transforms"):
-        torch.func.vmap(lambda x: lstm(x)[0])(torch.randn(2, T, B, I))
-    # functional_call alone is not a transform.
-    assert torch.isfinite(loss(params, x))
+def test_private_pytorch_apis():
+    """The package uses exactly these private PyTorch APIs, and each is
+    still there: a PyTorch that drops one fails here, not in a call."""
+    used = set()
+    package = os.path.dirname(rt.__file__)
+    for name in sorted(os.listdir(package)):
+        if name.endswith(".py"):
+            with open(os.path.join(package, name)) as f:
+                text = f.read()
+            used |= {m.group(0) for m in re.finditer(
+                r"\btorch(?:\.[A-Za-z]\w*)*\._[A-Za-z]\w*(?:\.\w+)*", text)}
+    assert used == PRIVATE_APIS
+    for api in PRIVATE_APIS:
+        obj = torch
+        for part in api.split(".")[1:]:
+            obj = getattr(obj, part)
+        assert callable(obj), api
+    assert isinstance(torch._C._len_torch_dispatch_stack(), int)
+    t = torch.zeros(1)
+    version = t._version
+    with torch.autograd._unsafe_preserve_version_counter(t):
+        t.add_(1)
+    assert t._version == version
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.trace:FutureWarning")
