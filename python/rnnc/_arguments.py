@@ -114,11 +114,12 @@ class _CallArguments:
         return self._converted(state, name, dtype, cast).contiguous()
 
     def _reset_states(self, reset_state, T, B, dtype, cast):
-        """The reset states as the library takes them (time-major) and
-        their form, "step" or "column"; (None, None), "zero" without."""
+        """The reset states as the library takes them (time-major), one
+        per state, and their form, "step" or "column"; [], "zero"
+        without."""
         names = tuple(state + "_reset" for state in self._states)
         if reset_state is None:
-            return (None, None), "zero"
+            return [], "zero"
         if len(names) > 1:
             if not isinstance(reset_state, (tuple, list)) or \
                     len(reset_state) != len(names):
@@ -151,8 +152,7 @@ class _CallArguments:
         if len(set(forms)) > 1:
             raise RNNCValueError(f"{' and '.join(names)} must have the same form "
                             f"(both per step or both per batch column)")
-        states += [None] * (2 - len(states))
-        return tuple(states), forms[0]
+        return states, forms[0]
 
     def _unbatched(self, input, h0, c0, is_init, reset_state):
         """A 2-D input `[T, I]` as `torch.nn.LSTM` takes it (states `[L,
@@ -197,14 +197,15 @@ class _CallArguments:
         return (input.unsqueeze(col), column(h0, "h0"), column(c0, "c0"),
                 is_init, reset_state)
 
-    def _check_devices(self, x, is_init, states, params):
+    def _check_devices(self, x, is_init, states, resets, params):
         """Every tensor of a call on the input's device, a CPU or CUDA one,
         as the library's entry points check each buffer (`_buffer`)."""
         if x.device.type not in ("cpu", "cuda"):
             raise RNNCValueError(f"rnnc runs CPU and CUDA tensors, got "
                             f"{x.device.type}")
-        names = ("h0", "c0", "h_reset", "c_reset")
-        named = [("is_init", is_init)] + list(zip(names, states)) + \
+        named = [("is_init", is_init)] + \
+            [(s + "0", t) for s, t in zip(self._states, states)] + \
+            [(s + "_reset", t) for s, t in zip(self._states, resets)] + \
             list(zip(self._param_names, params))
         for name, t in named:
             if t is not None and t.device != x.device:

@@ -59,7 +59,8 @@ if _torch_version(torch.__version__) < _TORCH_MIN:
 # laid out for the library (_arguments.py).
 from ._abi import _FLOATS, set_graph_replay  # noqa: E402
 from ._arguments import _CallArguments  # noqa: E402
-from ._ops import _library_key, _library_of, _run  # noqa: E402
+from ._autograd import _run  # noqa: E402
+from ._ops import _library_key, _library_of  # noqa: E402
 
 # (__all__, with a module class per cell of the dialect: end of the file.)
 
@@ -350,47 +351,45 @@ class _RNNBase(_CallArguments, nn.Module):
                             f"one is {dtype}")
         x, is_init = self._check_input(input, is_init, dtype, cast)
         T, B = x.shape[0], x.shape[1]
-        h0 = self._state(h0, "h0", B, x.device, dtype, cast)
+        states = [self._state(h0, "h0", B, x.device, dtype, cast)]
         if len(self._states) > 1:
-            c0 = self._state(c0, self._states[1] + "0", B, x.device, dtype,
-                             cast)
+            states.append(self._state(c0, self._states[1] + "0", B, x.device,
+                                      dtype, cast))
         resets, reset_to = self._reset_states(reset_state, T, B, dtype, cast)
-        states = (h0, c0) + resets
         params = self._flat_params
-        inputs = [x] + [t for t in states if t is not None] + params
+        inputs = [x, *states, *resets, *params]
         if B == 0:
             # No library runs to check each buffer's device.
-            self._check_devices(x, is_init, states, params)
-            y, h_n, c_n = self._empty_outputs(x, inputs)
+            self._check_devices(x, is_init, states, resets, params)
+            y, states_n = self._empty_outputs(x, inputs)
         else:
             # Under bf16 autocast the library stores bf16 and rounds the
             # GEMM operands to bf16, accumulating in float32; under fp16
             # autocast it computes in float32 (rnnc has no fp16 storage).
             storage = "bf16" if cast == torch.bfloat16 else None
-            y, h_n, c_n = self._call(x, is_init, states, params, inputs,
-                                     reset_to, storage)
+            y, states_n = self._call(x, is_init, states, resets, params,
+                                     inputs, reset_to, storage)
         if cast is not None:
-            y, h_n, c_n = (t if t is None else t.to(result)
-                           for t in (y, h_n, c_n))
+            y, states_n = y.to(result), [s.to(result) for s in states_n]
         if self.batch_first:
             y = y.transpose(0, 1)
-        return (y, h_n, c_n) if len(self._states) > 1 else (y, h_n)
+        return (y, *states_n)
 
     def _empty_outputs(self, x, inputs):
         """The outputs of a batch of 0 columns, as torch.nn's: empty, and
         with gradients (zero) for every input that requires them."""
         T, L, H = x.shape[0], self.num_layers, self.hidden_size
-        y, h_n = x.new_zeros((T, 0, H)), x.new_zeros((L, 0, H))
-        c_n = x.new_zeros((L, 0, H)) if len(self._states) > 1 else None
+        y = x.new_zeros((T, 0, H))
+        states_n = [x.new_zeros((L, 0, H)) for _ in self._states]
         if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
             anchor = sum(t.sum() for t in inputs) * 0
-            y, h_n = y + anchor, h_n + anchor
-            c_n = None if c_n is None else c_n + anchor
-        return y, h_n, c_n
+            y, states_n = y + anchor, [s + anchor for s in states_n]
+        return y, states_n
 
-    def _call(self, x, is_init, states, params, inputs, reset_to, storage):
-        """The library's outputs y, h_n, c_n (None for a GRU) for
-        time-major `x`."""
+    def _call(self, x, is_init, states, resets, params, inputs, reset_to,
+              storage):
+        """The library's outputs, y and the final states, for time-major
+        `x`."""
         key = self._library_key(x.shape[0], x.shape[1], x.device, x.dtype,
                                 reset_to, storage)
         rng = None
@@ -410,7 +409,8 @@ class _RNNBase(_CallArguments, nn.Module):
                 rng[0].random_()
         grad = torch.is_grad_enabled() and any(t.requires_grad
                                                for t in inputs)
-        return _run(key, x, is_init, rng, states, params, inputs, grad)
+        return _run(key, x, is_init, rng, states, resets, params, inputs,
+                    grad)
 
 
 class LSTM(_RNNBase):

@@ -529,11 +529,11 @@ def test_state_buffers_are_named_by_the_manifest():
         key = module._library_key(5, 2, x.device, x.dtype, "zero")
         assert rt._library_of(key).states == tuple(states)
         params = module._flat_params
-        c0 = torch.randn(1, 2, 4) if len(states) == 1 else None
+        given = [h0] if len(states) == 2 else [h0, torch.randn(1, 2, 4)]
         with pytest.raises(RNNCError, match=re.escape(
                 f"the library's cell has the states {states}, the call "
-                f"gives {1 + (c0 is not None)}")):
-            _ops._inference_impl(key, x, is_init, h0, c0, None, None, params)
+                f"gives {len(given)}")):
+            _ops._inference_impl(key, x, is_init, given, [], params)
 
 
 def test_layer_limit_is_rnn_compiles():

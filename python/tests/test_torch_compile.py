@@ -17,7 +17,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import rnnc.torch as rt
-from rnnc import _abi, _ops
+from rnnc import _abi, _autograd, _ops
 from rnnc.library import Entry, RNNCError
 
 from helpers import (ALL_CELLS, CELLS, LSTM_LIKE, inputs, loss_and_grads,
@@ -172,8 +172,8 @@ def test_compiled_dropout_draws_a_seed_per_call():
     zeros = torch.zeros(L, B, H)
     want, *_ = torch.ops.rnnc.forward(
         key, x, torch.zeros(T, B, dtype=torch.bool),
-        torch.cat([seed, torch.zeros(1, dtype=torch.int64)]), zeros, zeros,
-        None, None, list(lstm._flat_params))
+        torch.cat([seed, torch.zeros(1, dtype=torch.int64)]), [zeros, zeros],
+        [], list(lstm._flat_params))
     want_grads = torch.autograd.grad(want.square().sum(),
                                      [x, *lstm.parameters()])
     assert torch.equal(y, want)
@@ -259,16 +259,12 @@ def op_args(cell, dtype, reset_to="zero", dropout=0.0):
 
     x = randn(T, B, I)
     is_init = torch.rand(T, B, generator=g) < 0.3
-    h0 = randn(L, B, H)
-    c0 = randn(L, B, H) if cell in LSTM_LIKE else None
-    h_reset = c_reset = None
-    if reset_to == "step":
-        h_reset = randn(L, T, B, H)
-        c_reset = randn(L, T, B, H) if cell in LSTM_LIKE else None
+    states = [randn(L, B, H) for _ in module._states]
+    resets = [randn(L, T, B, H) for _ in module._states] \
+        if reset_to == "step" else []
     rng = torch.tensor([1234, 0]) if dropout else None
     key = module._library_key(T, B, x.device, dtype, reset_to)
-    return (key, x, is_init, rng, h0, c0, h_reset, c_reset,
-            list(module._flat_params))
+    return (key, x, is_init, rng, states, resets, list(module._flat_params))
 
 
 def detached(args):
@@ -292,14 +288,12 @@ def test_opcheck(cell, dtype, variant):
     torch.library.opcheck(torch.ops.rnnc.inference.default,
                           (key, x, is_init, *rest))
     with torch.no_grad():
-        y, h_n, c_n, saved = torch.ops.rnnc.forward(*args)
+        y, states_n, saved = torch.ops.rnnc.forward(*args)
     g = torch.Generator().manual_seed(2)
-    cotangents = [torch.randn(t.shape, dtype=dtype, generator=g)
-                  for t in (y, h_n)]
-    cotangents.append(torch.randn(c_n.shape, dtype=dtype, generator=g)
-                      if cell in LSTM_LIKE else None)
+    grad_y, *grad_states_n = [torch.randn(t.shape, dtype=dtype, generator=g)
+                              for t in (y, *states_n)]
     torch.library.opcheck(torch.ops.rnnc.backward.default,
-                          (*detached(args), y, saved, *cotangents))
+                          (*detached(args), y, saved, grad_y, grad_states_n))
 
 
 def test_ops_against_torch_and_region_contract():
@@ -310,7 +304,7 @@ def test_ops_against_torch_and_region_contract():
     with the same gradients."""
     args = list(op_args("lstm", torch.float64))
     args[2] = torch.zeros(T, B, dtype=torch.bool)
-    key, x, is_init, rng, h0, c0, _, _, params = args
+    key, x, is_init, rng, (h0, c0), _, params = args
     ref = torch.nn.LSTM(I, H, L, dtype=torch.float64)
     for name, p in zip(_ops._param_names(L), params):
         getattr(ref, name).data.copy_(p.detach())
@@ -321,7 +315,7 @@ def test_ops_against_torch_and_region_contract():
 
     grads_ref = torch.autograd.grad(loss(y_ref, h_ref, c_ref),
                                     [x, h0, c0, *ref.parameters()])
-    y, h_n, c_n, saved = torch.ops.rnnc.forward(*args)
+    y, (h_n, c_n), saved = torch.ops.rnnc.forward(*args)
     for a, b in ((y, y_ref), (h_n, h_ref), (c_n, c_ref)):
         assert rel_err(a, b) < 1e-12
     region = saved.clone()
@@ -330,7 +324,7 @@ def test_ops_against_torch_and_region_contract():
     for g, g_ref in zip(grads, grads_ref):
         assert rel_err(g, g_ref) < 1e-12
 
-    y, h_n, c_n, saved = torch.ops.rnnc.forward(*args, consume_saved=True)
+    y, (h_n, c_n), saved = torch.ops.rnnc.forward(*args, consume_saved=True)
     region = saved.clone()
     consumed = torch.autograd.grad(loss(y, h_n, c_n), [x, h0, c0, *params])
     assert not torch.equal(saved, region)
@@ -350,14 +344,15 @@ def test_fake_implementations_never_call_the_library(monkeypatch):
     monkeypatch.setattr(Entry, "call", no_call)
     monkeypatch.setattr(Entry, "call_at", no_call)
     with FakeTensorMode(allow_non_fake_inputs=True):
-        y, h_n, c_n, saved = torch.ops.rnnc.forward(*detached(args))
-        grads = torch.ops.rnnc.backward(*detached(args), y, saved, y, h_n,
-                                        None)
-    assert y.shape == (T, B, H) and h_n.shape == (L, B, H)
-    assert c_n.numel() == 0
+        y, states_n, saved = torch.ops.rnnc.forward(*detached(args))
+        grads = torch.ops.rnnc.backward(*detached(args), y, saved, y,
+                                        states_n)
+    assert y.shape == (T, B, H)
+    assert [tuple(s.shape) for s in states_n] == [(L, B, H)]
     assert saved.shape == (library.saved_bytes,) and saved.dtype == \
         torch.uint8
-    assert grads[0].shape == (T, B, I) and grads[1].shape == (L, B, H)
+    assert grads[0].shape == (T, B, I) and grads[1].numel() == L * B * H
+    assert grads[2].numel() == 0
     assert grads[-1].numel() == sum(p.numel() for p in args[-1])
     # A module under fake tensors calls the ops (their fake
     # implementations), not the entry points.
@@ -382,7 +377,7 @@ def test_module_through_the_ops_gives_the_eager_bits(cell, monkeypatch):
     results = {}
     for path in ("eager", "ops"):
         if path == "ops":
-            monkeypatch.setattr(_ops, "_through_ops", lambda tensors: True)
+            monkeypatch.setattr(_autograd, "_through_ops", lambda tensors: True)
         ours, _ = make_pair(cell, I2, H2, L2, remat="chunk:2", dropout=0.3)
         torch.manual_seed(5)
         results[path] = [loss_and_grads(cell, ours, x, h0, c0, gy, ghn,

@@ -23,8 +23,8 @@ T, B, I, H, L, N = 5, 2, 3, 4, 2, 3
 TOL = 1e-10
 
 
-def pair(cell):
-    ours, ref = make_pair(cell, I, H, L)
+def pair(cell, remat="none"):
+    ours, ref = make_pair(cell, I, H, L, remat=remat)
     return ours.double(), ref.double()
 
 
@@ -100,14 +100,16 @@ def args_of(e):
 
 
 class Calls:
-    """The entry points a block calls, with their batch sizes."""
+    """The entry points a block calls, with their batch sizes, and the
+    batch size each call's library was compiled for ("B": every size)."""
 
     def __init__(self, monkeypatch):
-        self.calls = []
+        self.calls, self.libraries = [], []
         call = _ops._call
 
         def spy(library, kind, tensors, layers, device):
             self.calls.append((kind, tensors["x"].shape[1]))
+            self.libraries.append(library.manifest["shape"]["B"])
             return call(library, kind, tensors, layers, device)
 
         monkeypatch.setattr(_ops, "_call", spy)
@@ -136,12 +138,15 @@ def test_vmap_of_grad_gives_each_elements_gradients(cell, monkeypatch):
                          ref_grad)
 
 
-@pytest.mark.parametrize("cell", ALL_CELLS)
-def test_vmap_of_grad_of_inputs_folds_into_the_batch(cell, monkeypatch):
+@pytest.mark.parametrize("cell,remat", [(c, "none") for c in ALL_CELLS] +
+                         [("lstm", "chunk:2"), ("gru", "chunk:2")])
+def test_vmap_of_grad_of_inputs_folds_into_the_batch(cell, remat,
+                                                      monkeypatch):
     """Gradients of the inputs only (no parameter gradient per element):
     one forward and one backward of N*B columns, each element's gradients
-    the reference's."""
-    ours, ref = pair(cell)
+    the reference's; with chunk:2, whose libraries have one batch size
+    each, through the library of N*B columns."""
+    ours, ref = pair(cell, remat)
     e = elements(cell, seed=8)
     params = {k: v.detach() for k, v in ours.named_parameters()}
     calls = Calls(monkeypatch)
@@ -149,6 +154,7 @@ def test_vmap_of_grad_of_inputs_folds_into_the_batch(cell, monkeypatch):
         torch.func.grad(loss_of(cell, ours), argnums=argnums(cell)[1:]),
         in_dims=(None,) + (0,) * 8)(params, *args_of(e))
     assert calls.calls == [("fwd", N * B), ("bwd", N * B)]
+    assert calls.libraries == ["B" if remat == "none" else N * B] * 2
     for i in range(N):
         expected = reference(cell, ref, e, i)[1:]
         for ours_grad, ref_grad in zip(grads, expected):
