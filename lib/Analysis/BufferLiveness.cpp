@@ -94,7 +94,7 @@ BufferLiveness::BufferLiveness(func::FuncOp func) {
     } else {
       staticAllocs = false;
       info.size = SizeExpr::bytesOf(alloc.getType(), alloc.getDynamicSizes(),
-                                    layout, blockRows);
+                                    layout, sizeSymbols);
       symbolicAllocs &= info.size.has_value();
     }
     info.allocIndex = info.lastUseIndex = position[alloc];
@@ -164,8 +164,5 @@ std::pair<int64_t, unsigned> BufferLiveness::getPeak() const {
 }
 
 CallShape BufferLiveness::getCallShape(int64_t seqLen, int64_t batch) const {
-  CallShape call{seqLen, batch, 1};
-  if (blockRows)
-    call.P = gemmBlockSteps(seqLen, batch, *blockRows);
-  return call;
+  return sizeSymbols.at(seqLen, batch);
 }

@@ -15,29 +15,46 @@
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace mlir::rnn;
 
+/// A term's exponents in the order of the symbols (T, B, P, K, N).
+static std::array<unsigned, 5> exponents(const SizeExpr::Term &term) {
+  return {term.t, term.b, term.p, term.k, term.n};
+}
+
+CallShape SizeSymbols::at(int64_t seqLen, int64_t batch) const {
+  CallShape call{seqLen, batch};
+  if (rows)
+    call.P = gemmBlockSteps(seqLen, batch, *rows);
+  if (chunk) {
+    call.K = chunkStepsFor(seqLen, call.P, *chunk);
+    call.N = seqLen / call.K + (seqLen % call.K != 0);
+  }
+  return call;
+}
+
 SizeExpr SizeExpr::constant(int64_t value) {
   SizeExpr e;
-  e.terms.push_back({value, 0, 0, 0});
+  e.terms.push_back({value});
   e.normalize();
   return e;
 }
 
-SizeExpr SizeExpr::monomial(unsigned t, unsigned b, unsigned p) {
+SizeExpr SizeExpr::monomial(Term term) {
   SizeExpr e;
-  e.terms.push_back({1, t, b, p});
+  e.terms.push_back(term);
   return e;
 }
 
 void SizeExpr::normalize() {
-  auto degree = [](const Term &t) { return t.t + t.b + t.p; };
-  // Highest degree first; then T before B before P.
+  // Highest degree first; then T before B before P before K before N.
   llvm::sort(terms, [&](const Term &x, const Term &y) {
-    if (degree(x) != degree(y))
-      return degree(x) > degree(y);
-    return std::make_tuple(x.t, x.b, x.p) > std::make_tuple(y.t, y.b, y.p);
+    if (x.degree() != y.degree())
+      return x.degree() > y.degree();
+    return exponents(x) > exponents(y);
   });
   SmallVector<Term, 4> merged;
   for (const Term &term : terms) {
@@ -71,8 +88,8 @@ SizeExpr SizeExpr::operator*(const SizeExpr &other) const {
   SizeExpr product;
   for (const Term &x : terms)
     for (const Term &y : other.terms)
-      product.terms.push_back(
-          {x.coefficient * y.coefficient, x.t + y.t, x.b + y.b, x.p + y.p});
+      product.terms.push_back({x.coefficient * y.coefficient, x.t + y.t,
+                               x.b + y.b, x.p + y.p, x.k + y.k, x.n + y.n});
   product.normalize();
   return product;
 }
@@ -80,8 +97,7 @@ SizeExpr SizeExpr::operator*(const SizeExpr &other) const {
 std::optional<int64_t> SizeExpr::getConstant() const {
   if (terms.empty())
     return 0;
-  if (terms.size() == 1 && terms[0].t == 0 && terms[0].b == 0 &&
-      terms[0].p == 0)
+  if (terms.size() == 1 && terms[0].degree() == 0)
     return terms[0].coefficient;
   return std::nullopt;
 }
@@ -90,9 +106,9 @@ std::optional<int64_t> SizeExpr::evaluate(const CallShape &shape) const {
   int64_t total = 0;
   for (const Term &term : terms) {
     int64_t value = term.coefficient;
-    for (auto [power, base] : {std::pair<unsigned, int64_t>{term.t, shape.T},
-                               {term.b, shape.B},
-                               {term.p, shape.P}})
+    std::array<int64_t, 5> bases = {shape.T, shape.B, shape.P, shape.K,
+                                    shape.N};
+    for (auto [power, base] : llvm::zip(exponents(term), bases))
       for (unsigned i = 0; i < power; ++i)
         if (llvm::MulOverflow(value, base, value))
           return std::nullopt;
@@ -118,9 +134,8 @@ std::string SizeExpr::str() const {
       coefficient = coefficient < 0 ? -coefficient : coefficient;
     }
     std::string monomial;
-    for (auto [power, name] : {std::pair<unsigned, const char *>{term.t, "T"},
-                               {term.b, "B"},
-                               {term.p, "P"}})
+    std::array<const char *, 5> names = {"T", "B", "P", "K", "N"};
+    for (auto [power, name] : llvm::zip(exponents(term), names))
       for (unsigned i = 0; i < power; ++i)
         monomial += std::string(monomial.empty() ? "" : "*") + name;
     if (monomial.empty())
@@ -162,9 +177,19 @@ static std::optional<SizeExpr> argumentDim(BlockArgument arg, int64_t dim) {
   return *symbol == 'T' ? SizeExpr::symbolT() : SizeExpr::symbolB();
 }
 
+/// K and N of a chunk of `chunk` steps asked for at T = `t` in blocks of
+/// P = `p`, after P in `shape`.
+static void buildChunk(OpBuilder &builder, Location loc, Value t, Value p,
+                       int64_t chunk, Value &k, Value &n) {
+  k = ChunkStepsOp::create(builder, loc, builder.getIndexType(), t, p,
+                           builder.getI64IntegerAttr(chunk));
+  n = arith::CeilDivUIOp::create(builder, loc, t, k);
+}
+
 std::optional<ShapeValues>
 mlir::rnn::buildShapeValues(OpBuilder &builder, func::FuncOp func,
-                            std::optional<int64_t> rows) {
+                            const SizeSymbols &symbols) {
+  std::optional<int64_t> rows = symbols.rows;
   ShapeValues shape;
   Location loc = func.getLoc();
   for (BlockArgument arg : func.getArguments()) {
@@ -191,6 +216,12 @@ mlir::rnn::buildShapeValues(OpBuilder &builder, func::FuncOp func,
                                    shape.T, shape.B,
                                    builder.getI64IntegerAttr(*rows));
   }
+  if (symbols.chunk) {
+    if (!shape.T)
+      return std::nullopt;
+    buildChunk(builder, loc, shape.T, shape.P, *symbols.chunk, shape.K,
+               shape.N);
+  }
   return shape;
 }
 
@@ -202,9 +233,9 @@ Value SizeExpr::build(OpBuilder &builder, Location loc,
   Value sum;
   for (const Term &term : terms) {
     Value value;
-    for (auto [power, base] : {std::pair<unsigned, Value>{term.t, shape.T},
-                               {term.b, shape.B},
-                               {term.p, shape.P}})
+    std::array<Value, 5> bases = {shape.T, shape.B, shape.P, shape.K,
+                                  shape.N};
+    for (auto [power, base] : llvm::zip(exponents(term), bases))
       for (unsigned i = 0; i < power; ++i)
         // A size reads only the symbols of the function's arguments.
         value = (assert(base && "a symbol the function has no value of"),
@@ -223,7 +254,7 @@ Value SizeExpr::build(OpBuilder &builder, Location loc,
 }
 
 std::optional<SizeExpr> SizeExpr::ofIndex(Value value,
-                                          std::optional<int64_t> &rows) {
+                                          SizeSymbols &symbols) {
   APInt constant;
   if (matchPattern(value, m_ConstantInt(&constant)))
     return SizeExpr::constant(constant.getSExtValue());
@@ -232,8 +263,8 @@ std::optional<SizeExpr> SizeExpr::ofIndex(Value value,
     return std::nullopt;
   auto binary = [&](Value lhs, Value rhs, bool product)
       -> std::optional<SizeExpr> {
-    std::optional<SizeExpr> l = ofIndex(lhs, rows);
-    std::optional<SizeExpr> r = l ? ofIndex(rhs, rows) : std::nullopt;
+    std::optional<SizeExpr> l = ofIndex(lhs, symbols);
+    std::optional<SizeExpr> r = l ? ofIndex(rhs, symbols) : std::nullopt;
     if (!r)
       return std::nullopt;
     return product ? *l * *r : *l + *r;
@@ -245,14 +276,35 @@ std::optional<SizeExpr> SizeExpr::ofIndex(Value value,
   if (auto block = dyn_cast<BlockStepsOp>(def)) {
     // P is one symbol: every block of the function aims for the same rows
     // from the same T and B.
-    std::optional<int64_t> dummy;
-    std::optional<SizeExpr> t = ofIndex(block.getSteps(), dummy);
-    std::optional<SizeExpr> b = ofIndex(block.getBatch(), dummy);
+    SizeSymbols inner;
+    std::optional<SizeExpr> t = ofIndex(block.getSteps(), inner);
+    std::optional<SizeExpr> b = ofIndex(block.getBatch(), inner);
+    auto rows = static_cast<int64_t>(block.getRows());
     if (!t || !b || *t != symbolT() || *b != symbolB() ||
-        (rows && *rows != static_cast<int64_t>(block.getRows())))
+        (symbols.rows && *symbols.rows != rows))
       return std::nullopt;
-    rows = block.getRows();
+    symbols.rows = rows;
     return symbolP();
+  }
+  if (auto chunk = dyn_cast<ChunkStepsOp>(def)) {
+    // K is one symbol: every chunk of the function is the same chunk of
+    // the same T in the same blocks.
+    std::optional<SizeExpr> t = ofIndex(chunk.getSteps(), symbols);
+    std::optional<SizeExpr> p = ofIndex(chunk.getBlock(), symbols);
+    auto steps = static_cast<int64_t>(chunk.getChunk());
+    if (!t || !p || *t != symbolT() || *p != symbolP() ||
+        (symbols.chunk && *symbols.chunk != steps))
+      return std::nullopt;
+    symbols.chunk = steps;
+    return symbolK();
+  }
+  if (auto count = dyn_cast<arith::CeilDivUIOp>(def)) {
+    // N, the chunks of T: ceil(T / K).
+    std::optional<SizeExpr> t = ofIndex(count.getLhs(), symbols);
+    std::optional<SizeExpr> k = ofIndex(count.getRhs(), symbols);
+    if (!t || !k || *t != symbolT() || *k != symbolK())
+      return std::nullopt;
+    return symbolN();
   }
   if (auto dim = dyn_cast<memref::DimOp>(def)) {
     std::optional<int64_t> index = dim.getConstantIndex();
@@ -266,7 +318,7 @@ std::optional<SizeExpr> SizeExpr::ofIndex(Value value,
       if (!type.isDynamicDim(*index))
         return SizeExpr::constant(type.getDimSize(*index));
       return ofIndex(alloc.getDynamicSizes()[type.getDynamicDimIndex(*index)],
-                     rows);
+                     symbols);
     }
   }
   return std::nullopt;
@@ -274,7 +326,7 @@ std::optional<SizeExpr> SizeExpr::ofIndex(Value value,
 
 std::optional<SizeExpr> SizeExpr::bytesOf(MemRefType type, ValueRange sizes,
                                           const DataLayout &layout,
-                                          std::optional<int64_t> &rows) {
+                                          SizeSymbols &symbols) {
   Type element = type.getElementType();
   if (!isa<IntegerType, IndexType, FloatType, ComplexType, VectorType>(element))
     return std::nullopt;
@@ -291,7 +343,7 @@ std::optional<SizeExpr> SizeExpr::bytesOf(MemRefType type, ValueRange sizes,
     }
     if (next >= sizes.size())
       return std::nullopt;
-    std::optional<SizeExpr> dynamic = ofIndex(sizes[next++], rows);
+    std::optional<SizeExpr> dynamic = ofIndex(sizes[next++], symbols);
     if (!dynamic)
       return std::nullopt;
     bytes = bytes * *dynamic;
@@ -339,8 +391,7 @@ Value SizeExpr::buildChecked(OpBuilder &builder, Location loc,
   Value sum = c.constant(0);
   for (const Term &term : terms) {
     Value value = c.constant(term.coefficient);
-    for (auto [power, symbol] :
-         llvm::zip(std::array<unsigned, 3>{term.t, term.b, term.p}, symbols))
+    for (auto [power, symbol] : llvm::zip(exponents(term), symbols))
       for (unsigned i = 0; i < power; ++i)
         value = c.mul(value, symbol);
     sum = c.add(sum, value);
@@ -352,7 +403,8 @@ Value SizeExpr::buildChecked(OpBuilder &builder, Location loc,
 func::FuncOp mlir::rnn::buildSizeFunction(
     OpBuilder &builder, Operation *after, StringRef name,
     ArrayRef<std::pair<SizeExpr, int64_t>> parts, int64_t alignment,
-    std::optional<int64_t> rows) {
+    const SizeSymbols &sizeSymbols) {
+  std::optional<int64_t> rows = sizeSymbols.rows;
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointAfter(after);
   Location loc = after->getLoc();
@@ -373,7 +425,13 @@ func::FuncOp mlir::rnn::buildSizeFunction(
                                         builder.getI64IntegerAttr(*rows))
                        .getResult()
                  : arith::ConstantIndexOp::create(builder, loc, 1).getResult();
-  Value symbols[] = {toI64(t), toI64(b), toI64(p)};
+  Value symbols[] = {toI64(t), toI64(b), toI64(p), Value(), Value()};
+  if (sizeSymbols.chunk) {
+    Value k, n;
+    buildChunk(builder, loc, t, p, *sizeSymbols.chunk, k, n);
+    symbols[3] = toI64(k);
+    symbols[4] = toI64(n);
+  }
   Value total = c.constant(0);
   for (const auto &[size, count] : parts) {
     Value sum = size.buildChecked(builder, loc, symbols, c.overflow);

@@ -277,6 +277,12 @@ int64_t mlir::rnn::gemmBlockSteps(int64_t steps, int64_t batch,
   return std::max<int64_t>(1, std::min(block, steps));
 }
 
+int64_t mlir::rnn::chunkStepsFor(int64_t steps, int64_t block,
+                                 int64_t chunk) {
+  int64_t blocks = chunk / block + (chunk % block != 0);
+  return blocks > steps / block ? steps : blocks * block;
+}
+
 GemmBlock mlir::rnn::gemmBlockFor(int64_t steps, int64_t batch,
                                   int64_t gemmRows) {
   if (ShapedType::isDynamic(steps) || ShapedType::isDynamic(batch))

@@ -184,7 +184,11 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
                << spec.name << " of type " << spec.type
                << " is too large: its size in bytes overflows 64 bits";
   }
-  if (chunk && !ShapedType::isDynamic(xShape[0]) && *chunk > xShape[0])
+  // Under `rows` (T or B dynamic) a chunk is the K asked for, which each
+  // call rounds to whole GEMM blocks and caps at T (rnn.chunk_steps).
+  bool perCall =
+      ShapedType::isDynamic(xShape[0]) || ShapedType::isDynamic(xShape[1]);
+  if (chunk && !perCall && *chunk > xShape[0])
     return op->emitOpError()
            << "chunk " << *chunk << " exceeds the sequence length " << xShape[0]
            << " of x";
@@ -202,9 +206,8 @@ static LogicalResult verifyRecurrence(Operation *op, CellAttrInterface cell,
     case Dim::GH:
       return {numGates * hidden, kRoleWeightHh};
     case Dim::Chunks:
-      return {ShapedType::isDynamic(xShape[0])
-                  ? ShapedType::kDynamic
-                  : llvm::divideCeil(xShape[0], *chunk),
+      return {perCall ? ShapedType::kDynamic
+                      : llvm::divideCeil(xShape[0], *chunk),
               kRoleX};
     case Dim::Width:
       return {cell.getRoleWidth(spec.name, hidden), kRoleWeightHh};
@@ -266,8 +269,8 @@ static LogicalResult verifyKernelForm(Operation *op, unsigned numInits) {
 /// The GEMM block and chunk of a kernel agree with its shape: `block` P
 /// where T and B are static, at most T, a chunk being a whole number of
 /// blocks (or T), so that a replayed chunk issues the forward's GEMM
-/// blocks; `rows` where T or B is dynamic, and no chunk (its blocks are
-/// not known until a call gives the shape).
+/// blocks; `rows` where T or B is dynamic, with any chunk (each call
+/// rounds it to whole blocks: rnn.chunk_steps).
 static LogicalResult verifySteps(KernelOpInterface kernel,
                                  std::optional<int64_t> chunk) {
   Operation *op = kernel;
@@ -278,9 +281,6 @@ static LogicalResult verifySteps(KernelOpInterface kernel,
     if (!hasRows)
       return op->emitOpError("has a dynamic sequence length or batch size: "
                              "its GEMM block is `rows`, not `block`");
-    if (chunk)
-      return op->emitOpError("has a dynamic sequence length or batch size: "
-                             "it cannot be chunked");
     return success();
   }
   if (!hasBlock)
@@ -449,6 +449,16 @@ OpFoldResult BlockStepsOp::fold(FoldAdaptor adaptor) {
   return IntegerAttr::get(
       IndexType::get(getContext()),
       gemmBlockSteps(steps.getInt(), batch.getInt(), getRows()));
+}
+
+OpFoldResult ChunkStepsOp::fold(FoldAdaptor adaptor) {
+  auto steps = dyn_cast_or_null<IntegerAttr>(adaptor.getSteps());
+  auto block = dyn_cast_or_null<IntegerAttr>(adaptor.getBlock());
+  if (!steps || !block || steps.getInt() < 1 || block.getInt() < 1)
+    return {};
+  return IntegerAttr::get(
+      IndexType::get(getContext()),
+      chunkStepsFor(steps.getInt(), block.getInt(), getChunk()));
 }
 
 uint64_t DropoutOp::getThreshold() {

@@ -318,7 +318,8 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
                               i64Constant(1)),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, batch,
                               i64Constant(1)));
-    Value symbols[] = {t, batch, i64Constant(1)};
+    Value symbols[] = {t, batch, i64Constant(1), i64Constant(1),
+                       i64Constant(1)};
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
       auto memref = cast<MemRefType>(type);
       Value bytes;

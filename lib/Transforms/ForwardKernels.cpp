@@ -47,6 +47,25 @@ RankedTensorType mlir::rnn::checkpointsType(RankedTensorType cells,
   return cells.clone(shape);
 }
 
+Value mlir::rnn::createCheckpointsEmpty(OpBuilder &builder, Location loc,
+                                        RankedTensorType cells, Value x,
+                                        int64_t rows, int64_t chunk) {
+  Value t = tensor::DimOp::create(builder, loc, x, 0);
+  Value b = tensor::DimOp::create(builder, loc, x, 1);
+  Type index = builder.getIndexType();
+  Value block = BlockStepsOp::create(builder, loc, index, t, b,
+                                     builder.getI64IntegerAttr(rows));
+  Value steps = ChunkStepsOp::create(builder, loc, index, t, block,
+                                     builder.getI64IntegerAttr(chunk));
+  SmallVector<Value> sizes = {
+      arith::CeilDivUIOp::create(builder, loc, t, steps)};
+  SmallVector<int64_t> shape(cells.getShape());
+  shape[0] = ShapedType::kDynamic;
+  if (ShapedType::isDynamic(shape[1]))
+    sizes.push_back(b);
+  return tensor::EmptyOp::create(builder, loc, cells.clone(shape), sizes);
+}
+
 Value mlir::rnn::createZeroTensor(OpBuilder &builder, Location loc,
                                   Value like) {
   Type elementType = cast<RankedTensorType>(like.getType()).getElementType();

@@ -42,6 +42,15 @@ SmallVector<Value> forwardOutputs(Operation *kernel);
 /// state entering each chunk, [ceil(T / chunk), B, H] for [T, B, H].
 RankedTensorType checkpointsType(RankedTensorType cells, int64_t chunk);
 
+/// An empty tensor of the checkpoints of a kernel of input `x` (a
+/// sequence [T, B, X]) of dynamic shape whose blocks aim for `rows` rows,
+/// in chunks of `chunk` steps asked for: ceil(T / K') entries, K' the
+/// chunk each call runs (rnn.chunk_steps of rnn.block_steps), each like
+/// one step of `cells` ([T, B, H], B taken from x where dynamic).
+Value createCheckpointsEmpty(OpBuilder &builder, Location loc,
+                             RankedTensorType cells, Value x, int64_t rows,
+                             int64_t chunk);
+
 /// A tensor.empty of `like`'s type and sizes.
 Value createEmptyLike(OpBuilder &builder, Location loc, Value like);
 

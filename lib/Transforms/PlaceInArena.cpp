@@ -129,7 +129,7 @@ static LogicalResult placeInArena(func::FuncOp func) {
 /// of `memref<?xi8>` laid out by `plan`'s size classes.
 static LogicalResult placeSymbolic(func::FuncOp func, const MemoryPlan &plan) {
   const SymbolicPlan &symbolic = *plan.getSymbolic();
-  std::optional<int64_t> rows = plan.getLiveness().getBlockRows();
+  const SizeSymbols &rows = plan.getLiveness().getSizeSymbols();
   IRRewriter rewriter(func.getContext());
   auto module = func->getParentOfType<ModuleOp>();
   std::string sizeName = (func.getName() + ".arena_bytes").str();

@@ -166,11 +166,19 @@ static KernelOpInterface chunkForward(KernelOpInterface fwd, int64_t chunk,
   SmallVector<Value> operands(fwd->getOperands());
   for (StringRef role : fwd.getCell().getCheckpointRoles()) {
     OpOperand *saved = fwd.getSavedOperand(role);
-    auto checkpoints =
-        checkpointsType(cast<RankedTensorType>(saved->get().getType()), chunk);
-    operands[saved->getOperandNumber()] =
-        tensor::EmptyOp::create(rewriter, fwd.getLoc(), checkpoints.getShape(),
-                                checkpoints.getElementType());
+    auto cells = cast<RankedTensorType>(saved->get().getType());
+    Value empty;
+    if (fwd.hasDynamicShape()) {
+      empty = createCheckpointsEmpty(rewriter, fwd.getLoc(), cells,
+                                     fwd.getInput(), fwd.getGemmBlock().rows,
+                                     chunk);
+    } else {
+      auto checkpoints = checkpointsType(cells, chunk);
+      empty = tensor::EmptyOp::create(rewriter, fwd.getLoc(),
+                                      checkpoints.getShape(),
+                                      checkpoints.getElementType());
+    }
+    operands[saved->getOperandNumber()] = empty;
   }
   SmallVector<Type> types;
   for (OpOperand &init :
@@ -224,10 +232,10 @@ static void checkpoint(KernelOpInterface bwd, int64_t chunk,
 /// The chunk `bwd` runs under `plan`: K rounded up to whole GEMM blocks,
 /// and at most T.
 static int64_t chunkOf(KernelOpInterface bwd, const RematPlan &plan) {
-  int64_t block = bwd.getBlockSteps();
-  int64_t blocks = plan.chunk / block + (plan.chunk % block != 0);
-  int64_t steps = bwd.getSeqLen();
-  return blocks > steps / block ? steps : blocks * block;
+  // Under `rows` each call rounds the K asked for (rnn.chunk_steps).
+  if (bwd.hasDynamicShape())
+    return plan.chunk;
+  return chunkStepsFor(bwd.getSeqLen(), bwd.getBlockSteps(), plan.chunk);
 }
 
 /// Whether `op` is a kernel of phase `phase`.
@@ -378,8 +386,8 @@ struct RNNRematerializePass
       module.emitError() << "rnn-rematerialize: " << message;
       return signalPassFailure();
     }
-    // Chunks and budgets depend on T and B.
-    if (parsed->budget || parsed->plan.kind == RematPlan::Kind::Chunk) {
+    // Budgets depend on T and B (each call's chunk is rnn.chunk_steps).
+    if (parsed->budget) {
       WalkResult dynamic = module.walk([&](KernelOpInterface kernel) {
         if (!kernel.hasDynamicShape())
           return WalkResult::advance();

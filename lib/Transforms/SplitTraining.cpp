@@ -103,7 +103,7 @@ private:
   bool symbolic = false;
   DenseMap<Operation *, SizeExpr> sizes;
   func::FuncOp sizeFunction;
-  std::optional<int64_t> rows;
+  SizeSymbols rows;
   DenseMap<Operation *, Value> symbolicOffsets;
   /// Forward allocations only the backward uses: they move to it.
   llvm::SetVector<Operation *> moved;

@@ -121,8 +121,9 @@ def _check(cell, target, dtype, reset_to, storage):
 def _every_shape(remat, wavefront):
     """Whether rnn-compile --dynamic compiles these settings: no
     wavefront, and a remat policy that does not depend on the shape
-    ("none", "gates")."""
-    return not wavefront and remat in ("none", "gates")
+    ("none", "gates", "chunk:K"; a budget's plan does)."""
+    return not wavefront and (remat in ("none", "gates") or
+                              str(remat).startswith("chunk:"))
 
 
 def serves_every_shape(remat, target, wavefront):
@@ -138,7 +139,8 @@ def _check_dynamic(remat, wavefront):
     if not _every_shape(remat, wavefront):
         why = ("a wavefront's blocks are known for a static shape only"
                if wavefront else f"remat={remat!r} is resolved for a static "
-               f"shape (\"none\" and \"gates\" serve every shape)")
+               f"shape (\"none\", \"gates\" and \"chunk:K\" serve every "
+               f"shape)")
         raise RNNCError(f"seq_len=None, batch=None (every shape): {why}")
 
 

@@ -17,15 +17,16 @@ import re
 from ._errors import RNNCError
 
 
-# A term of a size in T and B as the compiler prints it (SizeExpr): an
-# integer, the symbols, or an integer times the symbols ("256*T*B").
-_TERM = re.compile(r"(?:\d+|[TB])(?:\*[TB])*")
+# A term of a size as the compiler prints it (SizeExpr): an integer, the
+# symbols, or an integer times the symbols ("256*T*B"). T and B are the
+# call's; P, K and N follow from them (`call_symbols`).
+_TERM = re.compile(r"(?:\d+|[TBPKN])(?:\*[TBPKN])*")
 
 
 class Size:
-    """A polynomial in T and B with integer coefficients, parsed from the
-    manifest ("704*T*B + 64*B"); evaluated on ints, or on torch.SymInts
-    while a graph is traced."""
+    """A polynomial in T, B, P, K and N with integer coefficients, parsed
+    from the manifest ("704*T*B + 64*B"); evaluated on ints, or, in T and
+    B alone, on torch.SymInts while a graph is traced."""
 
     def __init__(self, text):
         self.text = text
@@ -36,32 +37,47 @@ class Size:
                 raise ValueError(text)
             factors = term.split("*")
             coefficient = int(factors[0]) if factors[0].isdigit() else 1
-            symbols = [f for f in factors if not f.isdigit()]
+            symbols = tuple(f for f in factors if not f.isdigit())
             self.terms.append((-coefficient if sign == "-" else coefficient,
-                               symbols.count("T"), symbols.count("B")))
+                               symbols))
         if not self.terms:
             raise ValueError(text)
+        self.symbols = {s for _, symbols in self.terms for s in symbols}
 
-    def __call__(self, T, B):
+    def __call__(self, values):
+        """The size at `values`, each symbol's value by name."""
         total = 0
-        for coefficient, t, b in self.terms:
+        for coefficient, symbols in self.terms:
             value = coefficient
-            for _ in range(t):
-                value = value * T
-            for _ in range(b):
-                value = value * B
+            for symbol in symbols:
+                value = value * values[symbol]
             total = total + value
         return total
+
+
+def call_symbols(T, B, rows, chunk):
+    """T and B, and what the compiler's sizes read besides: P, the GEMM
+    block (the smallest power of two whose rows P * B reach `rows`, at
+    most T), and under a chunk of `chunk` steps asked for, K, the chunk a
+    call runs (rounded up to whole blocks, at most T), and N, the chunks
+    of T."""
+    P = 1
+    while P < T and P * B < rows:
+        P *= 2
+    values = {"T": T, "B": B, "P": P, "K": T, "N": 1}
+    if chunk:
+        blocks = -(-chunk // P)
+        values["K"] = T if blocks > T // P else blocks * P
+        values["N"] = -(-T // values["K"])
+    return values
 
 
 def saved_sizes(spec, symbol):
     """A forward entry point's saved values as [(role, Size)] and their
     alignment (each starts where the one before it ends, rounded up to
-    it); None where the manifest gives no layout in T and B."""
+    it); None where the manifest gives no layout."""
     layout, alignment = spec.get("saved"), spec.get("saved_alignment")
-    if layout is None or any("P" in str(value.get("size"))
-                             for value in layout if isinstance(value, dict)):
-        # A size in the GEMM block's steps is not a polynomial in T and B.
+    if layout is None:
         return None
     try:
         if isinstance(alignment, bool) or not isinstance(alignment, int) or \
@@ -71,16 +87,24 @@ def saved_sizes(spec, symbol):
             alignment
     except (KeyError, TypeError, ValueError) as e:
         raise RNNCError(f"manifest: {symbol}'s saved layout is not sizes in "
-                        f"T and B with an alignment ({e!r})") from None
+                        f"T, B, P, K and N with an alignment ({e!r})") \
+            from None
 
 
 def saved_layout(entry, T, B):
     """The saved values' (offset, bytes) at (T, B) and the region's bytes
-    (ints or SymInts, as T and B)."""
+    (ints, or SymInts as T and B are); None for SymInts where a size reads
+    the GEMM block or the chunk, which are no polynomials in T and B."""
     sizes, alignment = entry.saved_sizes
+    if all(isinstance(n, int) for n in (T, B)):
+        values = call_symbols(T, B, entry.gemm_rows, entry.chunk)
+    elif any(size.symbols - {"T", "B"} for _, size in sizes):
+        return None
+    else:
+        values = {"T": T, "B": B}
     layout, offset = [], 0
     for _, size in sizes:
-        nbytes = size(T, B)
+        nbytes = size(values)
         layout.append((offset, nbytes))
         offset = offset + (nbytes + alignment - 1) // alignment * alignment
     return layout, offset
@@ -190,6 +214,24 @@ def bind(entry, lib, spec, last_error):
     entry.saved_sizes = saved_sizes(spec, entry.symbol)
     entry._array = ctypes.c_void_p * count
     entry._last_error = last_error
+
+
+def set_schedule(entries, manifest, directory):
+    """Gives a dynamic library's entry points what their sizes in P, K and
+    N follow from: the manifest's GEMM rows and chunk (remat_plan
+    "chunk:K")."""
+    rows, plan = manifest.get("gemm_rows"), manifest.get("remat_plan", "")
+    chunk = None
+    if isinstance(plan, str) and plan.startswith("chunk:"):
+        chunk = plan.split(":", 1)[1]
+        chunk = int(chunk) if chunk.isdigit() else None
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1 or \
+            (plan.startswith("chunk:") and not chunk):
+        raise RNNCError(f"{directory}: the manifest's gemm_rows {rows!r} "
+                        f"and remat_plan {plan!r} give no GEMM block or "
+                        f"chunk")
+    for entry in entries:
+        entry.gemm_rows, entry.chunk = rows, chunk
 
 
 def check_shape(library, T, B):

@@ -146,11 +146,13 @@ def _saved_bytes(key, x):
     forward = library.entries.get("fwd")
     if forward is None:
         return 0
-    if forward.saved_sizes is None:
+    layout = None if forward.saved_sizes is None else \
+        _dynamic.saved_layout(forward, T, B)
+    if layout is None:
         # No layout in T and B: a size the traced graph learns when it
         # runs.
         return torch.library.get_ctx().new_dynamic_size()
-    return _dynamic.saved_layout(forward, T, B)[1]
+    return layout[1]
 
 
 _PARAM_KINDS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")

@@ -16,7 +16,8 @@ parameters as PyTorch initializes them.
 
 Each call runs the compiled library (`rnnc.library.compile_model`,
 compiled when the function is traced, or loaded from the cache; with remat
-"none" or "gates" one library for every sequence length and batch size)
+"none", "gates" or "chunk:K" one library for every sequence length and
+batch size)
 through an XLA FFI call on XLA's buffers: the inference entry point without
 gradients; under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry

@@ -271,6 +271,10 @@ class Library:
         self.entries = {kind: Entry(self._lib, kind, spec, self._last_error,
                                     self.dynamic)
                         for kind, spec in self.manifest["entries"].items()}
+        if self.dynamic:
+            from . import _dynamic
+            _dynamic.set_schedule(self.entries.values(), self.manifest,
+                                  self.directory)
         # The cell's states in the dialect's order (`h` first), which
         # name the entry points' state buffers (`h0`, `h_reset`, ...);
         # empty for a model of mixed cells.

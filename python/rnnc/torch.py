@@ -11,7 +11,7 @@ in `torch.nn.GRU`'s.
 `help(rnnc.torch.LSTM)` gives the arguments. The first call for a (cell,
 sizes, remat, device) compiles a library (`rnnc.library`, cached on
 disk): on the CPU one for every sequence length and batch size (remat
-"none" or "gates", no wavefront), otherwise one per (T, B);
+"none", "gates" or "chunk:K", no wavefront), otherwise one per (T, B);
 every call runs it on the tensors' storage, on the CPU (float32, or
 float64 for gradient checks) or on PyTorch's current stream of a CUDA
 device, through the custom ops rnnc::forward, rnnc::backward and

@@ -1,9 +1,9 @@
-"""rnnc.torch's library of every shape: on the CPU, with remat "none" or
-"gates" and no wavefront, one library (rnn-compile --dynamic) serves a
-module's calls of every sequence length and batch size. Against torch.nn
-(and rnnc's libraries of one shape, compiled for remat "chunk:K", which
-give the same bits by construction) at many shapes; one compile for them
-all, also under torch.compile(dynamic=True); the disk cache's entries.
+"""rnnc.torch's library of every shape: on the CPU, with remat "none",
+"gates" or "chunk:K" and no wavefront, one library (rnn-compile
+--dynamic) serves a module's calls of every sequence length and batch
+size. Against torch.nn (and rnnc's libraries of one shape, which give the
+same bits by construction) at many shapes; one compile for them all,
+also under torch.compile(dynamic=True); the disk cache's entries.
 
 Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch.
 """
@@ -48,12 +48,14 @@ def resets(T, B, seed):
     return torch.rand(T, B, generator=g) < 0.25
 
 
-@pytest.mark.parametrize("cell", ALL_CELLS)
-def test_one_library_serves_every_shape(cell, requests):
+@pytest.mark.parametrize("cell,remat", [(c, "none") for c in ALL_CELLS] +
+                         [("lstm", "chunk:3"), ("gru", "chunk:3")])
+def test_one_library_serves_every_shape(cell, remat, requests):
     """Outputs, states and every gradient at eight shapes, with resets,
     against torch.nn run episode by episode; one library for all of
-    them."""
-    ours, ref = make_pair(cell, I, H, L)
+    them, also with checkpoints every 3 steps (rounded per call to whole
+    GEMM blocks)."""
+    ours, ref = make_pair(cell, I, H, L, remat=remat)
     for k, (T, B) in enumerate(SHAPES):
         x, h0, c0, gy, ghn = inputs(T, B, I, H, L, seed=k)
         is_init = resets(T, B, k)
@@ -67,39 +69,45 @@ def test_one_library_serves_every_shape(cell, requests):
             assert rel_err(g, g_ref) < 1e-5, (T, B)
     [request] = [json.loads(r) for r in requests]
     assert request["seq_len"] is None and request["batch"] is None
-    assert request["cell"] == cell
+    assert request["cell"] == cell and request["remat"] == remat
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
 def test_same_bits_as_libraries_of_one_shape(cell):
-    """At each shape, the library of every shape (remat "none", "gates")
-    gives the bits of libraries compiled for that shape alone (remat
-    "chunk:2" and "chunk:5", which issue the same GEMM calls)."""
+    """At each shape, the library of every shape gives under each policy
+    ("none", "gates", "chunk:2", "chunk:5", whose chunks each call rounds
+    to whole GEMM blocks) the bits of libraries compiled for that shape
+    alone ("none", "chunk:2"): every one issues the same GEMM calls."""
     for k, (T, B) in enumerate(SHAPES[:6]):
         x, h0, c0, gy, ghn = inputs(T, B, I, H, L, seed=k)
         is_init = resets(T, B, k)
         results = {}
-        for remat in ("none", "gates", "chunk:2", "chunk:5"):
+        for remat, every in (("none", True), ("gates", True),
+                             ("chunk:2", True), ("chunk:5", True),
+                             ("none", False), ("chunk:2", False)):
             ours, _ = make_pair(cell, I, H, L, remat=remat)
-            assert ours._serves_every_shape(x.device) == \
-                (remat in ("none", "gates"))
-            results[remat] = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
-                                            is_init)
+            assert ours._serves_every_shape(x.device)
+            if not every:
+                ours._serves_every_shape = lambda device: False
+            results[remat if every else f"{remat} at {T}x{B}"] = \
+                loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init)
         assert_same_bits(results)
 
 
-def test_torch_compile_dynamic_compiles_once(requests):
+@pytest.mark.parametrize("remat", ["none", "chunk:3"])
+def test_torch_compile_dynamic_compiles_once(remat, requests):
     """torch.compile(dynamic=True) of a policy (encoder, LSTM, head) called
     at ten shapes traces one graph and compiles one library; its results
     and gradients are those of the eager policy. (PyTorch specializes
-    sizes 0 and 1, so the shapes start at 2.)"""
+    sizes 0 and 1, so the shapes start at 2.) Under chunk:3 the saved
+    region's size is one the graph learns when it runs."""
     from torch._dynamo.utils import counters
 
     class Policy(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.encoder = torch.nn.Linear(6, 16)
-            self.lstm = rt.LSTM(16, 24)
+            self.lstm = rt.LSTM(16, 24, remat=remat)
             self.head = torch.nn.Linear(24, 3)
 
         def forward(self, x, is_init):
@@ -158,7 +166,6 @@ def test_cache_entry_without_the_shape():
 @pytest.mark.parametrize("kwargs, match", [
     (dict(seq_len=None, batch=3), "both None"),
     (dict(seq_len=4, batch=None), "both None"),
-    (dict(seq_len=None, batch=None, remat="chunk:2"), "chunk:2"),
     (dict(seq_len=None, batch=None, remat="budget:100000"), "budget"),
     (dict(seq_len=None, batch=None, wavefront=True), "wavefront"),
 ])

@@ -248,13 +248,13 @@ def interior_lengths(is_init):
     return lengths
 
 
-@pytest.mark.parametrize("remat", ["none", "chunk:2"],
+@pytest.mark.parametrize("remat", ["none", "budget:1000000000"],
                          ids=["every_shape", "per_shape"])
 def test_extra_calls(monkeypatch, remat):
     """The trajectory-end states of the N trajectories that end inside the
     sequence cost one more call per group of lengths (1, 2, 3-4, 5-8),
     as long as the group's longest, where one library serves every shape;
-    with a library per shape (remat "chunk:2"), ceil(N / B) more calls of
+    with a library per shape (a remat budget), ceil(N / B) more calls of
     the first call's shape."""
     ours, ref = make_pair("lstm", 1, torch.float64)
     if remat != "none":

@@ -48,3 +48,43 @@ func.func @folds() -> (index, index, index) {
   %r = rnn.block_steps %t64, %b512 rows(256)
   return %p, %q, %r : index, index, index
 }
+
+// (third function)
+// The chunk of a dynamic shape: K rounded up to whole blocks, T where
+// that passes T, and at least 1 (T = 0 is refused, after the sizes).
+
+// CHECK-LABEL: func.func @chunk(
+// CHECK-SAME: [[T:%[[:alnum:]_]+]]: index, [[P:%[[:alnum:]_]+]]: index)
+// CHECK: [[C8:%.+]] = arith.constant 8 : index
+// CHECK: [[BLOCKS:%.+]] = arith.ceildivui [[C8]], [[P]] : index
+// CHECK: [[LAST:%.+]] = arith.divui [[T]], [[P]] : index
+// CHECK: [[BEYOND:%.+]] = arith.cmpi ugt, [[BLOCKS]], [[LAST]] : index
+// CHECK: [[WHOLE:%.+]] = arith.muli [[BLOCKS]], [[P]] : index
+// CHECK: [[K:%.+]] = arith.select [[BEYOND]], [[T]], [[WHOLE]] : index
+// CHECK: [[ONE:%.+]] = arith.constant 1 : index
+// CHECK: [[K1:%.+]] = arith.maxui [[K]], [[ONE]] : index
+// CHECK: return [[K1]]
+// CHECK-NOT: rnn.chunk_steps
+func.func @chunk(%t: index, %p: index) -> index {
+  %k = rnn.chunk_steps %t, %p chunk(8)
+  return %k : index
+}
+
+// (fourth function)
+// With constant T and P it folds to the chunk of that static shape
+// (chunkStepsFor): 3 steps in blocks of 4 run 4, 9 run 12, and past
+// T = 10 (blocks of 4) they run T.
+
+// FOLD-LABEL: func.func @chunk_folds(
+// FOLD-DAG: [[C4:%.+]] = arith.constant 4 : index
+// FOLD-DAG: [[C8:%.+]] = arith.constant 8 : index
+// FOLD-DAG: [[C10:%.+]] = arith.constant 10 : index
+// FOLD: return [[C4]], [[C8]], [[C10]]
+func.func @chunk_folds() -> (index, index, index) {
+  %t = arith.constant 10 : index
+  %p = arith.constant 4 : index
+  %k3 = rnn.chunk_steps %t, %p chunk(3)
+  %k8 = rnn.chunk_steps %t, %p chunk(8)
+  %k9 = rnn.chunk_steps %t, %p chunk(9)
+  return %k3, %k8, %k9 : index, index, index
+}

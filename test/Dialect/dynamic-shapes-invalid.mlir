@@ -112,20 +112,42 @@ func.func @neither(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
 
 // -----
 
-// A chunked kernel needs its blocks, hence static T and B.
+// A chunked kernel of dynamic shape keeps one checkpoint per chunk a call
+// runs (K rounded to whole GEMM blocks): its checkpoint count is `?`.
 
 func.func @chunk_dynamic(%x: memref<?x4x3xf32>, %is_init: memref<?x4xi1>,
     %h0: memref<4x5xf32>, %c0: memref<4x5xf32>, %w_ih: memref<20x3xf32>,
     %w_hh: memref<20x5xf32>, %b_ih: memref<20xf32>, %b_hh: memref<20xf32>,
     %y: memref<?x4x5xf32>, %hn: memref<4x5xf32>, %cn: memref<4x5xf32>,
-    %g: memref<?x4x20xf32>, %cells: memref<?x4x5xf32>) {
-  // expected-error @+1 {{'rnn.cell_fwd' op has a dynamic sequence length or batch size: it cannot be chunked}}
+    %g: memref<?x4x20xf32>, %cells: memref<3x4x5xf32>) {
+  // expected-error @+1 {{'rnn.cell_fwd' op chunk count 3 of cells != ? (sequence length ? of x in chunks of 2)}}
   rnn.cell_fwd #rnn.lstm rows(256) chunk(2)
       ins(%x, %is_init) states(%h0, %c0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
       outs(%y, %hn, %cn) saved(gates %g, cells %cells)
       : memref<?x4x3xf32>, memref<?x4xi1>, memref<4x5xf32>, memref<4x5xf32>,
         memref<20x3xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
         memref<?x4x5xf32>, memref<4x5xf32>, memref<4x5xf32>,
-        memref<?x4x20xf32>, memref<?x4x5xf32>
+        memref<?x4x20xf32>, memref<3x4x5xf32>
+  return
+}
+
+// -----
+
+// With a static T and a dynamic B the count is per call too (the GEMM
+// block, hence the chunk, depends on B).
+
+func.func @chunk_dynamic_batch(%x: memref<6x?x3xf32>, %is_init: memref<6x?xi1>,
+    %h0: memref<?x5xf32>, %c0: memref<?x5xf32>, %w_ih: memref<20x3xf32>,
+    %w_hh: memref<20x5xf32>, %b_ih: memref<20xf32>, %b_hh: memref<20xf32>,
+    %y: memref<6x?x5xf32>, %hn: memref<?x5xf32>, %cn: memref<?x5xf32>,
+    %g: memref<6x?x20xf32>, %cells: memref<3x?x5xf32>) {
+  // expected-error @+1 {{'rnn.cell_fwd' op chunk count 3 of cells != ? (sequence length 6 of x in chunks of 2)}}
+  rnn.cell_fwd #rnn.lstm rows(256) chunk(2)
+      ins(%x, %is_init) states(%h0, %c0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      outs(%y, %hn, %cn) saved(gates %g, cells %cells)
+      : memref<6x?x3xf32>, memref<6x?xi1>, memref<?x5xf32>, memref<?x5xf32>,
+        memref<20x3xf32>, memref<20x5xf32>, memref<20xf32>, memref<20xf32>,
+        memref<6x?x5xf32>, memref<?x5xf32>, memref<?x5xf32>,
+        memref<6x?x20xf32>, memref<3x?x5xf32>
   return
 }

@@ -59,14 +59,17 @@ struct TestMemoryPlanPass
          << phases->saved << "\n";
   }
 
-  /// A plan in T, B and P: the peak, the size classes (the arena is the
+  /// A plan in T, B, P (K, N): the peak, the size classes (the arena is the
   /// sum of each class's slots of its size rounded up to 64 bytes), each
   /// buffer's class and slot, the phases.
   void printSymbolic(llvm::raw_ostream &os, const MemoryPlan &plan,
                      const SymbolicPlan &symbolic) {
     os << ": peak " << symbolic.peak.str();
-    if (std::optional<int64_t> rows = plan.getLiveness().getBlockRows())
-      os << " (P: blocks of " << *rows << " rows)";
+    const SizeSymbols &symbols = plan.getLiveness().getSizeSymbols();
+    if (symbols.rows)
+      os << " (P: blocks of " << *symbols.rows << " rows)";
+    if (symbols.chunk)
+      os << " (K, N: chunks of " << *symbols.chunk << " steps)";
     os << "\n";
     for (auto [i, sizeClass] : llvm::enumerate(symbolic.classes))
       os << "  class " << i << ": " << sizeClass.slots << " x "

@@ -2,11 +2,14 @@
 //
 // Unit tests of the pieces of rnn-rematerialize that the budget policy is
 // built from: parsing policies, applying a plan, and the cost model that
-// ranks plans (FLOPs recomputed, memory traffic). Expected costs are
-// computed here from the layer shapes, not taken from the code under test.
+// ranks plans (FLOPs recomputed, memory traffic), and the chunk a kernel
+// of dynamic shape runs per call. Expected costs are computed here from
+// the layer shapes, not taken from the code under test.
 //
 //===----------------------------------------------------------------------===//
 
+#include "rnn/Analysis/SizeExpr.h"
+#include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/InitAll.h"
 #include "rnn/Transforms/Passes.h"
 
@@ -192,6 +195,42 @@ TEST_F(RematTest, ChunksAreWholeBlocks) {
   auto grad = module->lookupSymbol<func::FuncOp>("f_grad");
   ASSERT_TRUE(grad);
   EXPECT_EQ(grad->getAttrOfType<StringAttr>("rnn.remat").getValue(), "chunk:4");
+}
+
+TEST(DynamicChunkTest, EachCallRunsWholeBlocksUpToT) {
+  // The chunk a call of a dynamic kernel runs (K) and its chunk count (N):
+  // whole GEMM blocks unless all of T, at least the steps asked for (or
+  // T), less than one block more, and N chunks of K cover T exactly once.
+  for (int64_t chunk : {1, 3, 8, 64})
+    for (int64_t batch : {1, 3, 64, 300})
+      for (int64_t steps = 1; steps <= 70; ++steps) {
+        CallShape call = SizeSymbols{256, chunk}.at(steps, batch);
+        ASSERT_EQ(call.P, gemmBlockSteps(steps, batch, 256));
+        EXPECT_TRUE(call.K == steps || call.K % call.P == 0)
+            << steps << " " << batch << " " << chunk;
+        EXPECT_GE(call.K, std::min(chunk, steps));
+        EXPECT_LT(call.K, chunk + call.P);
+        EXPECT_LE(call.K, steps);
+        EXPECT_GE(call.N * call.K, steps);
+        EXPECT_LT((call.N - 1) * call.K, steps);
+      }
+}
+
+TEST(DynamicChunkTest, SizesReadKAndN) {
+  SizeExpr size = SizeExpr::constant(420) * SizeExpr::symbolB() *
+                      SizeExpr::symbolK() +
+                  SizeExpr::constant(84) * SizeExpr::symbolB() *
+                      SizeExpr::symbolN() +
+                  SizeExpr::constant(84) * SizeExpr::symbolT() *
+                      SizeExpr::symbolB();
+  EXPECT_EQ(size.str(), "84*T*B + 420*B*K + 84*B*N");
+  CallShape call{9, 5, 8, 8, 2};
+  EXPECT_EQ(size.evaluate(call), 84 * 9 * 5 + 420 * 5 * 8 + 84 * 5 * 2);
+  // isAtMost knows of K and N only that each is at least 1 (not K <= T).
+  EXPECT_TRUE((SizeExpr::symbolB() * SizeExpr::symbolK())
+                  .isAtMost(SizeExpr::symbolB() * SizeExpr::symbolK() +
+                            SizeExpr::symbolN()));
+  EXPECT_FALSE(SizeExpr::symbolK().isAtMost(SizeExpr::symbolT()));
 }
 
 TEST_F(RematTest, LongChunksPaySpills) {

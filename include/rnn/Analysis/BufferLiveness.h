@@ -98,10 +98,12 @@ public:
   /// Whether every allocation is at the top level with a size in T, B and
   /// P (static ones included): a plan in those covers the function.
   bool isSymbolic() const { return symbolicAllocs; }
-  /// The GEMM rows of the function's blocks, where a size reads P.
-  std::optional<int64_t> getBlockRows() const { return blockRows; }
-  /// The call shape (T, B) with P the GEMM block's steps there, which the
-  /// sizes read (1 in a function without blocks).
+  /// The GEMM rows of the function's blocks, where a size reads P, and
+  /// its chunk, where a size reads K or N.
+  const SizeSymbols &getSizeSymbols() const { return sizeSymbols; }
+  /// The call shape (T, B) with P the GEMM block's steps there, and K and
+  /// N the chunk's, which the sizes read (1 in a function without
+  /// blocks or chunks).
   CallShape getCallShape(int64_t seqLen, int64_t batch) const;
   /// Number of ops in the entry block.
   unsigned getNumPositions() const { return numPositions; }
@@ -121,7 +123,7 @@ public:
 private:
   llvm::SmallVector<BufferInfo> buffers;
   bool staticAllocs = true, symbolicAllocs = true;
-  std::optional<int64_t> blockRows;
+  SizeSymbols sizeSymbols;
   unsigned numPositions = 0;
 };
 

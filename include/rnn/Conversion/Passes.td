@@ -164,6 +164,20 @@ def ExpandBlockStepsPass : Pass<"rnn-expand-block-steps", "ModuleOp"> {
     %p1 = arith.minui %p0, %t : index
     %p = arith.maxui %p1, %c1 : index
     ```
+
+    and every `rnn.chunk_steps` the chunk `chunkStepsFor` computes: K
+    rounded up to whole blocks, T where that passes T.
+
+    ```mlir
+    %k = rnn.chunk_steps %t, %p chunk(8)
+    // becomes
+    %blocks = arith.ceildivui %c8, %p : index
+    %last = arith.divui %t, %p : index
+    %beyond = arith.cmpi ugt, %blocks, %last : index
+    %whole = arith.muli %blocks, %p : index
+    %k0 = arith.select %beyond, %t, %whole : index
+    %k = arith.maxui %k0, %c1 : index  // 1 at T = 0, which callers refuse
+    ```
   }];
   let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect"];
 }

@@ -105,6 +105,11 @@ struct GemmBlock {
 /// P * batch >= gemmRows, at most `steps`.
 int64_t gemmBlockSteps(int64_t steps, int64_t batch, int64_t gemmRows);
 
+/// The steps K' of a chunk of `chunk` steps asked for, at `steps` steps
+/// in GEMM blocks of `block`: K rounded up to whole blocks, at most
+/// `steps` (written so that no product can overflow).
+int64_t chunkStepsFor(int64_t steps, int64_t block, int64_t chunk);
+
 /// The GEMM block of a kernel of `steps` x `batch` (either may be
 /// ShapedType::kDynamic) whose blocks reach `gemmRows` rows.
 GemmBlock gemmBlockFor(int64_t steps, int64_t batch, int64_t gemmRows);

@@ -346,6 +346,29 @@ def RNN_BlockStepsOp : RNN_Op<"block_steps", [Pure]> {
   let hasFolder = 1;
 }
 
+def RNN_ChunkStepsOp : RNN_Op<"chunk_steps", [Pure]> {
+  let summary = "the chunk of a checkpointed kernel whose T or B is dynamic";
+  let description = [{
+    The steps K' a chunk of `chunk(K)` steps runs at sequence length
+    `steps` in GEMM blocks of `block` (an `rnn.block_steps`): K rounded up
+    to whole blocks, at most T — the `chunk` a kernel of that static shape
+    has, so that a replayed chunk issues the forward's GEMM blocks. The
+    checkpoints of such a kernel are `arith.ceildivui %t, %k` per call.
+    `rnn-rematerialize` and `convert-rnn-to-loops` make it for each
+    chunked kernel of dynamic shape; the memory plan reads it (K) and the
+    checkpoint count (N) as sizes of their own; `rnn-expand-block-steps`
+    lowers it. It folds where T and the block are constants.
+
+    ```mlir
+    %k = rnn.chunk_steps %t, %p chunk(8)
+    ```
+  }];
+  let arguments = (ins Index:$steps, Index:$block, RNN_ChunkAttr:$chunk);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$steps `,` $block `chunk` `(` $chunk `)` attr-dict";
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Phase marker
 //===----------------------------------------------------------------------===//

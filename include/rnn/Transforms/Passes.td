@@ -116,7 +116,17 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
     A replayed chunk issues the GEMMs of the forward only if it is made of
     whole GEMM blocks: K is rounded up to a multiple of the kernels' block
     P, and K beyond T is taken as T. The plan recorded is the one applied
-    (`chunk:3` with P = 4 becomes `chunk:4`).
+    (`chunk:3` with P = 4 becomes `chunk:4`). Kernels of a dynamic T or B
+    (`rows`) keep the K asked for, and each call rounds it as a static
+    shape would (`rnn.chunk_steps`), with ceil(T / K') checkpoints:
+
+    ```mlir
+    %p = rnn.block_steps %t, %b rows(256)
+    %k = rnn.chunk_steps %t, %p chunk(8)
+    %n = arith.ceildivui %t, %k : index
+    %ck = tensor.empty(%n, %b) : tensor<?x?x256xf32>
+    ... = rnn.cell_fwd #rnn.lstm rows(256) chunk(8) ... saved(..., cells %ck)
+    ```
 
     ```mlir
     %y, %h, %c, %g, %ck = rnn.cell_fwd #rnn.lstm block(4) chunk(8) ...
@@ -125,7 +135,8 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
         saved(y %y, cells %ck) cotangents(...) outs(...) : ...
     ```
 
-    Under `policy=budget:BYTES` the pass tries saving everything, replaying
+    Under `policy=budget:BYTES` (static shapes only: the plan that fits
+    depends on T and B) the pass tries saving everything, replaying
     the gates, and chunks of P, 2P, 4P, ... steps (P, a power of two, the
     largest block of the module's kernels); predicts the peak of each
     with the memory planner (rnn-plan-memory after lowering, on a copy of

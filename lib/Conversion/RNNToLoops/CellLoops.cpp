@@ -24,6 +24,13 @@ LayerInputs::LayerInputs(KernelOpInterface op, KernelBuilder &k)
             : k.size(op.getBlockSteps())),
       replaysInPlace(op.getStorageType() ==
                      cast<MemRefType>(x.getType()).getElementType()) {
+  std::optional<int64_t> chunk = op.getChunkSteps();
+  if (!chunk)
+    K = T;
+  else if (op.getGemmBlock().isPerCall())
+    K = k.chunkSteps(T, P, *chunk);
+  else
+    K = k.size(*chunk);
   if (op.hasDynamicShape())
     k.setGemmRowsBound(k.mulSize(P, B));
 }

@@ -81,6 +81,9 @@ struct LayerInputs {
   OpFoldResult T, B;
   int64_t H = 0;
   OpFoldResult P;
+  /// The steps of a chunk: the kernel's `chunk`, rounded per call
+  /// (rnn.chunk_steps) where T or B is dynamic; T when not checkpointed.
+  OpFoldResult K;
   /// Whether a replay computes the gates in place of their input
   /// projection: not when the gates are stored narrower than the element
   /// type, where the projection must stay in the element type as it does in
@@ -251,11 +254,10 @@ template <typename Cell> struct CellLoops {
       return prev;
     };
     k.forChunks(
-        in.T, chunk ? k.size(*chunk) : in.T, /*reverse=*/false,
+        in.T, in.K, /*reverse=*/false,
         [&](Value first, OpFoldResult len) {
           if (chunk) {
-            Value w =
-                arith::DivUIOp::create(k.builder(), first, k.index(*chunk));
+            Value w = arith::DivUIOp::create(k.builder(), first, k.index(in.K));
             SmallVector<Value> prev = statesBefore(first);
             for (auto [i, role] : llvm::enumerate(Cell::kStateRoles))
               k.copy(prev[i + 1], k.step(saved[roleIndex(cell, role)], w));
@@ -405,25 +407,24 @@ template <typename Cell> struct CellLoops {
   static void emitChunkedBwd(KernelOpInterface op, KernelBuilder &k) {
     LayerInputs in(op, k);
     CellAttrInterface cell = op.getCell();
-    int64_t chunk = *op.getChunkSteps();
     BackwardIO io(op);
     // K steps of replay scratch per saved role, reused chunk after chunk.
     SmallVector<Value> saved;
     for (StringRef role : cell.getSavedRoles())
       saved.push_back(
-          k.alloc({k.size(chunk), in.B,
+          k.alloc({in.K, in.B,
                    k.size(cell.getRoleWidth(role, in.H))},
                   role,
                   isStoredRole(cell, role) ? op.getStorageType() : Type()));
     typename Cell::StepScratch s(k, in, /*replay=*/true);
     StateScratch states(k, in, cell, /*carries=*/false);
     typename Cell::GradScratch g(k, in);
-    emitBackward(op, k, in, io, g, k.size(chunk),
+    emitBackward(op, k, in, io, g, in.K,
                  [&](Value first, OpFoldResult len) {
       // Replay the chunk from the states that entered it ...
       SmallVector<Value> entries;
       if (!Cell::kStateRoles.empty()) {
-        Value w = arith::DivUIOp::create(k.builder(), first, k.index(chunk));
+        Value w = arith::DivUIOp::create(k.builder(), first, k.index(in.K));
         for (StringRef role : Cell::kStateRoles)
           entries.push_back(k.step(op.get(role), w));
       }

@@ -1,7 +1,8 @@
 //===- ExpandBlockSteps.cpp - rnn-expand-block-steps ----------------------===//
 //
-// `rnn.block_steps` as index arithmetic and a loop, at the start of each
-// target's lowering (see Passes.td).
+// `rnn.block_steps` as index arithmetic and a loop, and `rnn.chunk_steps`
+// as index arithmetic, at the start of each target's lowering (see
+// Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,17 +57,39 @@ static Value expand(ImplicitLocOpBuilder &b, BlockStepsOp op) {
   return arith::MaxUIOp::create(b, block, one);
 }
 
+/// chunkStepsFor(T, P, K) of `op`'s operands, at the builder's position:
+/// blocks = ceil(K / P); T if blocks > T / P, else blocks * P; at least 1
+/// (a sizes entry point computes it before it refuses T = 0, and divides
+/// T by it).
+static Value expand(ImplicitLocOpBuilder &b, ChunkStepsOp op) {
+  Value t = op.getSteps(), block = op.getBlock();
+  Value chunk = arith::ConstantIndexOp::create(
+      b, static_cast<int64_t>(op.getChunk()));
+  Value blocks = arith::CeilDivUIOp::create(b, chunk, block);
+  Value beyond = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, blocks,
+                                       arith::DivUIOp::create(b, t, block));
+  Value steps = arith::SelectOp::create(
+      b, beyond, t, arith::MulIOp::create(b, blocks, block));
+  return arith::MaxUIOp::create(b, steps, arith::ConstantIndexOp::create(b, 1));
+}
+
 namespace {
 struct ExpandBlockStepsPass
     : public rnn::impl::ExpandBlockStepsPassBase<ExpandBlockStepsPass> {
   void runOnOperation() override {
-    SmallVector<BlockStepsOp> ops;
-    getOperation()->walk([&](BlockStepsOp op) { ops.push_back(op); });
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<BlockStepsOp, ChunkStepsOp>(op))
+        ops.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
-    for (BlockStepsOp op : ops) {
+    for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
-      ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-      rewriter.replaceOp(op, expand(b, op));
+      ImplicitLocOpBuilder b(op->getLoc(), rewriter);
+      Value expanded = isa<BlockStepsOp>(op)
+                           ? expand(b, cast<BlockStepsOp>(op))
+                           : expand(b, cast<ChunkStepsOp>(op));
+      rewriter.replaceOp(op, expanded);
     }
   }
 };

@@ -158,6 +158,12 @@ Value KernelBuilder::gemmBlockSteps(OpFoldResult steps, OpFoldResult batch,
                               index(batch), b.getI64IntegerAttr(rows));
 }
 
+Value KernelBuilder::chunkSteps(OpFoldResult steps, OpFoldResult block,
+                                int64_t chunk) {
+  return ChunkStepsOp::create(b, b.getIndexType(), index(steps), index(block),
+                              b.getI64IntegerAttr(chunk));
+}
+
 Value KernelBuilder::scalar(double value) {
   FloatAttr attr = b.getFloatAttr(elementType, value);
   if (width == 1)

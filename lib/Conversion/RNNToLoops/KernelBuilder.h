@@ -86,6 +86,9 @@ public:
   /// The GEMM block gemmBlockSteps(steps, batch, rows) computed when the
   /// kernel runs (rnn.block_steps).
   Value gemmBlockSteps(OpFoldResult steps, OpFoldResult batch, int64_t rows);
+  /// The chunk chunkStepsFor(steps, block, chunk) computed when the kernel
+  /// runs (rnn.chunk_steps).
+  Value chunkSteps(OpFoldResult steps, OpFoldResult block, int64_t chunk);
 
   /// Where T or B is dynamic: `rows` (P * B) bounds the rows of every GEMM
   /// operand of the kernel ([B, X] or a block's [len * B, X]), so that the

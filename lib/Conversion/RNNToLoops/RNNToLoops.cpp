@@ -356,8 +356,8 @@ struct ConvertRNNToLoopsPass
     // the target's lowering.
     WalkResult left = module.walk([](Operation *op) {
       if (!isa<RNNDialect>(op->getDialect()) ||
-          isa<BeginBackwardOp, BlockStepsOp, ForkOp, LaneSwitchOp, JoinOp,
-              SignalOp, WaitOp>(op))
+          isa<BeginBackwardOp, BlockStepsOp, ChunkStepsOp, ForkOp,
+              LaneSwitchOp, JoinOp, SignalOp, WaitOp>(op))
         return WalkResult::advance();
       op->emitOpError("was not lowered: convert-rnn-to-loops needs bufferized "
                       "f32 kernels on identity-layout buffers (run "

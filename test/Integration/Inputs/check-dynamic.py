@@ -5,7 +5,9 @@ bitwise (rnn-npz-compare --rtol=0: it issues the same GEMM calls, which
 the counts and the GEMM block also show), that its peak predicted from the
 plan's expressions at the shape equals the peak the runtime measures, and
 that it holds no more than the specialized program (for T > 1), and that
-remat `gates` gives `none`'s bits. Shapes: T = 1, B = 1,
+remat `gates` and `chunk:K` give `none`'s bits (a chunk of K steps asked
+for runs K rounded up to whole GEMM blocks, at most T, as the specialized
+program's). Shapes: T = 1, B = 1,
 T a multiple of the GEMM block and not (a tail block), T * B large, blocks
 of one step and of many. Exits non-zero listing every violation.
 
@@ -32,15 +34,25 @@ for cell, layers in (("lstm", 2), ("gru", 2)):
         CASES.append((cell, layers, t, b, "train", ["--remat=none"]))
     for t, b in ((33, 64), (5, 3)):
         CASES.append((cell, layers, t, b, "train", ["--remat=gates"]))
+    # Chunks of one block, of several, of a part of a block (rounded up),
+    # and longer than T.
+    for t, b in ((1, 1), (5, 3), (37, 3), (33, 64), (100, 40)):
+        for chunk in (1, 3, 64):
+            CASES.append((cell, layers, t, b, "train",
+                          [f"--remat=chunk:{chunk}"]))
 for cell in ("mgu", "cifg"):
     for t, b in ((1, 1), (33, 64)):
         CASES.append((cell, 1, t, b, "infer", []))
         CASES.append((cell, 1, t, b, "train", []))
 for flags in (["--dropout=0.3"], ["--reset-to=step"], ["--reset-to=column"],
               ["--storage=bf16"], ["--storage=bf16", "--reset-to=step"],
-              ["--dtype=f64"]):
+              ["--dtype=f64"], ["--remat=chunk:3", "--storage=bf16"],
+              ["--remat=chunk:3", "--reset-to=step"],
+              ["--remat=chunk:3", "--dropout=0.3"]):
     CASES.append(("lstm", 2, 9, 5, "train", flags))
     CASES.append(("gru", 2, 33, 64, "train", flags))
+for cell in ("mgu", "cifg"):
+    CASES.append((cell, 1, 33, 64, "train", ["--remat=chunk:5"]))
 
 
 def run(tmp, extra, index, case, dynamic):
@@ -88,18 +100,19 @@ def check(tmp, extra, index, case):
     if compare.returncode != 0:
         failures.append(f"{tag}: not bitwise the static program's: "
                         f"{compare.stdout.strip()} {compare.stderr.strip()}")
-    # Every policy gives `none`'s bits at every shape (gates: the same GEMM
+    # Every policy gives `none`'s bits at every shape (the same GEMM
     # calls).
-    if mode == "train" and "--remat=gates" in flags:
+    policy = [f for f in flags if f.startswith("--remat=")]
+    if mode == "train" and policy and policy != ["--remat=none"]:
         none = (cell, layers, t, b, mode,
-                [f for f in flags if f != "--remat=gates"] + ["--remat=none"])
+                [f for f in flags if f not in policy] + ["--remat=none"])
         plain, plain_out, error = run(tmp, extra, f"{index}.none", none, True)
         if plain is None:
             failures.append(f"{tag}: dynamic run under none failed: {error}")
         elif subprocess.run(["rnn-npz-compare", "--rtol=0", "--quiet",
                              dynamic_out, plain_out],
                             capture_output=True).returncode != 0:
-            failures.append(f"{tag}: gates differs from none")
+            failures.append(f"{tag}: {policy[0]} differs from none")
     print(tag, "peak", peak["measured"], "plan", dynamic["plan"]["peak"])
     return failures
 

@@ -54,6 +54,24 @@ if dynamic != bool(shape):
     fail("give --shape=T,B exactly for a library of dynamic shape")
 
 
+def symbols(shape):
+    """T and B, and the symbols the sizes read besides: P, the GEMM block
+    (the smallest power of two whose rows P * B reach `gemm_rows`, at most
+    T), and under chunk:K the chunk a call runs, K rounded up to whole
+    blocks and at most T, and N, the chunks of T."""
+    t, b = shape["T"], shape["B"]
+    p = 1
+    while p < t and p * b < manifest["gemm_rows"]:
+        p *= 2
+    values = dict(shape, P=p, K=t, N=1)
+    plan = manifest.get("remat_plan", "")
+    if plan.startswith("chunk:"):
+        k = -(-int(plan.split(":")[1]) // p) * p
+        values["K"] = min(k, t)
+        values["N"] = -(-t // values["K"])
+    return values
+
+
 def sizes_of(kind, t, b):
     """The status and the bytes of each argument of an entry point at
     (t, b), from its sizes entry point."""
@@ -178,7 +196,7 @@ if dynamic:
     # The manifest's layout (sizes in T and B, each value aligned) spans
     # the region the sizes entry point gives.
     align = entries["fwd"]["saved_alignment"]
-    spans = [eval(v["size"], {"__builtins__": {}}, dict(shape))
+    spans = [eval(v["size"], {"__builtins__": {}}, symbols(shape))
              for v in entries["fwd"]["saved"]]
     total = sum(-(-n // align) * align for n in spans)
     if not spans or total != saved[0][0]:
