@@ -6,12 +6,13 @@ that both see the same machine, and their ratio. Each round is one
 rnn-run process per program (compile, then --warmup and --iters steps);
 the figure of a round is rnn-run's median step.
 
-The configurations are issue 42's: training steps at T = 32, B = 64,
-I = H = 256 with 1 and 2 layers, and a rollout step (inference at T = 1,
-B = 8, I = H = 64), for the LSTM and the GRU.
+The configurations: training steps at T = 32, B = 64, I = H = 256 with 1
+and 2 layers (the second also with checkpoints every 8 steps), and a
+rollout step (inference at T = 1, B = 8, I = H = 64), for the LSTM and the
+GRU.
 
 Usage: bench/dynamic_vs_static.py [--rounds 5] [--iters 20] [--threads 1]
-       [--rnn-run PATH]   (rollout steps run 15 times --iters)
+       [--rnn-run PATH] [--only NAME]   (rollout steps run 15 times --iters)
 """
 
 import argparse
@@ -24,6 +25,9 @@ CONFIGS = [
                    "--input-size=256", "--hidden-size=256", "--layers=1"]),
     ("train L=2", ["--mode=train", "--seq-len=32", "--batch=64",
                    "--input-size=256", "--hidden-size=256", "--layers=2"]),
+    ("chunk:8 L=2", ["--mode=train", "--seq-len=32", "--batch=64",
+                     "--input-size=256", "--hidden-size=256", "--layers=2",
+                     "--remat=chunk:8"]),
     ("rollout", ["--mode=infer", "--seq-len=1", "--batch=8",
                  "--input-size=64", "--hidden-size=64", "--layers=1"]),
 ]
@@ -49,11 +53,15 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rnn-run", default="rnn-run")
+    parser.add_argument("--only", default="",
+                        help="the configurations whose name contains it")
     args = parser.parse_args()
     print(f"{'cell':5} {'config':10} {'static ms':>10} {'dynamic ms':>11} "
           f"{'dynamic/static':>15}")
     for cell in ("lstm", "gru"):
         for name, flags in CONFIGS:
+            if args.only not in name:
+                continue
             static, dynamic = [], []
             for _ in range(args.rounds):
                 static.append(step_ms(args.rnn_run, cell, flags, False, args))

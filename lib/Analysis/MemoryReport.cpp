@@ -48,6 +48,8 @@ rnn::buildMemoryReport(const MemoryPlan &plan,
     offsets = std::move(*placed);
     report.shape = shape;
     report.blockSteps = call->P;
+    if (liveness.getSizeSymbols().chunk)
+      report.chunk = std::make_pair(call->K, call->N);
   }
   report.function = func.getName().str();
   MLIRContext *ctx = func.getContext();
@@ -148,7 +150,12 @@ static std::string endName(const MemoryPlanReport &report,
 void rnn::printMemoryReport(const MemoryPlanReport &report,
                             llvm::raw_ostream &os) {
   os << "memory plan of @" << report.function;
-  if (report.shape)
+  if (report.shape && report.chunk)
+    os << llvm::formatv(
+        " at T={0}, B={1} (P={2}, K={3}, N={4}; sizes in T, B, P, K and N)",
+        report.shape->seqLen, report.shape->batch, report.blockSteps,
+        report.chunk->first, report.chunk->second);
+  else if (report.shape)
     os << llvm::formatv(" at T={0}, B={1} (P={2}; sizes in T, B and P)",
                         report.shape->seqLen, report.shape->batch,
                         report.blockSteps);
@@ -240,10 +247,16 @@ llvm::json::Value rnn::memoryReportToJSON(ArrayRef<MemoryPlanReport> reports) {
         {"buffers", std::move(buffers)}};
     if (report.budget)
       function["remat_budget"] = *report.budget;
-    if (report.shape)
-      function["shape"] = llvm::json::Object{{"T", report.shape->seqLen},
-                                             {"B", report.shape->batch},
-                                             {"P", report.blockSteps}};
+    if (report.shape) {
+      llvm::json::Object shape{{"T", report.shape->seqLen},
+                               {"B", report.shape->batch},
+                               {"P", report.blockSteps}};
+      if (report.chunk) {
+        shape["K"] = report.chunk->first;
+        shape["N"] = report.chunk->second;
+      }
+      function["shape"] = std::move(shape);
+    }
     if (report.phases)
       function["phases"] =
           llvm::json::Object{{"fwd_peak_bytes", report.phases->fwdPeak},

@@ -71,10 +71,11 @@ struct ReportShape {
 
 struct MemoryPlanReport {
   std::string function;
-  /// For a plan in closed form: the shape it is evaluated at, and the GEMM
-  /// block's steps there.
+  /// For a plan in closed form: the shape it is evaluated at, the GEMM
+  /// block's steps there, and under a chunk the chunk's steps and count.
   std::optional<ReportShape> shape;
   int64_t blockSteps = 0;
+  std::optional<std::pair<int64_t, int64_t>> chunk;
   /// rnn.remat of the function, and rnn.remat_budget if it was chosen
   /// under a budget.
   std::string remat;
