@@ -177,8 +177,8 @@ static std::optional<SizeExpr> argumentDim(BlockArgument arg, int64_t dim) {
   return *symbol == 'T' ? SizeExpr::symbolT() : SizeExpr::symbolB();
 }
 
-/// K and N of a chunk of `chunk` steps asked for at T = `t` in blocks of
-/// P = `p`, after P in `shape`.
+/// K and N (`k`, `n`) of a chunk of `chunk` steps asked for, at T = `t`
+/// in GEMM blocks of P = `p`, at the builder's position.
 static void buildChunk(OpBuilder &builder, Location loc, Value t, Value p,
                        int64_t chunk, Value &k, Value &n) {
   k = ChunkStepsOp::create(builder, loc, builder.getIndexType(), t, p,
