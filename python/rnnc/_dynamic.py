@@ -79,6 +79,10 @@ def saved_sizes(spec, symbol):
     layout, alignment = spec.get("saved"), spec.get("saved_alignment")
     if layout is None:
         return None
+    if layout == []:
+        # Nothing saved (a GRU layer's checkpoints under chunk:K are its
+        # output y): an empty region, with no alignment to state.
+        return [], 1
     try:
         if isinstance(alignment, bool) or not isinstance(alignment, int) or \
                 alignment < 1:

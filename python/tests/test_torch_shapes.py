@@ -94,6 +94,28 @@ def test_same_bits_as_libraries_of_one_shape(cell):
         assert_same_bits(results)
 
 
+@pytest.mark.parametrize("cell", ["gru", "mgu"])
+def test_nothing_saved_under_chunks(cell, requests):
+    """A one-layer GRU or MGU under chunk:4 saves nothing (it replays each
+    chunk from y, an output): an empty saved region at every shape, the
+    results torch.nn's."""
+    ours, ref = make_pair(cell, I, H, 1, remat="chunk:4")
+    for k, (T, B) in enumerate([(9, 3), (1, 1), (40, 17)]):
+        x, h0, c0, gy, ghn = inputs(T, B, I, H, 1, seed=k)
+        is_init = resets(T, B, k)
+        assert ours._library(T, B, x.device, x.dtype, "zero").at(
+            T, B).saved_bytes == 0
+        y, loss, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn,
+                                        is_init)
+        y_ref, loss_ref, grads_ref = episodes_loss_and_grads(
+            cell, ref, x, h0, c0, gy, ghn, is_init)
+        assert rel_err(y, y_ref) < 1e-5, (T, B)
+        for g, g_ref in zip(grads, grads_ref):
+            assert rel_err(g, g_ref) < 1e-5, (T, B)
+    [request] = [json.loads(r) for r in requests]
+    assert request["seq_len"] is None and request["remat"] == "chunk:4"
+
+
 @pytest.mark.parametrize("remat", ["none", "chunk:3"])
 def test_torch_compile_dynamic_compiles_once(remat, requests):
     """torch.compile(dynamic=True) of a policy (encoder, LSTM, head) called
