@@ -64,6 +64,7 @@ def call_symbols(T, B, rows, chunk):
     P = 1
     while P < T and P * B < rows:
         P *= 2
+    P = max(1, min(P, T))
     values = {"T": T, "B": B, "P": P, "K": T, "N": 1}
     if chunk:
         blocks = -(-chunk // P)

@@ -63,6 +63,7 @@ def symbols(shape):
     p = 1
     while p < t and p * b < manifest["gemm_rows"]:
         p *= 2
+    p = max(1, min(p, t))
     values = dict(shape, P=p, K=t, N=1)
     plan = manifest.get("remat_plan", "")
     if plan.startswith("chunk:"):
