@@ -17,9 +17,10 @@
 # * rnnc.jax (JAX from the system's site-packages) runs the same model
 #   through the wheel's FFI handler, jitted, and matches rnnc.torch;
 # * a second, unprivileged account (uid 65534, its own HOME) runs it again
-#   from the same cache without compiling (the entries are unchanged), and
-#   a new shape there, in the shared cache it cannot write, compiles into
-#   its own fallback cache with one warning.
+#   from the same cache without compiling (the entries are unchanged), a
+#   new sequence length from the same library, and a new model there, in
+#   the shared cache it cannot write, compiles into its own fallback cache
+#   with one warning.
 set -euo pipefail
 WHEEL=$(realpath "$1")
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -57,10 +58,15 @@ lstm(x)
 print(f"example: trained, matches torch.nn to {err:.1e}; cached call "
       f"{1e3 * (time.perf_counter() - start):.2f} ms")
 if len(sys.argv) > 1:
-    # A shape the cache does not hold yet.
+    # A sequence length not called before: the library serves every shape.
     start = time.perf_counter()
     lstm(torch.randn(int(sys.argv[1]), B, 8))
-    print(f"new shape: compiled and ran in "
+    print(f"new sequence length: ran in "
+          f"{time.perf_counter() - start:.2f} s")
+    # A model the cache does not hold yet.
+    start = time.perf_counter()
+    rnnc.torch.LSTM(8, 24, 2)(x)
+    print(f"new model: compiled and ran in "
           f"{time.perf_counter() - start:.2f} s")
 EOF
 chmod 644 "$W/example.py"
