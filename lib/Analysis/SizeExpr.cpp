@@ -400,11 +400,34 @@ Value SizeExpr::buildChecked(OpBuilder &builder, Location loc,
   return sum;
 }
 
+std::array<Value, 5> mlir::rnn::buildCallSymbols(OpBuilder &builder,
+                                                  Location loc, Value t,
+                                                  Value b,
+                                                  const SizeSymbols &symbols) {
+  Type index = builder.getIndexType(), i64 = builder.getI64Type();
+  auto toI64 = [&](Value value) -> Value {
+    return arith::IndexCastUIOp::create(builder, loc, i64, value);
+  };
+  Value p = symbols.rows
+                ? BlockStepsOp::create(builder, loc, index, t, b,
+                                       builder.getI64IntegerAttr(*symbols.rows))
+                      .getResult()
+                : arith::ConstantIndexOp::create(builder, loc, 1).getResult();
+  std::array<Value, 5> values = {toI64(t), toI64(b), toI64(p), Value(),
+                                 Value()};
+  if (symbols.chunk) {
+    Value k, n;
+    buildChunk(builder, loc, t, p, *symbols.chunk, k, n);
+    values[3] = toI64(k);
+    values[4] = toI64(n);
+  }
+  return values;
+}
+
 func::FuncOp mlir::rnn::buildSizeFunction(
     OpBuilder &builder, Operation *after, StringRef name,
     ArrayRef<std::pair<SizeExpr, int64_t>> parts, int64_t alignment,
     const SizeSymbols &sizeSymbols) {
-  std::optional<int64_t> rows = sizeSymbols.rows;
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointAfter(after);
   Location loc = after->getLoc();
@@ -417,21 +440,8 @@ func::FuncOp mlir::rnn::buildSizeFunction(
   CheckedArithmetic c{builder, loc,
                       arith::ConstantIntOp::create(builder, loc,
                                                    builder.getI1Type(), 0)};
-  auto toI64 = [&](Value value) -> Value {
-    return arith::IndexCastUIOp::create(builder, loc, i64, value);
-  };
-  Value t = body->getArgument(0), b = body->getArgument(1);
-  Value p = rows ? BlockStepsOp::create(builder, loc, index, t, b,
-                                        builder.getI64IntegerAttr(*rows))
-                       .getResult()
-                 : arith::ConstantIndexOp::create(builder, loc, 1).getResult();
-  Value symbols[] = {toI64(t), toI64(b), toI64(p), Value(), Value()};
-  if (sizeSymbols.chunk) {
-    Value k, n;
-    buildChunk(builder, loc, t, p, *sizeSymbols.chunk, k, n);
-    symbols[3] = toI64(k);
-    symbols[4] = toI64(n);
-  }
+  std::array<Value, 5> symbols = buildCallSymbols(
+      builder, loc, body->getArgument(0), body->getArgument(1), sizeSymbols);
   Value total = c.constant(0);
   for (const auto &[size, count] : parts) {
     Value sum = size.buildChecked(builder, loc, symbols, c.overflow);
@@ -481,4 +491,57 @@ std::string SizeMax::str() const {
   for (auto [i, candidate] : llvm::enumerate(candidates))
     s += (i ? ", " : "") + candidate.str();
   return s + ")";
+}
+
+Value SizeMax::buildChecked(OpBuilder &builder, Location loc,
+                            ArrayRef<Value> symbols, Value &overflow) const {
+  Value largest =
+      arith::ConstantIntOp::create(builder, loc, builder.getI64Type(), 0);
+  for (const SizeExpr &candidate : candidates)
+    largest = arith::MaxSIOp::create(
+        builder, loc, largest,
+        candidate.buildChecked(builder, loc, symbols, overflow));
+  return largest;
+}
+
+ArrayAttr SizeMax::toAttr(Builder &builder) const {
+  SmallVector<Attribute> attrs;
+  for (const SizeExpr &candidate : candidates) {
+    SmallVector<int64_t> words;
+    for (const SizeExpr::Term &term : candidate.getTerms()) {
+      words.push_back(term.coefficient);
+      for (unsigned power : exponents(term))
+        words.push_back(power);
+    }
+    attrs.push_back(builder.getDenseI64ArrayAttr(words));
+  }
+  return builder.getArrayAttr(attrs);
+}
+
+std::optional<SizeMax> SizeMax::fromAttr(Attribute attr) {
+  auto array = dyn_cast_or_null<ArrayAttr>(attr);
+  if (!array)
+    return std::nullopt;
+  SizeMax max;
+  for (Attribute element : array) {
+    auto words = dyn_cast<DenseI64ArrayAttr>(element);
+    if (!words || words.size() % 6 != 0)
+      return std::nullopt;
+    SizeExpr candidate;
+    for (size_t i = 0; i < static_cast<size_t>(words.size()); i += 6) {
+      if (llvm::any_of(words.asArrayRef().slice(i + 1, 5),
+                       [](int64_t power) { return power < 0 || power > 8; }))
+        return std::nullopt;
+      SizeExpr term = SizeExpr::constant(words[i]);
+      SizeExpr bases[] = {SizeExpr::symbolT(), SizeExpr::symbolB(),
+                          SizeExpr::symbolP(), SizeExpr::symbolK(),
+                          SizeExpr::symbolN()};
+      for (unsigned j = 0; j < 5; ++j)
+        for (int64_t k = 0; k < words[i + 1 + j]; ++k)
+          term = term * bases[j];
+      candidate = candidate + term;
+    }
+    max.add(candidate);
+  }
+  return max;
 }

@@ -6,10 +6,13 @@
 #include "rnn/Analysis/MemoryPlan.h"
 #include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+
+#include <map>
 
 using namespace mlir;
 using mlir::rnn::RNNDialect;
@@ -40,8 +43,80 @@ static void evaluateSymbolicPlan(func::FuncOp entry, bool train,
   }
 }
 
+/// The variants `entry` chooses among per call (rnn-dispatch-remat), by
+/// index, and the fused training function of each; none if it is no such
+/// function.
+static void findVariants(func::FuncOp entry, SmallVector<func::FuncOp> &called,
+                         SmallVector<func::FuncOp> &fused) {
+  auto module = entry->getParentOfType<ModuleOp>();
+  std::map<int64_t, func::FuncOp> byIndex;
+  std::string of;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (std::optional<mlir::rnn::RematVariant> variant =
+            mlir::rnn::readRematVariant(func);
+        variant && mlir::rnn::rematDispatchName(func.getName(),
+                                                variant->index) ==
+                       entry.getName()) {
+      byIndex[variant->index] = func;
+      of = variant->of;
+    }
+  for (auto &[index, func] : byIndex) {
+    called.push_back(func);
+    fused.push_back(module.lookupSymbol<func::FuncOp>(
+        mlir::rnn::rematVariantName(of, index)));
+  }
+}
+
+/// The plan of `entry`, which runs the remat variant in `called` that
+/// each call chooses, at `shape`.
+static EntryPlan readChosenPlan(func::FuncOp entry, bool train,
+                                const ModelShape &shape,
+                                ArrayRef<func::FuncOp> called,
+                                ArrayRef<func::FuncOp> fused) {
+  EntryPlan plan;
+  std::optional<mlir::rnn::RematVariant> variant =
+      mlir::rnn::readRematVariant(called.front());
+  FailureOr<mlir::rnn::RematChoice> choice = failure();
+  if (!llvm::is_contained(fused, nullptr))
+    choice = mlir::rnn::chooseRematVariant(fused, shape.seqLen, shape.batch);
+  if (failed(choice)) {
+    plan.rematError = "@" + entry.getName().str() +
+                      " has remat variants without their figures";
+    return plan;
+  }
+  if (!choice->chosen) {
+    std::optional<mlir::rnn::RematVariant> smallest =
+        mlir::rnn::readRematVariant(fused[choice->smallest]);
+    plan.rematError =
+        "no remat plan fits budget:" + std::to_string(variant->budget) +
+        " at T=" + std::to_string(shape.seqLen) +
+        ", B=" + std::to_string(shape.batch) +
+        "; the smallest feasible budget there is " +
+        std::to_string(choice->smallestPeak) + " bytes (" +
+        smallest->plan.str() + ")";
+    plan.rematBudget = variant->budget;
+    return plan;
+  }
+  plan = readEntryPlan(called[*choice->chosen], train, &shape);
+  // The chunk the call runs: K rounded up to whole GEMM blocks, at most T.
+  mlir::rnn::RematPlan chosen =
+      mlir::rnn::readRematVariant(called[*choice->chosen])->plan;
+  if (chosen.kind == mlir::rnn::RematPlan::Kind::Chunk && plan.blockSteps)
+    chosen.chunk = mlir::rnn::chunkStepsFor(shape.seqLen, *plan.blockSteps,
+                                            chosen.chunk);
+  plan.remat = chosen.str();
+  plan.rematBudget = variant->budget;
+  return plan;
+}
+
 EntryPlan readEntryPlan(func::FuncOp entry, bool train,
                         const ModelShape *shape) {
+  if (shape && shape->dynamic) {
+    SmallVector<func::FuncOp> called, fused;
+    findVariants(entry, called, fused);
+    if (!called.empty())
+      return readChosenPlan(entry, train, *shape, called, fused);
+  }
   MLIRContext *context = entry.getContext();
   auto planned = [&](auto helper) -> std::optional<int64_t> {
     if (IntegerAttr attr = helper.getAttr(entry))
@@ -81,6 +156,7 @@ EntryPlan readEntryPlan(func::FuncOp entry, bool train,
   }
   if (StringAttr remat = RNNDialect::RematAttrHelper(context).getAttr(entry))
     plan.remat = remat.getValue().str();
+  plan.rematBudget = planned(RNNDialect::RematBudgetAttrHelper(context));
   plan.sequentialLayers =
       RNNDialect::SequentialLayersAttrHelper(context).isAttrPresent(entry);
   if (shape && shape->dynamic)

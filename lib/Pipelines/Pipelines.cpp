@@ -199,6 +199,7 @@ void rnn::buildMemoryPlanStage(OpPassManager &pm,
   pm.addPass(rnn::createRNNPlanMemoryPass());
   if (options.arena)
     pm.addPass(rnn::createRNNPlaceInArenaPass());
+  pm.addPass(rnn::createRNNDispatchRematPass());
 }
 
 void rnn::buildCABIStage(OpPassManager &pm, const PipelineOptions &options) {

@@ -290,7 +290,8 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
 
   /// `<name>_sizes(T, B, bytes)`, which writes each argument's bytes at
   /// (T, B) and returns 1 if T or B is below 1 or a size does not fit in
-  /// 63 bits (else 0), and `<name>(T, B, buffers, stream)`, which checks
+  /// 63 bits, else 2 if a size function finds no remat plan that fits the
+  /// budget there (rnn-dispatch-remat), else 0; and `<name>(T, B, buffers, stream)`, which checks
   /// the shape the same way and calls `func` on the buffers with the sizes
   /// T and B give.
   void emitDynamicEntryPoints(func::FuncOp func, StringRef name) {
@@ -318,6 +319,7 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
                               i64Constant(1)),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, batch,
                               i64Constant(1)));
+    Value noPlan = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
     Value symbols[] = {t, batch, i64Constant(1), i64Constant(1),
                        i64Constant(1)};
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
@@ -330,10 +332,20 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
                     ValueRange{arith::IndexCastOp::create(b, loc, index, t),
                                arith::IndexCastOp::create(b, loc, index, batch)})
                     .getResult(0);
+        // -2: no remat variant fits the budget (rnn-dispatch-remat); any
+        // other negative size: an overflow.
+        Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           bytes, i64Constant(-2));
+        noPlan = arith::OrIOp::create(b, loc, noPlan, none);
         overflow = arith::OrIOp::create(
             b, loc, overflow,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, bytes,
-                                  i64Constant(0)));
+            arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                      bytes, i64Constant(0)),
+                arith::XOrIOp::create(
+                    b, loc, none,
+                    arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1))));
       } else {
         SizeExpr size = SizeExpr::constant(static_cast<int64_t>(
             layout.getTypeSize(memref.getElementType()).getFixedValue()));
@@ -351,9 +363,15 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
           ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       LLVM::StoreOp::create(b, loc, bytes, slot);
     }
-    func::ReturnOp::create(b, loc,
-                           arith::ExtUIOp::create(b, loc, i32, overflow)
-                               .getResult());
+    // A bad shape or an overflow first: the sizes of no plan are known.
+    func::ReturnOp::create(
+        b, loc,
+        arith::SelectOp::create(
+            b, loc, overflow, arith::ConstantIntOp::create(b, loc, i32, 1),
+            arith::SelectOp::create(
+                b, loc, noPlan, arith::ConstantIntOp::create(b, loc, i32, 2),
+                arith::ConstantIntOp::create(b, loc, i32, 0)))
+            .getResult());
 
     // The entry point.
     b.setInsertionPointAfter(sizes);

@@ -50,9 +50,27 @@ struct RNNPlanMemoryPass
   LogicalResult attachPlan(func::FuncOp func) {
     const MemoryPlan &plan = getChildAnalysis<MemoryPlan>(func);
     // A function for every T and B has its plan in closed form
-    // (MemoryPlan::getSymbolic), evaluated per call.
-    if (plan.getSymbolic())
+    // (MemoryPlan::getSymbolic), evaluated per call; a variant under a
+    // budget records its peak, which each call compares with the budget
+    // (rnn-dispatch-remat).
+    if (const std::optional<SymbolicPlan> &symbolic = plan.getSymbolic()) {
+      MLIRContext *ctx = &getContext();
+      if (!RNNDialect::RematVariantAttrHelper(ctx).isAttrPresent(func))
+        return success();
+      Builder b(ctx);
+      const SizeSymbols &symbols = plan.getLiveness().getSizeSymbols();
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr("peak", symbolic->peak.toAttr(b))};
+      if (symbols.rows)
+        attrs.push_back(
+            b.getNamedAttr("rows", b.getI64IntegerAttr(*symbols.rows)));
+      if (symbols.chunk)
+        attrs.push_back(
+            b.getNamedAttr("chunk", b.getI64IntegerAttr(*symbols.chunk)));
+      RNNDialect::SymbolicPeakAttrHelper(ctx).setAttr(
+          func, b.getDictionaryAttr(attrs));
       return success();
+    }
     if (!plan.getLiveness().isStatic()) {
       func.emitRemark("rnn-plan-memory: buffers allocated inside loops or "
                       "with dynamic sizes; no static plan");

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ForwardKernels.h"
+#include "RematCost.h"
 
 #include "rnn/Dialect/RNNOps.h"
 #include "rnn/Transforms/Passes.h"
@@ -244,12 +245,12 @@ static bool isPhase(Operation *op, KernelPhase phase) {
   return kernel && kernel.getPhase() == phase;
 }
 
-void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
+void mlir::rnn::applyRematPlan(Operation *root, const RematPlan &plan) {
   if (plan.kind == RematPlan::Kind::None)
     return;
-  IRRewriter rewriter(module.getContext());
+  IRRewriter rewriter(root->getContext());
   SmallVector<Operation *> kernels;
-  module.walk([&](Operation *op) {
+  root->walk([&](Operation *op) {
     if (isPhase(op, KernelPhase::Bwd))
       kernels.push_back(op);
   });
@@ -273,28 +274,17 @@ void mlir::rnn::applyRematPlan(ModuleOp module, const RematPlan &plan) {
 // Cost model
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// The shape of one layer, from its forward kernel.
-struct LayerShape {
-  double T, B, I, H, G, P;
-  /// Bytes of an element (of x, the weights and the states) and of a
-  /// stored gate (bf16 under bf16 storage).
-  double elementBytes, storageBytes;
-
-  explicit LayerShape(KernelOpInterface fwd) {
-    T = fwd.getSeqLen();
-    B = fwd.getBatch();
-    I = fwd.getInputSize();
-    H = fwd.getHiddenSize();
-    // G*H: the rows of the gates.
-    G = fwd.getCell().getNumGates() * H;
-    P = fwd.getBlockSteps();
-    elementBytes =
-        cast<ShapedType>(fwd.getInput().getType()).getElementTypeBitWidth() / 8;
-    storageBytes = fwd.getStorageType().getIntOrFloatBitWidth() / 8;
-  }
-};
-} // namespace
+RematLayer mlir::rnn::rematLayerOf(KernelOpInterface fwd) {
+  RematLayer layer;
+  layer.I = fwd.getInputSize();
+  layer.H = fwd.getHiddenSize();
+  // G*H: the rows of the gates.
+  layer.G = fwd.getCell().getNumGates() * layer.H;
+  layer.elementBytes =
+      cast<ShapedType>(fwd.getInput().getType()).getElementTypeBitWidth() / 8;
+  layer.storageBytes = fwd.getStorageType().getIntOrFloatBitWidth() / 8;
+  return layer;
+}
 
 double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
                             const RematCostModel &model) {
@@ -304,26 +294,10 @@ double mlir::rnn::rematCost(ModuleOp module, const RematPlan &plan,
   module.walk([&](Operation *op) {
     if (!isPhase(op, KernelPhase::Fwd))
       return;
-    LayerShape s(cast<KernelOpInterface>(op));
-    // The replay recomputes both GEMMs of every step and the gate math
-    // (about 10 operations per gate element).
-    cost += s.T * s.B * (2 * s.G * (s.I + s.H) + 10 * s.G);
-    // The gates policy replays all steps at once; a chunk is a whole
-    // number of GEMM blocks.
-    double chunk = plan.kind == RematPlan::Kind::Chunk
-                       ? std::min(std::ceil(plan.chunk / s.P) * s.P, s.T)
-                       : s.T;
-    double chunks = std::ceil(s.T / chunk);
-    // Each block's input-projection GEMM in the replay packs W_ih (read and
-    // written).
-    double packing = std::ceil(s.T / s.P) * 2 * s.elementBytes * s.G * s.I;
-    // The replay writes a chunk of gates (in the storage type) and states
-    // that the backward reads back: what exceeds the cache goes to memory
-    // and back.
-    double scratch =
-        chunk * s.B * (s.storageBytes * s.G + s.elementBytes * s.H);
-    double spill = chunks * 2 * std::max(0.0, scratch - model.cacheBytes);
-    cost += model.flopsPerByte * (packing + spill);
+    auto fwd = cast<KernelOpInterface>(op);
+    cost = addReplayCost<double>(cost, rematLayerOf(fwd), fwd.getSeqLen(),
+                                 fwd.getBatch(), fwd.getBlockSteps(), plan,
+                                 model);
   });
   return cost;
 }
@@ -386,23 +360,72 @@ struct RNNRematerializePass
       module.emitError() << "rnn-rematerialize: " << message;
       return signalPassFailure();
     }
-    // Budgets depend on T and B (each call's chunk is rnn.chunk_steps).
-    if (parsed->budget) {
-      WalkResult dynamic = module.walk([&](KernelOpInterface kernel) {
-        if (!kernel.hasDynamicShape())
-          return WalkResult::advance();
-        kernel->emitOpError() << "has a dynamic sequence length or batch "
-                                 "size: rnn-rematerialize takes policy "
-                              << policy << " for static shapes only";
-        return WalkResult::interrupt();
-      });
-      if (dynamic.wasInterrupted())
-        return signalPassFailure();
-    }
     if (!parsed->budget)
       return applyRematPlan(module, parsed->plan);
-    if (failed(applyBudget(module, *parsed->budget)))
+    // Under a budget the plan that fits depends on T and B: a function
+    // for every T and B becomes variants, one per plan, among which each
+    // call chooses (rnn-dispatch-remat).
+    bool dynamic =
+        module
+            .walk([](KernelOpInterface kernel) {
+              return kernel.hasDynamicShape() ? WalkResult::interrupt()
+                                              : WalkResult::advance();
+            })
+            .wasInterrupted();
+    if (failed(dynamic ? makeVariants(module, *parsed->budget)
+                       : applyBudget(module, *parsed->budget)))
       signalPassFailure();
+  }
+
+  /// Replaces each training function of `module` by its variants under
+  /// `budget`, one per plan of variantPlans(), each with its figures for
+  /// the cost model (rnn.remat_variant).
+  LogicalResult makeVariants(ModuleOp module, int64_t budget) {
+    SmallVector<func::FuncOp> training;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      WalkResult trains = func.walk([](KernelOpInterface kernel) {
+        return kernel.isBackward() ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+      });
+      if (trains.wasInterrupted())
+        training.push_back(func);
+    }
+    MLIRContext *ctx = module.getContext();
+    Builder b(ctx);
+    SmallVector<RematPlan> plans = variantPlans();
+    for (func::FuncOp func : training) {
+      SmallVector<Attribute> layers;
+      func.walk([&](Operation *op) {
+        if (!isPhase(op, KernelPhase::Fwd))
+          return;
+        RematLayer layer = rematLayerOf(cast<KernelOpInterface>(op));
+        layers.push_back(b.getDenseF64ArrayAttr(
+            {layer.I, layer.H, layer.G, layer.elementBytes,
+             layer.storageBytes}));
+      });
+      for (auto [index, plan] : llvm::enumerate(plans)) {
+        std::string name = rematVariantName(func.getName(), index);
+        if (module.lookupSymbol(name))
+          return func.emitOpError("cannot have its remat variants: symbol @")
+                 << name << " already exists";
+        func::FuncOp variant = func.clone();
+        variant.setName(name);
+        module.insert(Block::iterator(func), variant);
+        applyRematPlan(variant, plan);
+        RNNDialect::RematAttrHelper(ctx).setAttr(
+            variant, b.getStringAttr(plan.str()));
+        RNNDialect::RematBudgetAttrHelper(ctx).setAttr(
+            variant, b.getI64IntegerAttr(budget));
+        RNNDialect::RematVariantAttrHelper(ctx).setAttr(
+            variant,
+            b.getDictionaryAttr(
+                {b.getNamedAttr("of", b.getStringAttr(func.getName())),
+                 b.getNamedAttr("index", b.getI64IntegerAttr(index)),
+                 b.getNamedAttr("layers", b.getArrayAttr(layers))}));
+      }
+      func.erase();
+    }
+    return success();
   }
 
   /// The largest peak `passes` plan for a training function of `module`.

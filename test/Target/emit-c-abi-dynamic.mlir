@@ -29,7 +29,8 @@
 // function. @rnnc_g_sizes writes each argument's bytes at (T, B) in
 // checked i64 arithmetic (12 * T * B for x, 1 * T * B for is_init,
 // 20 * B for h0, 240 for the weight, the arena's function) and returns 1
-// for T or B below 1 or an overflow; @rnnc_g takes (T, B, buffers,
+// for T or B below 1 or an overflow, else 2 where a size function gives -2
+// (no remat plan fits a budget there, rnn-dispatch-remat); @rnnc_g takes (T, B, buffers,
 // stream), returns that status before touching a buffer, and builds the
 // descriptors from T, B and the sizes.
 
@@ -43,9 +44,14 @@
 // CHECK: llvm.getelementptr [[OUT]][2]
 // CHECK: arith.addui_extended %{{.+}}, %c240_i64
 // CHECK: [[ARENA:%.+]] = call @g.arena_bytes(%{{.+}}, %{{.+}}) : (index, index) -> i64
-// CHECK: arith.cmpi slt, [[ARENA]], %c0_i64
+// CHECK: [[NOPLAN:%.+]] = arith.cmpi eq, [[ARENA]], %c-2_i64 : i64
+// CHECK: [[NONE:%.+]] = arith.ori %false, [[NOPLAN]] : i1
+// CHECK: [[NEGATIVE:%.+]] = arith.cmpi slt, [[ARENA]], %c0_i64
+// CHECK: [[OTHER:%.+]] = arith.andi [[NEGATIVE]], %{{.+}} : i1
+// CHECK: [[OVERFLOW:%.+]] = arith.ori %{{.+}}, [[OTHER]] : i1
 // CHECK: llvm.store [[ARENA]], %{{.+}} : i64, !llvm.ptr
-// CHECK: [[STATUS:%.+]] = arith.extui %{{.+}} : i1 to i32
+// CHECK: [[UNPLANNED:%.+]] = arith.select [[NONE]], %c2_i32, %c0_i32 : i32
+// CHECK: [[STATUS:%.+]] = arith.select [[OVERFLOW]], %c1_i32, [[UNPLANNED]] : i32
 // CHECK: return [[STATUS]] : i32
 // CHECK-LABEL: func.func @rnnc_g(
 // CHECK-SAME: [[T:%[[:alnum:]_]+]]: i64, [[B:%[[:alnum:]_]+]]: i64, [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, {{%[[:alnum:]_]+}}: !llvm.ptr) -> i32

@@ -10,6 +10,7 @@
 #include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
 #include "rnn/Dialect/RNNRoles.h"
+#include "rnn/Transforms/Passes.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -32,6 +33,8 @@ void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
                         const driver::EntryPlan &plan) {
   if (plan.remat)
     rematPlan = *plan.remat;
+  else if (plan.rematBudget && shape.dynamic)
+    rematPlan = "per call";
   if (plan.sequentialLayers)
     wavefront = false;
   llvm::json::Array args;
@@ -98,6 +101,25 @@ void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
   entries[kind] = std::move(entry);
 }
 
+void Manifest::addRematVariant(func::FuncOp variant) {
+  std::optional<mlir::rnn::RematVariant> figures =
+      mlir::rnn::readRematVariant(variant);
+  std::optional<mlir::rnn::RematPeak> peak = mlir::rnn::readRematPeak(variant);
+  if (!figures || !peak)
+    return;
+  llvm::json::Array candidates;
+  for (const mlir::rnn::SizeExpr &candidate : peak->peak.getCandidates())
+    candidates.push_back(candidate.str());
+  auto optional = [](std::optional<int64_t> value) -> llvm::json::Value {
+    return value ? llvm::json::Value(*value) : llvm::json::Value(nullptr);
+  };
+  rematVariants.push_back(
+      llvm::json::Object{{"plan", figures->plan.str()},
+                         {"peak", std::move(candidates)},
+                         {"rows", optional(peak->symbols.rows)},
+                         {"chunk", optional(peak->symbols.chunk)}});
+}
+
 std::string Manifest::render(MLIRContext &context) const {
   // The states of the cell, the dialect's names (`h` first), or none for
   // a model of mixed cells.
@@ -136,6 +158,8 @@ std::string Manifest::render(MLIRContext &context) const {
                                    {"H", shape.hiddenSize},
                                    {"L", shape.layers}}},
       {"entries", llvm::json::Object(entries)}};
+  if (!rematVariants.empty())
+    manifest["remat_variants"] = llvm::json::Array(rematVariants);
   if (cuda)
     manifest["cuda"] = llvm::json::Object{{"chip", cuda->first},
                                           {"ptx_features", cuda->second}};

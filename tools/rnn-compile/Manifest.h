@@ -4,7 +4,9 @@
 // (cell, states, shape), how it was compiled (target, remat policy and the
 // plan chosen, schedule) and each entry point's symbol, buffers in the
 // order the entry point takes them (name, role, layer, shape, dtype) and
-// memory plan (arena, predicted peak, saved region and its layout).
+// memory plan (arena, predicted peak, saved region and its layout). Under a
+// budget for every T and B each call chooses its plan (remat_plan "per
+// call"), among `remat_variants`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,11 +43,18 @@ struct Manifest {
   void addEntry(llvm::StringRef kind, mlir::func::FuncOp func,
                 const driver::EntryPlan &plan);
 
+  /// Adds `variant`, a training function's remat variant under a budget
+  /// for every T and B: its plan, its peak (the candidates of a maximum,
+  /// each a polynomial in T, B, P, K and N) and what P, K and N follow from
+  /// (the GEMM block's rows, the chunk asked for).
+  void addRematVariant(mlir::func::FuncOp variant);
+
   /// The manifest as JSON text.
   std::string render(mlir::MLIRContext &context) const;
 
 private:
   llvm::json::Object entries;
+  llvm::json::Array rematVariants;
 };
 
 } // namespace compile

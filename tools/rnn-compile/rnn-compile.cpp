@@ -163,6 +163,14 @@ compileEntryPoints(MLIRContext &context,
     manifest.addEntry(kind, func,
                       readEntryPlan(func, /*train=*/suffix[0] != 0));
   }
+  // Under a budget for every T and B: the plans each call chooses among.
+  for (int64_t index = 0;; ++index) {
+    auto variant = module.lookupSymbol<func::FuncOp>(
+        mlir::rnn::rematVariantName(name + "_grad", index));
+    if (!variant)
+      break;
+    manifest.addRematVariant(variant);
+  }
   return std::move(loaded.module);
 }
 

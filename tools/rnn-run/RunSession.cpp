@@ -10,6 +10,7 @@
 #include "rnn/Dialect/RNNRoles.h"
 #include "rnn/Driver/ArrayIO.h"
 #include "rnn/Runtime/Runtime.h"
+#include "rnn/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -165,9 +166,16 @@ void RunSession::buildTrainingFunction() {
 int RunSession::printKernels() {
   // Only the entry point is compiled, so that the PTX holds the kernels
   // this mode needs.
-  for (auto func : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
-    if (func.getName() != entryName && !func.isDeclaration())
+  for (auto func : llvm::make_early_inc_range(module->getOps<func::FuncOp>())) {
+    std::optional<mlir::rnn::RematVariant> variant =
+        mlir::rnn::readRematVariant(func);
+    bool variantOfEntry =
+        variant && mlir::rnn::rematDispatchName(func.getName(),
+                                                variant->index) == entryName;
+    if (func.getName() != entryName && !variantOfEntry &&
+        !func.isDeclaration())
       func.erase();
+  }
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   llvm::SourceMgr sourceMgr;
@@ -202,6 +210,12 @@ void RunSession::runPipeline(PassManager &pm) {
 
 void RunSession::planMemory() {
   entry = module->lookupSymbol<func::FuncOp>(entryName);
+  // Under a budget for every T and B the training function is its remat
+  // variants until rnn-dispatch-remat gives it back: each has its
+  // signature.
+  if (!entry)
+    entry = module->lookupSymbol<func::FuncOp>(
+        mlir::rnn::rematVariantName(entryName, 0));
   std::string error;
   if (failed(readSignature(entry, signature, error,
                            shape.dynamic ? &shape : nullptr)))
@@ -228,7 +242,10 @@ void RunSession::planMemory() {
   case CompileStatus::ReportFailed:
     fail(error);
   }
+  entry = module->lookupSymbol<func::FuncOp>(entryName);
   EntryPlan plan = readEntryPlan(entry, flags.train(), &shape);
+  if (!plan.rematError.empty())
+    fail(plan.rematError);
   report.predictedPeak = plan.peakBytes;
   report.planExpressions = plan.expressions;
   plannedPhases = plan.phases;

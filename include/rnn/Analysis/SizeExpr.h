@@ -29,11 +29,16 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace mlir {
+class ArrayAttr;
+class Attribute;
+class Builder;
+class Location;
 class MemRefType;
 class DataLayout;
 class OpBuilder;
@@ -156,6 +161,14 @@ private:
   llvm::SmallVector<Term, 4> terms;
 };
 
+/// T, B, P, K and N as i64 values at the builder's position, from T and B
+/// (index values): P of blocks of `symbols.rows` rows (else 1), and K and
+/// N of a chunk of `symbols.chunk` steps (else null): the symbols
+/// SizeExpr::buildChecked reads.
+std::array<Value, 5> buildCallSymbols(OpBuilder &builder, Location loc,
+                                      Value t, Value b,
+                                      const SizeSymbols &symbols);
+
 /// Creates, after `after`, `func.func private @name(%T: index, %B: index)
 /// -> i64`: the sum of `count` * `size` rounded up to a multiple of
 /// `alignment`, over `parts`, at (T, B), P = gemmBlockSteps(T, B, rows)
@@ -177,6 +190,15 @@ public:
   std::optional<int64_t> evaluate(const CallShape &shape) const;
   /// The candidate alone, or "max(a, b, ...)"; "0" without any.
   std::string str() const;
+  /// The value in the IR as SizeExpr::buildChecked builds each candidate.
+  Value buildChecked(OpBuilder &builder, Location loc,
+                     llvm::ArrayRef<Value> symbols, Value &overflow) const;
+
+  /// As an attribute: one array of i64 per candidate, six per term (the
+  /// coefficient, then the powers of T, B, P, K and N).
+  ArrayAttr toAttr(Builder &builder) const;
+  /// The expression toAttr gives `attr` for, or nothing if it is none.
+  static std::optional<SizeMax> fromAttr(Attribute attr);
 
 private:
   llvm::SmallVector<SizeExpr, 2> candidates;

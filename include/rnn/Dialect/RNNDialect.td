@@ -39,7 +39,10 @@ def RNN_Dialect : Dialect {
   // in sequence (rnn-rematerialize; convert-rnn-to-loops forms no wavefront
   // there); and on an argument of dynamic size that is not a model value
   // (the arena, the saved region), the function (T, B) -> bytes that gives
-  // its size (rnn-place-in-arena, rnn-split-training).
+  // its size (rnn-place-in-arena, rnn-split-training). Under a budget for
+  // every T and B, each variant of a training function carries its plan's
+  // index and the cost model's figures (rnn-rematerialize) and its peak in
+  // closed form (rnn-plan-memory), which rnn-dispatch-remat reads.
   let discardableAttrs = (ins
     "::mlir::StringAttr":$name,
     "::mlir::IntegerAttr":$layer,
@@ -47,6 +50,8 @@ def RNN_Dialect : Dialect {
     "::mlir::StringAttr":$kernel,
     "::mlir::StringAttr":$remat,
     "::mlir::IntegerAttr":$remat_budget,
+    "::mlir::DictionaryAttr":$remat_variant,
+    "::mlir::DictionaryAttr":$symbolic_peak,
     "::mlir::UnitAttr":$sequential_layers,
     "::mlir::IntegerAttr":$offset,
     "::mlir::IntegerAttr":$arena_bytes,

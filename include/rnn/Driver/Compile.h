@@ -63,11 +63,17 @@ struct EntryPlan {
   /// (peak, phases, saved; SymbolicPlan), by name, and P at the shape.
   std::vector<std::pair<std::string, std::string>> expressions;
   std::optional<int64_t> blockSteps;
+  /// Under a budget for every T and B (rnn-dispatch-remat): the budget,
+  /// and at `shape` why no plan fits it (the smallest feasible budget), if
+  /// none does; the figures above are then those of no plan.
+  std::optional<int64_t> rematBudget;
+  std::string rematError;
 };
 
 /// The plan of `entry`, a training function if `train`. A function
 /// compiled for every T and B (a symbolic plan) has its figures evaluated
-/// at `shape`'s T and B, if given.
+/// at `shape`'s T and B, if given; one that chooses a remat variant per
+/// call has those of the variant it chooses there.
 EntryPlan readEntryPlan(mlir::func::FuncOp entry, bool train,
                         const ModelShape *shape = nullptr);
 

@@ -48,6 +48,22 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
     The memref calling convention (descriptors of five fields per
     argument) stays internal; a library exports only these entry points.
 
+    A function for every T and B (an argument of dynamic size) gets two:
+
+    ```c
+    int32_t <prefix><name>_sizes(int64_t T, int64_t B, int64_t *bytes);
+    int32_t <prefix><name>(int64_t T, int64_t B, void *const *buffers,
+                           void *stream);
+    ```
+
+    The first writes each argument's bytes at (T, B) (a byte buffer's
+    from its `rnn.size` function) and returns 1 if T or B is below 1 or a
+    size does not fit in 63 bits; otherwise 2 if a size function gives -2,
+    no remat plan fitting the budget at that shape (rnn-dispatch-remat);
+    otherwise 0. The second
+    checks the shape the same way, returns that status if it is not 0, and
+    otherwise calls the function with the sizes T and B give.
+
     Runs before the LLVM lowering: the descriptor is built with LLVM
     dialect ops and cast to the memref type, and the casts fold away when
     the call is lowered.

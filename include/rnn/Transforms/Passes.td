@@ -135,13 +135,20 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
         saved(y %y, cells %ck) cotangents(...) outs(...) : ...
     ```
 
-    Under `policy=budget:BYTES` (static shapes only: the plan that fits
-    depends on T and B) the pass tries saving everything, replaying
+    Under `policy=budget:BYTES` the pass tries saving everything, replaying
     the gates, and chunks of P, 2P, 4P, ... steps (P, a power of two, the
     largest block of the module's kernels); predicts the peak of each
     with the memory planner (rnn-plan-memory after lowering, on a copy of
     the module); and applies the one with the fewest recomputed FLOPs whose
     peak fits, or fails naming the smallest feasible budget.
+
+    Where T or B is dynamic the plan that fits depends on each call's
+    shape: each training function `@f_grad` becomes its variants
+    `@f.remat<i>_grad`, one per plan (none, gates, and chunks of 1, 2, 4,
+    ... 1024 steps asked for, which each call rounds to whole blocks), each
+    with `rnn.remat`, `rnn.remat_budget` and `rnn.remat_variant` (the
+    function it stands in for, its index, and per layer the sizes the cost
+    model reads); `rnn-dispatch-remat` chooses among them per call.
 
     The peak is that of the pipeline the module is compiled by, down to
     the memory plan: `predict-pipeline`, a module pass pipeline as
@@ -322,6 +329,49 @@ def RNNPlaceInArenaPass : Pass<"rnn-place-in-arena", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
+def RNNDispatchRematPass : Pass<"rnn-dispatch-remat", "ModuleOp"> {
+  let summary = "Choose a budget's remat variant per call";
+  let description = [{
+    Runs after `rnn-plan-memory` (and `rnn-place-in-arena`), on the
+    variants `rnn-rematerialize` makes of a training function for every T
+    and B under `policy=budget:BYTES`. For each function the variants
+    stand in for (`@f_grad` for `@f.remat<i>_grad`, `@f_fwd` for
+    `@f.remat<i>_fwd` after `rnn-split-training`), it creates that function:
+    it reads T and B from its arguments, asks `@f_grad.remat_select` which
+    variant the call runs, and calls it. The selector evaluates, per
+    variant, its peak in closed form (`rnn.symbolic_peak`, which
+    rnn-plan-memory records on variants) and the budget policy's cost
+    model, and takes the cheapest whose peak fits the budget (equal costs:
+    the smaller peak), as the budget chooses at a static shape; the
+    variants' functions become private. An argument a variant sizes
+    (`rnn.size`: the arena, the saved region) gets a size function of the
+    same choice, which gives -2 where no variant fits: the C entry point's
+    size function then returns 2 and the call runs nothing.
+
+    ```mlir
+    func.func @f_grad(%x: memref<?x?x8xf32>, ...,
+                      %arena: memref<?xi8> {rnn.size = @f_grad.arena_bytes}) {
+      %t = memref.dim %x, %c0 : memref<?x?x8xf32>
+      %b = memref.dim %x, %c1 : memref<?x?x8xf32>
+      %i = call @f_grad.remat_select(%t, %b) : (index, index) -> index
+      %fits = arith.cmpi sge, %i, %c0 : index
+      cf.assert %fits, "rnnc: no remat plan fits the budget at this T and B"
+      scf.index_switch %i
+      case 0 { func.call @f.remat0_grad(%x, ..., %arena) ... }
+      ...
+      default { func.call @f.remat12_grad(%x, ..., %arena) ... }
+      return
+    }
+    ```
+
+    It fails, naming the function, on a variant without its figures, a
+    missing variant, or variants of different types.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
+                           "math::MathDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect"];
 }
 
 def RNNCheckPipelineInputPass : Pass<"rnn-check-pipeline-input", "ModuleOp"> {

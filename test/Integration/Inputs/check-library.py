@@ -19,6 +19,10 @@ point) a T or B below 1 or sizes beyond 63 bits.
 * Prints a digest of the outputs and gradients, so that two libraries of
   the same model (e.g. with and without --wavefront) can be compared bit
   for bit: the inputs depend only on the shapes.
+* Under a remat budget for every T and B (remat_plan "per call"), where
+  the manifest's plans all have a peak above the budget at the shape, the
+  training entry points and their sizes refuse it (return 2) and the
+  inference entry point does not.
 
 Prints one line per check; exits 1 on the first failure.
 """
@@ -54,11 +58,12 @@ if dynamic != bool(shape):
     fail("give --shape=T,B exactly for a library of dynamic shape")
 
 
-def symbols(shape):
+def symbols(shape, chunk=None):
     """T and B, and the symbols the sizes read besides: P, the GEMM block
     (the smallest power of two whose rows P * B reach `gemm_rows`, at most
-    T), and under chunk:K the chunk a call runs, K rounded up to whole
-    blocks and at most T, and N, the chunks of T."""
+    T), and under chunk:K (the library's, or `chunk`) the chunk a call
+    runs, K rounded up to whole blocks and at most T, and N, the chunks of
+    T."""
     t, b = shape["T"], shape["B"]
     p = 1
     while p < t and p * b < manifest["gemm_rows"]:
@@ -66,11 +71,17 @@ def symbols(shape):
     p = max(1, min(p, t))
     values = dict(shape, P=p, K=t, N=1)
     plan = manifest.get("remat_plan", "")
-    if plan.startswith("chunk:"):
-        k = -(-int(plan.split(":")[1]) // p) * p
-        values["K"] = min(k, t)
+    if chunk is None and plan.startswith("chunk:"):
+        chunk = int(plan.split(":")[1])
+    if chunk is not None:
+        values["K"] = min(-(-chunk // p) * p, t)
         values["N"] = -(-t // values["K"])
     return values
+
+
+def evaluate(size, values):
+    """A size of the manifest ("240*T*B + 24*B*P + 40*B") at `values`."""
+    return eval(size, {"__builtins__": {}}, values)
 
 
 def sizes_of(kind, t, b):
@@ -85,6 +96,31 @@ def sizes_of(kind, t, b):
 
 
 sizes = {}
+if manifest.get("remat_plan") == "per call":
+    # Each variant's peak at the shape: none within the budget, and the
+    # training entry points refuse the shape before touching a buffer.
+    budget = int(manifest["remat"].split(":", 1)[1])
+    peaks = [max(evaluate(c, symbols(shape, v["chunk"])) for c in v["peak"])
+             for v in manifest["remat_variants"]]
+    if min(peaks) > budget:
+        for kind, entry in entries.items():
+            status = sizes_of(kind, shape["T"], shape["B"])[0]
+            fn = getattr(lib, entry["symbol"])
+            fn.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                           ctypes.c_void_p]
+            fn.restype = ctypes.c_int32
+            want = 0 if kind == "infer" else 2
+            if status != want or \
+                    (want and fn(shape["T"], shape["B"], None, None) != 2):
+                fail(f"{entry['symbol']}: status {status} at "
+                     f"T={shape['T']}, B={shape['B']}, where the smallest "
+                     f"peak is {min(peaks)} > budget {budget}")
+        print(f"no plan fits budget:{budget} at T={shape['T']}, "
+              f"B={shape['B']} (smallest peak {min(peaks)}): the training "
+              f"entry points refuse it")
+        sys.exit(0)
+    print(f"a plan fits budget:{budget} at T={shape['T']}, B={shape['B']} "
+          f"(smallest peak {min(peaks)})")
 if dynamic:
     for kind in entries:
         status, sizes[kind] = sizes_of(kind, shape["T"], shape["B"])
@@ -195,14 +231,18 @@ if dynamic:
     if len(saved[0]) != 1 or saved[0] != saved[1] or saved[0][0] <= 0:
         fail(f"saved region sizes {saved} differ or are empty")
     # The manifest's layout (sizes in T and B, each value aligned) spans
-    # the region the sizes entry point gives.
-    align = entries["fwd"]["saved_alignment"]
-    spans = [eval(v["size"], {"__builtins__": {}}, symbols(shape))
-             for v in entries["fwd"]["saved"]]
-    total = sum(-(-n // align) * align for n in spans)
-    if not spans or total != saved[0][0]:
-        fail(f"saved layout {entries['fwd']['saved']} spans {total} bytes "
-             f"at {shape}, the sizes entry point {saved[0][0]}")
+    # the region the sizes entry point gives (under a budget each call's
+    # plan has its own).
+    if "saved" in entries["fwd"]:
+        align = entries["fwd"]["saved_alignment"]
+        spans = [evaluate(v["size"], symbols(shape))
+                 for v in entries["fwd"]["saved"]]
+        total = sum(-(-n // align) * align for n in spans)
+        if not spans or total != saved[0][0]:
+            fail(f"saved layout {entries['fwd']['saved']} spans {total} "
+                 f"bytes at {shape}, the sizes entry point {saved[0][0]}")
+    elif manifest.get("remat_plan") != "per call":
+        fail("the forward entry point has no saved layout")
     for t, b in ((0, 1), (1, 0), (-3, 2), (1 << 40, 1 << 40)):
         for kind, entry in entries.items():
             if sizes_of(kind, t, b)[0] != 1:
