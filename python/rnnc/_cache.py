@@ -118,30 +118,27 @@ def _check(cell, target, dtype, reset_to, storage):
         raise RNNCError(f"bf16 storage needs float32 parameters, got {dtype}")
 
 
-def _every_shape(remat, wavefront):
-    """Whether rnn-compile --dynamic compiles these settings: no
-    wavefront, and a remat policy that does not depend on the shape
-    ("none", "gates", "chunk:K"; a budget's plan does)."""
-    return not wavefront and (remat in ("none", "gates") or
-                              str(remat).startswith("chunk:"))
-
-
 def serves_every_shape(remat, target, wavefront):
     """Whether rnnc.torch runs one library of these settings for every
     sequence length and batch size: one rnn-compile --dynamic compiles, on
     the cpu target (the cuda target's is compiled and checked on the null
-    device, and awaits a check on a GPU)."""
-    return target == "cpu" and _every_shape(remat, wavefront)
+    device, and awaits a check on a GPU), without a wavefront (its blocks
+    are known for a static shape only), under a remat policy of one plan.
+    A budget's library of every shape carries a variant per plan (13 of
+    them, about 40 times one plan's compile), each call running the one
+    its shape lets the budget choose: rnnc.torch compiles a budget's plan
+    per shape instead, a second each, and precompile and load take the
+    library of every shape (seq_len=None, batch=None)."""
+    return target == "cpu" and not wavefront and \
+        not str(remat).startswith("budget:")
 
 
 def _check_dynamic(remat, wavefront):
     """An RNNCError for settings a library of every shape cannot have."""
-    if not _every_shape(remat, wavefront):
-        why = ("a wavefront's blocks are known for a static shape only"
-               if wavefront else f"remat={remat!r} is resolved for a static "
-               f"shape (\"none\", \"gates\" and \"chunk:K\" serve every "
-               f"shape)")
-        raise RNNCError(f"seq_len=None, batch=None (every shape): {why}")
+    if wavefront:
+        raise RNNCError("seq_len=None, batch=None (every shape): a "
+                        "wavefront's blocks are known for a static shape "
+                        "only")
 
 
 def _check_schedule(gemm_rows, wavefront):

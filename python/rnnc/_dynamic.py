@@ -162,13 +162,21 @@ class ShapedLibrary:
     def __init__(self, library, T, B):
         self._library = library
         self.shape = (T, B)
-        self.entries = {kind: ShapedEntry(entry, T, B)
-                        for kind, entry in library.entries.items()}
+        # Under a budget no plan may fit a shape: its training entry
+        # points refuse it when called, and inference runs.
+        self.entries, self._refused = {}, {}
+        for kind, entry in library.entries.items():
+            try:
+                self.entries[kind] = ShapedEntry(entry, T, B)
+            except Unplanned as e:
+                self._refused[kind] = e
         forward = self.entries.get("fwd")
         self.saved_bytes = forward.saved_bytes if forward else 0
         self.saved_gaps = _saved_gaps(library, forward, T, B)
 
     def __getitem__(self, kind):
+        if kind in self._refused:
+            raise self._refused[kind]
         return self.entries[kind]
 
     def __getattr__(self, name):
@@ -215,7 +223,10 @@ def bind(entry, lib, spec, last_error):
         raise RNNCError(f"library has no entry point {entry.symbol} with "
                         f"its sizes entry point {entry.sizes_symbol}")
     count = len(entry.specs)
-    entry.sizes = sizes_function(sizes, count)
+    entry.unplanned = lambda T, B: (f"the library refuses T={T}, B={B} "
+                                    f"(status 2)")
+    entry.sizes = sizes_function(sizes, count,
+                                 lambda T, B: entry.unplanned(T, B))
     entry.saved_sizes = saved_sizes(spec, entry.symbol)
     entry._array = ctypes.c_void_p * count
     entry._last_error = last_error
@@ -224,7 +235,8 @@ def bind(entry, lib, spec, last_error):
 def set_schedule(entries, manifest, directory):
     """Gives a dynamic library's entry points what their sizes in P, K and
     N follow from: the manifest's GEMM rows and chunk (remat_plan
-    "chunk:K")."""
+    "chunk:K"), and under a budget (remat_plan "per call") what to say
+    where no plan fits."""
     rows, plan = manifest.get("gemm_rows"), manifest.get("remat_plan", "")
     chunk = None
     if isinstance(plan, str) and plan.startswith("chunk:"):
@@ -235,8 +247,13 @@ def set_schedule(entries, manifest, directory):
         raise RNNCError(f"{directory}: the manifest's gemm_rows {rows!r} "
                         f"and remat_plan {plan!r} give no GEMM block or "
                         f"chunk")
+    unplanned = None
+    if plan == "per call":
+        unplanned = unplanned_message(manifest, directory)
     for entry in entries:
         entry.gemm_rows, entry.chunk = rows, chunk
+        if unplanned:
+            entry.unplanned = unplanned
 
 
 def check_shape(library, T, B):
@@ -249,14 +266,50 @@ def check_shape(library, T, B):
                             f"got {value!r}")
 
 
-def sizes_function(lib_function, count):
-    """`(T, B) -> [bytes per argument]` through a sizes entry point."""
+class Unplanned(RNNCError):
+    """No remat plan fits the library's budget at a shape."""
+
+
+def sizes_function(lib_function, count, unplanned):
+    """`(T, B) -> [bytes per argument]` through a sizes entry point;
+    `unplanned(T, B)` says why no remat plan fits a budget there (status
+    2)."""
     array = ctypes.c_int64 * count
 
     def sizes(T, B):
         out = array()
-        if lib_function(T, B, out) != 0:
+        status = lib_function(T, B, out)
+        if status == 2:
+            raise Unplanned(unplanned(T, B))
+        if status != 0:
             raise RNNCError(f"the library cannot run T={T}, B={B}: a size "
                             f"does not fit in 63 bits")
         return list(out)
     return sizes
+
+
+def unplanned_message(manifest, directory):
+    """`(T, B) -> message` for a library that chooses its remat plan per
+    call (remat_plan "per call"): the budget, and the smallest feasible
+    budget at (T, B) from each plan's peak in the manifest."""
+    policy, variants = manifest.get("remat", ""), manifest.get(
+        "remat_variants")
+    try:
+        budget = int(policy.split(":", 1)[1])
+        plans = [(v["plan"], [Size(c) for c in v["peak"]], v.get("rows"),
+                  v.get("chunk")) for v in variants]
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        raise RNNCError(f"{directory}: the manifest chooses the remat plan "
+                        f"per call, but gives no budget and plans with "
+                        f"peaks (remat {policy!r})") from None
+
+    def message(T, B):
+        peaks = []
+        for plan, candidates, rows, chunk in plans:
+            values = call_symbols(T, B, rows or 1, chunk)
+            peaks.append((max(size(values) for size in candidates), plan))
+        peak, plan = min(peaks, key=lambda item: item[0])
+        return (f"{directory}: no remat plan fits budget:{budget} at T={T}, "
+                f"B={B}; the smallest feasible budget there is {peak} bytes "
+                f"({plan})")
+    return message

@@ -182,10 +182,38 @@ def test_cache_entry_without_the_shape():
     assert compile_model("gru", None, None, 3, 7, 1) is dynamic
 
 
+def test_budget_chooses_its_plan_per_call(requests):
+    """A budget's library of every shape (rnnc.torch compiles a budget per
+    shape unless asked): at each shape a plan fits, the results are
+    torch.nn's; where none fits, training is refused naming the shape and
+    the smallest feasible budget there, and inference (which saves
+    nothing) runs. One compile for every shape."""
+    ours, ref = make_pair("lstm", I, H, L, remat="budget:8000")
+    assert not ours._serves_every_shape(torch.device("cpu"))
+    ours._serves_every_shape = lambda device: True
+    for k, (T, B) in enumerate([(1, 1), (2, 2), (11, 1)]):
+        assert_episodes("lstm", ours, ref, T, B, L, k)
+    x = torch.randn(9, 5, I, requires_grad=True)
+    with pytest.raises(RNNCError, match=r"no remat plan fits budget:8000 at "
+                       r"T=9, B=5; the smallest feasible budget there is "
+                       r"[0-9]+ bytes \((none|gates|chunk:[0-9]+)\)"):
+        ours(x)[0].sum().backward()
+    with torch.no_grad():
+        assert rel_err(ours(x)[0], ref(x)[0]) < 1e-5
+    [request] = [json.loads(r) for r in requests]
+    assert request["seq_len"] is None and request["remat"] == "budget:8000"
+    with open(os.path.join(ours._library(9, 5, torch.device("cpu"),
+                                         torch.float32, "zero").directory,
+                           "manifest.json")) as f:
+        manifest = json.load(f)
+    assert manifest["remat_plan"] == "per call"
+    assert [v["plan"] for v in manifest["remat_variants"]][:3] == \
+        ["none", "gates", "chunk:1"]
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(seq_len=None, batch=3), "both None"),
     (dict(seq_len=4, batch=None), "both None"),
-    (dict(seq_len=None, batch=None, remat="budget:100000"), "budget"),
     (dict(seq_len=None, batch=None, wavefront=True), "wavefront"),
 ])
 def test_every_shape_refused_where_it_cannot_be(kwargs, match):
