@@ -196,7 +196,7 @@ struct RNNDispatchRematPass
       std::string name = rematDispatchName(func.getName(), variant->index);
       if (name.empty()) {
         func.emitOpError("is remat variant ")
-            << variant->index << " but its name has no `.remat"
+            << variant->index << " but its name has no `__remat"
             << variant->index << "`";
         return signalPassFailure();
       }

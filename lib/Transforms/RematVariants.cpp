@@ -33,11 +33,11 @@ SmallVector<RematPlan> mlir::rnn::variantPlans() {
 std::string mlir::rnn::rematVariantName(StringRef name, int64_t index) {
   StringRef base = name;
   StringRef suffix = base.consume_back("_grad") ? "_grad" : "";
-  return (base + ".remat" + Twine(index) + suffix).str();
+  return (base + "__remat" + Twine(index) + suffix).str();
 }
 
 std::string mlir::rnn::rematDispatchName(StringRef name, int64_t index) {
-  std::string infix = (".remat" + Twine(index)).str();
+  std::string infix = ("__remat" + Twine(index)).str();
   size_t at = name.rfind(infix);
   if (at == StringRef::npos)
     return "";

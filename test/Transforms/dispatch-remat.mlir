@@ -11,9 +11,9 @@
 // fits stops at the assertion (the C entry point's sizes refuse it first).
 // The arena gets a size function of the same choice, -2 where none fits.
 
-// CHECK-LABEL: func.func private @f.remat0_grad(
+// CHECK-LABEL: func.func private @f__remat0_grad(
 // CHECK-SAME: passthrough = ["noinline"]
-// CHECK-LABEL: func.func private @f.remat1_grad(
+// CHECK-LABEL: func.func private @f__remat1_grad(
 // CHECK-SAME: passthrough = ["noinline"]
 // CHECK-LABEL: func.func @f_grad(
 // CHECK-SAME: [[Y:%.+]]: memref<?x?x5xf32> {rnn.name = "y"}, [[ARENA:%.+]]: memref<?xi8> {rnn.name = "arena", rnn.size = @f_grad.arena_bytes}, [[X:%.+]]: memref<?x?x3xf32> {rnn.name = "x"})
@@ -25,16 +25,16 @@
 // CHECK: cf.assert [[FITS]], "rnnc: no remat plan fits the budget at this T and B"
 // CHECK: scf.index_switch [[CHOSEN]]
 // CHECK-NEXT: case 0 {
-// CHECK-NEXT: func.call @f.remat0_grad([[Y]], [[ARENA]])
+// CHECK-NEXT: func.call @f__remat0_grad([[Y]], [[ARENA]])
 // CHECK: default {
-// CHECK-NEXT: func.call @f.remat1_grad([[X]], [[Y]], [[ARENA]])
+// CHECK-NEXT: func.call @f__remat1_grad([[X]], [[Y]], [[ARENA]])
 // CHECK-LABEL: func.func private @f_grad.arena_bytes(
 // CHECK: [[CHOSEN:%.+]] = call @f_grad.remat_select(%arg0, %arg1)
 // CHECK: scf.index_switch [[CHOSEN]] -> i64
 // CHECK: case 0 {
-// CHECK: call @f.remat0_grad.arena_bytes(%arg0, %arg1)
+// CHECK: call @f__remat0_grad.arena_bytes(%arg0, %arg1)
 // CHECK: case 1 {
-// CHECK: call @f.remat1_grad.arena_bytes(%arg0, %arg1)
+// CHECK: call @f__remat1_grad.arena_bytes(%arg0, %arg1)
 // CHECK: default {
 // CHECK-NEXT: %c-2_i64 = arith.constant -2 : i64
 
@@ -59,28 +59,28 @@
 // CHECK: [[CHOSEN:%.+]] = arith.select %{{.+}}, %c1{{.*}}, %{{.+}} : index
 // CHECK: return [[CHOSEN]] : index
 
-func.func @f.remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"},
-                         %arena: memref<?xi8> {rnn.name = "arena", rnn.size = @f.remat0_grad.arena_bytes})
+func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"},
+                         %arena: memref<?xi8> {rnn.name = "arena", rnn.size = @f__remat0_grad.arena_bytes})
     attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 0 : i64, of = "f_grad",
                                      layers = [array<f64: 3.0, 5.0, 20.0, 4.0, 4.0>]},
                 rnn.symbolic_peak = {peak = [array<i64: 100, 1, 1, 0, 0, 0>]}} {
   return
 }
-func.func private @f.remat0_grad.arena_bytes(%t: index, %b: index) -> i64 {
+func.func private @f__remat0_grad.arena_bytes(%t: index, %b: index) -> i64 {
   %c = arith.constant 64 : i64
   return %c : i64
 }
-func.func @f.remat1_grad(%x: memref<?x?x3xf32> {rnn.name = "x"},
+func.func @f__remat1_grad(%x: memref<?x?x3xf32> {rnn.name = "x"},
                          %y: memref<?x?x5xf32> {rnn.name = "y"},
-                         %arena: memref<?xi8> {rnn.name = "arena", rnn.size = @f.remat1_grad.arena_bytes})
+                         %arena: memref<?xi8> {rnn.name = "arena", rnn.size = @f__remat1_grad.arena_bytes})
     attributes {rnn.remat = "gates", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 1 : i64, of = "f_grad",
                                      layers = [array<f64: 3.0, 5.0, 20.0, 4.0, 4.0>]},
                 rnn.symbolic_peak = {peak = [array<i64: 40, 1, 1, 0, 0, 0, 8, 0, 1, 1, 0, 0>], rows = 256 : i64}} {
   return
 }
-func.func private @f.remat1_grad.arena_bytes(%t: index, %b: index) -> i64 {
+func.func private @f__remat1_grad.arena_bytes(%t: index, %b: index) -> i64 {
   %c = arith.constant 128 : i64
   return %c : i64
 }
@@ -89,7 +89,7 @@ func.func private @f.remat1_grad.arena_bytes(%t: index, %b: index) -> i64 {
 
 // A variant without its peak (rnn-plan-memory records it).
 // expected-error @+1 {{'func.func' op is a remat variant without its figures (rnn.remat_variant, rnn.symbolic_peak)}}
-func.func @f.remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
+func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
     attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []}} {
   return
@@ -99,7 +99,7 @@ func.func @f.remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
 
 // Variant 0 of what a variant stands in for is missing.
 // expected-error @+1 {{'func.func' op is not remat variant 0 of @f_grad for @f_grad}}
-func.func @f.remat1_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
+func.func @f__remat1_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
     attributes {rnn.remat = "gates", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 1 : i64, of = "f_grad", layers = []},
                 rnn.symbolic_peak = {peak = []}} {
@@ -110,9 +110,9 @@ func.func @f.remat1_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
 
 // The training function's variant, whose peak the choice reads, is
 // missing (here only its forward is left).
-// expected-error @below {{rnn-dispatch-remat: remat variant 0 of @f_grad (f.remat0_grad) is missing}}
+// expected-error @below {{rnn-dispatch-remat: remat variant 0 of @f_grad (f__remat0_grad) is missing}}
 module {
-  func.func @f.remat0_fwd(%y: memref<?x?x5xf32> {rnn.name = "y"})
+  func.func @f__remat0_fwd(%y: memref<?x?x5xf32> {rnn.name = "y"})
       attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
                   rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
                   rnn.symbolic_peak = {peak = []}} {
@@ -123,7 +123,7 @@ module {
 // -----
 
 // expected-error @+1 {{'func.func' op has a malformed rnn.remat_variant}}
-func.func @f.remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
+func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
     attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {of = "f_grad", layers = []}} {
   return
@@ -131,7 +131,7 @@ func.func @f.remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
 
 // -----
 
-// expected-error @+1 {{'func.func' op is remat variant 0 but its name has no `.remat0`}}
+// expected-error @+1 {{'func.func' op is remat variant 0 but its name has no `__remat0`}}
 func.func @f_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
     attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
@@ -143,7 +143,7 @@ func.func @f_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
 
 // An argument without a name cannot be passed by it.
 // expected-error @+1 {{'func.func' op argument 0 has no name (rnn.name) to pass it by}}
-func.func @f.remat0_grad(%y: memref<?x?x5xf32>)
+func.func @f__remat0_grad(%y: memref<?x?x5xf32>)
     attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
                 rnn.symbolic_peak = {peak = []}} {
@@ -152,14 +152,14 @@ func.func @f.remat0_grad(%y: memref<?x?x5xf32>)
 
 // -----
 
-func.func @f.remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
+func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
     attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
                 rnn.symbolic_peak = {peak = []}} {
   return
 }
 // expected-error @+1 {{'func.func' op argument 0 has another type than another variant's 'memref<?x?x5xf32>'}}
-func.func @f.remat1_grad(%y: memref<?x?x6xf32> {rnn.name = "y"})
+func.func @f__remat1_grad(%y: memref<?x?x6xf32> {rnn.name = "y"})
     attributes {rnn.remat = "gates", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 1 : i64, of = "f_grad", layers = []},
                 rnn.symbolic_peak = {peak = []}} {
@@ -169,7 +169,7 @@ func.func @f.remat1_grad(%y: memref<?x?x6xf32> {rnn.name = "y"})
 // -----
 
 // expected-error @+1 {{'func.func' op stands in for @f_grad, which already exists}}
-func.func @f.remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
+func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
     attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
                 rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
                 rnn.symbolic_peak = {peak = []}} {

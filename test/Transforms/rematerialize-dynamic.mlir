@@ -34,20 +34,20 @@
 // CHUNK: rnn.cell_bwd #rnn.lstm rows(256) chunk(4)
 // CHUNK-SAME: saved(y [[FWD]]#0, cells [[FWD]]#4)
 // BUDGET-NOT: func.func @lstm_grad(
-// BUDGET-LABEL: func.func @lstm.remat0_grad(
+// BUDGET-LABEL: func.func @lstm__remat0_grad(
 // BUDGET-SAME: attributes {rnn.remat = "none", rnn.remat_budget = 100000 : i64, rnn.remat_variant = {index = 0 : i64, layers = [array<f64: 3.000000e+00, 5.000000e+00, 2.000000e+01, 4.000000e+00, 4.000000e+00>], of = "lstm_grad"}}
 // BUDGET: rnn.cell_bwd #rnn.lstm rows(256) ins
-// BUDGET-LABEL: func.func @lstm.remat1_grad(
+// BUDGET-LABEL: func.func @lstm__remat1_grad(
 // BUDGET-SAME: rnn.remat = "gates"
 // BUDGET-SAME: index = 1
 // BUDGET: rnn.cell_replay
-// BUDGET-LABEL: func.func @lstm.remat2_grad(
+// BUDGET-LABEL: func.func @lstm__remat2_grad(
 // BUDGET-SAME: rnn.remat = "chunk:1"
 // BUDGET-SAME: index = 2
 // BUDGET: rnn.cell_bwd #rnn.lstm rows(256) chunk(1)
-// BUDGET-LABEL: func.func @lstm.remat3_grad(
+// BUDGET-LABEL: func.func @lstm__remat3_grad(
 // BUDGET-SAME: rnn.remat = "chunk:2"
-// BUDGET-LABEL: func.func @lstm.remat12_grad(
+// BUDGET-LABEL: func.func @lstm__remat12_grad(
 // BUDGET-SAME: rnn.remat = "chunk:1024"
 // BUDGET-SAME: index = 12
 // BUDGET: rnn.cell_bwd #rnn.lstm rows(256) chunk(1024)

@@ -132,13 +132,13 @@ struct RematPeak {
 std::optional<RematPeak> readRematPeak(func::FuncOp func);
 
 /// The name of variant `index` of the training function `name`:
-/// `<base>.remat<index><suffix>`, `suffix` being "_grad" if `name` ends
+/// `<base>__remat<index><suffix>`, `suffix` being "_grad" if `name` ends
 /// with it; the split's forward and backward of the variant keep the
-/// infix (`<base>.remat<index>_fwd`).
+/// infix (`<base>__remat<index>_fwd`).
 std::string rematVariantName(StringRef name, int64_t index);
 
 /// The function a variant function `name` stands in for: the name without
-/// its `.remat<index>` infix; empty if it has none.
+/// its `__remat<index>` infix; empty if it has none.
 std::string rematDispatchName(StringRef name, int64_t index);
 
 /// What a library of every T and B chooses at (T, B) among `variants`,

@@ -144,7 +144,7 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
 
     Where T or B is dynamic the plan that fits depends on each call's
     shape: each training function `@f_grad` becomes its variants
-    `@f.remat<i>_grad`, one per plan (none, gates, and chunks of 1, 2, 4,
+    `@f__remat<i>_grad`, one per plan (none, gates, and chunks of 1, 2, 4,
     ... 1024 steps asked for, which each call rounds to whole blocks), each
     with `rnn.remat`, `rnn.remat_budget` and `rnn.remat_variant` (the
     function it stands in for, its index, and per layer the sizes the cost
@@ -337,8 +337,8 @@ def RNNDispatchRematPass : Pass<"rnn-dispatch-remat", "ModuleOp"> {
     Runs after `rnn-plan-memory` (and `rnn-place-in-arena`), on the
     variants `rnn-rematerialize` makes of a training function for every T
     and B under `policy=budget:BYTES`. For each function the variants
-    stand in for (`@f_grad` for `@f.remat<i>_grad`, `@f_fwd` for
-    `@f.remat<i>_fwd` after `rnn-split-training`), it creates that function:
+    stand in for (`@f_grad` for `@f__remat<i>_grad`, `@f_fwd` for
+    `@f__remat<i>_fwd` after `rnn-split-training`), it creates that function:
     it reads T and B from its arguments, asks `@f_grad.remat_select` which
     variant the call runs, and calls it. The selector evaluates, per
     variant, its peak in closed form (`rnn.symbolic_peak`, which
@@ -359,9 +359,9 @@ def RNNDispatchRematPass : Pass<"rnn-dispatch-remat", "ModuleOp"> {
       %fits = arith.cmpi sge, %i, %c0 : index
       cf.assert %fits, "rnnc: no remat plan fits the budget at this T and B"
       scf.index_switch %i
-      case 0 { func.call @f.remat0_grad(%x, ..., %arena) ... }
+      case 0 { func.call @f__remat0_grad(%x, ..., %arena) ... }
       ...
-      default { func.call @f.remat12_grad(%x, ..., %arena) ... }
+      default { func.call @f__remat12_grad(%x, ..., %arena) ... }
       return
     }
     ```
