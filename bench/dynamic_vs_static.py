@@ -7,8 +7,8 @@ rnn-run process per program (compile, then --warmup and --iters steps);
 the figure of a round is rnn-run's median step.
 
 The configurations: training steps at T = 32, B = 64, I = H = 256 with 1
-and 2 layers (the second also with checkpoints every 8 steps), and a
-rollout step (inference at T = 1, B = 8, I = H = 64), for the LSTM and the
+and 2 layers (the second also with checkpoints every 8 steps and under a
+budget of 20 MB), and a rollout step (inference at T = 1, B = 8, I = H = 64), for the LSTM and the
 GRU.
 
 Usage: bench/dynamic_vs_static.py [--rounds 5] [--iters 20] [--threads 1]
@@ -28,6 +28,12 @@ CONFIGS = [
     ("chunk:8 L=2", ["--mode=train", "--seq-len=32", "--batch=64",
                      "--input-size=256", "--hidden-size=256", "--layers=2",
                      "--remat=chunk:8"]),
+    # A budget that replaying the gates does not fit: each call of the
+    # dynamic program chooses among its 13 plans, as the static one did
+    # once.
+    ("budget L=2", ["--mode=train", "--seq-len=32", "--batch=64",
+                    "--input-size=256", "--hidden-size=256", "--layers=2",
+                    "--remat=budget:20000000"]),
     ("rollout", ["--mode=infer", "--seq-len=1", "--batch=8",
                  "--input-size=64", "--hidden-size=64", "--layers=1"]),
 ]
@@ -41,9 +47,9 @@ def step_ms(rnn_run, cell, flags, dynamic, args):
                f"--blas-threads={args.threads}"]
     if dynamic:
         command.append("--dynamic")
-    out = subprocess.run(command, check=True, capture_output=True,
-                         text=True).stdout
-    return json.loads(out)["step_ms"]["median"]
+    out = json.loads(subprocess.run(command, check=True, capture_output=True,
+                                    text=True).stdout)
+    return out["step_ms"]["median"], out["remat_plan"]
 
 
 def main():
@@ -57,18 +63,22 @@ def main():
                         help="the configurations whose name contains it")
     args = parser.parse_args()
     print(f"{'cell':5} {'config':10} {'static ms':>10} {'dynamic ms':>11} "
-          f"{'dynamic/static':>15}")
+          f"{'dynamic/static':>15}  plan (static, dynamic)")
     for cell in ("lstm", "gru"):
         for name, flags in CONFIGS:
             if args.only not in name:
                 continue
-            static, dynamic = [], []
+            static, dynamic, plans = [], [], set()
             for _ in range(args.rounds):
-                static.append(step_ms(args.rnn_run, cell, flags, False, args))
-                dynamic.append(step_ms(args.rnn_run, cell, flags, True, args))
+                for times, is_dynamic in ((static, False), (dynamic, True)):
+                    ms, plan = step_ms(args.rnn_run, cell, flags, is_dynamic,
+                                       args)
+                    times.append(ms)
+                    plans.add((is_dynamic, plan))
             s, d = statistics.median(static), statistics.median(dynamic)
-            print(f"{cell:5} {name:10} {s:10.4f} {d:11.4f} {d / s:15.3f}",
-                  flush=True)
+            plan = ", ".join(p for _, p in sorted(plans))
+            print(f"{cell:5} {name:10} {s:10.4f} {d:11.4f} {d / s:15.3f}  "
+                  f"{plan}", flush=True)
 
 
 if __name__ == "__main__":

@@ -70,11 +70,13 @@ namespace rnn {
 void registerTestGemmCallsPass();
 void registerTestCellFactsPass();
 void registerTestMemoryPlanPass();
+void registerTestRematChoicePass();
 void registerTestPasses() {
   PassRegistration<TestBufferLivenessPass>();
   registerTestGemmCallsPass();
   registerTestCellFactsPass();
   registerTestMemoryPlanPass();
+  registerTestRematChoicePass();
 }
 } // namespace rnn
 } // namespace mlir
