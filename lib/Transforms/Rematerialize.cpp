@@ -19,6 +19,9 @@
 // pipeline down to the memory plan, by name from the pass registry, as the
 // inliner runs its `default-pipeline`) on a copy of the module with the
 // plan applied, so the peak a plan is chosen for is the peak it gets.
+// Where T or B is dynamic the plan that fits depends on each call's shape:
+// the pass makes a variant of the training function per plan instead, and
+// rnn-dispatch-remat chooses among them per call (RematVariants.cpp).
 //
 //===----------------------------------------------------------------------===//
 
