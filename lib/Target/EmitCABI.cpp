@@ -291,9 +291,10 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
   /// `<name>_sizes(T, B, bytes)`, which writes each argument's bytes at
   /// (T, B) and returns 1 if T or B is below 1 or a size does not fit in
   /// 63 bits, else 2 if a size function finds no remat plan that fits the
-  /// budget there (rnn-dispatch-remat), else 0; and `<name>(T, B, buffers, stream)`, which checks
-  /// the shape the same way and calls `func` on the buffers with the sizes
-  /// T and B give.
+  /// budget there (rnn-dispatch-remat), else 0; and `<name>(T, B, buffers,
+  /// stream)`, which checks the shape the same way, returns that status if
+  /// it is not 0, and calls `func` on the buffers with the sizes T and B
+  /// give.
   void emitDynamicEntryPoints(func::FuncOp func, StringRef name) {
     MLIRContext *ctx = &getContext();
     OpBuilder b(func);

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
 #include <limits>
 #include <map>
 
@@ -47,13 +48,13 @@ struct IRNum {
   Value value;
 
   IRNum constant(double x) const {
-    return {b, loc, arith::ConstantFloatOp::create(*b, loc, b->getF64Type(),
-                                                   llvm::APFloat(x))};
+    return {b, loc,
+            arith::ConstantFloatOp::create(*b, loc, b->getF64Type(),
+                                           llvm::APFloat(x))};
   }
 };
 
-template <typename OpTy>
-IRNum apply(IRNum x, IRNum y) {
+template <typename OpTy> IRNum apply(IRNum x, IRNum y) {
   return {x.b, x.loc, OpTy::create(*x.b, x.loc, x.value, y.value)};
 }
 IRNum operator+(IRNum x, IRNum y) { return apply<arith::AddFOp>(x, y); }
@@ -134,8 +135,8 @@ static FailureOr<func::FuncOp> buildSelector(OpBuilder &b, Operation *after,
     auto cmpi = [&](arith::CmpIPredicate predicate, Value x, Value y) {
       return arith::CmpIOp::create(b, loc, predicate, x, y).getResult();
     };
-    Value fits = cmpi(arith::CmpIPredicate::sle, bytes,
-                      i64Constant(variant->budget));
+    Value fits =
+        cmpi(arith::CmpIPredicate::sle, bytes, i64Constant(variant->budget));
     // Cheaper, or as cheap and smaller.
     Value better = arith::OrIOp::create(
         b, loc, cmpf(arith::CmpFPredicate::OLT, cost.value, bestCost),
@@ -159,10 +160,10 @@ static FailureOr<func::FuncOp> buildSelector(OpBuilder &b, Operation *after,
 /// Builds at `b` `scf.index_switch %selected` over `count` cases whose
 /// bodies `buildCase(i)` builds (yielding its results, of `types`), the
 /// default's by `buildDefault`; returns its results.
-static ValueRange
-buildSwitch(OpBuilder &b, Location loc, TypeRange types, Value selected,
-            unsigned count, function_ref<ValueRange(unsigned)> buildCase,
-            function_ref<ValueRange()> buildDefault) {
+static ValueRange buildSwitch(OpBuilder &b, Location loc, TypeRange types,
+                              Value selected, unsigned count,
+                              function_ref<ValueRange(unsigned)> buildCase,
+                              function_ref<ValueRange()> buildDefault) {
   auto cases = llvm::to_vector(llvm::seq<int64_t>(0, count));
   auto op = scf::IndexSwitchOp::create(b, loc, types, selected, cases, count);
   OpBuilder::InsertionGuard guard(b);
@@ -213,20 +214,19 @@ struct RNNDispatchRematPass
 
   /// The selector of the variants of the training function `of`, made on
   /// first use.
-  FailureOr<func::FuncOp> selectorOf(ModuleOp module, StringRef of,
-                                     unsigned count,
-                                     std::map<std::string, func::FuncOp> &made) {
+  FailureOr<func::FuncOp>
+  selectorOf(ModuleOp module, StringRef of, unsigned count,
+             std::map<std::string, func::FuncOp> &made) {
     auto it = made.find(of.str());
     if (it != made.end())
       return it->second;
     SmallVector<func::FuncOp> fused;
     for (unsigned i = 0; i < count; ++i) {
-      auto func =
-          module.lookupSymbol<func::FuncOp>(rematVariantName(of, i));
+      auto func = module.lookupSymbol<func::FuncOp>(rematVariantName(of, i));
       if (!func)
         return module.emitError("rnn-dispatch-remat: remat variant ")
-               << i << " of @" << of << " ("
-               << rematVariantName(of, i) << ") is missing";
+               << i << " of @" << of << " (" << rematVariantName(of, i)
+               << ") is missing";
       fused.push_back(func);
     }
     std::string name = (of + ".remat_select").str();
@@ -256,8 +256,7 @@ struct RNNDispatchRematPass
     std::optional<RematVariant> first = readRematVariant(funcs.front());
     for (auto [i, func] : llvm::enumerate(funcs)) {
       std::optional<RematVariant> variant = readRematVariant(func);
-      if (variant->index != static_cast<int64_t>(i) ||
-          variant->of != first->of)
+      if (variant->index != static_cast<int64_t>(i) || variant->of != first->of)
         return func.emitOpError("is not remat variant ")
                << i << " of @" << first->of << " for @" << name;
       if (func.getResultTypes() != funcs.front().getResultTypes())
@@ -270,8 +269,8 @@ struct RNNDispatchRematPass
         selectorOf(module, first->of, funcs.size(), selectors);
     if (failed(selector))
       return failure();
-    auto fused = module.lookupSymbol<func::FuncOp>(
-        rematVariantName(first->of, 0));
+    auto fused =
+        module.lookupSymbol<func::FuncOp>(rematVariantName(first->of, 0));
 
     // The arguments by name and layer, in the training function's order,
     // then the saved region, then the arena.
@@ -287,7 +286,8 @@ struct RNNDispatchRematPass
     };
     std::map<Key, int64_t> rank;
     for (unsigned i = 0; i < fused.getNumArguments(); ++i)
-      if (std::optional<Key> key = keyOf(fused, i); key && key->first != "arena")
+      if (std::optional<Key> key = keyOf(fused, i);
+          key && key->first != "arena")
         rank.insert({*key, i});
     rank.insert({{"saved", -1}, fused.getNumArguments()});
     rank.insert({{"arena", -1}, fused.getNumArguments() + 1});
@@ -372,10 +372,9 @@ struct RNNDispatchRematPass
     };
     // The last variant is the default case.
     unsigned last = funcs.size() - 1;
-    func::ReturnOp::create(
-        b, loc,
-        buildSwitch(b, loc, model.getResultTypes(), selected, last, call,
-                    [&] { return call(last); }));
+    func::ReturnOp::create(b, loc,
+                           buildSwitch(b, loc, model.getResultTypes(), selected,
+                                       last, call, [&] { return call(last); }));
 
     // A size function of the choice for each sized argument.
     auto sizeAttr = RNNDialect::SizeAttrHelper::getNameStr();
@@ -397,9 +396,8 @@ struct RNNDispatchRematPass
         }
         sizeFunctions.push_back(sizes);
       }
-      FailureOr<func::FuncOp> sizes =
-          buildSizeDispatch(b, dispatcher, arg, key.first, sizeFunctions,
-                            *selector);
+      FailureOr<func::FuncOp> sizes = buildSizeDispatch(
+          b, dispatcher, arg, key.first, sizeFunctions, *selector);
       if (failed(sizes))
         return failure();
       dispatcher.setArgAttr(arg, sizeAttr, FlatSymbolRefAttr::get(*sizes));
@@ -419,11 +417,10 @@ struct RNNDispatchRematPass
   /// `arg` of the variant the call chooses (by its function in
   /// `sizeFunctions`; 0 where it does not take the argument), or -2 if
   /// none fits.
-  FailureOr<func::FuncOp> buildSizeDispatch(OpBuilder &b,
-                                            func::FuncOp dispatcher,
-                                            unsigned arg, StringRef argName,
-                                            ArrayRef<func::FuncOp> sizeFunctions,
-                                            func::FuncOp selector) {
+  FailureOr<func::FuncOp>
+  buildSizeDispatch(OpBuilder &b, func::FuncOp dispatcher, unsigned arg,
+                    StringRef argName, ArrayRef<func::FuncOp> sizeFunctions,
+                    func::FuncOp selector) {
     std::string name = (dispatcher.getName() + "." + argName + "_bytes").str();
     auto module = dispatcher->getParentOfType<ModuleOp>();
     if (module.lookupSymbol(name))
@@ -433,8 +430,8 @@ struct RNNDispatchRematPass
     b.setInsertionPointAfter(dispatcher);
     Location loc = dispatcher.getLoc();
     Type index = b.getIndexType(), i64 = b.getI64Type();
-    auto sizes = func::FuncOp::create(
-        b, loc, name, b.getFunctionType({index, index}, {i64}));
+    auto sizes = func::FuncOp::create(b, loc, name,
+                                      b.getFunctionType({index, index}, {i64}));
     sizes.setPrivate();
     Block *body = sizes.addEntryBlock();
     b.setInsertionPointToStart(body);

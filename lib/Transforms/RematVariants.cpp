@@ -60,8 +60,8 @@ std::optional<RematVariant> mlir::rnn::readRematVariant(func::FuncOp func) {
   FailureOr<RematPolicy> policy = parseRematPolicy(remat.getValue(), message);
   if (failed(policy) || policy->budget)
     return std::nullopt;
-  RematVariant variant{of.getValue().str(), index.getInt(), policy->plan,
-                       budget.getInt(), {}};
+  RematVariant variant{
+      of.getValue().str(), index.getInt(), policy->plan, budget.getInt(), {}};
   for (Attribute layer : layers) {
     auto figures = dyn_cast<DenseF64ArrayAttr>(layer);
     if (!figures || figures.size() != 5)

@@ -32,8 +32,8 @@ struct TestRematChoicePass
     return "Print the remat variant a budget takes at each shape";
   }
 
-  ListOption<std::string> shapes{
-      *this, "shapes", llvm::cl::desc("The shapes, each TxB (9x5)")};
+  ListOption<std::string> shapes{*this, "shapes",
+                                 llvm::cl::desc("The shapes, each TxB (9x5)")};
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -42,8 +42,8 @@ struct TestRematChoicePass
     std::map<std::string, std::map<int64_t, func::FuncOp>> families;
     for (auto func : module.getOps<func::FuncOp>())
       if (std::optional<RematVariant> variant = readRematVariant(func);
-          variant && func.getName() ==
-                         rematVariantName(variant->of, variant->index))
+          variant &&
+          func.getName() == rematVariantName(variant->of, variant->index))
         families[variant->of][variant->index] = func;
     llvm::raw_ostream &os = llvm::outs();
     for (auto &[of, byIndex] : families) {
@@ -69,8 +69,8 @@ struct TestRematChoicePass
           return readRematVariant(variants[index])->plan.str();
         };
         if (choice->chosen)
-          os << "variant " << *choice->chosen << " ("
-             << planOf(*choice->chosen) << ")";
+          os << "variant " << *choice->chosen << " (" << planOf(*choice->chosen)
+             << ")";
         else
           os << "none fits";
         os << "; smallest peak " << choice->smallestPeak << " ("
