@@ -127,8 +127,8 @@ def serves_every_shape(remat, target, wavefront):
     A budget's library of every shape carries a variant per plan (13 of
     them, about 40 times one plan's compile), each call running the one
     its shape lets the budget choose: rnnc.torch compiles a budget's plan
-    per shape instead, a second each, and precompile and load take the
-    library of every shape (seq_len=None, batch=None)."""
+    per shape instead, a second each, unless the cache holds that library
+    (rnnc.precompile with seq_len=None, batch=None; is_precompiled)."""
     return target == "cpu" and not wavefront and \
         not str(remat).startswith("budget:")
 
@@ -559,6 +559,35 @@ def _entries_in(root, names):
     return found
 
 
+def has_entry(request, primary, compiler, known=None):
+    """Whether `primary` (or the per-user fallback) holds a complete entry
+    for `request` by `compiler` (None: by any). Answered once per process
+    for each request (`has_entry.known`, which clear_cache and precompile
+    empty); `known` records an answer instead."""
+    memo = json.dumps(request, sort_keys=True)
+    if known is not None:
+        has_entry.known[memo] = known
+    if memo not in has_entry.known:
+        prefix = _request_hash(request) + "-"
+        if compiler is not None:
+            prefix += _compiler_identity(compiler, request["target"])[0]
+        found = False
+        for root in _roots(primary):
+            try:
+                names = os.listdir(root)
+            except OSError:
+                continue
+            found |= any(_inspect(os.path.join(root, name)) is None
+                         for name in names
+                         if name == prefix or (compiler is None and
+                                               name.startswith(prefix)))
+        has_entry.known[memo] = found
+    return has_entry.known[memo]
+
+
+has_entry.known = {}
+
+
 def clear_cache(directory=None):
     """Deletes what rnnc wrote in a cache directory (default:
     compile_model's, and the per-user temporary cache) and returns the
@@ -566,6 +595,7 @@ def clear_cache(directory=None):
     in progress) are left. Libraries already loaded stay loaded. Files
     that cannot be deleted (another account's, in a shared cache) are an
     RNNCError naming them, after the rest are gone."""
+    has_entry.known.clear()
     removed, left = [], []
     now = time.time()
     for root, names in _listings(directory):
@@ -595,3 +625,40 @@ def clear_cache(directory=None):
         raise RNNCError("cannot delete " + ", ".join(left) + " (remove them "
                         "as their owner)")
     return removed
+
+
+def _any_entry(request, primary, fallback, missing):
+    """The newest complete entry for `request` by any compiler, when no
+    compiler is found."""
+    prefix = _request_hash(request) + "-"
+    complete, damaged = [], []
+    for root in _roots(primary, fallback):
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and _ENTRY_NAME.fullmatch(name):
+                directory = os.path.join(root, name)
+                why = _inspect(directory)
+                if why is None:
+                    try:
+                        complete.append((os.stat(os.path.join(
+                            directory, "manifest.json")).st_mtime, directory))
+                    except OSError:
+                        pass
+                elif why is not _MISSING:
+                    damaged.append((directory, why))
+    if complete:
+        return max(complete)[1]
+    if damaged:
+        raise _damaged(*damaged[0], str(missing))
+    raise RNNCError(f"{missing}; and {primary} holds no library for this "
+                    f"request ({_describe(request)}) to load without it "
+                    f"(rnnc.precompile or `python3 -m rnnc precompile` "
+                    f"fills a cache for a machine without the compiler)")
+
+
+def _describe(request):
+    """A request as `key=value, ...`, for messages."""
+    return ", ".join(f"{k}={request[k]!r}" for k in _REQUEST_FIELDS)

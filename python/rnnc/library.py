@@ -78,14 +78,15 @@ import weakref
 
 from . import _native
 # The on-disk cache (_cache.py); its public functions are this module's.
+from . import _cache
 from ._cache import (ABI_VERSION, DYNAMIC_ABI_VERSION,  # noqa: F401
                      _MISSING, _ENTRY_NAME,
                      # (_check_schedule for rnnc.torch, _inspect for tests)
                      _REQUEST_FIELDS, _build, _check_schedule,
                      _compiler_identity, _damaged, _device_copy, _inspect,
                      _move_aside, _request, _request_hash, _roots,
-                     _writable_root, cache_dir, cache_entries, clear_cache,
-                     serves_every_shape)
+                     _writable_root, _any_entry, cache_dir,
+                     cache_entries, clear_cache, serves_every_shape)
 from ._errors import RNNCError
 
 
@@ -452,41 +453,20 @@ def _entry(request, primary, fallback=True):
     return _build(directory, request, compiler), compiler
 
 
-def _any_entry(request, primary, fallback, missing):
-    """The newest complete entry for `request` by any compiler, when no
-    compiler is found."""
-    prefix = _request_hash(request) + "-"
-    complete, damaged = [], []
-    for root in _roots(primary, fallback):
-        try:
-            names = os.listdir(root)
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(prefix) and _ENTRY_NAME.fullmatch(name):
-                directory = os.path.join(root, name)
-                why = _inspect(directory)
-                if why is None:
-                    try:
-                        complete.append((os.stat(os.path.join(
-                            directory, "manifest.json")).st_mtime, directory))
-                    except OSError:
-                        pass
-                elif why is not _MISSING:
-                    damaged.append((directory, why))
-    if complete:
-        return max(complete)[1]
-    if damaged:
-        raise _damaged(*damaged[0], str(missing))
-    raise RNNCError(f"{missing}; and {primary} holds no library for this "
-                    f"request ({_describe(request)}) to load without it "
-                    f"(rnnc.precompile or `python3 -m rnnc precompile` "
-                    f"fills a cache for a machine without the compiler)")
-
-
-def _describe(request):
-    """A request as `key=value, ...`, for messages."""
-    return ", ".join(f"{k}={request[k]!r}" for k in _REQUEST_FIELDS)
+def is_precompiled(**arguments):
+    """Whether the cache holds a complete library for compile_model's
+    `arguments` (by the compiler found, else by any), so that asking for it
+    compiles nothing. Asked once per process for each request, until
+    precompile or clear_cache runs."""
+    request = _request(**arguments)
+    known = _cache.has_entry.known.get(json.dumps(request, sort_keys=True))
+    if known is not None:
+        return known
+    try:
+        compiler = find_compiler()
+    except RNNCError:
+        compiler = None
+    return _cache.has_entry(request, cache_dir(), compiler)
 
 
 # --------------------------------------------------------------------------
@@ -661,6 +641,7 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                 raise RNNCError(f"{again} (compiled again into {directory}, "
                                 f"it still does not load)") from None
         _requested[memo] = library._slot
+        _cache.has_entry(request, None, None, known=True)
         return library
 
 
@@ -687,6 +668,8 @@ def precompile(requests, directory=None, jobs=1):
         checked.append(_request(**arguments))
     find_compiler()
     primary = os.path.abspath(directory) if directory else cache_dir()
+
+    _cache.has_entry.known.clear()
 
     def one(request):
         return _entry(request, primary, fallback=directory is None)[0]

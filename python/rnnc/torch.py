@@ -34,7 +34,7 @@ from torch import nn
 
 from . import _cells
 from ._errors import RNNCError, RNNCTypeError, RNNCValueError
-from .library import _check_schedule, serves_every_shape
+from .library import _check_schedule, is_precompiled, serves_every_shape
 
 # The oldest PyTorch rnnc.torch runs on (the `torch` extra of
 # python/pyproject.toml): torch.library.custom_op and register_fake, and
@@ -61,6 +61,7 @@ from ._abi import _FLOATS, set_graph_replay  # noqa: E402
 from ._arguments import _CallArguments  # noqa: E402
 from ._autograd import _run  # noqa: E402
 from ._ops import _library_key, _library_of  # noqa: E402
+from ._ops import _request as _ops_request  # noqa: E402
 
 # (__all__, with a module class per cell of the dialect: end of the file.)
 
@@ -318,15 +319,29 @@ class _RNNBase(_CallArguments, nn.Module):
         every shape where it serves the module, else that of seq_len and
         batch (under torch.compile with dynamic shapes, operator.index
         specializes the graph to them)."""
-        if self._serves_every_shape(device):
+        arguments = (self.input_size, self.hidden_size, self.num_layers,
+                     self.remat, device, dtype, self._dropping, reset_to,
+                     storage or self.storage, self.gemm_rows, self.wavefront)
+        if self._serves_every_shape(device) or \
+                self._budget_every_shape(*arguments):
             seq_len = batch = None
         else:
             seq_len, batch = operator.index(seq_len), operator.index(batch)
-        return _library_key(self._cell, seq_len, batch, self.input_size,
-                            self.hidden_size, self.num_layers, self.remat,
-                            device, dtype, self._dropping, reset_to,
-                            storage or self.storage, self.gemm_rows,
-                            self.wavefront)
+        return _library_key(self._cell, seq_len, batch, *arguments)
+
+    def _budget_every_shape(self, *arguments):
+        """Whether a budget's library of every shape serves a call of
+        `_library_key`'s arguments (but the cell and shape): on the CPU
+        without a wavefront, where the cache holds it (rnnc.precompile with
+        seq_len=None, batch=None; it compiles about 40 times as long as the
+        plan of one shape a call compiles otherwise)."""
+        remat, device, wavefront = arguments[3], arguments[4], arguments[-1]
+        if device.type != "cpu" or wavefront or \
+                not str(remat).startswith("budget:"):
+            return False
+        request = _ops_request(self._cell, None, None, *arguments)
+        request.pop("device")
+        return is_precompiled(**request)
 
     def _library(self, seq_len, batch, device, dtype, reset_to):
         """The library for a call, compiled on first use."""

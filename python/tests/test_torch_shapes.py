@@ -14,6 +14,7 @@ import os
 import pytest
 import torch
 
+import rnnc
 import rnnc._ops as rnnc_ops
 import rnnc.torch as rt
 from rnnc import library
@@ -182,15 +183,21 @@ def test_cache_entry_without_the_shape():
     assert compile_model("gru", None, None, 3, 7, 1) is dynamic
 
 
-def test_budget_chooses_its_plan_per_call(requests):
-    """A budget's library of every shape (rnnc.torch compiles a budget per
-    shape unless asked): at each shape a plan fits, the results are
-    torch.nn's; where none fits, training is refused naming the shape and
-    the smallest feasible budget there, and inference (which saves
-    nothing) runs. One compile for every shape."""
+def test_budget_library_of_every_shape(requests):
+    """A budget's plan depends on the shape: a module compiles it per
+    shape, unless the cache holds the budget's library of every shape
+    (rnnc.precompile), which it then uses at every shape. Where a plan
+    fits, the results are torch.nn's; where none does, training is refused
+    naming the shape and the smallest feasible budget there, and inference
+    (which saves nothing) runs."""
     ours, ref = make_pair("lstm", I, H, L, remat="budget:8000")
-    assert not ours._serves_every_shape(torch.device("cpu"))
-    ours._serves_every_shape = lambda device: True
+    assert_episodes("lstm", ours, ref, 2, 2, L, 0)
+    [request] = [json.loads(r) for r in requests]
+    assert (request["seq_len"], request["batch"]) == (2, 2)
+    requests.clear()
+    rnnc.precompile([dict(cell="lstm", seq_len=None, batch=None,
+                          input_size=I, hidden_size=H, layers=L,
+                          remat="budget:8000")])
     for k, (T, B) in enumerate([(1, 1), (2, 2), (11, 1)]):
         assert_episodes("lstm", ours, ref, T, B, L, k)
     x = torch.randn(9, 5, I, requires_grad=True)
