@@ -13,9 +13,9 @@ every replay's scratch fits in the cost model's 8 MiB cache, each plan
 that replays costs the same, and the one of the smallest peak is taken
 (the first in that order on a tie).
 
-Usage: check-dynamic-budget.py TMP_DIR [--jobs=N]"""
+Usage: check-dynamic-budget.py TMP_DIR [--jobs=N] [RNN_RUN_FLAG...]"""
 
-import concurrent.futures
+import importlib.util
 import json
 import os
 import subprocess
@@ -26,11 +26,12 @@ SIZES = ["--input-size=13", "--hidden-size=21", "--reset-prob=0.1",
 CACHE_BYTES = 8 << 20
 
 
-def run(tmp, tag, cell, layers, t, b, remat):
+def run(tmp, extra, tag, cell, layers, t, b, remat):
     out = os.path.join(tmp, f"{tag}.npz")
     args = ["rnn-run", "--json", "--dynamic", "--mode=train",
             f"--preset={cell}", f"--layers={layers}", f"--seq-len={t}",
-            f"--batch={b}", f"--remat={remat}", *SIZES, f"--outputs={out}"]
+            f"--batch={b}", f"--remat={remat}", *SIZES, *extra,
+            f"--outputs={out}"]
     result = subprocess.run(args, capture_output=True, text=True)
     if result.returncode != 0:
         return None, out, result.stderr.strip()
@@ -57,12 +58,13 @@ def effective(plan, t, p):
     return f"chunk:{min(-(-k // p) * p, t)}"
 
 
-def peaks(tmp, index, cell, layers, t, b, h=21):
+def peaks(tmp, extra, index, cell, layers, t, b, h=21):
     """Each plan's predicted peak at (T, B), in the library's order, with
     its report (the outputs of `none` as the bits to match)."""
     found = []
     for plan in plans_at(t):
-        report, out, error = run(tmp, f"{index}.{plan.replace(':', '')}",
+        report, out, error = run(tmp, extra,
+                                 f"budget{index}.{plan.replace(':', '')}",
                                  cell, layers, t, b, plan)
         if report is None:
             raise RuntimeError(f"{cell} T={t} B={b} {plan}: {error}")
@@ -88,18 +90,18 @@ def expected(found, budget):
     return (best[0] if best else None), smallest
 
 
-def check(tmp, index, case):
+def check(tmp, extra, index, case):
     cell, layers, t, b, pick = case
     tag = f"{cell} L={layers} T={t} B={b}"
     try:
-        found = peaks(tmp, index, cell, layers, t, b)
+        found = peaks(tmp, extra, index, cell, layers, t, b)
     except RuntimeError as e:
         return [str(e)]
     budget = pick(sorted(peak for _, peak, _ in found))
     plan, smallest = expected(found, budget)
     tag += f" budget:{budget}"
-    report, out, error = run(tmp, f"{index}.budget", cell, layers, t, b,
-                             f"budget:{budget}")
+    report, out, error = run(tmp, extra, f"budget{index}", cell, layers, t,
+                             b, f"budget:{budget}")
     failures = []
     if plan is None:
         want = (f"rnn-run: no remat plan fits budget:{budget} at T={t}, "
@@ -136,21 +138,11 @@ CASES = [("lstm", 2, 9, 5, lambda p: p[-1]),
          ("gru", 1, 100, 40, lambda p: p[len(p) // 2])]
 
 
-def main():
-    tmp = sys.argv[1]
-    jobs = 1
-    for arg in sys.argv[2:]:
-        if arg.startswith("--jobs="):
-            jobs = int(arg.split("=", 1)[1])
-    failures = []
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for result in pool.map(lambda item: check(tmp, *item),
-                               enumerate(CASES)):
-            failures += result
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # check-dynamic.py's runner: TMP_DIR [--jobs=N] [RNN_RUN_FLAG...].
+    spec = importlib.util.spec_from_file_location(
+        "check_dynamic", os.path.join(os.path.dirname(__file__),
+                                      "check-dynamic.py"))
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    sys.exit(runner.run_cases(CASES, check))

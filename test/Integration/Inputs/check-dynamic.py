@@ -117,7 +117,10 @@ def check(tmp, extra, index, case):
     return failures
 
 
-def main():
+def run_cases(cases, check):
+    """Runs `check(tmp, extra, index, case)` on each case, --jobs=N at a
+    time (the command line: TMP_DIR [--jobs=N] [RNN_RUN_FLAG...]), prints
+    every failure and returns the exit status."""
     tmp = sys.argv[1]
     jobs = 1
     extra = []
@@ -129,7 +132,7 @@ def main():
     failures = []
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         for result in pool.map(lambda item: check(tmp, extra, *item),
-                               enumerate(CASES)):
+                               enumerate(cases)):
             failures += result
     for failure in failures:
         print("FAIL:", failure)
@@ -137,4 +140,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cases(CASES, check))
