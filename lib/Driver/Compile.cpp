@@ -60,11 +60,10 @@ static void findVariants(func::FuncOp entry, SmallVector<func::FuncOp> &called,
       byIndex[variant->index] = func;
       of = variant->of;
     }
-  for (auto &[index, func] : byIndex) {
+  for (auto &[index, func] : byIndex)
     called.push_back(func);
-    fused.push_back(module.lookupSymbol<func::FuncOp>(
-        mlir::rnn::rematVariantName(of, index)));
-  }
+  if (!called.empty())
+    mlir::rnn::trainingVariantsOf(module, of, fused);
 }
 
 /// The plan of `entry`, which runs the remat variant in `called` that
@@ -77,7 +76,7 @@ static EntryPlan readChosenPlan(func::FuncOp entry, bool train,
   std::optional<mlir::rnn::RematVariant> variant =
       mlir::rnn::readRematVariant(called.front());
   FailureOr<mlir::rnn::RematChoice> choice = failure();
-  if (!llvm::is_contained(fused, nullptr))
+  if (fused.size() == called.size())
     choice = mlir::rnn::chooseRematVariant(fused, shape.seqLen, shape.batch);
   if (failed(choice)) {
     plan.rematError = "@" + entry.getName().str() +

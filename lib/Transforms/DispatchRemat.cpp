@@ -104,6 +104,12 @@ static FailureOr<func::FuncOp> buildSelector(OpBuilder &b, Operation *after,
   auto toF64 = [&](Value value) -> IRNum {
     return {&b, loc, arith::UIToFPOp::create(b, loc, f64, value)};
   };
+  auto cmpf = [&](arith::CmpFPredicate predicate, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, predicate, x, y).getResult();
+  };
+  auto cmpi = [&](arith::CmpIPredicate predicate, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, predicate, x, y).getResult();
+  };
   Value best = arith::ConstantIndexOp::create(b, loc, -1);
   Value found = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
   Value bestCost = IRNum{&b, loc, {}}.constant(0).value;
@@ -129,12 +135,6 @@ static FailureOr<func::FuncOp> buildSelector(OpBuilder &b, Operation *after,
         cost = addReplayCost<IRNum>(cost, layer, toF64(symbols[0]),
                                     toF64(symbols[1]), toF64(symbols[2]),
                                     variant->plan, RematCostModel());
-    auto cmpf = [&](arith::CmpFPredicate predicate, Value x, Value y) {
-      return arith::CmpFOp::create(b, loc, predicate, x, y).getResult();
-    };
-    auto cmpi = [&](arith::CmpIPredicate predicate, Value x, Value y) {
-      return arith::CmpIOp::create(b, loc, predicate, x, y).getResult();
-    };
     Value fits =
         cmpi(arith::CmpIPredicate::sle, bytes, i64Constant(variant->budget));
     // Cheaper, or as cheap and smaller.
@@ -181,9 +181,8 @@ struct RNNDispatchRematPass
     : public rnn::impl::RNNDispatchRematPassBase<RNNDispatchRematPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Each training function's selector, made on first use.
-    std::map<std::string, func::FuncOp> selectors;
-    SmallVector<std::pair<std::string, func::FuncOp>> variants;
+    // The variants of each function they stand in for.
+    std::map<std::string, SmallVector<func::FuncOp>> byName;
     for (auto func : module.getOps<func::FuncOp>()) {
       std::optional<RematVariant> variant = readRematVariant(func);
       if (!variant) {
@@ -201,12 +200,10 @@ struct RNNDispatchRematPass
             << variant->index << "`";
         return signalPassFailure();
       }
-      variants.push_back({name, func});
-    }
-    // The variants of each function they stand in for.
-    std::map<std::string, SmallVector<func::FuncOp>> byName;
-    for (auto &[name, func] : variants)
       byName[name].push_back(func);
+    }
+    // Each training function's selector, made on first use.
+    std::map<std::string, func::FuncOp> selectors;
     for (auto &[name, funcs] : byName)
       if (failed(dispatch(module, name, funcs, selectors)))
         return signalPassFailure();
@@ -221,14 +218,11 @@ struct RNNDispatchRematPass
     if (it != made.end())
       return it->second;
     SmallVector<func::FuncOp> fused;
-    for (unsigned i = 0; i < count; ++i) {
-      auto func = module.lookupSymbol<func::FuncOp>(rematVariantName(of, i));
-      if (!func)
-        return module.emitError("rnn-dispatch-remat: remat variant ")
-               << i << " of @" << of << " (" << rematVariantName(of, i)
-               << ") is missing";
-      fused.push_back(func);
-    }
+    trainingVariantsOf(module, of, fused);
+    if (fused.size() < count)
+      return module.emitError("rnn-dispatch-remat: remat variant ")
+             << fused.size() << " of @" << of << " ("
+             << rematVariantName(of, fused.size()) << ") is missing";
     std::string name = (of + ".remat_select").str();
     if (module.lookupSymbol(name))
       return module.emitError("rnn-dispatch-remat: symbol @")
@@ -269,8 +263,8 @@ struct RNNDispatchRematPass
         selectorOf(module, first->of, funcs.size(), selectors);
     if (failed(selector))
       return failure();
-    auto fused =
-        module.lookupSymbol<func::FuncOp>(rematVariantName(first->of, 0));
+    func::FuncOp fused = module.lookupSymbol<func::FuncOp>(
+        rematVariantName(first->of, 0));
 
     // The arguments by name and layer, in the training function's order,
     // then the saved region, then the arena.
@@ -336,20 +330,14 @@ struct RNNDispatchRematPass
         dispatcher.setArgAttrs(i, attrs);
     Block *body = dispatcher.addEntryBlock();
     b.setInsertionPointToStart(body);
-    // T and B from the first argument that has each (argumentSymbol).
-    Value t, batch;
-    for (BlockArgument arg : dispatcher.getArguments())
-      for (int64_t dim = 0; dim < 3; ++dim) {
-        std::optional<char> symbol = argumentSymbol(arg, dim);
-        Value &value = symbol == 'T' ? t : batch;
-        if (symbol && !value)
-          value = memref::DimOp::create(b, loc, arg, dim);
-      }
-    if (!t || !batch)
+    std::optional<ShapeValues> shape =
+        buildShapeValues(b, dispatcher, SizeSymbols());
+    if (!shape || !shape->T)
       return model.emitOpError("is a remat variant without T and B among "
                                "its arguments");
     Value selected =
-        func::CallOp::create(b, loc, *selector, ValueRange{t, batch})
+        func::CallOp::create(b, loc, *selector,
+                             ValueRange{shape->T, shape->B})
             .getResult(0);
     // The C entry point's size function refuses such a shape first.
     cf::AssertOp::create(

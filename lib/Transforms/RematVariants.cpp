@@ -36,6 +36,16 @@ std::string mlir::rnn::rematVariantName(StringRef name, int64_t index) {
   return (base + "__remat" + Twine(index) + suffix).str();
 }
 
+void mlir::rnn::trainingVariantsOf(ModuleOp module, StringRef of,
+                                   SmallVectorImpl<func::FuncOp> &variants) {
+  for (int64_t index = 0;; ++index) {
+    auto func = module.lookupSymbol<func::FuncOp>(rematVariantName(of, index));
+    if (!func)
+      return;
+    variants.push_back(func);
+  }
+}
+
 std::string mlir::rnn::rematDispatchName(StringRef name, int64_t index) {
   std::string infix = ("__remat" + Twine(index)).str();
   size_t at = name.rfind(infix);

@@ -453,13 +453,22 @@ def _entry(request, primary, fallback=True):
     return _build(directory, request, compiler), compiler
 
 
+# compile_model's arguments (sorted items) -> (request, its JSON), so that
+# is_precompiled checks and serializes each request once.
+_requests = {}
+
+
 def is_precompiled(**arguments):
     """Whether the cache holds a complete library for compile_model's
     `arguments` (by the compiler found, else by any), so that asking for it
     compiles nothing. Asked once per process for each request, until
     precompile or clear_cache runs."""
-    request = _request(**arguments)
-    known = _cache.has_entry.known.get(json.dumps(request, sort_keys=True))
+    memo = tuple(sorted(arguments.items()))
+    if memo not in _requests:
+        request = _request(**arguments)
+        _requests[memo] = (request, json.dumps(request, sort_keys=True))
+    request, text = _requests[memo]
+    known = _cache.has_entry.known.get(text)
     if known is not None:
         return known
     try:

@@ -14,7 +14,7 @@
 #include "mlir/Pass/Pass.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::rnn;
@@ -37,19 +37,15 @@ struct TestRematChoicePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // The fused training functions' variants, by the function they stand
-    // in for and their index.
-    std::map<std::string, std::map<int64_t, func::FuncOp>> families;
+    // The training functions the module holds variants of.
+    std::set<std::string> trained;
     for (auto func : module.getOps<func::FuncOp>())
-      if (std::optional<RematVariant> variant = readRematVariant(func);
-          variant &&
-          func.getName() == rematVariantName(variant->of, variant->index))
-        families[variant->of][variant->index] = func;
+      if (std::optional<RematVariant> variant = readRematVariant(func))
+        trained.insert(variant->of);
     llvm::raw_ostream &os = llvm::outs();
-    for (auto &[of, byIndex] : families) {
+    for (const std::string &of : trained) {
       SmallVector<func::FuncOp> variants;
-      for (auto &[index, func] : byIndex)
-        variants.push_back(func);
+      trainingVariantsOf(module, of, variants);
       for (StringRef shape : shapes) {
         auto [t, b] = shape.split('x');
         int64_t seqLen, batch;

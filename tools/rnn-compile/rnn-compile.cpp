@@ -164,13 +164,10 @@ compileEntryPoints(MLIRContext &context,
                       readEntryPlan(func, /*train=*/suffix[0] != 0));
   }
   // Under a budget for every T and B: the plans each call chooses among.
-  for (int64_t index = 0;; ++index) {
-    auto variant = module.lookupSymbol<func::FuncOp>(
-        mlir::rnn::rematVariantName(name + "_grad", index));
-    if (!variant)
-      break;
+  SmallVector<func::FuncOp> variants;
+  mlir::rnn::trainingVariantsOf(module, name + "_grad", variants);
+  for (func::FuncOp variant : variants)
     manifest.addRematVariant(variant);
-  }
   return std::move(loaded.module);
 }
 

@@ -137,6 +137,11 @@ std::optional<RematPeak> readRematPeak(func::FuncOp func);
 /// infix (`<base>__remat<index>_fwd`).
 std::string rematVariantName(StringRef name, int64_t index);
 
+/// Appends the training function `of`'s variants in `module` to
+/// `variants`, by index: variant 0, 1, ... up to the first missing.
+void trainingVariantsOf(ModuleOp module, StringRef of,
+                        SmallVectorImpl<func::FuncOp> &variants);
+
 /// The function a variant function `name` stands in for: the name without
 /// its `__remat<index>` infix; empty if it has none.
 std::string rematDispatchName(StringRef name, int64_t index);
