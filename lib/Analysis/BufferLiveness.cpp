@@ -51,10 +51,11 @@ std::optional<int64_t> rnn::getBufferBytes(MemRefType type,
   llvm::TypeSize size = layout.getTypeSize(element);
   if (size.isScalable())
     return std::nullopt;
-  int64_t bytes = 0;
-  if (llvm::MulOverflow(type.getNumElements(),
-                        static_cast<int64_t>(size.getFixedValue()), bytes))
-    return std::nullopt;
+  // Dimension by dimension: ShapedType::getNumElements does not check.
+  int64_t bytes = static_cast<int64_t>(size.getFixedValue());
+  for (int64_t dim : type.getShape())
+    if (llvm::MulOverflow(bytes, dim, bytes))
+      return std::nullopt;
   return bytes;
 }
 

@@ -46,16 +46,26 @@ static func::FuncOp sizeFunctionOf(func::FuncOp func, unsigned i) {
   return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(func, symbol);
 }
 
+/// The bytes of one element of `type` (an integer, index or float).
+static int64_t elementBytes(MemRefType type) {
+  Type element = type.getElementType();
+  if (isa<IndexType>(element))
+    return 8; // The pass requires a 64-bit index.
+  return llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+}
+
 /// Whether `func` can have an entry point: every argument a memref of
-/// identity layout whose sizes are static, T or B (argumentSymbol), or, for
-/// a byte buffer, given by its size function; no results.
+/// integers, indices or floats, of identity layout, whose sizes are static,
+/// T or B (argumentSymbol), or, for a byte buffer, given by its size
+/// function, and whose static size in bytes fits in 64 bits; no results.
 static LogicalResult checkSignature(func::FuncOp func) {
   if (func.getNumResults() != 0)
     return func.emitOpError("has results; a C entry point needs them as "
                             "out-params (buffer-results-to-out-params)");
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto memref = dyn_cast<MemRefType>(type);
-    bool sized = memref && memref.getLayout().isIdentity();
+    bool sized = memref && memref.getLayout().isIdentity() &&
+                 memref.getElementType().isIntOrIndexOrFloat();
     if (sized && !memref.hasStaticShape()) {
       if (sizeFunctionOf(func, i))
         sized = memref.getRank() == 1 && memref.getElementType().isInteger(8);
@@ -67,8 +77,17 @@ static LogicalResult checkSignature(func::FuncOp func) {
     if (!sized)
       return func.emitOpError("argument ")
              << i << " has type " << type
-             << "; a C entry point takes memrefs of identity layout whose "
-                "sizes are static, T or B";
+             << "; a C entry point takes memrefs of integers, indices or "
+                "floats, of identity layout, whose sizes are static, T or B";
+    // The descriptor's strides and the extents are i64: the static part of
+    // the size in bytes must fit.
+    int64_t bytes = elementBytes(memref);
+    for (int64_t size : memref.getShape())
+      if (!ShapedType::isDynamic(size) &&
+          llvm::MulOverflow(bytes, size, bytes))
+        return func.emitOpError("argument ")
+               << i << " of type " << type
+               << " is too large: its size in bytes overflows 64 bits";
   }
   return success();
 }
@@ -148,8 +167,7 @@ static Value buildExtents(OpBuilder &b, Location loc, ModuleOp module,
   SmallVector<int64_t> extents;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto memref = cast<MemRefType>(type);
-    int64_t bytes = memref.getNumElements() *
-                    llvm::divideCeil(memref.getElementTypeBitWidth(), 8);
+    int64_t bytes = memref.getNumElements() * elementBytes(memref);
     extents.push_back(rnn::writesArgument(func, i) ? -bytes : bytes);
   }
   Type i64 = b.getI64Type();

@@ -89,15 +89,38 @@ func.func @returns(%x: memref<2xf32>) -> memref<2xf32> {
 
 // -----
 
-// expected-error @+1 {{argument 1 has type 'memref<?xf32>'; a C entry point takes memrefs of identity layout whose sizes are static, T or B}}
+// expected-error @+1 {{argument 1 has type 'memref<?xf32>'; a C entry point takes memrefs of integers, indices or floats, of identity layout, whose sizes are static, T or B}}
 func.func @dynamic(%x: memref<2xf32>, %y: memref<?xf32>) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument 0 has type 'f32'; a C entry point takes memrefs of identity layout}}
+// expected-error @+1 {{argument 0 has type 'f32'; a C entry point takes memrefs of integers}}
 func.func @scalar(%x: f32) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 has type 'memref<2xvector<4xf32>>'; a C entry point takes memrefs of integers}}
+func.func @vectors(%x: memref<2xvector<4xf32>>) {
+  return
+}
+
+// -----
+
+// The descriptor's strides are i64: 12 * 2^60 elements overflow them.
+// expected-error @+1 {{argument 0 of type 'memref<2x12x1152921504606846976xi64>' is too large: its size in bytes overflows 64 bits}}
+func.func @huge(%x: memref<2x12x1152921504606846976xi64>) {
+  return
+}
+
+// -----
+
+// 2^61 elements of 8 bytes overflow the size in bytes; 2^60 of 4 would not.
+// expected-error @+1 {{argument 1 of type 'memref<2305843009213693952xindex>' is too large}}
+func.func @huge_index(%x: memref<2xf32>, %y: memref<2305843009213693952xindex>) {
   return
 }
 

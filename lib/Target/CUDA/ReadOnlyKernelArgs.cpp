@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Target/Passes.h"
+#include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Dialect/RNNDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +42,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -63,12 +65,12 @@ struct Piece {
   std::optional<std::pair<int64_t, int64_t>> bytes;
 };
 
-/// The static size in bytes of a memref type, if it has one.
-std::optional<int64_t> staticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+/// The static size in bytes of a view, if it has one.
+std::optional<int64_t> staticBytes(memref::ViewOp view) {
+  MemRefType type = view.getType();
+  if (!type.getLayout().isIdentity())
     return std::nullopt;
-  return type.getNumElements() * static_cast<int64_t>(llvm::divideCeil(
-                                     type.getElementTypeBitWidth(), 8));
+  return rnn::getBufferBytes(type, DataLayout::closest(view));
 }
 
 /// Adds the pieces of memory `value` may use; false if one is not known.
@@ -98,7 +100,7 @@ bool collectPieces(Value value, SmallVectorImpl<Piece> &pieces) {
     bool isRoot = isa<BlockArgument>(source) ||
                   isa<memref::AllocOp, gpu::AllocOp>(source.getDefiningOp());
     std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-    std::optional<int64_t> bytes = staticBytes(view.getType());
+    std::optional<int64_t> bytes = staticBytes(view);
     for (Piece &piece : sources) {
       piece.bytes = std::nullopt;
       if (isRoot && shift && bytes && *shift >= 0)
