@@ -4,13 +4,16 @@
 // ownership-based buffer deallocation (which the rnn pipelines run on every
 // function) cannot take: one that frees memrefs itself, has an op whose
 // memory effects are unknown, or loops through unstructured control flow
-// (see Passes.td). Upstream would fail on it later with a message about its
+// (see Passes.td); and one that returns a value twice, whose two result
+// buffers upstream's buffer-results-to-out-params would make one (and
+// crash on). Upstream would fail on it later with a message about its
 // own internals, after the rnn passes have rewritten the IR.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -63,6 +66,22 @@ struct RNNCheckPipelineInputPass
         function = op->getParentOfType<FunctionOpInterface>();
       if (!function || function.isExternal())
         return WalkResult::advance();
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        llvm::SmallDenseMap<Value, unsigned> first;
+        for (OpOperand &operand : ret->getOpOperands()) {
+          if (!isa<ShapedType>(operand.get().getType()))
+            continue;
+          auto [it, inserted] = first.try_emplace(
+              operand.get(), operand.getOperandNumber());
+          if (inserted)
+            continue;
+          ret.emitOpError() << "returns one tensor or buffer as results " << it->second
+                            << " and " << operand.getOperandNumber()
+                            << ": the rnn pipelines give each result its own "
+                               "buffer, so a function returns a value once";
+          return WalkResult::interrupt();
+        }
+      }
       if (op != function && !hasKnownMemoryEffects(op)) {
         op->emitError() << "the rnn pipelines place every deallocation "
                            "themselves, so each op of their input must "

@@ -59,19 +59,29 @@ func.func @branch_loop(%n: index) -> f32 {
 
 // -----
 
-// Branches without a loop, calls and external functions are fine.
+// Branches without a loop, calls, external functions and a scalar returned
+// twice are fine.
 // CHECK-LABEL: func.func @branches(
 // CHECK: cf.cond_br
 func.func private @external(memref<4xf32>)
-func.func @branches(%c: i1) -> f32 {
+func.func @branches(%c: i1) -> (f32, f32) {
   %a = memref.alloc() : memref<4xf32>
   %c0 = arith.constant 0 : index
   call @external(%a) : (memref<4xf32>) -> ()
   cf.cond_br %c, ^bb1, ^bb2
 ^bb1:
   %r = memref.load %a[%c0] : memref<4xf32>
-  return %r : f32
+  return %r, %r : f32, f32
 ^bb2:
   %z = arith.constant 0.0 : f32
-  return %z : f32
+  return %z, %z : f32, f32
+}
+
+// -----
+
+// A value returned twice would be one buffer for two results.
+func.func @twice(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %y = arith.addf %x, %x : tensor<4xf32>
+  // expected-error @+1 {{'func.return' op returns one tensor or buffer as results 0 and 1: the rnn pipelines give each result its own buffer, so a function returns a value once}}
+  return %y, %y : tensor<4xf32>, tensor<4xf32>
 }

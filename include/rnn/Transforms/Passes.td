@@ -386,6 +386,10 @@ def RNNCheckPipelineInputPass : Pass<"rnn-check-pipeline-input", "ModuleOp"> {
     supported") or loops through branches ("Only structured control-flow
     loops are supported."). It would fail only after the rnn passes have
     rewritten the program; this pass names the op and the rule instead.
+    It also rejects a function that returns one value as two results:
+    each result becomes a buffer of its own (an out-param of the C entry
+    point), which upstream's buffer-results-to-out-params cannot give a
+    value returned twice.
 
     ```mlir
     %a = memref.alloc() : memref<8xf32>
