@@ -26,9 +26,11 @@ state entering that step to zero, as the multiplication does.
 
 Training batches vary in sequence length and batch size (the longest
 sequence of a minibatch, the number of sequences in it). On the CPU, one
-library serves every shape (with remat "none", "gates" or "chunk:K" and
-no wavefront): each batch runs as it comes, from the given states. Where a
-library is compiled per shape (the GPU, remat "budget:BYTES"), the call
+library serves every shape (with remat "none", "gates" or "chunk:K", or
+"budget:BYTES" where the cache holds its library of every shape, made by
+rnnc.precompile with seq_len=None, batch=None; and no wavefront): each
+batch runs as it comes, from the given states. Where a library is
+compiled per shape (the GPU, a budget not precompiled so), the call
 pads both to powers of two, so that a run
 compiles a few libraries (4 for the 30000 steps of CartPole in
 tests/test_sb3.py, whose batches come in 61 shapes). Padding columns

@@ -306,23 +306,32 @@ class _RNNBase(_CallArguments, nn.Module):
         layers."""
         return self.dropout if self.training and self.num_layers > 1 else 0.0
 
-    def _serves_every_shape(self, device):
+    def _serves_every_shape(self, device, reset_to="zero"):
         """Whether one library runs the module's calls of every sequence
-        length and batch size on `device`: on the CPU with remat "none" or
-        "gates" and no wavefront. Otherwise each (T, B) has its own."""
-        return serves_every_shape(self.remat, device.type, self.wavefront)
+        length and batch size on `device` with reset states of the form
+        `reset_to` ("zero", "step", "column"): on the CPU without a
+        wavefront, under remat "none", "gates" or "chunk:K", or under a
+        budget whose library of every shape the cache holds
+        (`_budget_every_shape`). Otherwise each (T, B) has its own."""
+        return serves_every_shape(self.remat, device.type, self.wavefront) \
+            or self._budget_every_shape(*self._key_arguments(
+                device, self._dtype, reset_to, None))
+
+    def _key_arguments(self, device, dtype, reset_to, storage):
+        """`_library_key`'s arguments but the cell and the shape, with the
+        module's storage unless the call gives one."""
+        return (self.input_size, self.hidden_size, self.num_layers,
+                self.remat, device, dtype, self._dropping, reset_to,
+                storage or self.storage, self.gemm_rows, self.wavefront)
 
     def _library_key(self, seq_len, batch, device, dtype, reset_to,
                      storage=None):
-        """The key of the library for a call (see `_library_key`), with
-        the module's storage unless the call gives one: the library of
-        every shape where it serves the module, else that of seq_len and
-        batch (under torch.compile with dynamic shapes, operator.index
-        specializes the graph to them)."""
-        arguments = (self.input_size, self.hidden_size, self.num_layers,
-                     self.remat, device, dtype, self._dropping, reset_to,
-                     storage or self.storage, self.gemm_rows, self.wavefront)
-        if self._serves_every_shape(device) or \
+        """The key of the library for a call (see `_library_key`): the
+        library of every shape where it serves the module, else that of
+        seq_len and batch (under torch.compile with dynamic shapes,
+        operator.index specializes the graph to them)."""
+        arguments = self._key_arguments(device, dtype, reset_to, storage)
+        if serves_every_shape(self.remat, device.type, self.wavefront) or \
                 self._budget_every_shape(*arguments):
             seq_len = batch = None
         else:

@@ -41,8 +41,9 @@ it are zero input that the reset discards. Where one library serves every
 shape, the trajectories are grouped by length (1, 2, 3-4, 5-8, ...) and
 each group is one call as long as its longest trajectory: at most
 1 + ceil(log2(T)) calls, less than twice the steps the trajectories have.
-Where a library is compiled per shape (on the GPU, with remat "chunk:K"
-or "budget:BYTES"), the extra calls have the first call's shape `[B,
+Where a library is compiled per shape (on the GPU, or with remat
+"budget:BYTES" unless the cache holds its library of every shape for
+per-step reset states), the extra calls have the first call's shape `[B,
 T]`: ceil(N / B) of them, each costing as much as the first. A batch in
 which no trajectory ends inside the sequence (one trajectory per column)
 costs the one call. With dropout in training mode the extra
@@ -423,7 +424,7 @@ class _RecurrentModule(TensorDictModuleBase):
                             value.new_zeros(1, value.shape[-1])])
         s_flat = [torch.cat([s.reshape(zero, L, H), s.new_zeros(1, L, H)])
                   for s in stored]
-        if rnn._serves_every_shape(device):
+        if rnn._serves_every_shape(device, reset_to="step"):
             # A call per group of lengths (1, 2, 3-4, 5-8, ...), each as
             # long as its longest trajectory.
             lengths = end - start + 1

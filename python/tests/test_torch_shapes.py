@@ -195,9 +195,15 @@ def test_budget_library_of_every_shape(requests):
     [request] = [json.loads(r) for r in requests]
     assert (request["seq_len"], request["batch"]) == (2, 2)
     requests.clear()
+    cpu = torch.device("cpu")
+    assert not ours._serves_every_shape(cpu)
     rnnc.precompile([dict(cell="lstm", seq_len=None, batch=None,
                           input_size=I, hidden_size=H, layers=L,
                           remat="budget:8000")])
+    # The adapters ask so before they pad; per-step reset states are
+    # another library, not precompiled.
+    assert ours._serves_every_shape(cpu)
+    assert not ours._serves_every_shape(cpu, reset_to="step")
     for k, (T, B) in enumerate([(1, 1), (2, 2), (11, 1)]):
         assert_episodes("lstm", ours, ref, T, B, L, k)
     x = torch.randn(9, 5, I, requires_grad=True)
