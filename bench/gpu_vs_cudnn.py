@@ -155,6 +155,11 @@ How to read the ratios
   p=0 the peer is plain cuDNN; with resets it is the split-and-pack
   workaround above ("split+pack").  r.trl and m.trl are the same ratios
   against TorchRL's triton step.
+
+Modules (next to this script, which imports them as siblings)
+  gpu_vs_cudnn_sides.py: rnn-run's runs, the torch step's timing and peak,
+  the triton peer, the modes' settings; gpu_vs_cudnn_table.py: the table;
+  torch_peer.py and torchrl_peer.py: the peers' steps and shared inputs.
 """
 
 import argparse
@@ -162,7 +167,6 @@ import itertools
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 
@@ -170,45 +174,19 @@ import numpy as np
 import torch
 
 from torch_peer import (PeerError, TorchStep, cell_list, check, float_list,
-                        int_list, launch, make_inputs)
+                        int_list, make_inputs)
 import torchrl_peer
+from gpu_vs_cudnn_sides import (MODES, TORCH_TF32, Triton, die,
+                                first_difference, log, run_ours, set_tf32,
+                                time_torch)
+from gpu_vs_cudnn_table import print_header, print_notes, print_row, ratio
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PROG = "gpu_vs_cudnn"
 
 # TorchRL's sweep (I = H).
 SWEEP_B = (256, 1024, 4096)
 SWEEP_T = (16, 32, 64)
 SWEEP_H = (128, 256, 512)
-
-MODES = ("fp32", "tf32", "bf16")
-# Per mode: rnn-run's flags; TF32 for the torch peers (cuDNN, split+pack);
-# TorchRL's (recurrent_matmul_precision, recurrent_compute_dtype).
-RNN_RUN_FLAGS = {"fp32": [], "tf32": ["--tf32"], "bf16": ["--storage=bf16"]}
-TORCH_TF32 = {"fp32": False, "tf32": True, "bf16": True}
-TRITON = torchrl_peer.MODES
-
-
-def die(message, code=2):
-    """One line on stderr, exit `code`."""
-    line = " | ".join(s.strip() for s in str(message).splitlines()
-                      if s.strip())
-    print(f"{PROG}: {line}", file=sys.stderr, flush=True)
-    sys.exit(code)
-
-
-def log(*a):
-    """Progress and warnings on stderr: stdout is the table (or JSON)."""
-    print(*a, file=sys.stderr, flush=True)
-
-
-def stderr_line(text):
-    """rnn-run's error line (it prints one); else the last line."""
-    lines = [s.strip() for s in (text or "").splitlines() if s.strip()]
-    if not lines:
-        return "(nothing on stderr)"
-    own = [s for s in lines if s.startswith("rnn-run:")]
-    return own[0] if own else lines[-1]
 
 
 def mode_list(s):
@@ -220,169 +198,6 @@ def mode_list(s):
     if not modes:
         raise argparse.ArgumentTypeError("no mode given")
     return list(dict.fromkeys(modes))
-
-
-# --------------------------------------------------------------------------
-# Ours: rnn-run --target=cuda
-# --------------------------------------------------------------------------
-
-def run_ours(args, cfg, npz, mode, iters, warmup, outputs=None):
-    cmd = [args.rnn_run, f"--preset={cfg['cell']}", f"--target={args.target}",
-           f"--inputs={npz}", "--json", f"--iters={iters}",
-           f"--warmup={warmup}", f"--remat={args.remat}",
-           *args.rnn_run_flag]
-    flags = RNN_RUN_FLAGS[mode]
-    if args.target != "cuda":
-        flags = [f for f in flags if f != "--tf32"]  # a cuda-only flag
-    cmd += flags
-    if outputs:
-        cmd.append(f"--outputs={outputs}")
-    try:
-        r = launch(cmd)
-    except PeerError as e:
-        die(str(e))
-    what = f"rnn-run --target={args.target}{''.join(' ' + f for f in flags)} " \
-           f"({cfg['name']})"
-    if r.returncode != 0:
-        status = (f"exit {r.returncode}" if r.returncode > 0
-                  else f"signal {-r.returncode}")
-        die(f"{what} failed ({status}): {stderr_line(r.stderr)}")
-    try:
-        j = json.loads(r.stdout)
-        j["step_ms"]["median"], j["peak_bytes"]["measured"]
-    except (ValueError, KeyError, TypeError):
-        die(f"{what} printed no usable JSON: "
-            f"{(r.stdout.strip() or '(nothing)')[:200]}")
-    if j.get("target") != args.target:
-        die(f"{what} ran on target '{j.get('target')}', not {args.target}")
-    return j
-
-
-def first_difference(a_npz, b_npz):
-    """None if the two .npz files hold the same arrays bit for bit, else
-    the name of the first array (or a phrase) that differs."""
-    with np.load(a_npz) as a, np.load(b_npz) as b:
-        if sorted(a.files) != sorted(b.files):
-            return "the array names"
-        for k in sorted(a.files):
-            x, y = a[k], b[k]
-            if x.dtype != y.dtype or x.shape != y.shape or \
-                    x.tobytes() != y.tobytes():
-                return k
-    return None
-
-
-# --------------------------------------------------------------------------
-# The torch peers (the steps are torch_peer.TorchStep and
-# torchrl_peer.TorchRLStep)
-# --------------------------------------------------------------------------
-
-def set_tf32(on):
-    torch.backends.cuda.matmul.allow_tf32 = on
-    torch.backends.cudnn.allow_tf32 = on
-
-
-def sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def time_torch(ts, iters, warmup, device):
-    """(median step ms, peak bytes the step allocates); see the header.
-    On the CPU (--dry-run): host time, and no peak (None)."""
-    for _ in range(warmup):
-        ts.step()
-    if device.type != "cuda":
-        ms = []
-        for _ in range(iters):
-            ts.clear_grads()
-            t0 = time.perf_counter()
-            out = ts.step()
-            ms.append((time.perf_counter() - t0) * 1e3)
-            del out
-        return statistics.median(ms), None
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    ms, peaks = [], []
-    for _ in range(iters):
-        ts.clear_grads()
-        torch.cuda.synchronize()
-        base = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-        start.record()
-        out = ts.step()
-        end.record()
-        end.synchronize()
-        ms.append(start.elapsed_time(end))
-        peaks.append(torch.cuda.max_memory_allocated() - base)
-        del out
-    return statistics.median(ms), max(peaks)
-
-
-class Triton:
-    """The TorchRL peer of one configuration; after a failure it reports
-    None for the rest of the configuration (the reason is logged once)."""
-
-    # The (cell, mode) pairs called so far in this process.
-    modes_run = set()
-
-    def __init__(self, backend, cell, d, device, name):
-        self.name, self.error, self.step = name, None, None
-        try:
-            self.step = torchrl_peer.TorchRLStep(cell, d, device, backend)
-        except Exception as e:
-            self.fail(e)
-
-    def fail(self, e):
-        self.error = f"{type(e).__name__}: {str(e).strip()[:300]}"
-        log(f"# triton peer failed on {self.name}: {self.error}")
-        self.step = None
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
-
-    def run(self, mode, fn):
-        if self.step is None:
-            return None
-        key = (self.step.cell, mode)
-        first = key not in Triton.modes_run
-        if first:
-            # The first call of a mode compiles and autotunes TorchRL's
-            # kernels (minutes at H=256 with a cold cache: triton_warm.py).
-            log(f"# triton peer: first {key[0]} call in mode {mode} ...")
-            started = time.monotonic()
-        try:
-            self.step.configure(*TRITON[mode])
-            result = fn(self.step)
-        except Exception as e:
-            self.fail(e)
-            return None
-        if first:
-            Triton.modes_run.add(key)
-            log(f"# triton peer: first {key[0]} call in mode {mode} took "
-                f"{time.monotonic() - started:.1f} s")
-        return result
-
-
-# --------------------------------------------------------------------------
-
-def fmt_bytes(n):
-    if n is None:
-        return "-"
-    if n >= 2**30:
-        return f"{n / 2**30:.2f}GiB"
-    if n >= 2**20:
-        return f"{n / 2**20:.1f}MiB"
-    return f"{n / 2**10:.1f}KiB"
-
-
-def fmt(v, spec, bad=False):
-    if v is None:
-        return "-"
-    return format(v, spec) + ("!" if bad else "")
-
-
-def ratio(a, b):
-    return a / b if a is not None and b else None
 
 
 def main():
@@ -514,26 +329,6 @@ def main():
     else:
         gpu = torch.cuda.get_device_name(device)
         cudnn = torch.backends.cudnn.version()
-
-    def print_header():
-        # Printed with the first row, so that an early failure (no GPU for
-        # rnn-run, say) leaves only its one line.
-        print(f"# {gpu}; torch {torch.__version__}, cuDNN {cudnn}; "
-              f"{len(cfgs)} configurations x modes {'/'.join(modes)}; "
-              f"rnn-run --remat={args.remat}"
-              f"{''.join(' ' + f for f in args.rnn_run_flag)}")
-        print(f"# triton peer: {triton_what}")
-        print(f"# {args.rounds} interleaved rounds x ({args.warmup} warmup "
-              f"+ {args.iters} measured) steps per side; times: median of "
-              "per-round medians")
-        hdr = (f"{'config':36s} {'mode':>4s} {'ours ms':>8s} "
-               f"{'cudnn ms':>9s} {'ratio':>6s} {'trl ms':>8s} "
-               f"{'r.trl':>6s} {'ours pk':>9s} {'cudnn pk':>9s} "
-               f"{'mem':>5s} {'trl pk':>9s} {'m.trl':>5s} {'saved':>9s} "
-               f"{'peer':>10s} {'maxdiff':>8s} {'trl diff':>8s} "
-               f"{'bits':>6s}")
-        print(hdr)
-        print("-" * len(hdr))
 
     mtime = os.stat(args.rnn_run).st_mtime
     failed_checks, nondeterministic, trl_off = [], [], []
@@ -714,44 +509,20 @@ def main():
                     print(json.dumps(row), flush=True)
                     continue
                 if not header_printed:
-                    print_header()
+                    # With the first row, so that an early failure (no GPU
+                    # for rnn-run, say) leaves only its one line.
+                    print_header(gpu, cudnn, len(cfgs), modes, args,
+                                 triton_what)
                     header_printed = True
-                md = fmt(maxdiff[m], ".1e",
-                         m == "fp32" and row["check_ok"] is False)
-                td = fmt(row["triton_maxdiff"], ".1e",
-                         m == "fp32" and row["triton_maxdiff"] is not None
-                         and not row["triton_maxdiff"] <= args.check_tol)
-                b = "-" if bits[m] is None else \
-                    ("same" if bits[m] == "same" else "DIFF!")
-                print(f"{c['name']:36s} {m:>4s} {o:8.2f} {t:9.2f} "
-                      f"{o / t:6.2f} {fmt(tr, '8.2f'):>8s} "
-                      f"{fmt(row['triton_ratio'], '6.2f'):>6s} "
-                      f"{fmt_bytes(opk):>9s} {fmt_bytes(peaks.get(m)):>9s} "
-                      f"{fmt(row['mem_ratio'], '.2f'):>5s} "
-                      f"{fmt_bytes(trl_peaks.get(m)):>9s} "
-                      f"{fmt(row['triton_mem_ratio'], '.2f'):>5s} "
-                      f"{fmt_bytes(row['saved_bytes']):>9s} "
-                      f"{row['torch_method']:>10s} {md:>8s} {td:>8s} "
-                      f"{b:>6s}", flush=True)
+                print_row(row, args.check_tol)
 
     if os.stat(args.rnn_run).st_mtime != mtime:
         log(f"# warning: {args.rnn_run} was rebuilt during this run; "
             "its times may mix two builds")
     if not args.json:
         if not header_printed:
-            print_header()
-        print(f"# ours gemm: {gemm}")
-        print("# ratio = ours/cudnn step time (< 1: rnn-run faster), r.trl = "
-              "ours/TorchRL triton; mem, m.trl = ours pk / their pk; pk = "
-              "peak bytes a step allocates (rnn-run peak_bytes.measured; "
-              "torch max_memory_allocated - allocated before the step); "
-              "saved = rnn-run saved_bytes; peer: cudnn, or split+pack with "
-              "resets (in mode bf16 both run TF32); maxdiff: vs the fp32 "
-              "torch step ('!' above --check-tol, checked in fp32 only); "
-              "trl diff: TorchRL in that mode vs rnn-run fp32 ('!' above "
-              "--check-tol in fp32); bits: rnn-run's "
-              "outputs and gradients bitwise equal over two runs")
-        print(f"# {time.monotonic() - started:.0f} s")
+            print_header(gpu, cudnn, len(cfgs), modes, args, triton_what)
+        print_notes(gemm, started)
     if skipped:
         log(f"# --time-budget={args.time_budget:g} s reached: "
             f"{len(skipped)} of {len(cfgs)} configurations not run: "

@@ -59,163 +59,18 @@ Each scenario runs in a child process, since the device writes its report
     and rnnc_set_device refuses to move a running library; without a
     driver a call returns 1 saying so.
 
-Uses the standard library only. Exits non-zero listing every failure."""
+Uses the standard library only; the calls through ctypes (the driver, the
+library, a capture) are cudalib.py's, next to it. Exits non-zero listing
+every failure."""
 
 import ctypes
 import json
-import math
 import os
 import subprocess
 import sys
 import threading
 
-CU_STREAM_NON_BLOCKING = 1
-CU_STREAM_CAPTURE_MODE_GLOBAL = 0
-DTYPE_BYTES = {"float32": 4, "bool": 1, "uint8": 1}
-
-
-class Device:
-    """The null device's driver API, as a framework would use the driver."""
-
-    def __init__(self, path):
-        self.cu = ctypes.CDLL(path)
-        self.allocations = 0
-        self.check(self.cu.cuInit(0), "cuInit")
-        device = ctypes.c_int()
-        self.check(self.cu.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
-        context = ctypes.c_void_p()
-        self.check(self.cu.cuDevicePrimaryCtxRetain(ctypes.byref(context),
-                                                    device),
-                   "cuDevicePrimaryCtxRetain")
-        self.check(self.cu.cuCtxSetCurrent(context), "cuCtxSetCurrent")
-
-    @staticmethod
-    def check(result, what):
-        if result != 0:
-            raise SystemExit(f"{what} failed: CUresult {result}")
-
-    def stream(self):
-        stream = ctypes.c_void_p()
-        self.check(self.cu.cuStreamCreate(ctypes.byref(stream),
-                                          CU_STREAM_NON_BLOCKING),
-                   "cuStreamCreate")
-        return stream
-
-    def copy(self, dst, src, nbytes, stream):
-        self.check(self.cu.cuMemcpyAsync(ctypes.c_uint64(dst),
-                                         ctypes.c_uint64(src),
-                                         ctypes.c_size_t(nbytes), stream),
-                   "cuMemcpyAsync")
-
-    def alloc(self, nbytes, fill):
-        """Device memory (host memory on the null device) of `nbytes`,
-        every byte `fill`; null for zero bytes, as a framework passes an
-        empty tensor."""
-        if nbytes == 0:
-            return None
-        pointer = ctypes.c_uint64()
-        self.check(self.cu.cuMemAlloc_v2(ctypes.byref(pointer), nbytes),
-                   "cuMemAlloc")
-        self.allocations += 1
-        ctypes.memset(pointer.value, fill, nbytes)
-        return pointer.value
-
-
-class Library:
-    def __init__(self, directory):
-        with open(os.path.join(directory, "manifest.json")) as f:
-            self.manifest = json.load(f)
-        self.lib = ctypes.CDLL(os.path.join(directory,
-                                            self.manifest["library"]))
-        # A library of every shape runs at the shape CHECK_SHAPE gives.
-        self.dynamic = self.manifest.get("dynamic") is True
-        self.shape = tuple(int(n) for n in
-                           os.environ["CHECK_SHAPE"].split(",")) \
-            if self.dynamic else None
-        functions = self.manifest["functions"]
-        self.last_error = getattr(self.lib, functions["last_error"])
-        self.last_error.restype = ctypes.c_char_p
-        self.set_device = getattr(self.lib, functions["set_device"])
-        self.set_device.argtypes = [ctypes.c_int32]
-        self.set_device.restype = ctypes.c_int32
-        self.set_graph_replay = getattr(self.lib,
-                                        functions["set_graph_replay"])
-        self.set_graph_replay.argtypes = [ctypes.c_int32]
-        self.set_graph_replay.restype = ctypes.c_int32
-
-    def sizes(self, kind, shape=None):
-        """The bytes of each argument of entry `kind` (at `shape`, or the
-        library's, for a library of every shape: its sizes entry
-        point's)."""
-        entry = self.manifest["entries"][kind]
-        if not self.dynamic:
-            return [math.prod(arg["shape"]) * DTYPE_BYTES[arg["dtype"]]
-                    for arg in entry["args"]]
-        sizes = getattr(self.lib, entry["sizes_symbol"])
-        sizes.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
-        sizes.restype = ctypes.c_int32
-        out = (ctypes.c_int64 * len(entry["args"]))()
-        if sizes(*(shape or self.shape), out) != 0:
-            raise SystemExit(f"{entry['sizes_symbol']} refused {shape}")
-        return list(out)
-
-    def buffers(self, device, kind):
-        """One device buffer per argument of entry `kind`: inputs 0x3f
-        (about 0.75), everything the entry writes poisoned (NaN)."""
-        pointers = []
-        for arg, nbytes in zip(self.manifest["entries"][kind]["args"],
-                               self.sizes(kind)):
-            fill = 0x01 if arg["dtype"] == "bool" else 0x3F
-            if arg["role"] in ("output", "gradient", "saved", "scratch") and \
-                    not (kind == "bwd" and arg["role"] == "saved"):
-                fill = 0xFF
-            pointers.append(device.alloc(nbytes, fill))
-        return (ctypes.c_void_p * len(pointers))(*pointers)
-
-    def with_short_output(self, device, kind, buffers):
-        """`buffers` with the first output of entry `kind` replaced by 16
-        bytes: the launch that writes it fails."""
-        args = self.manifest["entries"][kind]["args"]
-        y = next(i for i, arg in enumerate(args) if arg["role"] == "output")
-        short = list(buffers)
-        short[y] = device.alloc(16, 0xFF)
-        return (ctypes.c_void_p * len(short))(*short)
-
-    def written(self, kind, buffers):
-        """(pointer, bytes) of the first output of entry `kind`."""
-        sizes = self.sizes(kind)
-        for i, arg in enumerate(self.manifest["entries"][kind]["args"]):
-            if arg["role"] in ("output", "gradient"):
-                return (buffers[i], sizes[i])
-        raise SystemExit(f"{kind} has no output")
-
-    def call(self, kind, buffers, stream, shape=None):
-        entry = getattr(self.lib, self.manifest["entries"][kind]["symbol"])
-        entry.restype = ctypes.c_int32
-        if not self.dynamic:
-            entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-            return entry(buffers, stream)
-        entry.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                          ctypes.c_void_p]
-        return entry(*(shape or self.shape), buffers, stream)
-
-
-def capture(device, stream, calls):
-    """Runs `calls` while the caller captures `stream`; launches the graph
-    once and waits for it. Returns the calls' return codes."""
-    device.check(device.cu.cuStreamBeginCapture_v2(
-        stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture")
-    codes = [call() for call in calls]
-    graph = ctypes.c_void_p()
-    device.check(device.cu.cuStreamEndCapture(stream, ctypes.byref(graph)),
-                 "cuStreamEndCapture")
-    executable = ctypes.c_void_p()
-    device.check(device.cu.cuGraphInstantiateWithFlags(
-        ctypes.byref(executable), graph, ctypes.c_ulonglong(0)),
-        "cuGraphInstantiate")
-    device.check(device.cu.cuGraphLaunch(executable, stream), "cuGraphLaunch")
-    device.check(device.cu.cuStreamSynchronize(stream), "cuStreamSynchronize")
-    return codes
+from cudalib import Device, Library, capture
 
 
 def child(mode, nullcuda, directory):
