@@ -11,6 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <map>
 
@@ -209,6 +210,17 @@ void inlineIntoEntryPoints(llvm::Module &module, llvm::StringRef prefix) {
     function.setLinkage(llvm::GlobalValue::InternalLinkage);
     function.addFnAttr(llvm::Attribute::AlwaysInline);
   }
+}
+
+void skipLoopStrengthReduction() {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("disable-lsr");
+  // TargetPassConfig's `static cl::opt<bool> DisableLSR("disable-lsr")`.
+  if (it == options.end())
+    return;
+  auto *disable = static_cast<llvm::cl::opt<bool> *>(it->second);
+  if (disable->getNumOccurrences() == 0)
+    *disable = true;
 }
 
 } // namespace driver

@@ -32,7 +32,8 @@ accumulating in float32. With `dropout` > 0 (and more than one layer)
 the outputs of every layer but the last are dropped, with masks drawn
 from `rng` (a jax.random key; `dropout_rng` gives the seed), as
 rnnc.torch's dropout draws them from its seed; there is no training mode:
-dropout=0 for evaluation. Not yet: the CUDA target and Flax modules.
+dropout=0 for evaluation. Flax modules over it are in rnnc.flax. Not yet:
+the CUDA target.
 """
 
 import ctypes

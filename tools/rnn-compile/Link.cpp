@@ -46,6 +46,7 @@ rnn::compile::emitObject(llvm::Module &module) {
   module.setDataLayout((*machine)->createDataLayout());
   module.setTargetTriple((*machine)->getTargetTriple());
   driver::inlineIntoEntryPoints(module, "rnnc_");
+  driver::skipLoopStrengthReduction();
   auto optimize = mlir::makeOptimizingTransformer(
       /*optLevel=*/3, /*sizeLevel=*/0, machine->get());
   if (llvm::Error error = optimize(&module))

@@ -44,6 +44,7 @@ JitFunction::compile(mlir::ModuleOp module, llvm::StringRef name,
         rnn::driver::inlineIntoEntryPoints(*m, "_mlir_");
         return optimize(m);
       };
+  rnn::driver::skipLoopStrengthReduction();
   mlir::ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;

@@ -88,6 +88,15 @@ EntryPlan readEntryPlan(mlir::func::FuncOp entry, bool train,
 /// 3.9 s of rnn-compile's 9.1 s.
 void inlineIntoEntryPoints(llvm::Module &module, llvm::StringRef prefix);
 
+/// Before LLVM's code generator runs: leaves out its loop strength
+/// reduction (LLVM's `-disable-lsr`, unless the command line gives it),
+/// 40% of the code generator's time on rnnc's kernels (every cell, static
+/// and dynamic shapes) for no measurable difference in their speed: the
+/// GEMMs dominate, and the elementwise loops address their vectors from
+/// the induction variable either way (bench/compile_time.py measures
+/// both). It changes no arithmetic.
+void skipLoopStrengthReduction();
+
 /// Builds the training function of each model function of `module`
 /// (`@f_grad` for `@f`). Failure: `error` is the first error's line (empty
 /// if there was none).
