@@ -1,30 +1,27 @@
-"""rnnc.torch against torch.nn.LSTM / torch.nn.GRU (the external reference;
-rnnc.torch.MGU against nn.GRU on its weights mapped by MguAsGru,
-rnnc.torch.CIFG against nn.LSTM on its weights mapped by CifgAsLstm).
+"""rnnc.torch's results against torch.nn.LSTM / torch.nn.GRU (the external
+reference; rnnc.torch.MGU against nn.GRU on its weights mapped by MguAsGru,
+rnnc.torch.CIFG against nn.LSTM on its weights mapped by CifgAsLstm):
+outputs and gradients with and without resets, with reset states, with
+dropout, in float64 and with bf16 storage, unbatched and without biases;
+and the bits that remat policies, the wavefront, the split training
+functions, repeated backwards and concurrent calls keep. The modules'
+argument errors, surface and libraries: test_torch_interface.py.
 
 Needs `rnn-compile` (RNNC_COMPILE or PATH) and PyTorch. Compiled libraries
 go to a fresh cache directory per test session (conftest.py).
 """
 
-import os
-import re
-import shutil
-import subprocess
-import sys
-import tempfile
-
 import pytest
 import torch
 
 import rnnc.torch as rt
-from rnnc import _cells, _ops
 from rnnc.library import RNNCError, compile_model
 
-from helpers import (ALL_CELLS, CELLS, LSTM_LIKE, NN_CELLS, POLICIES,
-                     assert_bf16_close, assert_same_bits, dropout_loss_and_grads,
-                     dropout_scale, episodes_loss_and_grads, episodes_reference,
-                     final, inputs, loss_and_grads, make_pair, next_seed,
-                     philox, rel_err, reset_inputs, run_in_threads, state_of)
+from helpers import (ALL_CELLS, CELLS, LSTM_LIKE, POLICIES, assert_bf16_close,
+                     assert_same_bits, dropout_loss_and_grads, dropout_scale,
+                     episodes_loss_and_grads, episodes_reference, final,
+                     inputs, loss_and_grads, make_pair, next_seed, philox,
+                     rel_err, reset_inputs, run_in_threads, state_of)
 
 
 @pytest.mark.parametrize("cell", ALL_CELLS)
@@ -134,29 +131,6 @@ def test_wavefront_same_bits_and_in_the_library(cell):
         assert rel_err(g, g_ref) < 1e-5
     ours = CELLS[cell][0](I, H, L, gemm_rows=6, wavefront=True)
     assert "gemm_rows=6, wavefront=True" in repr(ours)
-
-
-def test_gemm_rows_and_wavefront_errors():
-    for bad in (-1, "8", True, 2.0):
-        with pytest.raises(RNNCError, match="gemm_rows must be an int >= 0"):
-            rt.LSTM(3, 4, gemm_rows=bad)
-    with pytest.raises(RNNCError, match="wavefront must be True or False"):
-        rt.GRU(3, 4, wavefront="yes")
-    with pytest.raises(RNNCError, match="gemm_rows must be an int >= 0"):
-        compile_model("lstm", 2, 1, 1, 1, 1, gemm_rows=-2)
-    with pytest.raises(RNNCError, match="wavefront must be True or False"):
-        compile_model("lstm", 2, 1, 1, 1, 1, wavefront=1)
-
-
-def test_bf16_storage_errors():
-    with pytest.raises(RNNCError, match="storage must be None or 'bf16'"):
-        rt.LSTM(3, 4, storage="f16")
-    with pytest.raises(RNNCError, match="storage must be None or 'bf16'"):
-        rt.LSTM(3, 4, storage=torch.float16)
-    lstm = rt.LSTM(3, 4, storage="bf16").double()
-    x = torch.randn(2, 1, 3, dtype=torch.float64)
-    with pytest.raises(RNNCError, match="bf16 storage needs float32"):
-        lstm(x)
 
 
 def poison(t):
@@ -354,8 +328,6 @@ def test_calls_from_many_threads_give_the_sequential_bits():
         assert all(torch.equal(a, b) for a, b in zip(want, got))
 
 
-
-
 @pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_unbatched_input_as_torch_takes_it(cell, batch_first):
@@ -428,127 +400,6 @@ def test_without_biases(cell):
     for g, g_ref in zip(grads, grads_ref):
         assert g.shape == g_ref.shape
         assert rel_err(g, g_ref) < 1e-5
-
-
-@pytest.mark.parametrize("cell", NN_CELLS)
-def test_module_surface_of_torch_nn(cell):
-    """What code written for torch.nn.LSTM/GRU touches besides the call:
-    parameter names and shapes in order, all_weights, flatten_parameters."""
-    ours, ref = make_pair(cell, 3, 4, 2)
-    assert [(n, p.shape) for n, p in ours.named_parameters()] == \
-        [(n, p.shape) for n, p in ref.named_parameters()]
-    assert [[p.shape for p in layer] for layer in ours.all_weights] == \
-        [[p.shape for p in layer] for layer in ref.all_weights]
-    assert all(a is b for layer, names in zip(ours.all_weights,
-                                              ref._all_weights)
-               for a, b in zip(layer, (getattr(ours, n) for n in names)))
-    ours.flatten_parameters()
-    x = torch.randn(5, 2, 3)
-    with torch.no_grad():
-        assert rel_err(ours(x)[0], ref(x)[0]) < 1e-5
-
-
-def test_set_graph_replay_takes_a_count():
-    """set_graph_replay takes a count of pointer sets; a CPU library has no
-    graphs to replay and says so when asked directly."""
-    for bad in (-1, True, 1.5, "4", 2 ** 31):
-        with pytest.raises(RNNCError, match="set_graph_replay takes a count "
-                                            "of pointer sets"):
-            rt.set_graph_replay(bad)
-    lstm = rt.LSTM(3, 4)
-    x = torch.randn(5, 2, 3)
-    with torch.no_grad():
-        y_off, _ = lstm(x)
-    try:
-        rt.set_graph_replay(4)
-        with torch.no_grad():
-            y_on, _ = lstm(x)
-    finally:
-        rt.set_graph_replay(0)
-    assert torch.equal(y_on, y_off)
-    library = lstm._library(5, 2, x.device, torch.float32, "zero")
-    with pytest.raises(RNNCError, match="graph replay needs a library for "
-                                        "the cuda target; .* is for cpu"):
-        library.set_graph_replay(4)
-
-
-def test_errors_are_one_clear_exception():
-    lstm = rt.LSTM(3, 4)
-    x = torch.randn(5, 2, 3)
-    with pytest.raises(RNNCError, match="float32"):
-        lstm(x.double())
-    with pytest.raises(RNNCError, match="input_size=3"):
-        lstm(torch.randn(5, 2, 4))
-    with pytest.raises(RNNCError, match="is_init must have shape"):
-        lstm(x, is_init=torch.zeros(2, 5, dtype=torch.bool))
-    with pytest.raises(RNNCError, match="is_init must be torch.bool"):
-        lstm(x, is_init=torch.zeros(5, 2))
-    with pytest.raises(RNNCError, match=r"h0 must have shape \[1, 2, 4\]"):
-        lstm(x, (torch.zeros(1, 3, 4), torch.zeros(1, 3, 4)))
-    with pytest.raises(RNNCError, match=r"dropout must be a probability in "
-                                        r"\[0, 1\), got 1"):
-        rt.LSTM(3, 4, 2, dropout=1)
-    with pytest.warns(UserWarning, match="num_layers=1"):
-        rt.LSTM(3, 4, dropout=0.5)
-    with pytest.raises(RNNCError, match="float32 and float64, got torch.float16"):
-        rt.GRU(3, 4, dtype=torch.float16)
-    with pytest.raises(RNNCError, match="remat"):
-        rt.LSTM(3, 4, remat="sometimes")(x)
-    with pytest.raises(RNNCError, match="CPU or CUDA devices, got meta"):
-        rt.LSTM(3, 4, device="meta")
-    with pytest.raises(RNNCError, match="CPU and CUDA tensors, got meta"):
-        lstm.to("meta")(torch.randn(5, 2, 3, device="meta"))
-    with pytest.raises(RNNCError, match=r"at least one step, got shape "
-                                        r"\[0, 2, 3\]"):
-        lstm(torch.randn(0, 2, 3))
-    with pytest.raises(RNNCError, match=r"or 2-D \[T, I\] \(unbatched\), "
-                                        r"got shape \[5\]"):
-        lstm(torch.randn(5))
-    packed = torch.nn.utils.rnn.pack_padded_sequence(x, [5, 3])
-    with pytest.raises(RNNCError, match="does not take a PackedSequence"):
-        lstm(packed)
-    # The backward is not itself differentiable: a second-order gradient
-    # (a gradient penalty) is refused rather than silently missing terms.
-    xg = torch.randn(5, 2, 3, requires_grad=True)
-    penalized = rt.LSTM(3, 4)
-    plain, = torch.autograd.grad(penalized(xg)[0].sum(), xg)
-    grad, = torch.autograd.grad(penalized(xg)[0].sum(), xg,
-                                create_graph=True)
-    assert grad.requires_grad and torch.equal(grad.detach(), plain)
-    with pytest.raises(RNNCError, match="backward is not differentiable"):
-        grad.square().sum().backward()
-
-
-def test_state_buffers_are_named_by_the_manifest():
-    """The ops name the state buffers by the library's manifest (`states`)
-    and refuse a call whose states do not match its cell."""
-    x, is_init = torch.randn(5, 2, 3), torch.zeros(5, 2, dtype=torch.bool)
-    h0 = torch.randn(1, 2, 4)
-    for cls, states in ((rt.CIFG, ["h", "c"]), (rt.MGU, ["h"])):
-        module = cls(3, 4)
-        key = module._library_key(5, 2, x.device, x.dtype, "zero")
-        assert rt._library_of(key).states == tuple(states)
-        params = module._flat_params
-        given = [h0] if len(states) == 2 else [h0, torch.randn(1, 2, 4)]
-        with pytest.raises(RNNCError, match=re.escape(
-                f"the library's cell has the states {states}, the call "
-                f"gives {len(given)}")):
-            _ops._inference_impl(key, x, is_init, given, [], params)
-
-
-def test_layer_limit_is_rnn_compiles():
-    """More layers than rnn-compile compiles is refused when the module is
-    made, with rnn-compile's own limit."""
-    limit = rt.MAX_LAYERS
-    with pytest.raises(RNNCError, match=f"num_layers must be at most {limit}, "
-                                        f"got {limit + 1}"):
-        rt.GRU(3, 4, num_layers=limit + 1)
-    assert rt.LSTM(3, 4, num_layers=limit).num_layers == limit
-    compiler = os.environ.get("RNNC_COMPILE") or shutil.which("rnn-compile")
-    r = subprocess.run([compiler, "--preset=gru", f"--layers={limit + 1}",
-                        "-o", os.devnull], capture_output=True, text=True)
-    assert r.returncode == 2
-    assert f"--layers must be at most {limit}, got {limit + 1}" in r.stderr
 
 
 # --------------------------------------------------------------------------
@@ -710,198 +561,3 @@ def test_dropout_policies_bitwise_and_modes(cell):
     assert rel_err(y_eval, y_ref) < 1e-5
     y_eval_grad, _ = ours(x, state_of(cell, h0, c0))
     assert torch.equal(y_eval_grad, y_eval)
-
-
-def test_compile_cache_reuses_the_library(monkeypatch):
-    """A cached library is loaded, not compiled again, by a process that
-    has not loaded it. In one that has, the same request is answered
-    without looking for the compiler; a changed compiler setting is looked
-    up, and with no compiler found the cached library serves."""
-    from rnnc import library
-    lib = compile_model("gru", 4, 2, 3, 3, 1, "none")
-    manifest = os.path.join(lib.directory, "manifest.json")
-    stamp = os.stat(manifest).st_mtime_ns
-    monkeypatch.setattr(library, "_loaded", type(library._loaded)())
-    monkeypatch.setattr(library, "_requested", {})
-    monkeypatch.setattr(subprocess, "run", None)
-    again = compile_model("gru", 4, 2, 3, 3, 1, "none")
-    assert again.directory == lib.directory
-    assert os.stat(manifest).st_mtime_ns == stamp
-    assert not [n for n in os.listdir(os.path.dirname(lib.directory))
-                if ".tmp-" in n or ".old-" in n]
-
-    def no_lookup():
-        raise AssertionError("the compiler was looked up")
-
-    find_compiler = library.find_compiler
-    monkeypatch.setattr(library, "find_compiler", no_lookup)
-    assert compile_model("gru", 4, 2, 3, 3, 1, "none") is again
-    monkeypatch.setenv("RNNC_COMPILE", "/nonexistent/rnn-compile")
-    with pytest.raises(AssertionError, match="looked up"):
-        compile_model("gru", 4, 2, 3, 3, 1, "none")
-    monkeypatch.setattr(library, "find_compiler", find_compiler)
-    assert compile_model("gru", 4, 2, 3, 3, 1, "none").directory == \
-        lib.directory
-
-
-def test_gemm_threads_follow_torch():
-    """The library's OpenBLAS runs on torch.get_num_threads() threads (an
-    actor process with torch.set_num_threads(1) does not get one BLAS
-    thread per core), and its results do not depend on the count."""
-    lstm = rt.LSTM(3, 4)
-    x = torch.randn(5, 2, 3)
-    library = compile_model("lstm", 5, 2, 3, 4, 1, "none")
-    before = torch.get_num_threads()
-    try:
-        outputs = []
-        for count in (1, 2, 1):
-            torch.set_num_threads(count)
-            with torch.no_grad():
-                outputs.append(lstm(x)[0])
-            assert library.blas_threads() == count
-    finally:
-        torch.set_num_threads(before)
-    assert torch.equal(outputs[0], outputs[1])
-
-
-def test_damaged_cache_entry_is_named(monkeypatch, tmp_path):
-    """A cache entry damaged outside rnnc (the compile itself publishes
-    atomically) is compiled again; without a compiler to do it, it is an
-    error naming the entry and how to remove it."""
-    from rnnc import library
-    lib = compile_model("mgu", 3, 2, 3, 3, 1, "none")
-    monkeypatch.setattr(library, "_loaded", type(library._loaded)())
-    monkeypatch.setattr(library, "_requested", {})
-    # No per-user temporary cache holds another copy.
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    manifest = os.path.join(lib.directory, "manifest.json")
-    with open(manifest, "w") as f:
-        f.write("{")
-    with monkeypatch.context() as m:
-        m.setenv("RNNC_COMPILE", "/nonexistent/rnn-compile")
-        with pytest.raises(RNNCError, match=(
-                r"the cache entry " + re.escape(lib.directory) +
-                r" is damaged \(cannot read .*manifest.json.*\) and cannot "
-                r"be compiled again here: rnn-compile not found.*; remove "
-                r"it \(rm -r " + re.escape(lib.directory))):
-            compile_model("mgu", 3, 2, 3, 3, 1, "none")
-    # With the compiler, it is compiled again in place.
-    again = compile_model("mgu", 3, 2, 3, 3, 1, "none")
-    assert again.directory == lib.directory
-    assert again.saved_bytes == lib.saved_bytes
-    assert library._inspect(lib.directory) is None
-    assert not [n for n in os.listdir(os.path.dirname(lib.directory))
-                if ".tmp-" in n or ".old-" in n]
-
-
-def test_readme_example_trains():
-    """The README's training example runs as written and its last step
-    computed a finite loss and non-zero gradients."""
-    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
-    with open(readme) as f:
-        text = f.read()
-    start = text.index("```python\nimport torch, rnnc.torch")
-    code = text[start + len("```python\n"):text.index("```\n", start + 10)]
-    namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
-    lstm = namespace["lstm"]
-    assert namespace["step"] == 9
-    assert torch.isfinite(namespace["loss"]).item()
-    assert lstm.weight_hh_l1.grad is not None
-    assert lstm.weight_hh_l1.grad.abs().sum() > 0
-
-
-def test_import_names_the_torch_it_needs():
-    """rnnc.torch under a PyTorch older than the one it needs is one
-    ImportError naming both versions, not a failing import of a PyTorch
-    module further down."""
-    code = ("import torch\n"
-            "torch.__version__ = '2.3.1'\n"
-            "try:\n"
-            "    import rnnc.torch\n"
-            "except ImportError as e:\n"
-            "    print(type(e).__name__, e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, timeout=120)
-    assert out.stdout.strip() == ("ImportError rnnc.torch needs torch>=2.4, "
-                                  "this is torch 2.3.1"), out.stderr
-
-
-def test_storage_as_torch_dtypes():
-    """storage=torch.bfloat16 is storage="bf16" and torch.float32 the
-    default: the same module and the same bits."""
-    T, B, I, H, L = 5, 3, 4, 6, 2
-    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
-    results = {}
-    for storage in ("bf16", torch.bfloat16, None, torch.float32):
-        ours, _ = make_pair("lstm", I, H, L, storage=storage)
-        results[str(storage)] = loss_and_grads("lstm", ours, x, h0, c0, gy,
-                                               ghn)
-        assert ours.storage == ("bf16" if storage in ("bf16", torch.bfloat16)
-                                else None)
-    for a, b in (("bf16", "torch.bfloat16"), ("None", "torch.float32")):
-        (ya, _, ga), (yb, _, gb) = results[a], results[b]
-        assert torch.equal(ya, yb)
-        assert all(torch.equal(p, q) for p, q in zip(ga, gb))
-    # bf16 storage rounds: not the float32 bits.
-    assert not torch.equal(results["bf16"][0], results["None"][0])
-
-
-@pytest.mark.parametrize("cell", ALL_CELLS)
-def test_module_class_of_a_cell(cell):
-    """The class rnnc.torch makes for a cell of the table that has none
-    (_module_class) is the cell's module: its gates, states and
-    torch.nn interface from the table, and the bits of the class written
-    for it."""
-    made = rt._module_class(_cells.BY_NAME[cell])
-    written = getattr(rt, cell.upper())
-    assert made.__name__ == written.__name__
-    assert (made._gates, made._states, made._interface) == \
-        (written._gates, written._states, written._interface)
-    T, B, I, H, L = 4, 2, 3, 5, 2
-    x, h0, c0, gy, ghn = inputs(T, B, I, H, L)
-    ours, _ = make_pair(cell, I, H, L)
-    twin = made(I, H, L)
-    twin.load_state_dict(ours.state_dict())
-    want = loss_and_grads(cell, ours, x, h0, c0, gy, ghn)
-    got = loss_and_grads(cell, twin, x, h0, c0, gy, ghn)
-    assert torch.equal(got[0], want[0])
-    assert all(torch.equal(a, b) for a, b in zip(got[2], want[2]))
-
-
-def test_argument_errors_are_value_and_type_errors():
-    """A bad argument is the ValueError or TypeError PyTorch raises for
-    one (and an RNNCError): a wrong type, an unknown policy, a bad shape."""
-    with pytest.raises(TypeError, match="remat must be a string"):
-        rt.LSTM(3, 4, remat=4)
-    with pytest.raises(ValueError, match="unknown remat policy"):
-        rt.GRU(3, 4, remat="all")
-    with pytest.raises(ValueError, match="dropout must be a probability"):
-        rt.LSTM(3, 4, 2, dropout=1.5)
-    lstm = rt.LSTM(3, 4)
-    with pytest.raises(ValueError, match="input has 5 features"):
-        lstm(torch.randn(2, 1, 5))
-    with pytest.raises(TypeError, match="is_init must be a bool tensor"):
-        lstm(torch.randn(2, 1, 3), is_init=[[True], [False]])
-    with pytest.raises(RNNCError):
-        lstm(torch.randn(2, 1, 3), is_init=torch.zeros(3, 1, dtype=torch.bool))
-
-
-@pytest.mark.parametrize("cell", ALL_CELLS)
-def test_functional_call_takes_the_given_parameters(cell):
-    """torch.func.functional_call runs the module on a parameter dict (as
-    ensembles and meta-learning do): the reference's outputs on the same
-    dict, and the gradients go to the dict's tensors."""
-    ours, ref = make_pair(cell, 3, 4, 2)
-    x, h0, c0, gy, ghn = inputs(5, 2, 3, 4, 2)
-    params = {name: torch.randn_like(p, requires_grad=True)
-              for name, p in ours.named_parameters()}
-    hx = state_of(cell, h0, c0)
-    y, _ = torch.func.functional_call(ours, params, (x, hx))
-    y_ref, _ = torch.func.functional_call(ref, params, (x, hx))
-    assert rel_err(y, y_ref) < 1e-5
-    grads = torch.autograd.grad((y * gy).sum(), list(params.values()))
-    grads_ref = torch.autograd.grad((y_ref * gy).sum(),
-                                    list(params.values()))
-    for name, g, g_ref in zip(params, grads, grads_ref):
-        assert rel_err(g, g_ref) < 1e-5, name

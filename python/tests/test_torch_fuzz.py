@@ -1,8 +1,9 @@
 """rnnc.torch's argument checking fuzzed with Hypothesis, and the findings
 of the campaign (tools/fuzz/fuzz-torch.py) as regression tests.
 
-The cases and the oracle are torch_fuzz_cases.py's: every call either runs
-and matches a float64 reference written from torch.nn.LSTMCell / GRUCell
+The cases are torch_fuzz_cases.py's and the oracle torch_fuzz_oracle.py's:
+every call either runs and matches a float64 reference
+(torch_fuzz_reference.py) written from torch.nn.LSTMCell / GRUCell
 (and torch.nn.LSTM / GRU where no reset applies; the MGU and the CIFG on
 mapped weights), or raises one RNNCError.
 The Hypothesis test is derandomized and draws from the "ci" profile, whose
@@ -21,13 +22,15 @@ from hypothesis import strategies as st
 
 import rnnc.torch as rt
 import torch_fuzz_cases as F
+import torch_fuzz_oracle as O
+import torch_fuzz_reference as R
 from rnnc.library import RNNCError
 
 from helpers import CELLS
 
 
 def assert_no_finding(case):
-    out = F.run_case(case)
+    out = O.run_case(case)
     assert out.status != "finding", (
         f"{out.kind}: {out.message}\ncase: {F.case_json(case)}\n"
         f"{out.trace or ''}")
@@ -85,7 +88,7 @@ def resets_case(cell, batch_first=False, form="step"):
 def test_reference_matches_torch_nn(cell):
     """The float64 reference, step by step with LSTMCell / GRUCell, is
     torch.nn.LSTM's / GRU's without resets; the MGU's and the CIFG's are
-    those of test_torch.py's MguAsGru and CifgAsLstm, whose row maps are
+    those of helpers.py's MguAsGru and CifgAsLstm, whose row maps are
     written apart from the oracle's."""
     torch.manual_seed(0)
     T, B, I, H, L = 4, 3, 2, 3, 2
@@ -96,8 +99,8 @@ def test_reference_matches_torch_nn(cell):
     h0 = torch.randn(L, B, H, dtype=torch.float64)
     c0 = torch.randn(L, B, H, dtype=torch.float64)
     hx = (h0, c0) if cell in F.LSTM_LIKE else h0
-    r = F.interpret(cell, module, True, False, x, hx, None, None)
-    y, h_n, c_n = F.reference(cell, F.reference_params(cell, module, True),
+    r = R.interpret(cell, module, True, False, x, hx, None, None)
+    y, h_n, c_n = R.reference(cell, R.reference_params(cell, module, True),
                               r)
     y_ref, state = ref(x, hx)
     torch.testing.assert_close(y, y_ref, rtol=1e-12, atol=1e-12)
@@ -127,7 +130,7 @@ def test_oracle_catches_wrong_results(monkeypatch):
         return forward(self, input, hx)
 
     monkeypatch.setattr(rt.GRU, "forward", no_resets)
-    out = F.run_case(case)
+    out = O.run_case(case)
     assert (out.status, out.kind) == ("finding", "WRONG"), out
 
     class Scaled(torch.autograd.Function):
@@ -144,7 +147,7 @@ def test_oracle_catches_wrong_results(monkeypatch):
         return Scaled.apply(y), h
 
     monkeypatch.setattr(rt.GRU, "forward", scaled)
-    out = F.run_case(case)
+    out = O.run_case(case)
     assert (out.status, out.kind) == ("finding", "GRAD"), out
 
 

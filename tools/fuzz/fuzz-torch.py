@@ -20,7 +20,7 @@ random.Random; the Hypothesis test python/tests/test_torch_fuzz.py draws
 from the same builder. Cases run in a worker process, restarted after a
 crash or a timeout.
 
-The contract (`run_case`, see torch_fuzz_cases.py): every call either
+The contract (`run_case`, see torch_fuzz_oracle.py): every call either
 runs and matches a float64 reference written from torch.nn.LSTMCell /
 GRUCell (per-step resets included; torch.nn.LSTM / GRU themselves where
 no reset applies) or raises one RNNCError. Findings, grouped by a
@@ -85,12 +85,12 @@ def worker(threads):
     reply = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)   # whatever else writes to stdout goes to stderr
     import torch
-    import torch_fuzz_cases as F
+    import torch_fuzz_oracle as O
     torch.set_num_threads(threads)
     for line in sys.stdin:
         case = json.loads(line)
         t0 = time.time()
-        out = F.run_case(case)
+        out = O.run_case(case)
         answer = out.as_dict()
         answer["seconds"] = time.time() - t0
         reply.write(json.dumps(answer) + "\n")
@@ -313,14 +313,14 @@ def campaign(args):
 
 def replay(args):
     import torch
-    import torch_fuzz_cases as F
+    import torch_fuzz_oracle as O
     torch.set_num_threads(args.threads)
     text = args.replay
     if os.path.exists(text):
         with open(text) as fh:
             text = fh.read()
     case = json.loads(text)
-    out = F.run_case(case)
+    out = O.run_case(case)
     print(json.dumps({k: v for k, v in out.as_dict().items()
                       if k != "trace"}, indent=1))
     if out.trace:
