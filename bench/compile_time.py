@@ -1,13 +1,16 @@
-"""rnn-compile's time, and the speed of what it compiles, without LLVM's
-loop strength reduction (rnn-compile's default, skipLoopStrengthReduction
-in lib/Driver/Compile.cpp) and with it (`--disable-lsr=false`).
+"""rnn-compile's time, and the speed of what it compiles, as it compiles
+by default (in parts on every core, without LLVM's loop strength
+reduction: emitObjects in tools/rnn-compile/Link.cpp and
+skipLoopStrengthReduction in lib/Driver/Compile.cpp) and as its peers:
+with loop strength reduction (`--disable-lsr=false`), and in one part
+(RNNC_COMPILE_THREADS=1).
 
-For each model: the compile's CPU time (user + system of the rnn-compile
-process, the better of --rounds compiles) each way, then the train and
-infer entry points of both libraries called in alternation on the same
-buffers (one BLAS thread), the best of --rounds rounds of --calls calls.
-Ratios are without/with; a library of every shape runs at --seq-len and
---batch.
+For each model and way: the compile's wall time and CPU time (user +
+system of the rnn-compile process), each the better of --rounds
+compiles; then the train and infer entry points of the default library
+and the peer's called in alternation on the same inputs (one BLAS
+thread), the best of 2 * --rounds rounds of --calls calls. Ratios are
+default/peer; a library of every shape runs at --seq-len and --batch.
 
     python3 bench/compile_time.py [--rnn-compile build/bin/rnn-compile]
 """
@@ -45,18 +48,37 @@ MODELS = [
         "--dynamic", "--remat=budget:100000"]),
 ]
 
+# (name, extra arguments, environment) of each peer.
+PEERS = [
+    ("with LSR", ["--disable-lsr=false"], {}),
+    ("one part", [], {"RNNC_COMPILE_THREADS": "1"}),
+]
 
-def compile_seconds(compiler, arguments, out, rounds):
-    """The best CPU time of `rounds` compiles into `out`."""
-    best = float("inf")
+
+def compile_seconds(compiler, arguments, environment, out, rounds):
+    """The best wall and CPU seconds of `rounds` compiles into `out`."""
+    wall = cpu = float("inf")
+    env = dict(os.environ, **environment)
     for _ in range(rounds):
         shutil.rmtree(out, ignore_errors=True)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([compiler, *arguments, "-o", out], check=True)
+        start = time.perf_counter()
+        subprocess.run([compiler, *arguments, "-o", out], check=True,
+                       env=env)
+        wall = min(wall, time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        best = min(best, after.ru_utime - before.ru_utime +
-                   after.ru_stime - before.ru_stime)
-    return best
+        cpu = min(cpu, after.ru_utime - before.ru_utime +
+                  after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def call_entry(entry, shape, pointers, arrays):
+    """One call of `entry` (at `shape` for a library of every shape) on
+    `pointers`, the data of `arrays`."""
+    if shape is None:
+        entry.call(pointers)
+    else:
+        entry.call_at(shape, pointers)
 
 
 def entry_calls(directory, shape):
@@ -66,25 +88,18 @@ def entry_calls(directory, shape):
     view = lib.at(*shape) if lib.dynamic else lib
     calls = {}
     for kind in ("train", "infer"):
+        rng = np.random.default_rng(0)
         arrays = []
         for arg in view.entries[kind].args:
             count = max(int(np.prod(arg.shape)), 1)
             if arg.dtype == "float32":
-                arrays.append(np.random.default_rng(0).random(
-                    count, dtype=np.float32) * 0.1)
+                arrays.append(rng.random(count, dtype=np.float32) - 0.5)
             else:
                 arrays.append(np.zeros(count * 8, np.uint8))
         calls[kind] = functools.partial(
             call_entry, lib.entries[kind], shape if lib.dynamic else None,
             [a.ctypes.data for a in arrays], arrays)
     return calls
-
-
-def call_entry(entry, shape, pointers, arrays):
-    if shape is None:
-        entry.call(pointers)
-    else:
-        entry.call_at(shape, pointers)
 
 
 def best_call_seconds(calls, rounds, count):
@@ -110,28 +125,32 @@ def main():
     parser.add_argument("--seq-len", type=int, default=32)
     parser.add_argument("--batch", type=int, default=64)
     args = parser.parse_args()
-    print(f"{'model':38} {'compile s':>9} {'with LSR':>8} {'ratio':>6} "
-          f"{'train ratio':>11} {'infer ratio':>11}")
+    shape = (args.seq_len, args.batch)
+    print(f"{os.cpu_count()} cores; ratios default/peer")
+    print(f"{'model':36} {'peer':9} {'wall s':>7} {'peer':>7} {'ratio':>6} "
+          f"{'cpu s':>7} {'peer':>7} {'ratio':>6} {'train':>6} "
+          f"{'infer':>6}")
     with tempfile.TemporaryDirectory() as scratch:
         for name, arguments in MODELS:
-            without = os.path.join(scratch, "without")
-            with_lsr = os.path.join(scratch, "with")
-            t_without = compile_seconds(args.rnn_compile, arguments, without,
-                                        args.rounds)
-            t_with = compile_seconds(args.rnn_compile,
-                                     arguments + ["--disable-lsr=false"],
-                                     with_lsr, args.rounds)
-            shape = (args.seq_len, args.batch)
-            ours = entry_calls(without, shape)
-            theirs = entry_calls(with_lsr, shape)
-            ratios = []
-            for kind in ("train", "infer"):
-                a, b = best_call_seconds([ours[kind], theirs[kind]],
-                                         args.rounds * 2, args.calls)
-                ratios.append(a / b)
-            print(f"{name:38} {t_without:9.2f} {t_with:8.2f} "
-                  f"{t_without / t_with:6.2f} {ratios[0]:11.3f} "
-                  f"{ratios[1]:11.3f}", flush=True)
+            ours_dir = os.path.join(scratch, "default")
+            wall, cpu = compile_seconds(args.rnn_compile, arguments, {},
+                                        ours_dir, args.rounds)
+            ours = entry_calls(ours_dir, shape)
+            for peer, extra, environment in PEERS:
+                peer_dir = os.path.join(scratch, peer.replace(" ", "-"))
+                peer_wall, peer_cpu = compile_seconds(
+                    args.rnn_compile, arguments + extra, environment,
+                    peer_dir, args.rounds)
+                theirs = entry_calls(peer_dir, shape)
+                steps = []
+                for kind in ("train", "infer"):
+                    a, b = best_call_seconds([ours[kind], theirs[kind]],
+                                             args.rounds * 2, args.calls)
+                    steps.append(a / b)
+                print(f"{name:36} {peer:9} {wall:7.2f} {peer_wall:7.2f} "
+                      f"{wall / peer_wall:6.2f} {cpu:7.2f} {peer_cpu:7.2f} "
+                      f"{cpu / peer_cpu:6.2f} {steps[0]:6.3f} "
+                      f"{steps[1]:6.3f}", flush=True)
 
 
 if __name__ == "__main__":

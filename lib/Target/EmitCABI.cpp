@@ -83,8 +83,7 @@ static LogicalResult checkSignature(func::FuncOp func) {
     // the size in bytes must fit.
     int64_t bytes = elementBytes(memref);
     for (int64_t size : memref.getShape())
-      if (!ShapedType::isDynamic(size) &&
-          llvm::MulOverflow(bytes, size, bytes))
+      if (!ShapedType::isDynamic(size) && llvm::MulOverflow(bytes, size, bytes))
         return func.emitOpError("argument ")
                << i << " of type " << type
                << " is too large: its size in bytes overflows 64 bits";

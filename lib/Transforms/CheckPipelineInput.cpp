@@ -71,14 +71,15 @@ struct RNNCheckPipelineInputPass
         for (OpOperand &operand : ret->getOpOperands()) {
           if (!isa<ShapedType>(operand.get().getType()))
             continue;
-          auto [it, inserted] = first.try_emplace(
-              operand.get(), operand.getOperandNumber());
+          auto [it, inserted] =
+              first.try_emplace(operand.get(), operand.getOperandNumber());
           if (inserted)
             continue;
-          ret.emitOpError() << "returns one tensor or buffer as results " << it->second
-                            << " and " << operand.getOperandNumber()
-                            << ": the rnn pipelines give each result its own "
-                               "buffer, so a function returns a value once";
+          ret.emitOpError()
+              << "returns one tensor or buffer as results " << it->second
+              << " and " << operand.getOperandNumber()
+              << ": the rnn pipelines give each result its own "
+                 "buffer, so a function returns a value once";
           return WalkResult::interrupt();
         }
       }

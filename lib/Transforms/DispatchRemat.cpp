@@ -263,8 +263,8 @@ struct RNNDispatchRematPass
         selectorOf(module, first->of, funcs.size(), selectors);
     if (failed(selector))
       return failure();
-    func::FuncOp fused = module.lookupSymbol<func::FuncOp>(
-        rematVariantName(first->of, 0));
+    func::FuncOp fused =
+        module.lookupSymbol<func::FuncOp>(rematVariantName(first->of, 0));
 
     // The arguments by name and layer, in the training function's order,
     // then the saved region, then the arena.
@@ -336,8 +336,7 @@ struct RNNDispatchRematPass
       return model.emitOpError("is a remat variant without T and B among "
                                "its arguments");
     Value selected =
-        func::CallOp::create(b, loc, *selector,
-                             ValueRange{shape->T, shape->B})
+        func::CallOp::create(b, loc, *selector, ValueRange{shape->T, shape->B})
             .getResult(0);
     // The C entry point's size function refuses such a shape first.
     cf::AssertOp::create(

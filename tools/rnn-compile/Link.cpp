@@ -9,16 +9,25 @@
 #include "rnn/Driver/Compile.h"
 
 #include "lld/Common/Driver.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/IPO/AlwaysInliner.h"
+#include "llvm/Transforms/IPO/GlobalDCE.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -31,8 +40,9 @@ static llvm::Error refuse(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-llvm::Expected<llvm::SmallVector<char, 0>>
-rnn::compile::emitObject(llvm::Module &module) {
+/// The target machine of this host that rnn-compile compiles for.
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine() {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return refuse("cannot target this machine: " +
@@ -43,24 +53,128 @@ rnn::compile::emitObject(llvm::Module &module) {
   if (!machine)
     return refuse("cannot target this machine: " +
                   llvm::toString(machine.takeError()));
+  return std::move(*machine);
+}
+
+/// `module` optimized (O3) and compiled by `machine` into an object file's
+/// bytes.
+static llvm::Expected<llvm::SmallVector<char, 0>>
+compileModule(llvm::Module &module, llvm::TargetMachine &machine) {
+  auto optimize = mlir::makeOptimizingTransformer(
+      /*optLevel=*/3, /*sizeLevel=*/0, &machine);
+  if (llvm::Error error = optimize(&module))
+    return refuse("cannot optimize the program: " +
+                  llvm::toString(std::move(error)));
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager pm;
+  if (machine.addPassesToEmitFile(pm, os, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    return refuse("this machine's target cannot emit object files");
+  pm.run(module);
+  return std::move(object);
+}
+
+/// Inlines the functions inlineIntoEntryPoints marked into their entry
+/// points and drops them, so that what is left, entry points and the
+/// functions more than one of them call, can be compiled apart.
+static void inlineMarked(llvm::Module &module) {
+  llvm::PassBuilder builder;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  llvm::ModulePassManager pm;
+  pm.addPass(llvm::AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
+  pm.addPass(llvm::GlobalDCEPass());
+  pm.run(module, modules);
+}
+
+llvm::Expected<unsigned> rnn::compile::compileThreads() {
+  const char *text = getenv("RNNC_COMPILE_THREADS");
+  if (!text || !*text)
+    return llvm::heavyweight_hardware_concurrency().compute_thread_count();
+  unsigned threads = 0;
+  if (llvm::StringRef(text).getAsInteger(10, threads) || threads == 0)
+    return refuse(llvm::Twine("RNNC_COMPILE_THREADS=") + text +
+                  ": give a positive number of threads");
+  return threads;
+}
+
+llvm::Expected<std::vector<llvm::SmallVector<char, 0>>>
+rnn::compile::emitObjects(llvm::Module &module) {
+  auto machine = createTargetMachine();
+  if (!machine)
+    return machine.takeError();
   module.setDataLayout((*machine)->createDataLayout());
   module.setTargetTriple((*machine)->getTargetTriple());
   driver::inlineIntoEntryPoints(module, "rnnc_");
   driver::skipLoopStrengthReduction();
-  auto optimize = mlir::makeOptimizingTransformer(
-      /*optLevel=*/3, /*sizeLevel=*/0, machine->get());
-  if (llvm::Error error = optimize(&module))
-    return refuse("cannot optimize the program: " +
-                  llvm::toString(std::move(error)));
-
-  llvm::SmallVector<char, 0> object;
-  llvm::raw_svector_ostream os(object);
-  llvm::legacy::PassManager pm;
-  if ((*machine)->addPassesToEmitFile(pm, os, nullptr,
-                                      llvm::CodeGenFileType::ObjectFile))
-    return refuse("this machine's target cannot emit object files");
-  pm.run(module);
-  return std::move(object);
+  unsigned functions = llvm::count_if(
+      module, [](const llvm::Function &f) { return !f.isDeclaration(); });
+  llvm::Expected<unsigned> parts = compileThreads();
+  if (!parts)
+    return parts.takeError();
+  *parts = std::max(1u, std::min(*parts, functions));
+  std::vector<llvm::SmallVector<char, 0>> objects;
+  if (*parts == 1) {
+    auto object = compileModule(module, **machine);
+    if (!object)
+      return object.takeError();
+    objects.push_back(std::move(*object));
+    return std::move(objects);
+  }
+  // Each part travels to its thread as bitcode, read into an LLVMContext of
+  // the thread's own (a context is not shared between threads).
+  inlineMarked(module);
+  std::vector<llvm::SmallVector<char, 0>> bitcode;
+  llvm::SplitModule(
+      module, *parts,
+      [&](std::unique_ptr<llvm::Module> part) {
+        llvm::SmallVector<char, 0> &bytes = bitcode.emplace_back();
+        llvm::raw_svector_ostream os(bytes);
+        llvm::WriteBitcodeToFile(*part, os);
+      },
+      /*PreserveLocals=*/false);
+  objects.resize(bitcode.size());
+  std::vector<std::string> errors(bitcode.size());
+  {
+    llvm::DefaultThreadPool pool(
+        llvm::heavyweight_hardware_concurrency(bitcode.size()));
+    for (size_t i = 0; i < bitcode.size(); ++i)
+      pool.async([&, i] {
+        llvm::LLVMContext context;
+        auto part = llvm::parseBitcodeFile(
+            llvm::MemoryBufferRef(
+                llvm::StringRef(bitcode[i].data(), bitcode[i].size()), "part"),
+            context);
+        llvm::Error error = part.takeError();
+        if (!error) {
+          auto partMachine = createTargetMachine();
+          if (!partMachine) {
+            error = partMachine.takeError();
+          } else {
+            auto object = compileModule(**part, **partMachine);
+            if (object)
+              objects[i] = std::move(*object);
+            else
+              error = object.takeError();
+          }
+        }
+        if (error)
+          errors[i] = llvm::toString(std::move(error));
+      });
+    pool.wait();
+  }
+  for (const std::string &error : errors)
+    if (!error.empty())
+      return refuse(error);
+  return std::move(objects);
 }
 
 /// Writes `contents` to `path` through a temporary file in its directory.
@@ -82,10 +196,11 @@ static llvm::Error writeAtomically(llvm::StringRef path,
   return llvm::Error::success();
 }
 
-llvm::Error rnn::compile::writeLibrary(llvm::StringRef directory,
-                                       llvm::ArrayRef<char> object,
-                                       llvm::StringRef manifest,
-                                       Linker &linker, LinkJob job) {
+llvm::Error
+rnn::compile::writeLibrary(llvm::StringRef directory,
+                           llvm::ArrayRef<llvm::SmallVector<char, 0>> objects,
+                           llvm::StringRef manifest, Linker &linker,
+                           LinkJob job) {
   namespace fs = llvm::sys::fs;
   if (std::error_code ec = fs::create_directories(directory))
     return refuse("cannot create " + directory + ": " + ec.message());
@@ -100,12 +215,14 @@ llvm::Error rnn::compile::writeLibrary(llvm::StringRef directory,
     return refuse("cannot write in " + directory + ": " + ec.message());
   llvm::scope_exit removeScratch([&] { fs::remove_directories(scratch); });
   job.scratch = scratch.str().str();
-  job.object = job.scratch + "/model.o";
+  for (auto [i, object] : llvm::enumerate(objects)) {
+    job.objects.push_back(job.scratch + "/model" + std::to_string(i) + ".o");
+    if (llvm::Error error = writeAtomically(
+            job.objects.back(), llvm::StringRef(object.data(), object.size())))
+      return error;
+  }
   job.library = job.scratch + "/librnnc_model.so";
   job.exports = job.scratch + "/exports.map";
-  if (llvm::Error error = writeAtomically(
-          job.object, llvm::StringRef(object.data(), object.size())))
-    return error;
   if (llvm::Error error =
           writeAtomically(job.exports, "{ global: rnnc_*; local: *; };\n"))
     return error;
@@ -134,7 +251,8 @@ public:
     std::string log = job.scratch + "/link.log";
     std::string versionScript = "-Wl,--version-script=" + job.exports;
     llvm::SmallVector<llvm::StringRef> args = {*program, "-shared", "-o",
-                                               job.library, job.object};
+                                               job.library};
+    args.append(job.objects.begin(), job.objects.end());
     args.append(job.archives.begin(), job.archives.end());
     // Static C++ runtime: the library loads next to any libstdc++
     // (PyTorch's, an older system's).
@@ -201,7 +319,7 @@ public:
     for (const char *name : kKitFirst)
       if (llvm::Error error = addFromKit(name, strings))
         return error;
-    strings.push_back(job.object);
+    strings.insert(strings.end(), job.objects.begin(), job.objects.end());
     strings.insert(strings.end(), job.archives.begin(), job.archives.end());
     if (job.blas)
       if (llvm::Error error = addFromKit(kKitBlas, strings))

@@ -29,16 +29,27 @@ class Module;
 namespace rnn {
 namespace compile {
 
-/// Compiles `module` for this machine, optimized, into a position-
-/// independent object file's bytes; its functions are compiled inside
-/// their C entry points (inlineIntoEntryPoints).
-llvm::Expected<llvm::SmallVector<char, 0>> emitObject(llvm::Module &module);
+/// The threads emitObjects compiles on: $RNNC_COMPILE_THREADS (a positive
+/// number; an error names another value), else one per hardware core.
+llvm::Expected<unsigned> compileThreads();
+
+/// Compiles `module` for this machine, optimized, into position-
+/// independent object files' bytes; its functions are compiled inside
+/// their C entry points (inlineIntoEntryPoints). The module is split into
+/// parts compiled at once, one per thread of compileThreads (one thread
+/// compiles it whole), each an object: its entry points and the functions
+/// several of them call (a remat budget's variants) compile apart, every
+/// function to the same code as whole (no function is inlined across parts; the
+/// O3 pipeline runs on each).
+llvm::Expected<std::vector<llvm::SmallVector<char, 0>>>
+emitObjects(llvm::Module &module);
 
 /// What a library is linked from.
 struct LinkJob {
-  /// The object file, the library to write, the version script of its
+  /// The object files, the library to write, the version script of its
   /// exports, a directory for the linker's log.
-  std::string object, library, exports, scratch;
+  std::vector<std::string> objects;
+  std::string library, exports, scratch;
   /// The rnnc runtime archives, the CUDA runtime first (it calls into the
   /// other).
   std::vector<std::string> archives;
@@ -53,14 +64,13 @@ public:
   virtual llvm::Error link(const LinkJob &job) = 0;
 };
 
-/// Writes `directory`/librnnc_model.so, linked by `linker` from `object`
+/// Writes `directory`/librnnc_model.so, linked by `linker` from `objects`
 /// and `job`'s archives, and `directory`/manifest.json, each whole or not
 /// at all: written in a scratch directory inside `directory` (removed
 /// afterwards), then renamed, the manifest last.
 llvm::Error writeLibrary(llvm::StringRef directory,
-                         llvm::ArrayRef<char> object,
-                         llvm::StringRef manifest, Linker &linker,
-                         LinkJob job);
+                         llvm::ArrayRef<llvm::SmallVector<char, 0>> objects,
+                         llvm::StringRef manifest, Linker &linker, LinkJob job);
 
 /// rnn-compile's flags that say what a library links and how.
 struct LinkFlags {

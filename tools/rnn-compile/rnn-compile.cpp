@@ -108,6 +108,7 @@ static void checkFlags(MLIRContext &context,
   options.chip = chip;
   if (failed(mlir::rnn::verifyPipelineOptions(options, error)))
     fail(error);
+  check(compileThreads().takeError());
 }
 
 /// The model, its training function and, up to planned buffers with C
@@ -194,8 +195,8 @@ compileToLLVM(ModuleOp module, const mlir::rnn::PipelineOptions &options,
 /// The library and its manifest in the output directory.
 static void writeLibrary(llvm::Module &llvmModule,
                          const std::string &manifest) {
-  auto object = emitObject(llvmModule);
-  check(object.takeError(), 1);
+  auto objects = emitObjects(llvmModule);
+  check(objects.takeError(), 1);
   LinkJob job;
   job.blas = !flags.isCUDA();
   auto archives = linkFlags.archives(flags.isCUDA());
@@ -205,7 +206,7 @@ static void writeLibrary(llvm::Module &llvmModule,
   // The built-in linker resets every command-line option to its default:
   // what follows reads none.
   std::string directory = outputDir;
-  check(::rnn::compile::writeLibrary(directory, *object, manifest, *linker,
+  check(::rnn::compile::writeLibrary(directory, *objects, manifest, *linker,
                                      std::move(job)));
 }
 
