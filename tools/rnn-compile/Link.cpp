@@ -27,7 +27,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/IPO/AlwaysInliner.h"
 #include "llvm/Transforms/IPO/GlobalDCE.h"
-#include "llvm/Transforms/Utils/SplitModule.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -95,6 +95,47 @@ static void inlineMarked(llvm::Module &module) {
   pm.run(module, modules);
 }
 
+/// Calls `take` with each of `parts` modules that together define what
+/// `module` does: each function in one of them, the largest first into
+/// the part of the fewest instructions so far, and the global variables
+/// in the first. Local symbols become hidden global ones, so that the
+/// parts can refer to each other's. (Upstream's SplitModule assigns the
+/// functions by a hash of their names or by count, not by size.)
+static void splitModule(
+    llvm::Module &module, unsigned parts,
+    llvm::function_ref<void(std::unique_ptr<llvm::Module>)> take) {
+  for (llvm::GlobalValue &value : module.global_values()) {
+    if (value.hasLocalLinkage()) {
+      value.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      value.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    }
+    if (!value.hasName())
+      value.setName("__rnnc_unnamed");
+  }
+  llvm::SmallVector<std::pair<unsigned, llvm::Function *>> functions;
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration())
+      functions.push_back({function.getInstructionCount(), &function});
+  llvm::stable_sort(functions, [](const auto &a, const auto &b) {
+    return a.first > b.first;
+  });
+  llvm::DenseMap<const llvm::GlobalValue *, unsigned> partOf;
+  std::vector<uint64_t> load(parts, 0);
+  for (auto [size, function] : functions) {
+    unsigned lightest = std::min_element(load.begin(), load.end()) -
+                        load.begin();
+    partOf[function] = lightest;
+    load[lightest] += size;
+  }
+  for (unsigned i = 0; i < parts; ++i) {
+    llvm::ValueToValueMapTy map;
+    take(llvm::CloneModule(module, map, [&](const llvm::GlobalValue *value) {
+      auto it = partOf.find(value);
+      return it == partOf.end() ? i == 0 : it->second == i;
+    }));
+  }
+}
+
 llvm::Expected<unsigned> rnn::compile::compileThreads() {
   const char *text = getenv("RNNC_COMPILE_THREADS");
   if (!text || !*text)
@@ -133,14 +174,11 @@ rnn::compile::emitObjects(llvm::Module &module) {
   // the thread's own (a context is not shared between threads).
   inlineMarked(module);
   std::vector<llvm::SmallVector<char, 0>> bitcode;
-  llvm::SplitModule(
-      module, *parts,
-      [&](std::unique_ptr<llvm::Module> part) {
-        llvm::SmallVector<char, 0> &bytes = bitcode.emplace_back();
-        llvm::raw_svector_ostream os(bytes);
-        llvm::WriteBitcodeToFile(*part, os);
-      },
-      /*PreserveLocals=*/false);
+  splitModule(module, *parts, [&](std::unique_ptr<llvm::Module> part) {
+    llvm::SmallVector<char, 0> &bytes = bitcode.emplace_back();
+    llvm::raw_svector_ostream os(bytes);
+    llvm::WriteBitcodeToFile(*part, os);
+  });
   objects.resize(bitcode.size());
   std::vector<std::string> errors(bitcode.size());
   {
