@@ -2,8 +2,8 @@
 by default (in parts on every core, without LLVM's loop strength
 reduction: emitObjects in tools/rnn-compile/Link.cpp and
 skipLoopStrengthReduction in lib/Driver/Compile.cpp) and as its peers:
-with loop strength reduction (`--disable-lsr=false`), and in one part
-(RNNC_COMPILE_THREADS=1).
+with loop strength reduction (`--disable-lsr=false`), in one part
+(RNNC_COMPILE_THREADS=1), and neither (both).
 
 For each model and way: the compile's wall time and CPU time (user +
 system of the rnn-compile process), each the better of --rounds
@@ -52,6 +52,7 @@ MODELS = [
 PEERS = [
     ("with LSR", ["--disable-lsr=false"], {}),
     ("one part", [], {"RNNC_COMPILE_THREADS": "1"}),
+    ("neither", ["--disable-lsr=false"], {"RNNC_COMPILE_THREADS": "1"}),
 ]
 
 

@@ -125,7 +125,7 @@ def serves_every_shape(remat, target, wavefront):
     device, and awaits a check on a GPU), without a wavefront (its blocks
     are known for a static shape only), under a remat policy of one plan.
     A budget's library of every shape carries a variant per plan (13 of
-    them, about 40 times one plan's compile), each call running the one
+    them, about 35 times one plan's compile), each call running the one
     its shape lets the budget choose: rnnc.torch compiles a budget's plan
     per shape instead, a second each, unless the cache holds that library
     (rnnc.precompile with seq_len=None, batch=None; is_precompiled)."""

@@ -342,7 +342,7 @@ class _RNNBase(_CallArguments, nn.Module):
         """Whether a budget's library of every shape serves a call of
         `_library_key`'s arguments (but the cell and shape): on the CPU
         without a wavefront, where the cache holds it (rnnc.precompile with
-        seq_len=None, batch=None; it compiles about 40 times as long as the
+        seq_len=None, batch=None; it compiles about 35 times as long as the
         plan of one shape a call compiles otherwise)."""
         remat, device, wavefront = arguments[3], arguments[4], arguments[-1]
         if device.type != "cpu" or wavefront or \
