@@ -228,6 +228,19 @@ func.func @overflow() {
 
 // -----
 
+// So is one whose element count alone overflows (4 * 2^62 = 2^64 elements,
+// which wrap to 0 in 64 bits).
+
+// CHECK-LABEL: liveness of @count_overflow (not static)
+// CHECK-NEXT: peak 0 bytes
+func.func @count_overflow() {
+  %a = memref.alloc() : memref<4x4611686018427387904xi8>
+  memref.dealloc %a : memref<4x4611686018427387904xi8>
+  return
+}
+
+// -----
+
 // So is a function whose buffers together need more than 2^63 bytes (each
 // fits): the sum of their sizes, which bounds the peak and every offset,
 // would overflow.
