@@ -24,6 +24,7 @@ from sb3_contrib.common.recurrent.type_aliases import RNNStates  # noqa: E402
 from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 
+import rnnc  # noqa: E402
 import rnnc._ops as rnnc_ops  # noqa: E402
 import rnnc.sb3 as rs  # noqa: E402
 import rnnc.torch as rt  # noqa: E402
@@ -152,21 +153,40 @@ def test_first_update_matches_stock(critic):
         assert rel_err(grads[1][name], ref) < TOL, name
 
 
-@pytest.mark.parametrize("lstm_kwargs",
-                         [None, {"remat": "budget:1000000000"}],
-                         ids=["every_shape", "padded"])
+@pytest.mark.parametrize("lstm_kwargs, precompiled",
+                         [(None, False),
+                          ({"remat": "budget:1000000000"}, False),
+                          # Another budget: the padded case's library
+                          # of every shape stays uncompiled.
+                          ({"remat": "budget:999999999"}, True)],
+                         ids=["every_shape", "padded", "budget_every_shape"])
 @pytest.mark.parametrize("critic", CRITICS)
-def test_evaluate_actions_with_starts_mid_sequence(critic, lstm_kwargs):
+def test_evaluate_actions_with_starts_mid_sequence(critic, lstm_kwargs,
+                                                   precompiled, monkeypatch):
     """evaluate_actions on padded sequences whose episodes start at the
     first step, in the middle, on consecutive steps or not at all: values,
     log-probabilities, entropies and the gradients of the parameters and of
     the given states equal sb3-contrib's, through the library of every
-    shape and, with a remat budget (whose plan depends on the shape),
-    through libraries of one shape each (the batch padded)."""
+    shape; with a remat budget (whose plan depends on the shape), through
+    libraries of one shape each (the batch padded), or, once
+    rnnc.precompile has built the budget's library of every shape,
+    through that library without padding."""
     stock, ours = policy_pair(critic, lstm_kwargs=lstm_kwargs)
     lstms = [m for m in (ours.lstm_actor, ours.lstm_critic) if m is not None]
+    if precompiled:
+        rnnc.precompile([dict(cell="lstm", seq_len=None, batch=None,
+                              input_size=m.input_size,
+                              hidden_size=m.hidden_size,
+                              layers=m.num_layers, remat=m.remat)
+                         for m in lstms])
+
+        def padded(*args):
+            raise AssertionError("padded a batch that the budget's "
+                                 "library of every shape serves")
+
+        monkeypatch.setattr(ours, "_padded_sequence", padded)
     assert all(m._serves_every_shape(torch.device("cpu")) ==
-               (lstm_kwargs is None) for m in lstms)
+               (lstm_kwargs is None or precompiled) for m in lstms)
     n_seq, T = 3, 7
     gen = torch.Generator().manual_seed(2)
     obs = torch.randn(n_seq * T, 3, generator=gen)

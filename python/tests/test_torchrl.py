@@ -21,6 +21,7 @@ from torchrl.modules import GRUModule as RefGRU  # noqa: E402
 from torchrl.modules import LSTMModule as RefLSTM  # noqa: E402
 from torchrl.modules import set_recurrent_mode  # noqa: E402
 
+import rnnc  # noqa: E402
 import rnnc.torch as rt  # noqa: E402
 import rnnc.torchrl as rr  # noqa: E402
 from rnnc.library import RNNCError  # noqa: E402
@@ -248,19 +249,31 @@ def interior_lengths(is_init):
     return lengths
 
 
-@pytest.mark.parametrize("remat", ["none", "budget:1000000000"],
-                         ids=["every_shape", "per_shape"])
-def test_extra_calls(monkeypatch, remat):
+@pytest.mark.parametrize("remat, precompiled",
+                         [("none", False), ("budget:1000000000", False),
+                          # Another budget: the per-shape case's library of
+                          # every shape stays uncompiled.
+                          ("budget:999999999", True)],
+                         ids=["every_shape", "per_shape",
+                              "budget_every_shape"])
+def test_extra_calls(monkeypatch, remat, precompiled):
     """The trajectory-end states of the N trajectories that end inside the
     sequence cost one more call per group of lengths (1, 2, 3-4, 5-8),
-    as long as the group's longest, where one library serves every shape;
-    with a library per shape (a remat budget), ceil(N / B) more calls of
-    the first call's shape."""
+    as long as the group's longest, where one library serves every shape
+    (remat "none", or a budget whose library of every shape
+    rnnc.precompile has built); with a library per shape (a remat budget
+    otherwise), ceil(N / B) more calls of the first call's shape."""
     ours, ref = make_pair("lstm", 1, torch.float64)
     if remat != "none":
         ours = rr.LSTMModule(I, H, 1, in_key="x", out_key="y", remat=remat)
         ours.load_state_dict(ref.state_dict())
         ours.double()
+    if precompiled:
+        # The calls' reset states are per step.
+        rnnc.precompile([dict(cell="lstm", seq_len=None, batch=None,
+                              input_size=I, hidden_size=H, layers=1,
+                              remat=remat, dtype="float64",
+                              reset_to="step")])
     shapes = []
     forward = ours.lstm.forward
 
@@ -277,7 +290,7 @@ def test_extra_calls(monkeypatch, remat):
             ours(make_data(ours, (B, T), is_init, torch.float64))
         lengths = interior_lengths(is_init)
         assert len(lengths) == inside
-        if remat != "none":
+        if remat != "none" and not precompiled:
             assert shapes == [(B, T, I)] * (1 + math.ceil(inside / B)), name
         else:
             groups = {}
