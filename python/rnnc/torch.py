@@ -309,13 +309,10 @@ class _RNNBase(_CallArguments, nn.Module):
     def _serves_every_shape(self, device, reset_to="zero"):
         """Whether one library runs the module's calls of every sequence
         length and batch size on `device` with reset states of the form
-        `reset_to` ("zero", "step", "column"): on the CPU without a
-        wavefront, under remat "none", "gates" or "chunk:K", or under a
-        budget whose library of every shape the cache holds
-        (`_budget_every_shape`). Otherwise each (T, B) has its own."""
-        return serves_every_shape(self.remat, device.type, self.wavefront) \
-            or self._budget_every_shape(*self._key_arguments(
-                device, self._dtype, reset_to, None))
+        `reset_to` ("zero", "step", "column") (see `_every_shape`).
+        Otherwise each (T, B) has its own."""
+        return self._every_shape(self._key_arguments(device, self._dtype,
+                                                     reset_to, None))
 
     def _key_arguments(self, device, dtype, reset_to, storage):
         """`_library_key`'s arguments but the cell and the shape, with the
@@ -331,20 +328,22 @@ class _RNNBase(_CallArguments, nn.Module):
         seq_len and batch (under torch.compile with dynamic shapes,
         operator.index specializes the graph to them)."""
         arguments = self._key_arguments(device, dtype, reset_to, storage)
-        if serves_every_shape(self.remat, device.type, self.wavefront) or \
-                self._budget_every_shape(*arguments):
+        if self._every_shape(arguments):
             seq_len = batch = None
         else:
             seq_len, batch = operator.index(seq_len), operator.index(batch)
         return _library_key(self._cell, seq_len, batch, *arguments)
 
-    def _budget_every_shape(self, *arguments):
-        """Whether a budget's library of every shape serves a call of
-        `_library_key`'s arguments (but the cell and shape): on the CPU
-        without a wavefront, where the cache holds it (rnnc.precompile with
-        seq_len=None, batch=None; it compiles about 35 times as long as the
-        plan of one shape a call compiles otherwise)."""
+    def _every_shape(self, arguments):
+        """Whether the library of every shape serves a call of
+        `_key_arguments`: on the CPU without a wavefront, under remat
+        "none", "gates" or "chunk:K", or under a budget where the cache
+        holds that library (rnnc.precompile with seq_len=None, batch=None;
+        it compiles about 35 times as long as the plan of one shape a call
+        compiles otherwise)."""
         remat, device, wavefront = arguments[3], arguments[4], arguments[-1]
+        if serves_every_shape(remat, device.type, wavefront):
+            return True
         if device.type != "cpu" or wavefront or \
                 not str(remat).startswith("budget:"):
             return False
