@@ -12,13 +12,16 @@
 // Why: the matrix products dominate LSTM/GRU training time, and a tuned BLAS
 // beats anything the compiler would generate on its own. The entry point
 // takes arbitrary strided descriptors: row- and column-major views become
-// one cblas_sgemm (cblas_dgemm) call (GemmPlan.h), and anything else
+// one cblas_sgemm (cblas_dgemm) call (GemmPlan.h), or for a few rows
+// against transposed weights, one call of the kernel in SmallGemm.h, which
+// does not pack the weights as a BLAS does; anything else
 // (broadcast, negative or otherwise irregular strides, sizes beyond BLAS int
 // range, K = 0) falls back to a plain loop, so the result is always correct.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GemmPlan.h"
+#include "SmallGemm.h"
 
 #include "rnn/Runtime/Runtime.h"
 
@@ -70,9 +73,12 @@ std::string trimmed(const char *s) {
   return r;
 }
 
-/// The row-major cblas call `call`: cblas_sgemm or cblas_dgemm.
+/// The row-major call `call`: the small-M kernel where it runs it
+/// (SmallGemm.h), else cblas_sgemm; cblas_dgemm for doubles.
 void cblasGemm(const gemm::RowMajorCallOf<float> &call, float alpha,
                float beta) {
+  if (gemm::runSmallGemm(call, alpha, beta))
+    return;
   cblas_sgemm(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,
               call.N, call.K, alpha, call.a, call.lda, call.b, call.ldb, beta,
               call.c, call.ldc);
@@ -141,6 +147,9 @@ std::string gemmBackend(bool f64) {
       desc += (config.empty() ? "core " : ", core ") + core;
     desc += ")";
   }
+  if (!f64 && gemm::smallGemmAvailable())
+    desc += "; M <= " + std::to_string(gemm::kSmallGemmMaxRows) +
+            " with B transposed: rnnc's AVX-512 kernel";
   return desc;
 }
 

@@ -1,0 +1,60 @@
+//===- SmallGemm.h - GEMMs of few rows without packing ----------*- C++ -*-===//
+//
+// Part of the rnnc project.
+//
+//===----------------------------------------------------------------------===//
+//
+// What: the single-precision kernel `rnnrt_sgemm` runs, instead of
+// cblas_sgemm, for products of at most kSmallGemmMaxRows rows against a
+// transposed operand: C = alpha * A * B^T + beta * C with A [M,K] and B
+// [N,K] row-major, the shape of a time step's recurrent product and of a
+// rollout's input projection (B the weights, M the batch).
+//
+// Why: a BLAS copies (packs) both operands into its own layout on every
+// call. With few rows, packing the weights costs more than the product:
+// in a T=1, B=8, H=256 LSTM step, OpenBLAS spends 60% of its GEMMs' time
+// packing them. This kernel reads them in place, in 0.16x to 0.7x of
+// cblas_sgemm's time with OpenBLAS's AVX2 kernels, 0.2x to 0.9x with its
+// AVX-512 ones, whose small-matrix path is faster (up to 1.2x) only on
+// products of under about 100,000 multiply-adds
+// (bench/results/small-gemm-cpu.txt).
+//
+// Bits. Every element is computed the same way whatever the call's M, N,
+// the other rows and columns, and the addresses: sixteen lane sums over k
+// in order, then one fixed tree of sums. A call's result thus depends on
+// its operands and K only, as the remat policies need (every policy issues
+// the same calls). The kernel needs AVX-512F; elsewhere cblas_sgemm runs
+// every call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_RUNTIME_SMALLGEMM_H
+#define RNN_RUNTIME_SMALLGEMM_H
+
+#include "GemmPlan.h"
+
+namespace rnn {
+namespace runtime {
+namespace gemm {
+
+/// The most rows (M) a call may have to run on the kernel.
+constexpr int kSmallGemmMaxRows = 16;
+
+/// Whether this CPU runs the kernel.
+bool smallGemmAvailable();
+
+/// Whether `call` is one the kernel runs: not op(A) transposed, op(B)
+/// transposed, 1 <= M <= kSmallGemmMaxRows, N and K positive, alpha
+/// nonzero (a zero alpha must not read A or B, as in BLAS), on a CPU with
+/// the kernel.
+bool runsOnSmallGemm(const RowMajorCall &call, float alpha);
+
+/// Runs `call` on the kernel if runsOnSmallGemm, with BLAS semantics (C
+/// is not read when beta is 0); returns whether it did.
+bool runSmallGemm(const RowMajorCall &call, float alpha, float beta);
+
+} // namespace gemm
+} // namespace runtime
+} // namespace rnn
+
+#endif // RNN_RUNTIME_SMALLGEMM_H
