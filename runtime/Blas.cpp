@@ -12,9 +12,9 @@
 // Why: the matrix products dominate LSTM/GRU training time, and a tuned BLAS
 // beats anything the compiler would generate on its own. The entry point
 // takes arbitrary strided descriptors: row- and column-major views become
-// one cblas_sgemm (cblas_dgemm) call (GemmPlan.h), or for a few rows
-// against transposed weights, one call of the kernel in SmallGemm.h, which
-// does not pack the weights as a BLAS does; anything else
+// one cblas_sgemm (cblas_dgemm) call (GemmPlan.h), or for a product of a
+// few rows, one call of the kernel in SmallGemm.h, which does not pack the
+// weights as a BLAS does; anything else
 // (broadcast, negative or otherwise irregular strides, sizes beyond BLAS int
 // range, K = 0) falls back to a plain loop, so the result is always correct.
 //
@@ -149,7 +149,7 @@ std::string gemmBackend(bool f64) {
   }
   if (!f64 && gemm::smallGemmAvailable())
     desc += "; M <= " + std::to_string(gemm::kSmallGemmMaxRows) +
-            " with B transposed: rnnc's AVX-512 kernel";
+            ": rnnc's AVX-512 kernel";
   return desc;
 }
 

@@ -4,15 +4,21 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The kernel computes a group of R rows and NB columns of C, R * NB = 16,
-// in sixteen vector accumulators: for each k step of 16, one load of each
-// of the NB rows of B and of the R rows of A, and R * NB fused
-// multiply-adds. The group's sixteen sums then leave the registers as one
-// vector through a tree of shuffles and adds (reduce16). Rows come in
-// groups of 4 (a remainder of 1 or 2 has its own shape, 3 runs as 4 with
-// the last row read twice and stored once), columns in groups of NB (the
-// last reads its first column again for the missing ones and stores only
-// its own).
+// Against B^T, the kernel computes a group of R rows and NB columns of C,
+// R * NB = 16, in sixteen vector accumulators: for each k step of 16, one
+// load of each of the NB rows of B and of the R rows of A, and R * NB
+// fused multiply-adds. The group's sixteen sums then leave the registers
+// as one vector through a tree of shuffles and adds (reduce16). Rows come
+// in groups of 4 (a remainder of 1 or 2 has its own shape, 3 runs as 4
+// with the last row read twice and stored once), columns in groups of NB
+// (the last reads its first column again for the missing ones and stores
+// only its own).
+//
+// Against B, each element is its own accumulator lane: rows in groups of
+// 8 (or 4), columns in blocks of 2 (or 4) vectors, and for each k one load
+// of B's row k per vector and one broadcast of A's element per row. B is
+// read in rows, in place; the columns past the last whole block run one
+// masked vector at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,17 +125,85 @@ RNN_AVX512 void rowGroup(int rows, const RowMajorCall &call, const float *A,
   }
 }
 
+/// Rows [0, rows) of C (rows <= R) and NB vectors of 16 columns, from
+/// column 0 of `b` and `c`, for C = alpha * A * B + beta * C: each k loads
+/// the NB vectors of B's row k and broadcasts a[m][k] to every row. With
+/// Tail, only the columns `mask` selects are read and written.
+template <int R, int NB, bool Tail>
+RNN_AVX512 inline void columnBlock(int rows, int K, const float *const *a,
+                                   const float *b, int ldb, float *c, int ldc,
+                                   float alpha, float beta, __mmask16 mask) {
+  __m512 acc[R][NB];
+  for (int m = 0; m < R; ++m)
+    for (int j = 0; j < NB; ++j)
+      acc[m][j] = _mm512_setzero_ps();
+  for (int k = 0; k < K; ++k, b += ldb) {
+    __m512 w[NB];
+    for (int j = 0; j < NB; ++j)
+      w[j] = Tail ? _mm512_maskz_loadu_ps(mask, b + 16 * j)
+                  : _mm512_loadu_ps(b + 16 * j);
+    for (int m = 0; m < R; ++m) {
+      __m512 x = _mm512_set1_ps(a[m][k]);
+      for (int j = 0; j < NB; ++j)
+        acc[m][j] = _mm512_fmadd_ps(x, w[j], acc[m][j]);
+    }
+  }
+  for (int m = 0; m < rows; ++m) {
+    for (int j = 0; j < NB; ++j) {
+      float *out = c + static_cast<size_t>(m) * ldc + 16 * j;
+      __m512 r = _mm512_mul_ps(_mm512_set1_ps(alpha), acc[m][j]);
+      __m512 prior = beta == 0.0f ? r
+                     : Tail       ? _mm512_maskz_loadu_ps(mask, out)
+                                  : _mm512_loadu_ps(out);
+      if (beta != 0.0f)
+        r = _mm512_fmadd_ps(_mm512_set1_ps(beta), prior, r);
+      if (Tail)
+        _mm512_mask_storeu_ps(out, mask, r);
+      else
+        _mm512_storeu_ps(out, r);
+    }
+  }
+}
+
+/// Rows [0, rows) of C, rows <= R, for C = alpha * A * B + beta * C: blocks
+/// of NB vectors of columns, then the rest one vector at a time.
+template <int R, int NB>
+RNN_AVX512 void rowGroupNotTransposed(int rows, const RowMajorCall &call,
+                                      const float *A, float *C, float alpha,
+                                      float beta) {
+  const float *a[R];
+  for (int m = 0; m < R; ++m)
+    a[m] = A + static_cast<size_t>(std::min(m, rows - 1)) * call.lda;
+  int n = 0;
+  for (; n + 16 * NB <= call.N; n += 16 * NB)
+    columnBlock<R, NB, false>(rows, call.K, a, call.b + n, call.ldb, C + n,
+                              call.ldc, alpha, beta, 0xFFFF);
+  for (; n < call.N; n += 16) {
+    int cols = std::min(16, call.N - n);
+    columnBlock<R, 1, true>(rows, call.K, a, call.b + n, call.ldb, C + n,
+                            call.ldc, alpha, beta,
+                            static_cast<__mmask16>((1u << cols) - 1));
+  }
+}
+
 RNN_AVX512 void smallGemm(const RowMajorCall &call, float alpha, float beta) {
-  for (int m = 0; m < call.M; m += 4) {
+  const int group = call.transB ? 4 : 8;
+  for (int m = 0; m < call.M; m += group) {
     const float *A = call.a + static_cast<size_t>(m) * call.lda;
     float *C = call.c + static_cast<size_t>(m) * call.ldc;
-    int rows = std::min(4, call.M - m);
-    if (rows == 1)
+    int rows = std::min(group, call.M - m);
+    if (!call.transB) {
+      if (rows > 4)
+        rowGroupNotTransposed<8, 2>(rows, call, A, C, alpha, beta);
+      else
+        rowGroupNotTransposed<4, 4>(rows, call, A, C, alpha, beta);
+    } else if (rows == 1) {
       rowGroup<1, 16>(rows, call, A, C, alpha, beta);
-    else if (rows == 2)
+    } else if (rows == 2) {
       rowGroup<2, 8>(rows, call, A, C, alpha, beta);
-    else
+    } else {
       rowGroup<4, 4>(rows, call, A, C, alpha, beta);
+    }
   }
 }
 
@@ -147,9 +221,8 @@ bool rnn::runtime::gemm::smallGemmAvailable() {
 
 bool rnn::runtime::gemm::runsOnSmallGemm(const RowMajorCall &call,
                                          float alpha) {
-  return !call.transA && call.transB && call.M >= 1 &&
-         call.M <= kSmallGemmMaxRows && call.N >= 1 && call.K >= 1 &&
-         alpha != 0.0f && smallGemmAvailable();
+  return !call.transA && call.M >= 1 && call.M <= kSmallGemmMaxRows &&
+         call.N >= 1 && call.K >= 1 && alpha != 0.0f && smallGemmAvailable();
 }
 
 bool rnn::runtime::gemm::runSmallGemm(const RowMajorCall &call, float alpha,

@@ -5,26 +5,27 @@
 //===----------------------------------------------------------------------===//
 //
 // What: the single-precision kernel `rnnrt_sgemm` runs, instead of
-// cblas_sgemm, for products of at most kSmallGemmMaxRows rows against a
-// transposed operand: C = alpha * A * B^T + beta * C with A [M,K] and B
-// [N,K] row-major, the shape of a time step's recurrent product and of a
-// rollout's input projection (B the weights, M the batch).
+// cblas_sgemm, for products of at most kSmallGemmMaxRows rows, C = alpha *
+// A * op(B) + beta * C with A [M,K] not transposed and op(B) = B^T (B
+// [N,K]) or B (B [K,N]), all row-major: a time step's products at a small
+// batch (the forward's h * W^T, the backward's dG * W) and a rollout's.
 //
 // Why: a BLAS copies (packs) both operands into its own layout on every
 // call. With few rows, packing the weights costs more than the product:
 // in a T=1, B=8, H=256 LSTM step, OpenBLAS spends 60% of its GEMMs' time
-// packing them. This kernel reads them in place, in 0.16x to 0.7x of
-// cblas_sgemm's time with OpenBLAS's AVX2 kernels, 0.2x to 0.9x with its
-// AVX-512 ones, whose small-matrix path is faster (up to 1.2x) only on
-// products of under about 100,000 multiply-adds
+// packing them. This kernel reads them in place, in 0.16x to 0.85x of
+// cblas_sgemm's time with OpenBLAS's AVX2 kernels, 0.23x to 0.96x with
+// its AVX-512 ones, whose small-matrix path is faster (up to 1.5x) only
+// on products of under about 100,000 multiply-adds
 // (bench/results/small-gemm-cpu.txt).
 //
 // Bits. Every element is computed the same way whatever the call's M, N,
-// the other rows and columns, and the addresses: sixteen lane sums over k
-// in order, then one fixed tree of sums. A call's result thus depends on
-// its operands and K only, as the remat policies need (every policy issues
-// the same calls). The kernel needs AVX-512F; elsewhere cblas_sgemm runs
-// every call.
+// the other rows and columns, and the addresses: against B^T, sixteen
+// lane sums over k in order, then one fixed tree of sums; against B, one
+// chain of fused multiply-adds over k in order. A call's result thus
+// depends on its operands and K only, as the remat policies need (every
+// policy issues the same calls). The kernel needs AVX-512F; elsewhere
+// cblas_sgemm runs every call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +44,8 @@ constexpr int kSmallGemmMaxRows = 16;
 /// Whether this CPU runs the kernel.
 bool smallGemmAvailable();
 
-/// Whether `call` is one the kernel runs: not op(A) transposed, op(B)
-/// transposed, 1 <= M <= kSmallGemmMaxRows, N and K positive, alpha
+/// Whether `call` is one the kernel runs: A not transposed, 1 <= M <=
+/// kSmallGemmMaxRows, N and K positive, alpha
 /// nonzero (a zero alpha must not read A or B, as in BLAS), on a CPU with
 /// the kernel.
 bool runsOnSmallGemm(const RowMajorCall &call, float alpha);

@@ -48,13 +48,14 @@ struct Matrix {
   static constexpr float kSentinel = -12345.0f;
 };
 
-/// The call C = alpha * A * B^T + beta * C on the matrices.
-RowMajorCall callOf(Matrix &A, Matrix &B, Matrix &C) {
+/// The call C = alpha * A * op(B) + beta * C on the matrices, op(B) = B^T
+/// ([N,K] stored) or B ([K,N] stored).
+RowMajorCall callOf(Matrix &A, Matrix &B, Matrix &C, bool transB = true) {
   RowMajorCall call;
   call.transA = false;
-  call.transB = true;
+  call.transB = transB;
   call.M = A.rows;
-  call.N = B.rows;
+  call.N = C.cols;
   call.K = A.cols;
   call.a = A.data.data();
   call.lda = A.ld;
@@ -68,17 +69,19 @@ RowMajorCall callOf(Matrix &A, Matrix &B, Matrix &C) {
 /// Runs the kernel on one shape and compares with float64 sums, within the
 /// float32 rounding bound of a K-term dot product; the padding of C must
 /// be untouched.
-void checkShape(int M, int N, int K, float alpha, float beta, int pad,
-                std::mt19937 &rng) {
-  Matrix A(M, K, K + pad, rng), B(N, K, K + pad, rng), C(M, N, N + pad, rng);
+void checkShape(bool transB, int M, int N, int K, float alpha, float beta,
+                int pad, std::mt19937 &rng) {
+  Matrix A(M, K, K + pad, rng), C(M, N, N + pad, rng);
+  Matrix B = transB ? Matrix(N, K, K + pad, rng) : Matrix(K, N, N + pad, rng);
+  auto b = [&](int n, int k) { return transB ? B.at(n, k) : B.at(k, n); };
   std::vector<double> want(static_cast<size_t>(M) * N);
   std::vector<double> bound(want.size());
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
       double sum = 0.0, abs = 0.0;
       for (int k = 0; k < K; ++k) {
-        sum += static_cast<double>(A.at(m, k)) * B.at(n, k);
-        abs += std::fabs(static_cast<double>(A.at(m, k)) * B.at(n, k));
+        sum += static_cast<double>(A.at(m, k)) * b(n, k);
+        abs += std::fabs(static_cast<double>(A.at(m, k)) * b(n, k));
       }
       double prior =
           beta == 0.0f ? 0.0 : static_cast<double>(beta) * C.at(m, n);
@@ -91,12 +94,13 @@ void checkShape(int M, int N, int K, float alpha, float beta, int pad,
     for (int m = 0; m < M; ++m)
       for (int n = 0; n < N; ++n)
         C.at(m, n) = std::numeric_limits<float>::quiet_NaN();
-  ASSERT_TRUE(runSmallGemm(callOf(A, B, C), alpha, beta));
+  ASSERT_TRUE(runSmallGemm(callOf(A, B, C, transB), alpha, beta));
   for (int m = 0; m < M; ++m)
     for (int n = 0; n < N; ++n)
       ASSERT_LE(std::fabs(C.at(m, n) - want[m * N + n]), bound[m * N + n])
-          << "M=" << M << " N=" << N << " K=" << K << " alpha=" << alpha
-          << " beta=" << beta << " at (" << m << "," << n << ")";
+          << (transB ? "A*B^T" : "A*B") << " M=" << M << " N=" << N
+          << " K=" << K << " alpha=" << alpha << " beta=" << beta << " at ("
+          << m << "," << n << ")";
   for (int m = 0; m < M; ++m)
     for (int c = N; c < C.ld; ++c)
       ASSERT_EQ(C.at(m, c), Matrix::kSentinel) << "wrote padding";
@@ -120,57 +124,69 @@ TEST(SmallGemm, MatchesFloat64Reference) {
   if (!runsOnThisCpu())
     return;
   std::mt19937 rng(11);
-  for (int M = 1; M <= kSmallGemmMaxRows; ++M)
-    for (int N : {1, 3, 4, 5, 8, 15, 16, 17, 33})
-      for (int K : {1, 7, 15, 16, 17, 31, 48, 65})
-        checkShape(M, N, K, 1.0f, 0.0f, (M + N + K) % 3, rng);
-  // A step's shapes: the recurrent product and a rollout's projection.
-  checkShape(8, 1024, 256, 1.0f, 0.0f, 0, rng);
-  checkShape(16, 512, 128, 1.0f, 1.0f, 0, rng);
-  for (float alpha : {1.0f, 0.5f, -2.0f})
-    for (float beta : {0.0f, 1.0f, -0.25f})
-      checkShape(5, 19, 37, alpha, beta, 2, rng);
+  for (bool transB : {true, false}) {
+    for (int M = 1; M <= kSmallGemmMaxRows; ++M)
+      for (int N : {1, 3, 4, 5, 8, 15, 16, 17, 33, 64, 70})
+        for (int K : {1, 7, 15, 16, 17, 31, 48, 65})
+          checkShape(transB, M, N, K, 1.0f, 0.0f, (M + N + K) % 3, rng);
+    // A step's shapes: the products of the forward and of the backward.
+    checkShape(transB, 8, 1024, 256, 1.0f, 0.0f, 0, rng);
+    checkShape(transB, 16, 512, 128, 1.0f, 1.0f, 0, rng);
+    for (float alpha : {1.0f, 0.5f, -2.0f})
+      for (float beta : {0.0f, 1.0f, -0.25f})
+        checkShape(transB, 5, 39, 37, alpha, beta, 2, rng);
+  }
 }
 
-// Each element of C is computed from its row of A, its row of B and K
-// alone: any sub-call over some of the rows and columns gives the same
-// bits, at any address.
+// Each element of C is computed from its row of A, its row (B^T) or
+// column (B) of B, and K alone: any sub-call over some of the rows and
+// columns gives the same bits, at any address.
 TEST(SmallGemm, ElementBitsDependOnTheirRowsOnly) {
   if (!runsOnThisCpu())
     return;
   std::mt19937 rng(5);
   const int M = kSmallGemmMaxRows, N = 37, K = 83;
-  Matrix A(M, K, K, rng), B(N, K, K, rng), C(M, N, N, rng);
-  ASSERT_TRUE(runSmallGemm(callOf(A, B, C), 1.0f, 0.0f));
-  for (int m0 : {0, 3, 5, 13})
-    for (int rows : {1, 2, 3, 4, 7})
-      for (int n0 : {0, 1, 9, 30})
-        for (int cols : {1, 4, 7}) {
-          if (m0 + rows > M || n0 + cols > N)
-            continue;
-          // The sub-operands copied, A's one float off its alignment.
-          std::vector<float> a(static_cast<size_t>(rows) * (K + 1) + 1);
-          Matrix b(cols, K, K + 3, rng), c(rows, cols, cols, rng);
-          for (int m = 0; m < rows; ++m)
-            for (int k = 0; k < K; ++k)
-              a[1 + static_cast<size_t>(m) * (K + 1) + k] = A.at(m0 + m, k);
-          for (int n = 0; n < cols; ++n)
-            for (int k = 0; k < K; ++k)
-              b.at(n, k) = B.at(n0 + n, k);
-          RowMajorCall call = callOf(A, b, c);
-          call.M = rows;
-          call.a = a.data() + 1;
-          call.lda = K + 1;
-          ASSERT_TRUE(runSmallGemm(call, 1.0f, 0.0f));
-          for (int m = 0; m < rows; ++m)
+  for (bool transB : {true, false}) {
+    Matrix A(M, K, K, rng), C(M, N, N, rng);
+    Matrix B = transB ? Matrix(N, K, K, rng) : Matrix(K, N, N, rng);
+    ASSERT_TRUE(runSmallGemm(callOf(A, B, C, transB), 1.0f, 0.0f));
+    for (int m0 : {0, 3, 5, 13})
+      for (int rows : {1, 2, 3, 4, 7})
+        for (int n0 : {0, 1, 9, 30})
+          for (int cols : {1, 4, 7}) {
+            if (m0 + rows > M || n0 + cols > N)
+              continue;
+            // The sub-operands copied, A's one float off its alignment.
+            std::vector<float> a(static_cast<size_t>(rows) * (K + 1) + 1);
+            Matrix b = transB ? Matrix(cols, K, K + 3, rng)
+                              : Matrix(K, cols, cols + 3, rng);
+            Matrix c(rows, cols, cols, rng);
+            for (int m = 0; m < rows; ++m)
+              for (int k = 0; k < K; ++k)
+                a[1 + static_cast<size_t>(m) * (K + 1) + k] = A.at(m0 + m, k);
             for (int n = 0; n < cols; ++n)
-              ASSERT_EQ(c.at(m, n), C.at(m0 + m, n0 + n))
-                  << "rows " << m0 << "+" << rows << ", columns " << n0 << "+"
-                  << cols << ", at (" << m << "," << n << ")";
-        }
+              for (int k = 0; k < K; ++k) {
+                if (transB)
+                  b.at(n, k) = B.at(n0 + n, k);
+                else
+                  b.at(k, n) = B.at(k, n0 + n);
+              }
+            RowMajorCall call = callOf(A, b, c, transB);
+            call.M = rows;
+            call.a = a.data() + 1;
+            call.lda = K + 1;
+            ASSERT_TRUE(runSmallGemm(call, 1.0f, 0.0f));
+            for (int m = 0; m < rows; ++m)
+              for (int n = 0; n < cols; ++n)
+                ASSERT_EQ(c.at(m, n), C.at(m0 + m, n0 + n))
+                    << (transB ? "A*B^T" : "A*B") << ", rows " << m0 << "+"
+                    << rows << ", columns " << n0 << "+" << cols << ", at ("
+                    << m << "," << n << ")";
+          }
+  }
 }
 
-TEST(SmallGemm, TakesOnlyFewRowsAgainstTransposedWeights) {
+TEST(SmallGemm, TakesOnlyFewRowsOfAnUntransposedA) {
   std::mt19937 rng(3);
   Matrix A(4, 8, 8, rng), B(6, 8, 8, rng), C(4, 6, 6, rng);
   RowMajorCall call = callOf(A, B, C);
@@ -180,7 +196,7 @@ TEST(SmallGemm, TakesOnlyFewRowsAgainstTransposedWeights) {
   EXPECT_FALSE(runsOnSmallGemm(other, 1.0f));
   other = call;
   other.transB = false;
-  EXPECT_FALSE(runsOnSmallGemm(other, 1.0f));
+  EXPECT_EQ(runsOnSmallGemm(other, 1.0f), smallGemmAvailable());
   other = call;
   other.M = kSmallGemmMaxRows + 1;
   EXPECT_FALSE(runsOnSmallGemm(other, 1.0f));
@@ -191,21 +207,24 @@ TEST(SmallGemm, TakesOnlyFewRowsAgainstTransposedWeights) {
 // and the others on the BLAS.
 TEST(SmallGemm, EntryPointUsesTheKernel) {
   std::mt19937 rng(9);
-  for (int M : {1, 8, kSmallGemmMaxRows, kSmallGemmMaxRows + 1}) {
-    const int N = 40, K = 70;
-    Matrix A(M, K, K, rng), B(N, K, K, rng), C(M, N, N, rng);
-    Matrix viaKernel = C;
-    StridedMemRefType<float, 2> a{
-        A.data.data(), A.data.data(), 0, {M, K}, {K, 1}};
-    StridedMemRefType<float, 2> b{
-        B.data.data(), B.data.data(), 0, {N, K}, {K, 1}};
-    StridedMemRefType<float, 2> c{
-        C.data.data(), C.data.data(), 0, {M, N}, {N, 1}};
-    _mlir_ciface_rnnrt_sgemm(0, 1, 1.0f, 1.0f, &a, &b, &c);
-    bool taken = runSmallGemm(callOf(A, B, viaKernel), 1.0f, 1.0f);
-    EXPECT_EQ(taken, smallGemmAvailable() && M <= kSmallGemmMaxRows);
-    if (taken) {
-      EXPECT_EQ(C.data, viaKernel.data) << "M=" << M;
+  for (int transB : {1, 0}) {
+    for (int M : {1, 8, kSmallGemmMaxRows, kSmallGemmMaxRows + 1}) {
+      const int N = 40, K = 70;
+      Matrix A(M, K, K, rng), C(M, N, N, rng);
+      Matrix B = transB ? Matrix(N, K, K, rng) : Matrix(K, N, N, rng);
+      Matrix viaKernel = C;
+      StridedMemRefType<float, 2> a{
+          A.data.data(), A.data.data(), 0, {M, K}, {K, 1}};
+      StridedMemRefType<float, 2> b{
+          B.data.data(), B.data.data(), 0, {B.rows, B.cols}, {B.cols, 1}};
+      StridedMemRefType<float, 2> c{
+          C.data.data(), C.data.data(), 0, {M, N}, {N, 1}};
+      _mlir_ciface_rnnrt_sgemm(0, transB, 1.0f, 1.0f, &a, &b, &c);
+      bool taken = runSmallGemm(callOf(A, B, viaKernel, transB), 1.0f, 1.0f);
+      EXPECT_EQ(taken, smallGemmAvailable() && M <= kSmallGemmMaxRows);
+      if (taken) {
+        EXPECT_EQ(C.data, viaKernel.data) << "M=" << M << " transB=" << transB;
+      }
     }
   }
 }
