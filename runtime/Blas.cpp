@@ -75,8 +75,8 @@ std::string trimmed(const char *s) {
 
 /// The row-major call `call`: the small-M kernel where it runs it
 /// (SmallGemm.h), else cblas_sgemm; cblas_dgemm for doubles.
-void cblasGemm(const gemm::RowMajorCallOf<float> &call, float alpha,
-               float beta) {
+void rowMajorGemm(const gemm::RowMajorCallOf<float> &call, float alpha,
+                  float beta) {
   if (gemm::runSmallGemm(call, alpha, beta))
     return;
   cblas_sgemm(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,
@@ -84,8 +84,8 @@ void cblasGemm(const gemm::RowMajorCallOf<float> &call, float alpha,
               call.c, call.ldc);
 }
 
-void cblasGemm(const gemm::RowMajorCallOf<double> &call, double alpha,
-               double beta) {
+void rowMajorGemm(const gemm::RowMajorCallOf<double> &call, double alpha,
+                  double beta) {
   cblas_dgemm(CblasRowMajor, toCblas(call.transA), toCblas(call.transB), call.M,
               call.N, call.K, alpha, call.a, call.lda, call.b, call.ldb, beta,
               call.c, call.ldc);
@@ -109,7 +109,7 @@ static void runGemm(const char *entry, int64_t transA, int64_t transB, T alpha,
     gemmLoop(ta, tb, alpha, beta, *A, *B, *C, sizes);
     return;
   }
-  cblasGemm(call, alpha, beta);
+  rowMajorGemm(call, alpha, beta);
 }
 
 extern "C" void _mlir_ciface_rnnrt_sgemm(int64_t transA, int64_t transB,

@@ -68,10 +68,27 @@ RNN_AVX512 inline __m512 reduce16(const __m512 *v) {
                        _mm512_shuffle_ps(s3[0], s3[1], 0xDD));
 }
 
+/// Stores alpha * sum (`scaled`) + beta * C at `out`, reading C only when
+/// beta is not 0; with Masked, only the columns `mask` selects.
+template <bool Masked>
+RNN_AVX512 inline void storeScaled(float *out, __m512 scaled, float beta,
+                                   __mmask16 mask) {
+  if (beta != 0.0f) {
+    __m512 prior =
+        Masked ? _mm512_maskz_loadu_ps(mask, out) : _mm512_loadu_ps(out);
+    scaled = _mm512_fmadd_ps(_mm512_set1_ps(beta), prior, scaled);
+  }
+  if (Masked)
+    _mm512_mask_storeu_ps(out, mask, scaled);
+  else
+    _mm512_storeu_ps(out, scaled);
+}
+
 /// Rows [0, rows) of C, rows <= R, for C = alpha * A * B^T + beta * C.
 template <int R, int NB>
-RNN_AVX512 void rowGroup(int rows, const RowMajorCall &call, const float *A,
-                         float *C, float alpha, float beta) {
+RNN_AVX512 void rowGroupTransposed(int rows, const RowMajorCall &call,
+                                   const float *A, float *C, float alpha,
+                                   float beta) {
   static_assert(R * NB == 16, "one vector of sums per group");
   const int N = call.N, K = call.K, kFull = K & ~15;
   const __mmask16 tail = static_cast<__mmask16>((1u << (K & 15)) - 1);
@@ -114,14 +131,10 @@ RNN_AVX512 void rowGroup(int rows, const RowMajorCall &call, const float *A,
     alignas(64) float out[16];
     _mm512_store_ps(out, sums);
     const __mmask16 store = static_cast<__mmask16>((1u << cols) - 1);
-    for (int m = 0; m < rows; ++m) {
-      float *c = C + static_cast<size_t>(m) * call.ldc + n;
-      __m512 r = _mm512_maskz_loadu_ps(store, out + m * NB);
-      if (beta != 0.0f)
-        r = _mm512_fmadd_ps(_mm512_set1_ps(beta),
-                            _mm512_maskz_loadu_ps(store, c), r);
-      _mm512_mask_storeu_ps(c, store, r);
-    }
+    for (int m = 0; m < rows; ++m)
+      storeScaled<true>(C + static_cast<size_t>(m) * call.ldc + n,
+                        _mm512_maskz_loadu_ps(store, out + m * NB), beta,
+                        store);
   }
 }
 
@@ -148,21 +161,11 @@ RNN_AVX512 inline void columnBlock(int rows, int K, const float *const *a,
         acc[m][j] = _mm512_fmadd_ps(x, w[j], acc[m][j]);
     }
   }
-  for (int m = 0; m < rows; ++m) {
-    for (int j = 0; j < NB; ++j) {
-      float *out = c + static_cast<size_t>(m) * ldc + 16 * j;
-      __m512 r = _mm512_mul_ps(_mm512_set1_ps(alpha), acc[m][j]);
-      __m512 prior = beta == 0.0f ? r
-                     : Tail       ? _mm512_maskz_loadu_ps(mask, out)
-                                  : _mm512_loadu_ps(out);
-      if (beta != 0.0f)
-        r = _mm512_fmadd_ps(_mm512_set1_ps(beta), prior, r);
-      if (Tail)
-        _mm512_mask_storeu_ps(out, mask, r);
-      else
-        _mm512_storeu_ps(out, r);
-    }
-  }
+  for (int m = 0; m < rows; ++m)
+    for (int j = 0; j < NB; ++j)
+      storeScaled<Tail>(c + static_cast<size_t>(m) * ldc + 16 * j,
+                        _mm512_mul_ps(_mm512_set1_ps(alpha), acc[m][j]), beta,
+                        mask);
 }
 
 /// Rows [0, rows) of C, rows <= R, for C = alpha * A * B + beta * C: blocks
@@ -198,11 +201,11 @@ RNN_AVX512 void smallGemm(const RowMajorCall &call, float alpha, float beta) {
       else
         rowGroupNotTransposed<4, 4>(rows, call, A, C, alpha, beta);
     } else if (rows == 1) {
-      rowGroup<1, 16>(rows, call, A, C, alpha, beta);
+      rowGroupTransposed<1, 16>(rows, call, A, C, alpha, beta);
     } else if (rows == 2) {
-      rowGroup<2, 8>(rows, call, A, C, alpha, beta);
+      rowGroupTransposed<2, 8>(rows, call, A, C, alpha, beta);
     } else {
-      rowGroup<4, 4>(rows, call, A, C, alpha, beta);
+      rowGroupTransposed<4, 4>(rows, call, A, C, alpha, beta);
     }
   }
 }
