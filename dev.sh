@@ -112,7 +112,7 @@ case "${1:-}" in
     # real GPU skip), so that breakage of their test code shows here.
     PATH="$PWD/$BUILD_DIR/bin:$PATH" RNNC_TEST_STRICT=1 \
       RNNC_TEST_CUDA_AS_CPU=1 python3 -m pytest -q -rs \
-      python/tests/test_torch_cuda.py
+      python/tests/test_torch_cuda.py python/tests/test_jax_cuda.py
     ;;
   build)
     build

@@ -6,7 +6,10 @@ fused recurrent matmul per step), the state reset with `jnp.where` before
 each step. Both jitted, in one process, interleaved rounds; prints the
 median times and their ratio for a training step (a loss of the outputs,
 and its gradients with respect to the parameters, the input and the
-initial state) and a rollout step (T = 1).
+initial state) and a rollout step (T = 1), each side's GEMM flop rate,
+and ceilings for it on the device: a 1024^3 product through XLA and, on
+the CPU, through the OpenBLAS rnnc's library calls. On JAX's GPU both
+sides run there (rnnc.jax through its cuda target).
 
 Usage: bench/jax_vs_scan.py [--cell gru|lstm] [--T 32 --B 64 --I 256
        --H 256] [--rollout-B 8] [--rounds 5] [--iters 20]
@@ -15,6 +18,8 @@ Run with one thread for the CPU figures the issue asks for:
 """
 
 import argparse
+import ctypes
+import ctypes.util
 import statistics
 import time
 
@@ -63,6 +68,49 @@ def timed(fn, args, iters):
     return (time.perf_counter() - start) / iters * 1e3
 
 
+def gemm_flops(cell, T, B, I, H, train):
+    """The GEMM flops of a call, the same on both sides: per step one
+    product with the input and one with the state in the forward, and in
+    the backward their gradients with respect to the operand and to the
+    weights."""
+    gates = 4 if cell == "lstm" else 3
+    forward = 2 * T * B * gates * H * (I + H)
+    return 3 * forward if train else forward
+
+
+def xla_rate(n=1024, iters=20):
+    """GFLOP/s of an n^3 float32 product jitted by XLA."""
+    a = jax.random.normal(jax.random.PRNGKey(2), (n, n))
+    dot = jax.jit(lambda a, b: a @ b)
+    ms = min(timed(dot, (a, a), iters) for _ in range(3))
+    return 2 * n ** 3 / ms / 1e6
+
+
+def openblas_rate(n=1024, iters=20):
+    """GFLOP/s of an n^3 cblas_sgemm in the OpenBLAS rnnc's library links
+    (the one already loaded into this process), or None if there is none."""
+    import numpy as np
+    name = ctypes.util.find_library("openblas")
+    if not name:
+        return None
+    blas = ctypes.CDLL(name)
+    a = np.ones((n, n), np.float32)
+    c = np.empty_like(a)
+    ptr = ctypes.c_void_p
+    args = (101, 111, 111, n, n, n, ctypes.c_float(1.0),
+            ptr(a.ctypes.data), n, ptr(a.ctypes.data), n,
+            ctypes.c_float(0.0), ptr(c.ctypes.data), n)
+    blas.cblas_sgemm(*args)
+    best = None
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(iters):
+            blas.cblas_sgemm(*args)
+        s = (time.perf_counter() - start) / iters
+        best = s if best is None else min(best, s)
+    return 2 * n ** 3 / best / 1e9
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cell", default="gru", choices=["gru", "lstm"])
@@ -74,6 +122,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20)
     args = ap.parse_args()
+    print(f"# jax {jax.__version__} on {jax.devices()[0].device_kind} "
+          f"({jax.default_backend()})")
     cell, T, B, I, H = args.cell, args.T, args.B, args.I, args.H
     states = 2 if cell == "lstm" else 1
     params = rj.init_params(jax.random.PRNGKey(0), cell, I, H, 1)
@@ -109,11 +159,20 @@ def main():
                 times[peer].append(timed(fn, (params, x, is_init, state),
                                          args.iters))
         med = {peer: statistics.median(t) for peer, t in times.items()}
+        flops = gemm_flops(cell, seq, batch, I, H, name == "train")
+        rate = {peer: flops / ms / 1e6 for peer, ms in med.items()}
         print(f"{cell} {name} T={seq} B={batch} I={I} H={H}: "
               f"rnnc.jax {med['rnnc.jax']:.3f} ms, lax.scan "
               f"{med['lax.scan']:.3f} ms, ratio "
               f"{med['rnnc.jax'] / med['lax.scan']:.2f} "
-              f"(outputs agree to {err:.1e})")
+              f"(outputs agree to {err:.1e}); GEMM GFLOP/s: rnnc.jax "
+              f"{rate['rnnc.jax']:.0f}, lax.scan {rate['lax.scan']:.0f}")
+    line = f"ceilings, a 1024^3 float32 product: XLA {xla_rate():.0f} GFLOP/s"
+    if jax.default_backend() == "cpu":
+        blas = openblas_rate()
+        line += ", OpenBLAS " + (f"{blas:.0f} GFLOP/s" if blas else
+                                 "not found")
+    print(line)
 
 
 if __name__ == "__main__":

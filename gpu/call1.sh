@@ -23,7 +23,10 @@
 #    $OUT/ncu-lstm-b*.{ncu-rep,summary.txt,details.txt}.
 # 3. A torch.profiler trace of rnnc.torch on CUDA tensors and cuDNN in one
 #    process (bench/gpu_profile.py), to $OUT/profile-lstm-b*.{json.gz,txt}.
-# 4. Per-step launch, GEMM, sync and allocation counts (rnn-run --json).
+# 4. rnnc.jax against a scanned GRUCell at Craftax's shapes on JAX's GPU
+#    (bench/jax_vs_scan.py: training T=64, B=128, I=H=512; rollout
+#    B=1024).
+# 5. Per-step launch, GEMM, sync and allocation counts (rnn-run --json).
 # Logs to $OUT/call1.log (and stdout). Each stage has its own timeout
 # (deadlines for a call of 585 s, scaled by RNNC_CALL_SECONDS: stage.sh), and
 # the benchmark stages a --time-budget below it (no configuration starts
@@ -88,9 +91,17 @@ else
 fi
 
 stage torch.profiler: rnnc.torch and cuDNN
-timeout "$(left_until 570)" python3 bench/gpu_profile.py --out "$OUT" --cell=lstm --batch=4096,64 \
+timeout "$(left_until 530)" python3 bench/gpu_profile.py --out "$OUT" --cell=lstm --batch=4096,64 \
   --steps=3 --warmup=2 2>&1 | grep -v '^USDT'
 echo "profile rc=${PIPESTATUS[0]}"
+
+stage "rnnc.jax against a scanned GRUCell (Craftax's shapes)"
+# Training step at T=64, B=128, I=H=512, 5% resets, and rollout at T=1,
+# B=1024, in one process on JAX's GPU.
+timeout "$(left_until 575)" env PYTHONPATH="$PWD/python" python3 \
+  bench/jax_vs_scan.py --cell gru --T 64 --B 128 --I 512 --H 512 \
+  --rollout-B 1024 --rounds 3 --iters 20 2>&1 | tail -4
+echo "jax_vs_scan rc=${PIPESTATUS[0]}"
 
 stage counts per step
 for cell in lstm gru; do for m in "" "--no-cuda-graph"; do

@@ -15,11 +15,14 @@
 #    libraries the bundle's rnn-compile links), every test.
 # 5. bench/torch_cuda_replay.py: rnnc.torch's step eager, with the graph
 #    replay of the library's calls, and nn.LSTM on cuDNN, at B=64.
-# 6. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
+# 6. python/tests/test_jax_cuda.py: rnnc.jax on JAX's GPU through the
+#    cuda FFI handler.
+# 7. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
 #    (its bitwise check is ~260 runs of rnn-run), last, with the time that
 #    is left: the first GPU run needed more than 5.5 minutes for it.
 # Logs to $OUT/call2.log (and stdout), the pytest report to
-# $OUT/pytest-cuda.txt, the replay benchmark to $OUT/torch-replay.txt,
+# $OUT/pytest-cuda.txt (rnnc.jax's: $OUT/pytest-jax-cuda.txt), the
+# replay benchmark to $OUT/torch-replay.txt,
 # run-cuda.test's lines to $OUT/run-cuda.txt. Each
 # stage has its own timeout (deadlines for a call of 585 s, scaled by
 # RNNC_CALL_SECONDS: stage.sh), so that the call ends inside the 10-minute
@@ -94,6 +97,15 @@ timeout "$(left_until 480 40)" env PYTHONPATH="$PWD/python" python3 \
   > "$OUT/torch-replay.txt" 2>&1
 echo "torch_cuda_replay rc=$?"
 tail -8 "$OUT/torch-replay.txt"
+
+stage "rnnc.jax on CUDA"
+# rnnc.jax through the cuda FFI handler (the bundle's librnnc_jax.so) on
+# JAX's GPU, against the float64 reference; skipped as a whole without
+# JAX's CUDA backend.
+timeout "$(left_until 520 60)" env PYTHONPATH="$PWD/python" python3 -m pytest \
+  -q -rs python/tests/test_jax_cuda.py > "$OUT/pytest-jax-cuda.txt" 2>&1
+echo "test_jax_cuda rc=$?"
+tail -20 "$OUT/pytest-jax-cuda.txt"
 
 stage "run-cuda.test ($(left_until 585)s)"
 timeout "$(left_until 585)" python3 .gpu/run-test-lines.py -k test/GPU/run-cuda.test \

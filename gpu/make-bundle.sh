@@ -42,6 +42,8 @@ cp runtime/librnn_library_runtime.a runtime/librnn_library_cuda_runtime.a \
 cp unittests/RNNCudaDeviceTests unittests/RNNCudaRuntimeTests \
   unittests/RNNRuntimeTests "$OUT/unittests/"
 [ -f lib/libnullcuda.so ] && cp lib/libnullcuda.so "$OUT/lib/"
+# rnnc.jax's FFI handlers (built where the configuring Python had jaxlib).
+[ -f lib/librnnc_jax.so ] && cp lib/librnnc_jax.so "$OUT/lib/"
 strip "$OUT"/unittests/*
 for l in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
   cp -L /lib/x86_64-linux-gnu/$l "$TMP/"

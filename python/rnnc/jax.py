@@ -1,4 +1,5 @@
-"""rnnc's recurrent layers with per-step resets for JAX, on the CPU.
+"""rnnc's recurrent layers with per-step resets for JAX, on the CPU and
+CUDA GPUs.
 
     y, state_n = rnnc.jax.rnn(params, x, is_init, state, cell="lstm")
 
@@ -32,8 +33,13 @@ accumulating in float32. With `dropout` > 0 (and more than one layer)
 the outputs of every layer but the last are dropped, with masks drawn
 from `rng` (a jax.random key; `dropout_rng` gives the seed), as
 rnnc.torch's dropout draws them from its seed; there is no training mode:
-dropout=0 for evaluation. Flax modules over it are in rnnc.flax. Not yet:
-the CUDA target.
+dropout=0 for evaluation. Flax modules over it are in rnnc.flax.
+
+The call runs where `platform` says ("cpu" or "cuda"); by default where x
+is (an array on one platform), else (x traced under `jit`) on JAX's default
+backend. On CUDA it runs a library of the cuda target (float32, one shape
+per library), a copy loaded per local GPU, whose entry point enqueues its
+work on XLA's stream of the device the call runs on, without waiting.
 """
 
 import ctypes
@@ -48,10 +54,12 @@ import numpy as np
 from . import _cells, library
 from ._errors import RNNCError, RNNCTypeError, RNNCValueError
 
-_HANDLER = "rnnc_xla_call"
-_registered = False
-# compile_model's arguments (as JSON) -> its Library, kept loaded: an XLA
-# computation holds the entry points' addresses.
+# The FFI handler of each platform (librnnc_jax.so's symbols).
+_HANDLERS = {"cpu": "rnnc_xla_call", "cuda": "rnnc_xla_call_cuda"}
+_registered = set()
+# compile_model's arguments (as JSON) -> its libraries (one per GPU for the
+# cuda target), kept loaded: an XLA computation holds the entry points'
+# addresses.
 _LIBRARIES = {}
 _DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
 _NUMPY = {"float32": np.float32, "float64": np.float64, "bool": np.bool_,
@@ -69,26 +77,84 @@ def _handler_path():
                         "librnnc_jax.so")
 
 
-def _register():
-    global _registered
-    if _registered:
+def _register(platform):
+    """Registers the FFI handler of `platform` with XLA, once; on CUDA only
+    where JAX has CUDA devices (lowering for CUDA elsewhere, as jax.export
+    does, needs no handler)."""
+    if platform in _registered:
+        return
+    if platform == "cuda" and not _cuda_devices():
         return
     path = _handler_path()
     if not os.path.exists(path):
         raise RNNCError(f"rnnc.jax's FFI handler {path} does not exist: the "
                         f"build found no jaxlib when it was configured "
                         f"(or set RNNC_JAX_FFI to the library)")
-    handler = getattr(ctypes.CDLL(path), _HANDLER)
-    jax.ffi.register_ffi_target(_HANDLER, jax.ffi.pycapsule(handler),
-                                platform="cpu")
-    _registered = True
+    name = _HANDLERS[platform]
+    handler = getattr(ctypes.CDLL(path), name, None)
+    if handler is None:
+        raise RNNCError(f"rnnc.jax's FFI handler {path} lacks {name}: it "
+                        f"was built from an older rnnc")
+    jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(handler),
+                                platform="cpu" if platform == "cpu" else
+                                "CUDA")
+    _registered.add(platform)
+
+
+def _cuda_devices():
+    """JAX's local CUDA devices (none without its CUDA backend)."""
+    try:
+        return jax.local_devices(backend="cuda")
+    except RuntimeError:
+        return []
+
+
+def _platform(x, platform):
+    """Where a call runs, "cpu" or "cuda": `platform`, else the platform of
+    x's devices (a concrete array), else JAX's default backend's."""
+    if platform is None:
+        kinds = set()
+        if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
+            kinds = {d.platform for d in x.devices()}
+        platform = kinds.pop() if len(kinds) == 1 else jax.default_backend()
+        if platform == "gpu" and _cuda_devices():
+            platform = "cuda"
+    if platform not in _HANDLERS:
+        raise RNNCValueError(f"rnnc.jax runs on the platforms "
+                             f"{', '.join(map(repr, _HANDLERS))}, got "
+                             f"{platform!r}")
+    return platform
+
+
+def _target(platform):
+    """compile_model's target arguments for `platform`, with `devices`,
+    the GPU ordinals to load a copy of a cuda library for."""
+    if platform == "cpu":
+        return dict(target="cpu", chip=None)
+    devices = _cuda_devices()
+    # PTX for sm_90 also runs on newer GPUs (the driver compiles it); with
+    # no GPU (lowering for one elsewhere) it is the chip.
+    chip = "sm_90"
+    if devices:
+        major, minor = map(int, str(devices[0].compute_capability).split(
+            ".")[:2])
+        chip = f"sm_{min(major * 10 + minor, 90)}"
+    ordinals = sorted(d.local_hardware_id for d in devices) or [0]
+    return dict(target="cuda", chip=chip, devices=ordinals)
 
 
 def _library(config):
-    """The library of `config`, compile_model's arguments as sorted JSON,
-    compiled or loaded once per process."""
+    """The libraries of `config`, compile_model's arguments as sorted JSON
+    (with `devices` for the cuda target), compiled or loaded once per
+    process: one, or a copy per GPU ordinal in `devices`, each loaded for
+    its GPU."""
     if config not in _LIBRARIES:
-        _LIBRARIES[config] = library.compile_model(**json.loads(config))
+        request = json.loads(config)
+        devices = request.pop("devices", None)
+        _LIBRARIES[config] = tuple(
+            library.compile_model(**request, device=d)
+            for d in devices) if devices else (
+            library.compile_model(**request),)
     return _LIBRARIES[config]
 
 
@@ -116,20 +182,38 @@ def _like(grad, primal):
     return _vary(grad, _varying(primal))
 
 
-def _entry_address(entry):
-    return ctypes.cast(entry._fn, ctypes.c_void_p).value
+def _address(function):
+    return ctypes.cast(function, ctypes.c_void_p).value
 
 
-def _call(lib, kind, given, aliased=()):
-    """Calls entry point `kind` of `lib`: `given` maps (name, layer) to the
-    arrays it reads; every other buffer is a result, returned by (name,
-    layer). The buffers named in `aliased` are read and written in place:
-    results aliased to their operands. A library of every shape runs at
-    x's T and B."""
-    _register()
-    # The entry point's address is the library's; its buffers' shapes are
-    # those at x's T and B for a library of every shape.
-    address = _entry_address(lib.entries[kind])
+def _addresses(libs, kind):
+    """The FFI call's attributes naming entry point `kind` of `libs`: the
+    address of the cpu library's, or for the cuda target those of each
+    GPU's copy and of its rnnc_last_error, indexed by GPU ordinal."""
+    if libs[0].target == "cpu":
+        return dict(entry=np.int64(_address(libs[0].entries[kind]._fn)))
+    entries = np.zeros(max(lib.device for lib in libs) + 1, np.int64)
+    last_errors = np.zeros_like(entries)
+    for lib in libs:
+        entries[lib.device] = _address(lib.entries[kind]._fn)
+        last_errors[lib.device] = _address(getattr(
+            lib._lib, lib.manifest["functions"]["last_error"]))
+    return dict(entries=entries, last_errors=last_errors)
+
+
+def _call(libs, kind, given, aliased=()):
+    """Calls entry point `kind` of `libs` (one library, or a cuda
+    library's copies per GPU): `given` maps (name, layer) to the arrays it
+    reads; every other buffer is a result, returned by (name, layer). The
+    buffers named in `aliased` are read and written in place: results
+    aliased to their operands. A library of every shape runs at x's T and
+    B."""
+    lib = libs[0]
+    platform = "cpu" if lib.target == "cpu" else "cuda"
+    _register(platform)
+    # The entry points' addresses are the libraries'; the buffers' shapes
+    # are those at x's T and B for a library of every shape.
+    attributes = _addresses(libs, kind)
     shape = (0, 0)
     if lib.dynamic:
         shape = tuple(given[("x", None)].shape[:2])
@@ -151,12 +235,12 @@ def _call(lib, kind, given, aliased=()):
         names.append(key)
     # Under vmap, one call per element of the mapped axis (whatever is
     # mapped: the batch, or per-seed weights).
-    call = jax.ffi.ffi_call(_HANDLER, results,
+    call = jax.ffi.ffi_call(_HANDLERS[platform], results,
                             input_output_aliases=aliases or None,
                             vmap_method="sequential")
-    out = call(*operands, entry=np.int64(address),
-               order=np.array(order, dtype=np.int64),
-               seq_len=np.int64(shape[0]), batch=np.int64(shape[1]))
+    out = call(*operands, order=np.array(order, dtype=np.int64),
+               seq_len=np.int64(shape[0]), batch=np.int64(shape[1]),
+               **attributes)
     # Inside jax.shard_map each shard is its own call: its results vary
     # over the mesh axes its operands vary over.
     axes = frozenset().union(*(_varying(o) for o in operands))
@@ -206,9 +290,10 @@ def _rnn(config, params, x, is_init, state, reset, rng):
 
 def _infer(config, params, x, is_init, state, reset):
     """The inference entry point: y and the final states."""
-    lib = _library(config)
-    out = _call(lib, "infer", _inputs(lib, x, is_init, state, params,
-                                      reset))
+    libs = _library(config)
+    lib = libs[0]
+    out = _call(libs, "infer", _inputs(lib, x, is_init, state, params,
+                                       reset))
     return out[("y", None)], _stack(lib, out, "%s_n")
 
 
@@ -292,9 +377,10 @@ def _first_derivatives_only(config, primals, tangents):
 def _forward(config, params, x, is_init, state, reset, rng):
     """The forward entry point: y, the final states and the saved
     region."""
-    lib = _library(config)
-    out = _call(lib, "fwd", _inputs(lib, x, is_init, state, params, reset,
-                                    rng))
+    libs = _library(config)
+    lib = libs[0]
+    out = _call(libs, "fwd", _inputs(lib, x, is_init, state, params, reset,
+                                     rng))
     return out[("y", None)], _stack(lib, out, "%s_n"), out[("saved", None)]
 
 
@@ -306,14 +392,15 @@ def _backward(config, residual, cotangents):
     """The backward entry point's gradients of the parameters, x, the
     initial and reset states."""
     params, x, is_init, state, reset, rng, y, saved = residual
-    lib = _library(config)
+    libs = _library(config)
+    lib = libs[0]
     given = _inputs(lib, x, is_init, state, params, reset, rng)
     grad_y, grad_states = cotangents
     given[("y", None)] = y
     given[("saved", None)] = saved
     given[("grad_y", None)] = grad_y
     _split(given, lib.states, "grad_%s_n", grad_states)
-    out = _call(lib, "bwd", given, aliased={("saved", None)})
+    out = _call(libs, "bwd", given, aliased={("saved", None)})
     grad_params = {name: _like(out[("grad_" + name, None)], params[name])
                    for name in params}
     grad_reset = None if reset is None else tuple(
@@ -334,7 +421,7 @@ _rnn.defvjp(_rnn_fwd, _rnn_bwd)
 
 def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
         reset_state=None, storage=None, dropout=0.0, rng=None,
-        batch_first=False):
+        batch_first=False, platform=None):
     """Runs `cell`'s layers over `x` with resets at `is_init` (see the
     module's description); returns (y, state_n)."""
     if cell not in _cells.BY_NAME:
@@ -397,15 +484,20 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     for name, p in params.items():
         if p.dtype != x.dtype:
             raise RNNCValueError(f"{name} must be {x.dtype}, got {p.dtype}")
-    # One library serves every T and B where it can (remat "none" or
-    # "gates"): a new shape traces anew, and compiles nothing.
-    every = library.serves_every_shape(remat, "cpu", False)
+    target = _target(_platform(x, platform))
+    if target["target"] == "cuda" and dtype != "float32":
+        raise RNNCValueError(f"rnnc.jax runs {dtype} on the CPU only (the "
+                             f"cuda target computes in float32)")
+    # One library serves every T and B where it can (the cpu target, remat
+    # "none" or "gates"): a new shape traces anew, and compiles nothing.
+    every = library.serves_every_shape(remat, target["target"], False)
     # Dropout acts between layers: one layer drops nothing.
     dropping = float(dropout) if L > 1 else 0.0
     request = dict(cell=cell, seq_len=None if every else T,
                    batch=None if every else B, input_size=I,
                    hidden_size=H, layers=L, remat=remat, dtype=dtype,
-                   reset_to=reset_to, dropout=dropping, storage=storage)
+                   reset_to=reset_to, dropout=dropping, storage=storage,
+                   **target)
     y, state_n = _rnn(json.dumps(request, sort_keys=True), params, x,
                       is_init, state, reset, seed if dropping else None)
     if batch_first:

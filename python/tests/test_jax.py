@@ -4,6 +4,9 @@ the CIFG as the LSTM with i = 1 - f), scanned over time with lax.scan,
 the state zeroed before a step where is_init is set. Outputs, final
 states and the gradients of every parameter, x and the initial states."""
 
+import json
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -90,6 +93,10 @@ def rel(a, b):
     return np.abs(a - b).max() / (scale if scale else 1.0)
 
 
+def as64(tree):
+    return jax.tree_util.tree_map(lambda a: a.astype(jnp.float64), tree)
+
+
 def case(cell, T, B, I, H, L, dtype, seed=0):
     keys = jax.random.split(jax.random.PRNGKey(seed), 6)
     params = rj.init_params(keys[0], cell, I, H, L, dtype)
@@ -124,8 +131,6 @@ def loss_of(run, is_init, gy, gs):
 def test_matches_the_float64_reference(cell, L, dtype):
     params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 5, L, dtype)
     y, state_n = rj.rnn(params, x, is_init, state, cell=cell)
-    as64 = lambda tree: jax.tree_util.tree_map(  # noqa: E731
-        lambda a: a.astype(jnp.float64), tree)
     y_ref, state_ref = reference(cell, as64(params), as64(x), is_init,
                                  as64(state))
     assert y.dtype == dtype
@@ -159,8 +164,6 @@ def test_one_library_for_every_shape(cell, monkeypatch):
 
     monkeypatch.setattr(library, "compile_model", recording)
     monkeypatch.setattr(rj, "_LIBRARIES", {})
-    as64 = lambda tree: jax.tree_util.tree_map(  # noqa: E731
-        lambda a: a.astype(jnp.float64), tree)
     run = jax.jit(lambda *a: rj.rnn(*a, cell=cell))
     for k, (T, B) in enumerate([(1, 2), (4, 1), (70, 3), (9, 130)]):
         params, x, is_init, state, gy, gs = case(
@@ -238,8 +241,6 @@ def test_dropout_masks_from_the_key(cell):
                          jnp.float64) for k in range(L - 1)]
     assert 0 < sum(int((d == 0).sum()) for d in drops) < (L - 1) * T * B * H
     run = lambda *a: rj.rnn(*a, cell=cell, dropout=p, rng=key)  # noqa: E731
-    as64 = lambda tree: jax.tree_util.tree_map(  # noqa: E731
-        lambda a: a.astype(jnp.float64), tree)
     ref = lambda *a: reference(cell, *a, drops=drops)  # noqa: E731
     y, state_n = run(params, x, is_init, state)
     y_ref, state_ref = ref(as64(params), as64(x), is_init, as64(state))
@@ -267,8 +268,6 @@ def test_bf16_storage_against_the_float64_reference(cell):
     further from it than float32 storage, so the rounding happened."""
     params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 8, 2,
                                              jnp.float32)
-    as64 = lambda tree: jax.tree_util.tree_map(  # noqa: E731
-        lambda a: a.astype(jnp.float64), tree)
     want = jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
                             as64(gy), as64(gs)),
                     argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
@@ -483,6 +482,43 @@ def test_batch_first_and_inference_without_gradients():
     assert np.array_equal(hb, h)
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_lowers_for_cuda_through_a_library_per_gpu(cell):
+    """A training step lowered for CUDA here, without a GPU (as jax.export
+    does for a GPU elsewhere): the forward and the backward are calls of
+    the cuda handler, whose attributes hold the addresses of the entry
+    points and of rnnc_last_error of a library compiled for the cuda
+    target and loaded for GPU 0; nothing calls the cpu handler."""
+    params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 5, 2,
+                                             jnp.float32)
+    loss = loss_of(lambda *a: rj.rnn(*a, cell=cell, platform="cuda"),
+                   is_init, gy, gs)
+    export = jax.export.export(
+        jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2))),
+        platforms=("cuda",),
+        disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(
+            "rnnc_xla_call_cuda")])
+    text = export(params, x, state).mlir_module()
+    assert "rnnc_xla_call_cuda" in text
+    assert "@rnnc_xla_call(" not in text and '"rnnc_xla_call"' not in text
+    def attribute(name):
+        """The values of the int64 array attribute `name` of every call."""
+        found = re.findall(rf"\b{name} = dense<\[?([\d, ]+)\]?>", text)
+        return {int(v) for values in found for v in values.split(",")}
+
+    entries, errors = attribute("entries"), attribute("last_errors")
+    [libs] = [libs for config, libs in rj._LIBRARIES.items()
+              if json.loads(config)["target"] == "cuda" and
+              json.loads(config)["cell"] == cell]
+    [lib] = libs
+    assert lib.target == "cuda" and lib.device == 0
+    assert (lib.manifest["shape"]["T"], lib.manifest["shape"]["L"]) == (6, 2)
+    assert entries == {rj._address(lib.entries[k]._fn)
+                       for k in ("fwd", "bwd")}
+    assert errors == {rj._address(getattr(
+        lib._lib, lib.manifest["functions"]["last_error"]))}
+
+
 def test_bad_inputs_are_one_clear_error():
     params, x, is_init, state, _, _ = case("lstm", 4, 2, 3, 5, 1,
                                            jnp.float32)
@@ -516,6 +552,12 @@ def test_bad_inputs_are_one_clear_error():
                rng=jax.random.PRNGKey(0))
     with pytest.raises(TypeError, match="rng must be a jax.random key"):
         rj.rnn(params, x, is_init, state, dropout=0.2, rng="seed")
+    with pytest.raises(ValueError, match="runs on the platforms 'cpu', "
+                                         "'cuda', got 'tpu'"):
+        rj.rnn(params, x, is_init, state, platform="tpu")
+    with pytest.raises(ValueError, match="runs float64 on the CPU only"):
+        rj.rnn(as64(params), as64(x), is_init, as64(state),
+               platform="cuda")
     # Second-order differentiation.
     total = lambda x: rj.rnn(params, x, is_init, state)[0].sum()  # noqa
     with pytest.raises(RNNCError, match="first derivatives only"):
