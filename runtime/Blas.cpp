@@ -147,9 +147,15 @@ std::string gemmBackend(bool f64) {
       desc += (config.empty() ? "core " : ", core ") + core;
     desc += ")";
   }
-  if (!f64 && gemm::smallGemmAvailable())
-    desc += "; M <= " + std::to_string(gemm::kSmallGemmMaxRows) +
-            ": rnnc's AVX-512 kernel";
+  gemm::SmallGemmIsa isa = gemm::smallGemmIsa();
+  if (!f64 && isa != gemm::SmallGemmIsa::None) {
+    int rows = gemm::smallGemmMaxRows(isa, /*transB=*/true);
+    desc += "; M <= " + std::to_string(rows) +
+            (gemm::smallGemmMaxRows(isa, /*transB=*/false) == rows
+                 ? ""
+                 : " against B^T") +
+            ": rnnc's " + gemm::smallGemmName(isa) + " kernel";
+  }
   return desc;
 }
 

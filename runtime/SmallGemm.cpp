@@ -20,6 +20,12 @@
 // read in rows, in place; the columns past the last whole block run one
 // masked vector at a time.
 //
+// The AVX2 form (for CPUs without AVX-512F) takes products against B^T of
+// at most 4 rows, the same way with vectors of 8 and its 16 registers: R *
+// NB = 8 accumulators reduced by reduce8. With more rows, or against B,
+// where each block of columns reads B strided by its rows, OpenBLAS's
+// AVX2 kernels are faster (bench/results/small-gemm-cpu.txt).
+//
 //===----------------------------------------------------------------------===//
 
 #include "SmallGemm.h"
@@ -44,6 +50,7 @@ using namespace rnn::runtime::gemm;
 
 #if RNN_SMALL_GEMM
 namespace {
+namespace avx512 {
 
 #define RNN_AVX512 __attribute__((target("avx512f")))
 
@@ -210,30 +217,192 @@ RNN_AVX512 void smallGemm(const RowMajorCall &call, float alpha, float beta) {
   }
 }
 
+} // namespace avx512
+
+namespace avx2 {
+
+#define RNN_AVX2 __attribute__((target("avx2,fma")))
+
+/// The lanes [0, count) selected, for maskload and maskstore.
+RNN_AVX2 inline __m256i firstLanes(int count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(count),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/// The sums of the eight lanes of each of v[0..7], as one vector: the sum
+/// of v[i] is element 4 * (i % 2) + i / 2. Each sum is formed by the same
+/// adds whatever i is.
+RNN_AVX2 inline __m256 reduce8(const __m256 *v) {
+  __m256 s1[4], s2[2];
+  // The 128-bit halves of s1[i]: v[2i]'s halves added, then v[2i+1]'s.
+  for (int i = 0; i < 4; ++i)
+    s1[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20),
+                          _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
+  // Then pairs of elements within each half, then single elements.
+  for (int i = 0; i < 2; ++i)
+    s2[i] = _mm256_add_ps(_mm256_shuffle_ps(s1[2 * i], s1[2 * i + 1], 0x44),
+                          _mm256_shuffle_ps(s1[2 * i], s1[2 * i + 1], 0xEE));
+  return _mm256_add_ps(_mm256_shuffle_ps(s2[0], s2[1], 0x88),
+                       _mm256_shuffle_ps(s2[0], s2[1], 0xDD));
+}
+
+/// Stores alpha * sum (`scaled`) + beta * C at the columns of `out` that
+/// `mask` selects, reading C only when beta is not 0.
+RNN_AVX2 inline void storeScaled(float *out, __m256 scaled, float beta,
+                                 __m256i mask) {
+  if (beta != 0.0f)
+    scaled = _mm256_fmadd_ps(_mm256_set1_ps(beta),
+                             _mm256_maskload_ps(out, mask), scaled);
+  _mm256_maskstore_ps(out, mask, scaled);
+}
+
+/// Rows [0, rows) of C, rows <= R, for C = alpha * A * B^T + beta * C.
+template <int R, int NB>
+RNN_AVX2 void rowGroupTransposed(int rows, const RowMajorCall &call,
+                                 const float *A, float *C, float alpha,
+                                 float beta) {
+  static_assert(R * NB == 8, "one vector of sums per group");
+  const int N = call.N, K = call.K, kFull = K & ~7;
+  const __m256i tail = firstLanes(K & 7);
+  const float *a[R];
+  for (int m = 0; m < R; ++m)
+    a[m] = A + static_cast<size_t>(std::min(m, rows - 1)) * call.lda;
+  for (int n = 0; n < N; n += NB) {
+    const int cols = std::min(NB, N - n);
+    const float *b[NB];
+    for (int j = 0; j < NB; ++j)
+      b[j] = call.b + static_cast<size_t>(n + (j < cols ? j : 0)) * call.ldb;
+    __m256 acc[8];
+    for (int i = 0; i < 8; ++i)
+      acc[i] = _mm256_setzero_ps();
+    for (int k = 0; k < kFull; k += 8) {
+      __m256 w[NB];
+      for (int j = 0; j < NB; ++j)
+        w[j] = _mm256_loadu_ps(b[j] + k);
+      for (int m = 0; m < R; ++m) {
+        __m256 x = _mm256_loadu_ps(a[m] + k);
+        for (int j = 0; j < NB; ++j)
+          acc[m * NB + j] = _mm256_fmadd_ps(x, w[j], acc[m * NB + j]);
+      }
+    }
+    if (K & 7) {
+      __m256 w[NB];
+      for (int j = 0; j < NB; ++j)
+        w[j] = _mm256_maskload_ps(b[j] + kFull, tail);
+      for (int m = 0; m < R; ++m) {
+        __m256 x = _mm256_maskload_ps(a[m] + kFull, tail);
+        for (int j = 0; j < NB; ++j)
+          acc[m * NB + j] = _mm256_fmadd_ps(x, w[j], acc[m * NB + j]);
+      }
+    }
+    // The sums in the accumulators' order, then each row's NB columns.
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256 sums = _mm256_mul_ps(_mm256_set1_ps(alpha),
+                                _mm256_permutevar8x32_ps(reduce8(acc), order));
+    alignas(32) float out[8];
+    _mm256_store_ps(out, sums);
+    const __m256i store = firstLanes(cols);
+    for (int m = 0; m < rows; ++m)
+      storeScaled(C + static_cast<size_t>(m) * call.ldc + n,
+                  _mm256_maskload_ps(out + m * NB, store), beta, store);
+  }
+}
+
+RNN_AVX2 void smallGemm(const RowMajorCall &call, float alpha, float beta) {
+  // Rows come in groups of 4 (calls of at most smallGemmMaxRows rows).
+  for (int m = 0; m < call.M; m += 4) {
+    const float *A = call.a + static_cast<size_t>(m) * call.lda;
+    float *C = call.c + static_cast<size_t>(m) * call.ldc;
+    int rows = std::min(4, call.M - m);
+    if (rows == 1)
+      rowGroupTransposed<1, 8>(rows, call, A, C, alpha, beta);
+    else if (rows == 2)
+      rowGroupTransposed<2, 4>(rows, call, A, C, alpha, beta);
+    else
+      rowGroupTransposed<4, 2>(rows, call, A, C, alpha, beta);
+  }
+}
+
+} // namespace avx2
 } // namespace
 #endif
 
-bool rnn::runtime::gemm::smallGemmAvailable() {
+bool rnn::runtime::gemm::smallGemmSupports(SmallGemmIsa isa) {
 #if RNN_SMALL_GEMM
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx2 =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return (isa == SmallGemmIsa::Avx512 && avx512) ||
+         (isa == SmallGemmIsa::Avx2 && avx2);
 #else
+  (void)isa;
   return false;
 #endif
 }
 
+SmallGemmIsa rnn::runtime::gemm::smallGemmIsa() {
+  static const SmallGemmIsa best =
+      smallGemmSupports(SmallGemmIsa::Avx512) ? SmallGemmIsa::Avx512
+      : smallGemmSupports(SmallGemmIsa::Avx2) ? SmallGemmIsa::Avx2
+                                              : SmallGemmIsa::None;
+  return best;
+}
+
+const char *rnn::runtime::gemm::smallGemmName(SmallGemmIsa isa) {
+  switch (isa) {
+  case SmallGemmIsa::Avx512:
+    return "AVX-512";
+  case SmallGemmIsa::Avx2:
+    return "AVX2";
+  case SmallGemmIsa::None:
+    break;
+  }
+  return "none";
+}
+
+bool rnn::runtime::gemm::smallGemmAvailable() {
+  return smallGemmIsa() != SmallGemmIsa::None;
+}
+
+int rnn::runtime::gemm::smallGemmMaxRows(SmallGemmIsa isa, bool transB) {
+  switch (isa) {
+  case SmallGemmIsa::Avx512:
+    return kSmallGemmMaxRows;
+  case SmallGemmIsa::Avx2:
+    return transB ? 4 : 0;
+  case SmallGemmIsa::None:
+    break;
+  }
+  return 0;
+}
+
+bool rnn::runtime::gemm::smallGemmTakes(SmallGemmIsa isa,
+                                        const RowMajorCall &call, float alpha) {
+  return !call.transA && call.M >= 1 &&
+         call.M <= smallGemmMaxRows(isa, call.transB) && call.N >= 1 &&
+         call.K >= 1 && alpha != 0.0f && smallGemmSupports(isa);
+}
+
 bool rnn::runtime::gemm::runsOnSmallGemm(const RowMajorCall &call,
                                          float alpha) {
-  return !call.transA && call.M >= 1 && call.M <= kSmallGemmMaxRows &&
-         call.N >= 1 && call.K >= 1 && alpha != 0.0f && smallGemmAvailable();
+  return smallGemmTakes(smallGemmIsa(), call, alpha);
+}
+
+bool rnn::runtime::gemm::runSmallGemmWith(SmallGemmIsa isa,
+                                          const RowMajorCall &call, float alpha,
+                                          float beta) {
+  if (!smallGemmTakes(isa, call, alpha))
+    return false;
+#if RNN_SMALL_GEMM
+  if (isa == SmallGemmIsa::Avx512)
+    avx512::smallGemm(call, alpha, beta);
+  else
+    avx2::smallGemm(call, alpha, beta);
+#endif
+  return true;
 }
 
 bool rnn::runtime::gemm::runSmallGemm(const RowMajorCall &call, float alpha,
                                       float beta) {
-  if (!runsOnSmallGemm(call, alpha))
-    return false;
-#if RNN_SMALL_GEMM
-  smallGemm(call, alpha, beta);
-#endif
-  return true;
+  return runSmallGemmWith(smallGemmIsa(), call, alpha, beta);
 }

@@ -24,8 +24,11 @@
 // lane sums over k in order, then one fixed tree of sums; against B, one
 // chain of fused multiply-adds over k in order. A call's result thus
 // depends on its operands and K only, as the remat policies need (every
-// policy issues the same calls). The kernel needs AVX-512F; elsewhere
-// cblas_sgemm runs every call.
+// policy issues the same calls). The kernel has an AVX-512F form and an
+// AVX2 (with FMA) one for products against B^T of at most 4 rows (a
+// rollout's at a batch of 1 to 4), which a CPU without AVX-512F runs; their
+// bits differ, and a process uses one form for every call. A CPU with
+// neither runs every call on cblas_sgemm.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,21 +41,48 @@ namespace rnn {
 namespace runtime {
 namespace gemm {
 
-/// The most rows (M) a call may have to run on the kernel.
+/// The most rows (M) a call may have to run on any form of the kernel.
 constexpr int kSmallGemmMaxRows = 16;
 
-/// Whether this CPU runs the kernel.
+/// The forms of the kernel, by instruction set.
+enum class SmallGemmIsa { None, Avx2, Avx512 };
+
+/// Whether this CPU can run the kernel's form `isa` (never None).
+bool smallGemmSupports(SmallGemmIsa isa);
+
+/// The form rnnrt_sgemm runs on this CPU: AVX-512 where it can, else AVX2,
+/// else None (the kernel takes no call).
+SmallGemmIsa smallGemmIsa();
+
+/// "AVX-512", "AVX2" or "none".
+const char *smallGemmName(SmallGemmIsa isa);
+
+/// Whether this CPU runs the kernel (smallGemmIsa() is not None).
 bool smallGemmAvailable();
 
-/// Whether `call` is one the kernel runs: A not transposed, 1 <= M <=
-/// kSmallGemmMaxRows, N and K positive, alpha
-/// nonzero (a zero alpha must not read A or B, as in BLAS), on a CPU with
-/// the kernel.
+/// The most rows a call against B^T (`transB`) or B may have to run on the
+/// form `isa`: 16 for AVX-512; for AVX2, 4 against B^T and none against
+/// B.
+int smallGemmMaxRows(SmallGemmIsa isa, bool transB);
+
+/// Whether the form `isa` runs `call`: A not transposed, 1 <= M <=
+/// smallGemmMaxRows, N and K positive, alpha nonzero (a zero alpha must
+/// not read A or B, as in BLAS), on a CPU that supports the form.
+bool smallGemmTakes(SmallGemmIsa isa, const RowMajorCall &call, float alpha);
+
+/// Whether rnnrt_sgemm runs `call` on the kernel (smallGemmTakes of the
+/// form smallGemmIsa()).
 bool runsOnSmallGemm(const RowMajorCall &call, float alpha);
 
-/// Runs `call` on the kernel if runsOnSmallGemm, with BLAS semantics (C
-/// is not read when beta is 0); returns whether it did.
+/// Runs `call` on the kernel's form smallGemmIsa() if runsOnSmallGemm,
+/// with BLAS semantics (C is not read when beta is 0); returns whether it
+/// did.
 bool runSmallGemm(const RowMajorCall &call, float alpha, float beta);
+
+/// runSmallGemm on the form `isa`, if this CPU supports it (for the tests
+/// and the benchmark, which check every form the CPU has).
+bool runSmallGemmWith(SmallGemmIsa isa, const RowMajorCall &call, float alpha,
+                      float beta);
 
 } // namespace gemm
 } // namespace runtime
