@@ -24,7 +24,9 @@
 // at most 4 rows, the same way with vectors of 8 and its 16 registers: R *
 // NB = 8 accumulators reduced by reduce8. With more rows, or against B,
 // where each block of columns reads B strided by its rows, OpenBLAS's
-// AVX2 kernels are faster (bench/results/small-gemm-cpu.txt).
+// AVX2 kernels are faster (bench/results/small-gemm-cpu.txt). Each form is
+// written out: a function's target attribute, which lets it use the
+// instruction set's intrinsics, cannot depend on a template parameter.
 //
 //===----------------------------------------------------------------------===//
 
