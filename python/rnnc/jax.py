@@ -113,9 +113,10 @@ def _platform(x, platform):
     """Where a call runs, "cpu" or "cuda": `platform`, else the platform of
     x's devices (a concrete array), else JAX's default backend's."""
     if platform is None:
-        kinds = set()
-        if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
+        try:
             kinds = {d.platform for d in x.devices()}
+        except jax.errors.ConcretizationTypeError:
+            kinds = set()  # Traced: no devices yet.
         platform = kinds.pop() if len(kinds) == 1 else jax.default_backend()
         if platform == "gpu" and _cuda_devices():
             platform = "cuda"
