@@ -13,7 +13,7 @@ import torch
 
 from . import _dynamic
 from ._abi import _FLOATS, _LIBRARIES, _call
-from .library import RNNCError, _used, compile_model
+from .library import RNNCError, _used, compile_model, cuda_chip
 
 # --------------------------------------------------------------------------
 # The library's entry points as PyTorch operators
@@ -100,9 +100,9 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers, remat,
     else:
         ordinal = device.index if device.index is not None else \
             torch.cuda.current_device()
-        major, minor = torch.cuda.get_device_capability(ordinal)
-        # PTX for sm_90 also runs on newer GPUs (the driver compiles it).
-        request = dict(target="cuda", chip=f"sm_{min(major * 10 + minor, 90)}",
+        request = dict(target="cuda",
+                       chip=cuda_chip(*torch.cuda.get_device_capability(
+                           ordinal)),
                        device=ordinal)
     request.update(cell=cell, seq_len=seq_len, batch=batch,
                    input_size=input_size, hidden_size=hidden_size,

@@ -133,13 +133,10 @@ def _target(platform):
     if platform == "cpu":
         return dict(target="cpu", chip=None)
     devices = _cuda_devices()
-    # PTX for sm_90 also runs on newer GPUs (the driver compiles it); with
-    # no GPU (lowering for one elsewhere) it is the chip.
-    chip = "sm_90"
-    if devices:
-        major, minor = map(int, str(devices[0].compute_capability).split(
-            ".")[:2])
-        chip = f"sm_{min(major * 10 + minor, 90)}"
+    # With no GPU (lowering for one elsewhere), sm_90, which newer GPUs run.
+    chip = library.cuda_chip(*map(int, str(
+        devices[0].compute_capability).split(".")[:2])) if devices else \
+        "sm_90"
     ordinals = sorted(d.local_hardware_id for d in devices) or [0]
     return dict(target="cuda", chip=chip, devices=ordinals)
 
@@ -210,7 +207,7 @@ def _call(libs, kind, given, aliased=()):
     aliased to their operands. A library of every shape runs at x's T and
     B."""
     lib = libs[0]
-    platform = "cpu" if lib.target == "cpu" else "cuda"
+    platform = lib.target  # "cpu" or "cuda", as the handlers' platforms.
     _register(platform)
     # The entry points' addresses are the libraries'; the buffers' shapes
     # are those at x's T and B for a library of every shape.

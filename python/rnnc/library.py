@@ -575,6 +575,13 @@ def load(directory, device=None):
             raise RNNCError(str(e)) from None
 
 
+def cuda_chip(major, minor):
+    """The chip (sm_NN) to compile PTX for on a GPU of compute capability
+    major.minor: its own, or sm_90 on newer GPUs, whose driver compiles
+    sm_90's PTX for them."""
+    return f"sm_{min(major * 10 + minor, 90)}"
+
+
 def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   remat="none", target="cpu", chip=None, device=None,
                   dtype="float32", dropout=0.0, reset_to="zero",

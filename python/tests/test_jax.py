@@ -115,6 +115,14 @@ def case(cell, T, B, I, H, L, dtype, seed=0):
     return params, x, jnp.asarray(is_init), state, gy, gs
 
 
+def reference_grads(cell, params, x, is_init, state, gy, gs):
+    """The float64 reference's gradients of loss_of with respect to the
+    parameters, x and the initial states."""
+    return jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
+                            as64(gy), as64(gs)),
+                    argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+
+
 def loss_of(run, is_init, gy, gs):
     def loss(params, x, state):
         y, state_n = run(params, x, is_init, state)
@@ -139,9 +147,7 @@ def test_matches_the_float64_reference(cell, L, dtype):
         assert rel(s, s_ref) < TOL[dtype]
     ours = jax.grad(loss_of(lambda *a: rj.rnn(*a, cell=cell), is_init, gy,
                             gs), argnums=(0, 1, 2))(params, x, state)
-    ref = jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
-                           as64(gy), as64(gs)),
-                   argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+    ref = reference_grads(cell, params, x, is_init, state, gy, gs)
     for (path, g), g_ref in zip(
             jax.tree_util.tree_leaves_with_path(ours),
             jax.tree_util.tree_leaves(ref)):
@@ -178,9 +184,7 @@ def test_one_library_for_every_shape(cell, monkeypatch):
             assert rel(s, s_ref) < 1e-5, (T, B)
         ours = jax.grad(loss_of(run, is_init, gy, gs),
                         argnums=(0, 1, 2))(params, x, state)
-        ref = jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
-                               as64(gy), as64(gs)),
-                       argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+        ref = reference_grads(cell, params, x, is_init, state, gy, gs)
         for g, g_ref in zip(jax.tree_util.tree_leaves(ours),
                             jax.tree_util.tree_leaves(ref)):
             assert rel(g, g_ref) < 1e-5, (T, B)

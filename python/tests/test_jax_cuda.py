@@ -21,7 +21,7 @@ import pytest
 
 import rnnc.jax as rj
 from helpers import ALL_CELLS
-from test_jax import as64, case, loss_of, reference, rel
+from test_jax import as64, case, loss_of, reference, reference_grads, rel
 
 AS_CPU = os.environ.get("RNNC_TEST_CUDA_AS_CPU") == "1"
 if AS_CPU:
@@ -62,9 +62,7 @@ def test_matches_the_float64_reference(cell, L):
         assert rel(s, s_ref) < TOL
     ours = jax.jit(jax.grad(loss_of(run(cell), is_init, gy, gs),
                             argnums=(0, 1, 2)))(params, x, state)
-    ref = jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
-                           as64(gy), as64(gs)),
-                   argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+    ref = reference_grads(cell, params, x, is_init, state, gy, gs)
     for (path, g), g_ref in zip(jax.tree_util.tree_leaves_with_path(ours),
                                 jax.tree_util.tree_leaves(ref)):
         assert g.dtype == jnp.float32, path
@@ -123,9 +121,7 @@ def test_bf16_storage_against_the_float64_reference(cell):
     assert rel(y, y_ref) < 2e-2
     ours = jax.grad(loss_of(run(cell, **options), is_init, gy, gs),
                     argnums=(0, 1, 2))(params, x, state)
-    ref = jax.grad(loss_of(lambda *a: reference(cell, *a), is_init,
-                           as64(gy), as64(gs)),
-                   argnums=(0, 1, 2))(as64(params), as64(x), as64(state))
+    ref = reference_grads(cell, params, x, is_init, state, gy, gs)
     for g, g_ref in zip(jax.tree_util.tree_leaves(ours),
                         jax.tree_util.tree_leaves(ref)):
         assert rel(g, g_ref) < 2e-2
