@@ -12,6 +12,7 @@
 #include "rnn/Runtime/Runtime.h"
 #include "rnn/Transforms/Passes.h"
 
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -153,19 +154,17 @@ int RunSession::printModel() {
 }
 
 void RunSession::buildTrainingFunction() {
-  if (!flags.train())
-    return;
-  // The first error (an infeasible budget, say) is the message.
-  std::string error;
-  if (failed(buildTrainingFunctions(*module, pipelineOptions, error)))
-    fail("cannot build the training function of @" + entryName +
-         (error.empty() ? "" : ": " + error));
-  entryName += "_grad";
-}
-
-int RunSession::printKernels() {
-  // Only the entry point is compiled, so that the PTX holds the kernels
-  // this mode needs.
+  if (flags.train()) {
+    // The first error (an infeasible budget, say) is the message.
+    std::string error;
+    if (failed(buildTrainingFunctions(*module, pipelineOptions, error)))
+      fail("cannot build the training function of @" + entryName +
+           (error.empty() ? "" : ": " + error));
+    entryName += "_grad";
+  }
+  // Only the entry point (with its remat variants) is compiled: the model
+  // function beside a training function would double the compile time, and
+  // the PTX holds the kernels this mode needs.
   for (auto func : llvm::make_early_inc_range(module->getOps<func::FuncOp>())) {
     std::optional<mlir::rnn::RematVariant> variant =
         mlir::rnn::readRematVariant(func);
@@ -173,9 +172,16 @@ int RunSession::printKernels() {
         variant && mlir::rnn::rematDispatchName(func.getName(),
                                                 variant->index) == entryName;
     if (func.getName() != entryName && !variantOfEntry &&
-        !func.isDeclaration())
+        !func.isDeclaration() &&
+        SymbolTable::symbolKnownUseEmpty(func, *module)) {
+      if (func == model)
+        model = nullptr;
       func.erase();
+    }
   }
+}
+
+int RunSession::printKernels() {
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   llvm::SourceMgr sourceMgr;

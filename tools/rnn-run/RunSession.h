@@ -66,7 +66,8 @@ public:
   void loadModel();
   /// --emit=mlir: prints the model.
   int printModel();
-  /// The training function @f_grad, in train mode.
+  /// The training function @f_grad, in train mode; the entry point alone
+  /// is kept.
   void buildTrainingFunction();
   /// --emit=ptx: prints the kernels of the entry point.
   int printKernels();

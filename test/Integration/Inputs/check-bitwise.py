@@ -11,6 +11,11 @@ PyTorch reference. Cases with dropout between layers check that the masks
 policy; cases whose resets enter given states, that every policy reads
 them and writes their gradients the same way.
 
+chunk:K runs whole GEMM blocks of P steps (K rounded up to a multiple of
+P, at most T), so several K may name one program: each program is compiled
+and run once, and rnn-run's --json must report the plan (`remat_plan`) the
+rounding here predicts, so that the cases cover the programs they name.
+
 Usage: check-bitwise.py DATA_DIR TMP_DIR [--jobs=N] [--shard=K/N]
 [RNN_RUN_FLAG...] (e.g. --target=cuda). --jobs runs N cases at a time
 (default 1: on the CPU each run already uses every core). --shard=K/N checks
@@ -18,6 +23,7 @@ only the cases whose index is K modulo N, so that N tests share the cases
 (default 0/1: all). Exits non-zero listing every mismatch."""
 
 import concurrent.futures
+import json
 import os
 import subprocess
 import sys
@@ -84,6 +90,13 @@ def policies(steps):
             "chunk:64"]
 
 
+def chunk_steps(steps, block, chunk):
+    """The steps of a chunk of `chunk` steps with GEMM blocks of `block`:
+    whole blocks, and all `steps` once they reach the last block."""
+    blocks = -(-chunk // block)
+    return steps if blocks > steps // block else blocks * block
+
+
 def main(data, tmp, extra):
     jobs = 1
     shard, shards = 0, 1
@@ -101,6 +114,11 @@ def main(data, tmp, extra):
         r = subprocess.run(args, capture_output=True, text=True)
         if r.returncode != 0:
             failures.append(" ".join(args) + "\n" + r.stdout + r.stderr)
+        return r.returncode == 0 and r.stdout
+
+    def check_json(*args):
+        out = check(*args, "--json")
+        return json.loads(out) if out else None
 
     cases = []
     for case, steps, *preset in DATA_CASES + FLAGGED_CASES:
@@ -113,24 +131,44 @@ def main(data, tmp, extra):
                       flags + ["--seed=5", "--iters=1", "--warmup=0"], None))
 
     def check_case(name, cell, steps, inputs, ref):
+        programs = 0
         for rows in GEMM_ROWS:
             tag = f"{name}.rows{rows}"
             run = ["rnn-run", f"--preset={cell}", f"--gemm-rows={rows}",
                    *inputs, *extra]
             none = os.path.join(tmp, tag + ".none.npz")
-            check(*run, "--remat=none", f"--outputs={none}")
+            report = check_json(*run, "--remat=none", f"--outputs={none}")
+            if report is None:
+                continue
+            programs += 1
             if not any(f.startswith("--dropout=") for f in inputs):
                 infer = os.path.join(tmp, tag + ".infer.npz")
                 check(*run, "--mode=infer", f"--outputs={infer}")
                 check("rnn-npz-compare", none, infer, "--rtol=0")
+            block = report["gemm_block"]
+            outputs = {}
             for policy in policies(steps):
-                out = os.path.join(tmp, f"{tag}.{policy.replace(':', '')}.npz")
-                check(*run, f"--remat={policy}", f"--outputs={out}")
-                check("rnn-npz-compare", out, none, "--rtol=0")
+                plan = policy
+                if policy.startswith("chunk:"):
+                    plan = f"chunk:{chunk_steps(steps, block, int(policy[6:]))}"
+                if plan not in outputs:
+                    out = os.path.join(tmp, f"{tag}.{plan.replace(':', '')}.npz")
+                    got = check_json(*run, f"--remat={policy}",
+                                     f"--outputs={out}")
+                    if got is None:
+                        continue
+                    if got["remat_plan"] != plan:
+                        failures.append(
+                            f"{tag}: --remat={policy} ran {got['remat_plan']}, "
+                            f"not {plan} (blocks of {block} steps, T={steps})")
+                    outputs[plan] = out
+                    programs += 1
+                    check("rnn-npz-compare", out, none, "--rtol=0")
                 if policy == "chunk:3" and ref:
-                    check("rnn-npz-compare", out, ref, "--rtol=1e-4")
+                    check("rnn-npz-compare", outputs[plan], ref, "--rtol=1e-4")
         return (f"{name} checked against {', '.join(policies(steps))} and "
-                f"infer, with gemm-rows {', '.join(GEMM_ROWS)}")
+                f"infer, with gemm-rows {', '.join(GEMM_ROWS)}: "
+                f"{programs} training programs")
 
     cases = cases[shard::shards]
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
