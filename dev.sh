@@ -57,21 +57,22 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }
 
-# PyTorch (the reference and the package's framework), pytest, NumPy (the
-# benchmarks and gen_reference.py write .npz files with it), Hypothesis
-# (the argument fuzzer), the RL libraries the adapters and examples are
-# checked against (TorchRL with TensorDict, sb3-contrib with
+# PyTorch (the reference and the package's framework), pytest with
+# pytest-xdist (a worker per core: a test and the compiles it starts run
+# on one core), NumPy (the benchmarks and gen_reference.py write .npz files
+# with it), Hypothesis (the argument fuzzer), the RL libraries the adapters
+# and examples are checked against (TorchRL with TensorDict, sb3-contrib with
 # Stable-Baselines3, rsl_rl, Gymnasium), auditwheel (the wheel's platform tag),
 # JAX (rnnc.jax, and the FFI headers its handler is built against) with
 # Flax (rnnc.flax, and the cells it is checked against) and gymnax (the
 # JAX PPO example's environment), and the rnnc
 # package itself, installed from python/ so that the tests import what a
 # user's `pip install ./python` gives.
-PYTHON_PACKAGES=(torch pytest numpy hypothesis torchrl tensordict
+PYTHON_PACKAGES=(torch pytest pytest-xdist numpy hypothesis torchrl tensordict
                  sb3-contrib rsl-rl-lib gymnasium auditwheel "jax[cpu]" flax
                  gymnax)
 install_python() {
-  if ! python3 -c "import torch, pytest, numpy, hypothesis, torchrl, \
+  if ! python3 -c "import torch, pytest, xdist, numpy, hypothesis, torchrl, \
 tensordict, sb3_contrib, rsl_rl, gymnasium, auditwheel, jax, flax, gymnax" \
       2>/dev/null; then
     echo "dev.sh: installing ${PYTHON_PACKAGES[*]}"
@@ -106,13 +107,16 @@ case "${1:-}" in
     # Strict: a missing dependency or rnn-compile fails the run, and only
     # the want of a GPU may skip a test (python/tests/conftest.py); -rs
     # names every skip in the summary.
+    # A worker per core; an idle worker takes tests queued for the other
+    # (a few modules hold most of the time). The workers share the
+    # session's cache of libraries (python/tests/conftest.py).
     PATH="$PWD/$BUILD_DIR/bin:$PATH" RNNC_TEST_STRICT=1 \
-      python3 -m pytest -q -rs python/tests
+      python3 -m pytest -q -rs -n "$(nproc)" --dist worksteal python/tests
     # The CUDA tests with the CPU in place of the GPU (those that need a
     # real GPU skip), so that breakage of their test code shows here.
     PATH="$PWD/$BUILD_DIR/bin:$PATH" RNNC_TEST_STRICT=1 \
-      RNNC_TEST_CUDA_AS_CPU=1 python3 -m pytest -q -rs \
-      python/tests/test_torch_cuda.py python/tests/test_jax_cuda.py
+      RNNC_TEST_CUDA_AS_CPU=1 python3 -m pytest -q -rs -n "$(nproc)" \
+      --dist worksteal python/tests/test_torch_cuda.py python/tests/test_jax_cuda.py
     ;;
   build)
     build
@@ -121,7 +125,12 @@ case "${1:-}" in
     install_missing
     dir=${RNN_SANITIZE_BUILD_DIR:-build-sanitize}
     if [ ! -f "$dir/build.ninja" ]; then
+      # -O1 with line tables: the reports' stacks name files and lines, and
+      # the build takes a fraction of -O2 -g's time (the suite's time is
+      # spent in the uninstrumented libMLIR and in JIT-compiled code).
       cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
         -DRNN_SANITIZE=ON
     fi
     ninja -C "$dir" -j"$(nproc)"

@@ -1,5 +1,6 @@
 """Shared by the test modules: compiled libraries go to a fresh cache
-directory per test session, never to the user's cache.
+directory per test session (shared by its pytest-xdist workers), never to
+the user's cache.
 
 Strict runs (RNNC_TEST_STRICT=1, as ./dev.sh test and CI run the suite):
 every dependency the README's set-up installs must import and rnn-compile
@@ -61,4 +62,15 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(autouse=True, scope="session")
 def cache(tmp_path_factory):
-    os.environ["RNNC_CACHE_DIR"] = str(tmp_path_factory.mktemp("rnnc-cache"))
+    # pytest-xdist's workers (./dev.sh test runs one per core) share one
+    # cache, as the processes of a user's data-parallel job do: their
+    # tests ask for many of the same libraries, compiled once under the
+    # entry's lock. Tests that look at a cache directory's contents use
+    # their own.
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "rnnc-cache"
+        shared.mkdir(exist_ok=True)
+        os.environ["RNNC_CACHE_DIR"] = str(shared)
+    else:
+        os.environ["RNNC_CACHE_DIR"] = str(
+            tmp_path_factory.mktemp("rnnc-cache"))

@@ -264,12 +264,14 @@ def test_set_graph_replay_takes_a_count():
         library.set_graph_replay(4)
 
 
-def test_compile_cache_reuses_the_library(monkeypatch):
+def test_compile_cache_reuses_the_library(monkeypatch, tmp_path):
     """A cached library is loaded, not compiled again, by a process that
     has not loaded it. In one that has, the same request is answered
     without looking for the compiler; a changed compiler setting is looked
     up, and with no compiler found the cached library serves."""
     from rnnc import library
+    # A cache of the test's own: it lists the directory.
+    monkeypatch.setenv("RNNC_CACHE_DIR", str(tmp_path / "cache"))
     lib = compile_model("gru", 4, 2, 3, 3, 1, "none")
     manifest = os.path.join(lib.directory, "manifest.json")
     stamp = os.stat(manifest).st_mtime_ns
@@ -321,6 +323,9 @@ def test_damaged_cache_entry_is_named(monkeypatch, tmp_path):
     atomically) is compiled again; without a compiler to do it, it is an
     error naming the entry and how to remove it."""
     from rnnc import library
+    # A cache of the test's own: it damages an entry and lists the
+    # directory.
+    monkeypatch.setenv("RNNC_CACHE_DIR", str(tmp_path / "cache"))
     lib = compile_model("mgu", 3, 2, 3, 3, 1, "none")
     monkeypatch.setattr(library, "_loaded", type(library._loaded)())
     monkeypatch.setattr(library, "_requested", {})
