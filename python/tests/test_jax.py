@@ -466,7 +466,9 @@ def test_jit_and_every_remat_policy_give_the_same_bits(cell):
     params, x, is_init, state, gy, gs = case(cell, 8, 3, 4, 5, 2,
                                              jnp.float32, seed=1)
     results = []
-    for remat in ("none", "gates", "chunk:2", "chunk:3"):
+    # One chunk: at T = 8, B = 3 every K < T runs chunks of T (see
+    # helpers.POLICIES).
+    for remat in ("none", "gates", "chunk:2"):
         run = lambda *a, r=remat: rj.rnn(*a, cell=cell, remat=r)  # noqa
         grad = jax.grad(loss_of(run, is_init, gy, gs), argnums=(0, 1, 2))
         for fn in (grad, jax.jit(grad)):

@@ -76,7 +76,9 @@ def test_every_remat_policy_gives_the_same_bits(cell):
     params, x, is_init, state, gy, gs = on_device(
         case(cell, 8, 3, 4, 5, 2, jnp.float32, seed=1))
     results = []
-    for remat in ("none", "gates", "chunk:2", "chunk:3"):
+    # One chunk: at T = 8, B = 3 every K < T runs chunks of T (see
+    # helpers.POLICIES).
+    for remat in ("none", "gates", "chunk:2"):
         for options in ({}, {"platform": PLATFORM}):
             grad = jax.grad(loss_of(run(cell, remat=remat, **options),
                                     is_init, gy, gs), argnums=(0, 1, 2))
