@@ -125,12 +125,7 @@ case "${1:-}" in
     install_missing
     dir=${RNN_SANITIZE_BUILD_DIR:-build-sanitize}
     if [ ! -f "$dir/build.ninja" ]; then
-      # -O1 with line tables: the reports' stacks name files and lines, and
-      # the build takes a fraction of -O2 -g's time (the suite's time is
-      # spent in the uninstrumented libMLIR and in JIT-compiled code).
       cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
         -DRNN_SANITIZE=ON
     fi
     ninja -C "$dir" -j"$(nproc)"
