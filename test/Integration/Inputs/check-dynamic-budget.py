@@ -13,7 +13,8 @@ every replay's scratch fits in the cost model's 8 MiB cache, each plan
 that replays costs the same, and the one of the smallest peak is taken
 (the first in that order on a tie).
 
-Usage: check-dynamic-budget.py TMP_DIR [--jobs=N] [RNN_RUN_FLAG...]"""
+Usage: check-dynamic-budget.py TMP_DIR [--jobs=N] [--shard=K/N]
+[RNN_RUN_FLAG...]"""
 
 import importlib.util
 import json
@@ -139,7 +140,8 @@ CASES = [("lstm", 2, 9, 5, lambda p: p[-1]),
 
 
 if __name__ == "__main__":
-    # check-dynamic.py's runner: TMP_DIR [--jobs=N] [RNN_RUN_FLAG...].
+    # check-dynamic.py's runner: TMP_DIR [--jobs=N] [--shard=K/N]
+    # [RNN_RUN_FLAG...].
     spec = importlib.util.spec_from_file_location(
         "check_dynamic", os.path.join(os.path.dirname(__file__),
                                       "check-dynamic.py"))

@@ -11,7 +11,7 @@ program's). Shapes: T = 1, B = 1,
 T a multiple of the GEMM block and not (a tail block), T * B large, blocks
 of one step and of many. Exits non-zero listing every violation.
 
-Usage: check-dynamic.py TMP_DIR [--jobs=N] [RNN_RUN_FLAG...]"""
+Usage: check-dynamic.py TMP_DIR [--jobs=N] [--shard=K/N] [RNN_RUN_FLAG...]"""
 
 import concurrent.futures
 import json
@@ -119,20 +119,28 @@ def check(tmp, extra, index, case):
 
 def run_cases(cases, check):
     """Runs `check(tmp, extra, index, case)` on each case, --jobs=N at a
-    time (the command line: TMP_DIR [--jobs=N] [RNN_RUN_FLAG...]), prints
-    every failure and returns the exit status."""
+    time (the command line: TMP_DIR [--jobs=N] [--shard=K/N]
+    [RNN_RUN_FLAG...]; --shard checks only the cases whose index is K
+    modulo N), prints every failure and returns the exit status."""
     tmp = sys.argv[1]
     jobs = 1
+    shard, shards = 0, 1
     extra = []
     for arg in sys.argv[2:]:
         if arg.startswith("--jobs="):
             jobs = int(arg.split("=", 1)[1])
+        elif arg.startswith("--shard="):
+            shard, shards = map(int, arg.split("=", 1)[1].split("/"))
+            if not 0 <= shard < shards:
+                sys.exit(f"{arg}: K must be in [0, N)")
         else:
             extra.append(arg)
     failures = []
+    items = [(i, case) for i, case in enumerate(cases)
+             if i % shards == shard]
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         for result in pool.map(lambda item: check(tmp, extra, *item),
-                               enumerate(cases)):
+                               items):
             failures += result
     for failure in failures:
         print("FAIL:", failure)
