@@ -24,9 +24,9 @@
 // cuBLAS can choose the same kernels. cublasSetStream drops the workspace, so
 // it is set again after every change of stream. Like the library itself, the
 // workspaces are not program memory and are not accounted. The handle is
-// one per process and holds a stream and a workspace, so a GEMM holds it
-// locked from setting them to enqueueing (threads may call at once, each on
-// its own stream).
+// one per device (a handle belongs to its context) and holds a stream and a
+// workspace, so a GEMM holds it locked from setting them to enqueueing (threads
+// may call at once, each on its own stream).
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,11 +61,12 @@ using namespace rnn::runtime::cuda;
   X(cublasGetStatusName)
 
 namespace {
-
 /// cuBLAS's recommended workspace on Hopper.
 constexpr size_t kWorkspaceBytes = 32u << 20;
+} // namespace
 
-struct BlasApi {
+/// cuBLAS's entry points (one set per BlasState, each the same).
+struct rnn::runtime::cuda::BlasApi {
 #define RNN_CUBLAS_DECLARE(name) decltype(&::name) name = nullptr;
   RNN_CUBLAS_FUNCTIONS(RNN_CUBLAS_DECLARE)
 #undef RNN_CUBLAS_DECLARE
@@ -79,8 +80,9 @@ struct BlasApi {
                                  cublasGemmAlgo_t) = nullptr;
 };
 
-/// The loaded library and its handle, bound to the runtime's stream.
-struct BlasState {
+/// cuBLAS on one device: the loaded library and a handle of the device's
+/// context, bound to the runtime's stream there.
+struct rnn::runtime::cuda::BlasState {
   BlasApi api;
   /// Guards everything below, held by a GEMM from readyBlas until it is
   /// enqueued (BlasCall).
@@ -100,10 +102,13 @@ struct BlasState {
   std::vector<CUdeviceptr> replayWorkspaces;
 };
 
-/// Intentionally leaked, like the driver's state (CudaDriver.cpp).
+namespace {
+
+/// Intentionally leaked, like the driver's state (CudaDriver.cpp). Each
+/// device's BlasState is its CudaState's.
 struct BlasGlobals {
+  /// Held while a device's cuBLAS starts.
   std::mutex mutex;
-  std::atomic<BlasState *> ready{nullptr};
   std::atomic<bool> tf32Requested{false};
 };
 
@@ -233,33 +238,39 @@ cublasOperation_t toCublas(bool transposed) {
 
 } // namespace
 
+/// cuBLAS on `cuda`'s device (its context current), started if need be;
+/// null with `error` set on failure.
+static BlasState *blasOn(CudaState &cuda, std::string &error) {
+  if (BlasState *blas = cuda.blas.load(std::memory_order_acquire))
+    return blas;
+  std::lock_guard<std::mutex> lock(blasGlobals().mutex);
+  if (BlasState *blas = cuda.blas.load(std::memory_order_relaxed))
+    return blas;
+  auto *blas = new BlasState();
+  error = startBlas(cuda, *blas);
+  if (!error.empty()) {
+    delete blas;
+    return nullptr;
+  }
+  cuda.blas.store(blas, std::memory_order_release);
+  return blas;
+}
+
 std::string rnn::runtime::cuda::initializeBlas() {
-  BlasGlobals &g = blasGlobals();
-  if (g.ready.load(std::memory_order_acquire))
-    return "";
   std::string error = initialize();
   if (!error.empty())
     return error;
-  std::lock_guard<std::mutex> lock(g.mutex);
-  if (g.ready.load(std::memory_order_relaxed))
-    return "";
   CudaState *cuda = acquire("initializeBlas");
   if (!cuda)
     return "cuBLAS initialization failed: the CUDA context cannot be made "
            "current";
-  auto *blas = new BlasState();
-  error = startBlas(*cuda, *blas);
-  if (!error.empty()) {
-    delete blas;
-    return error;
-  }
-  g.ready.store(blas, std::memory_order_release);
-  return "";
+  blasOn(*cuda, error);
+  return error;
 }
 
 bool rnn::runtime::cuda::readyReplayWorkspaces(CudaState &cuda,
                                                const char *entry) {
-  BlasState *blas = blasGlobals().ready.load(std::memory_order_acquire);
+  BlasState *blas = cuda.blas.load(std::memory_order_acquire);
   if (!blas)
     return true;
   std::lock_guard<std::mutex> lock(blas->mutex);
@@ -300,7 +311,7 @@ BlasCall readyBlas(const char *entry) {
   if (!cuda)
     return {};
   BlasGlobals &g = blasGlobals();
-  BlasState *blas = g.ready.load(std::memory_order_acquire);
+  BlasState *blas = cuda->blas.load(std::memory_order_acquire);
   if (!blas) {
     // Starting cuBLAS allocates and synchronizes, which would invalidate
     // the capture.
@@ -310,12 +321,12 @@ BlasCall readyBlas(const char *entry) {
                   "capturing a graph");
       return {};
     }
-    std::string error = initializeBlas();
-    if (!error.empty()) {
+    std::string error;
+    blas = blasOn(*cuda, error);
+    if (!blas) {
       recordError(std::string(entry) + ": " + error);
       return {};
     }
-    blas = g.ready.load(std::memory_order_acquire);
   }
   std::unique_lock<std::mutex> lock(blas->mutex);
   bool tf32 = g.tf32Requested;
@@ -351,7 +362,7 @@ BlasCall readyBlas(const char *entry) {
     auto found = blas->workspaces.find(stream);
     workspace = found == blas->workspaces.end() ? 0 : found->second;
   } else if (inReplayCapture()) {
-    unsigned lane = currentLane();
+    unsigned lane = currentLane(*cuda);
     if (lane < blas->replayWorkspaces.size())
       workspace = blas->replayWorkspaces[lane];
   }

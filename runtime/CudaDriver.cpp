@@ -6,14 +6,16 @@
 //
 // What: initialize() (dlopen the driver, resolve its entry points, cuInit,
 // retain the primary context of the selected device, create the runtime's
-// stream), the per-thread context binding behind acquire(), the error
+// stream), the same for any further device (openDevice, for a library's
+// contexts), the per-thread context binding behind acquire(), the error
 // record behind takeError(), and mgpuSetDefaultDevice.
 //
 // Why: a machine without a GPU must get one clear line, not a crash or a
 // link error, so every step of start-up is checked and named. The driver's
 // own failure codes for the common cases (no library, the toolkit's stub
-// library, no device) are turned into plain words. Start-up happens once:
-// afterwards the state is read without locking. No state is ever destroyed.
+// library, no device) are turned into plain words. Start-up happens once
+// per device: afterwards the state is read without locking. No state is ever
+// destroyed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,15 @@ constexpr const char *kDriverLibrary = "libcuda.so.1";
 /// one) still find it.
 struct Globals {
   std::mutex initMutex;
+  /// The driver once loaded and initialized (its entry points, its library
+  /// and the number of devices); guarded by initMutex.
+  bool driverUp = false;
+  std::string libraryName;
+  DriverApi api;
+  int deviceCount = 0;
+  /// Each device's state, once started.
+  std::atomic<CudaState *> devices[kMaxDevices] = {};
+  /// The default device's state (initialize()).
   std::atomic<CudaState *> initialized{nullptr};
   /// Device ordinal initialize() uses; guarded by initMutex.
   int requestedOrdinal = 0;
@@ -62,6 +73,8 @@ thread_local std::string pendingError;
 /// the context the caller had current, given back when the call ends (a
 /// framework such as PyTorch keeps its current device there).
 struct CallerStream {
+  /// The call's device.
+  CudaState *device = nullptr;
   bool active = false;
   CUstream stream = nullptr;
   bool entered = false;
@@ -104,64 +117,123 @@ std::string describeResult(const DriverApi &api, CUresult result) {
   return out;
 }
 
-/// The message for a failed cuInit.
-std::string initFailure(const CudaState &s, CUresult result) {
+/// The message for a failed cuInit of the driver in `libraryName`.
+std::string initFailure(const std::string &libraryName, const DriverApi &api,
+                        CUresult result) {
   if (result == CUDA_ERROR_STUB_LIBRARY)
     return "CUDA driver is the toolkit stub (CUDA_ERROR_STUB_LIBRARY): no GPU "
            "driver installed (loaded " +
-           s.libraryName + ")";
+           libraryName + ")";
   if (result == CUDA_ERROR_NO_DEVICE)
     return "no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)";
   return "CUDA driver initialization failed: cuInit: " +
-         describeResult(s.api, result);
+         describeResult(api, result);
 }
 
-/// Brings up the driver into `s`; returns an empty string or the error.
-/// `library` receives the dlopen handle if it may be closed again after a
-/// failure: once cuInit has run, the driver may have started threads or
-/// registered exit handlers, so it stays loaded.
-std::string startDriver(CudaState &s, void *&library) {
+/// Brings up the driver into `g` (initMutex held); returns an empty
+/// string or the error. `library` receives the dlopen handle if it may be
+/// closed again after a failure: once cuInit has run, the driver may have
+/// started threads or registered exit handlers, so it stays loaded.
+std::string startDriver(Globals &g, void *&library) {
   const char *override = std::getenv("RNNRT_LIBCUDA");
-  s.libraryName = override && *override ? override : kDriverLibrary;
-  library = dlopen(s.libraryName.c_str(), RTLD_NOW | RTLD_LOCAL);
+  g.libraryName = override && *override ? override : kDriverLibrary;
+  library = dlopen(g.libraryName.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *why = dlerror();
-    return "CUDA driver not found: dlopen(" + s.libraryName +
+    return "CUDA driver not found: dlopen(" + g.libraryName +
            "): " + (why ? why : "unknown error");
   }
+  DriverApi &api = g.api;
 #define RNN_CUDA_RESOLVE(name)                                                 \
-  if (!resolve(library, RNN_CUDA_SYMBOL(name), s.api.name))                    \
-    return "CUDA driver " + s.libraryName + " lacks " +                        \
+  if (!resolve(library, RNN_CUDA_SYMBOL(name), api.name))                      \
+    return "CUDA driver " + g.libraryName + " lacks " +                        \
            RNN_CUDA_SYMBOL(name) + " (driver too old for this runtime)";
   RNN_CUDA_DRIVER_FUNCTIONS(RNN_CUDA_RESOLVE)
 #undef RNN_CUDA_RESOLVE
 
   library = nullptr; // Loaded for good from here on.
-  if (CUresult r = s.api.cuInit(0))
-    return initFailure(s, r);
+  if (CUresult r = api.cuInit(0))
+    return initFailure(g.libraryName, api, r);
   int count = 0;
-  if (CUresult r = s.api.cuDeviceGetCount(&count))
-    return "CUDA cuDeviceGetCount failed: " + describeResult(s.api, r);
+  if (CUresult r = api.cuDeviceGetCount(&count))
+    return "CUDA cuDeviceGetCount failed: " + describeResult(api, r);
   if (count == 0)
     return "no CUDA device";
-  if (s.ordinal < 0 || s.ordinal >= count)
-    return "CUDA device " + std::to_string(s.ordinal) + " not present (" +
-           std::to_string(count) + " device" + (count == 1 ? "" : "s") + ")";
+  g.deviceCount = count;
+  g.driverUp = true;
+  return "";
+}
+
+/// Brings up device `s.ordinal` into `s` (its driver entry points set):
+/// retains its primary context and creates the runtime's stream there,
+/// leaving the thread's current context as it found it. Returns an empty
+/// string or the error.
+std::string startDevice(CudaState &s) {
   CUdevice device = 0;
   if (CUresult r = s.api.cuDeviceGet(&device, s.ordinal))
     return "CUDA cuDeviceGet failed: " + describeResult(s.api, r);
+  CUcontext previous = nullptr;
+  if (CUresult r = s.api.cuCtxGetCurrent(&previous))
+    return "CUDA cuCtxGetCurrent failed: " + describeResult(s.api, r);
   if (CUresult r = s.api.cuDevicePrimaryCtxRetain(&s.context, device))
     return "CUDA cuDevicePrimaryCtxRetain failed: " + describeResult(s.api, r);
   CUresult r = s.api.cuCtxSetCurrent(s.context);
   if (r == CUDA_SUCCESS)
     r = s.api.cuStreamCreate(&s.stream, CU_STREAM_NON_BLOCKING);
+  // The thread's current context (a caller's) is left as it was.
+  CUresult restored = s.api.cuCtxSetCurrent(previous);
+  if (r == CUDA_SUCCESS)
+    r = restored;
   if (r != CUDA_SUCCESS) {
-    s.api.cuCtxSetCurrent(nullptr);
+    if (s.stream)
+      s.api.cuStreamDestroy(s.stream);
     s.api.cuDevicePrimaryCtxRelease(device);
     s.context = nullptr;
+    s.stream = nullptr;
     return "CUDA context setup failed: " + describeResult(s.api, r);
   }
   return "";
+}
+
+/// The state of device `ordinal`, started with the driver if need be
+/// (initMutex held); null with `error` set on failure.
+CudaState *deviceLocked(Globals &g, int ordinal, std::string &error) {
+  if (!g.driverUp) {
+    void *library = nullptr;
+    error = startDriver(g, library);
+    if (!error.empty()) {
+      if (library)
+        dlclose(library);
+      g.api = DriverApi();
+      return nullptr;
+    }
+  }
+  if (ordinal < 0 || ordinal >= g.deviceCount) {
+    error = "CUDA device " + std::to_string(ordinal) + " not present (" +
+            std::to_string(g.deviceCount) + " device" +
+            (g.deviceCount == 1 ? "" : "s") + ")";
+    return nullptr;
+  }
+  if (ordinal >= kMaxDevices) {
+    error = "CUDA device " + std::to_string(ordinal) +
+            ": the runtime serves "
+            "devices 0 to " +
+            std::to_string(kMaxDevices - 1);
+    return nullptr;
+  }
+  if (CudaState *s = g.devices[ordinal].load(std::memory_order_relaxed))
+    return s;
+  auto *s = new CudaState();
+  s->libraryName = g.libraryName;
+  s->api = g.api;
+  s->ordinal = ordinal;
+  error = startDevice(*s);
+  if (!error.empty()) {
+    delete s;
+    return nullptr;
+  }
+  g.devices[ordinal].store(s, std::memory_order_release);
+  return s;
 }
 
 } // namespace
@@ -173,16 +245,12 @@ std::string rnn::runtime::cuda::initialize() {
   std::lock_guard<std::mutex> lock(g.initMutex);
   if (g.initialized.load(std::memory_order_relaxed))
     return "";
-  auto *s = new CudaState();
-  s->ordinal = g.requestedOrdinal;
-  void *library = nullptr;
-  std::string error = startDriver(*s, library);
-  if (!error.empty()) {
-    if (library)
-      dlclose(library);
-    delete s;
+  std::string error;
+  CudaState *s = deviceLocked(g, g.requestedOrdinal, error);
+  if (!s)
     return error;
-  }
+  if (CUresult r = s->api.cuCtxSetCurrent(s->context))
+    return "CUDA cuCtxSetCurrent failed: " + describeResult(s->api, r);
   boundContext = s->context;
   g.initialized.store(s, std::memory_order_release);
   return "";
@@ -192,8 +260,47 @@ bool rnn::runtime::cuda::isInitialized() {
   return globals().initialized.load(std::memory_order_acquire) != nullptr;
 }
 
+CudaState *rnn::runtime::cuda::openDevice(int ordinal, const char *entry) {
+  Globals &g = globals();
+  if (ordinal >= 0 && ordinal < kMaxDevices)
+    if (CudaState *s = g.devices[ordinal].load(std::memory_order_acquire))
+      return s;
+  std::lock_guard<std::mutex> lock(g.initMutex);
+  std::string error;
+  CudaState *s = deviceLocked(g, ordinal, error);
+  if (!s)
+    recordError(std::string(entry) + ": " + error);
+  return s;
+}
+
+CudaState *rnn::runtime::cuda::startedDevice(int ordinal) {
+  if (ordinal < 0 || ordinal >= kMaxDevices)
+    return nullptr;
+  return globals().devices[ordinal].load(std::memory_order_acquire);
+}
+
+bool rnn::runtime::cuda::makeCurrent(CudaState &s, const char *entry) {
+  if (boundContext == s.context)
+    return true;
+  if (!check(s, s.api.cuCtxSetCurrent(s.context), entry))
+    return false;
+  boundContext = s.context;
+  return true;
+}
+
+bool rnn::runtime::cuda::restoreContext(CudaState &s, CUcontext previous,
+                                        const char *entry) {
+  boundContext = nullptr;
+  if (!check(s, s.api.cuCtxSetCurrent(previous), entry))
+    return false;
+  boundContext = previous;
+  return true;
+}
+
 CudaState *rnn::runtime::cuda::acquire(const char *entry) {
-  CudaState *s = globals().initialized.load(std::memory_order_acquire);
+  CudaState *s = callerStream.device;
+  if (!s)
+    s = globals().initialized.load(std::memory_order_acquire);
   if (!s) {
     std::string error = initialize();
     if (!error.empty()) {
@@ -202,12 +309,7 @@ CudaState *rnn::runtime::cuda::acquire(const char *entry) {
     }
     s = globals().initialized.load(std::memory_order_acquire);
   }
-  if (boundContext != s->context) {
-    if (!check(*s, s->api.cuCtxSetCurrent(s->context), entry))
-      return nullptr;
-    boundContext = s->context;
-  }
-  return s;
+  return makeCurrent(*s, entry) ? s : nullptr;
 }
 
 void rnn::runtime::cuda::recordError(std::string message) {
@@ -241,7 +343,7 @@ bool rnn::runtime::cuda::waitForEvent(CudaState &state, CUevent event,
 }
 
 CUstream rnn::runtime::cuda::currentStream(const CudaState &state) {
-  if (CUstream lane = laneStream())
+  if (CUstream lane = laneStream(state))
     return lane;
   return callerStream.active ? callerStream.stream : state.stream;
 }
@@ -250,19 +352,15 @@ bool rnn::runtime::cuda::isCallerStream(CUstream stream) {
   return callerStream.active && callerStream.stream == stream;
 }
 
-CudaState *rnn::runtime::cuda::enterCall(const char *entry) {
+CudaState *rnn::runtime::cuda::enterCall(const char *entry, CudaState &device) {
   callerStream = CallerStream();
   resetLanes();
-  if (std::string error = initialize(); !error.empty()) {
-    recordError(std::string(entry) + ": " + error);
-    return nullptr;
-  }
-  CudaState *s = globals().initialized.load(std::memory_order_acquire);
   CUcontext previous = nullptr;
-  if (!check(*s, s->api.cuCtxGetCurrent(&previous), entry))
+  if (!check(device, device.api.cuCtxGetCurrent(&previous), entry))
     return nullptr;
-  // acquire() skips setting the context it believes current.
+  // makeCurrent() skips setting the context it believes current.
   boundContext = previous;
+  callerStream.device = &device;
   callerStream.entered = true;
   callerStream.previous = previous;
   return acquire(entry);
@@ -280,7 +378,7 @@ bool rnn::runtime::cuda::inReplayCapture() { return callerStream.replay; }
 bool rnn::runtime::cuda::leaveCall() {
   CallerStream call = callerStream;
   callerStream = CallerStream();
-  CudaState *s = globals().initialized.load(std::memory_order_acquire);
+  CudaState *s = call.device;
   if (!call.entered || !s || boundContext == call.previous)
     return true;
   if (!check(*s, s->api.cuCtxSetCurrent(call.previous),

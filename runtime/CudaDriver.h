@@ -85,8 +85,17 @@ struct DriverApi {
 #undef RNN_CUDA_DECLARE
 };
 
-/// The initialized runtime. Created once by a successful initialize() and
-/// never destroyed.
+/// The most devices the runtime serves (ordinals 0 to kMaxDevices - 1).
+constexpr int kMaxDevices = 64;
+
+/// cuBLAS on one device, and its entry points (CudaBlas.cpp).
+struct BlasState;
+struct BlasApi;
+
+/// The runtime on one device: the driver's entry points, the device's
+/// primary context and the runtime's stream there. Created once per device
+/// (at initialize() for the default device, at the first rnnc_context of
+/// another) and never destroyed.
 struct CudaState {
   std::string libraryName;
   DriverApi api;
@@ -95,12 +104,31 @@ struct CudaState {
   CUstream stream = nullptr;
   /// Whether beginCapture() is in effect (synchronizing is skipped).
   std::atomic<bool> capturing{false};
+  /// The device's cuBLAS, started at its first GEMM (CudaBlas.cpp).
+  std::atomic<BlasState *> blas{nullptr};
 };
 
-/// Returns the runtime state with its context current on the calling
-/// thread, initializing on first use. On failure records "`entry`: <why>"
-/// and returns null.
+/// Returns the runtime state of the calling thread's device (the device of
+/// the library call in progress, else the default device) with its
+/// context current on the thread, initializing on first use. On failure
+/// records "`entry`: <why>" and returns null.
 CudaState *acquire(const char *entry);
+
+/// The runtime state of device `ordinal`, started if it is not yet (the
+/// driver too). On failure records "`entry`: <why>" and returns null.
+CudaState *openDevice(int ordinal, const char *entry);
+
+/// Each device's state started so far, by ordinal (null where none).
+CudaState *startedDevice(int ordinal);
+
+/// Makes `state`'s context current on the calling thread; false with the
+/// error recorded naming `entry` on failure.
+bool makeCurrent(CudaState &state, const char *entry);
+
+/// Makes `previous` current again on the calling thread after it was
+/// changed by hand (`state` gives the driver); false with the error
+/// recorded naming `entry` on failure.
+bool restoreContext(CudaState &state, CUcontext previous, const char *entry);
 
 /// Allocates `bytes` of device memory (managed if `managed`) recorded in
 /// deviceMemory(). Zero bytes give null without an error; a failure, or a
@@ -127,21 +155,23 @@ bool check(CudaState &state, CUresult result, const char *what);
 bool waitForStream(CudaState &state, CUstream stream, const char *what);
 bool waitForEvent(CudaState &state, CUevent event, const char *what);
 
-/// The stream compiled code issues its work to on the calling thread: the
-/// current lane's while one other than lane 0 is (CudaLanes.cpp), else the
+/// The stream compiled code issues its work to on the calling thread on
+/// `state`'s device: the current lane's while one other than lane 0 is
+/// (CudaLanes.cpp), else the
 /// caller's stream during a library call (between rnnrt_cuda_enter and
 /// rnnrt_cuda_leave), the runtime's stream otherwise.
 CUstream currentStream(const CudaState &state);
 
 /// The most lanes besides lane 0 a thread may use.
 constexpr int64_t kMaxLanes = 64;
-/// The stream of the calling thread's current lane, or null on lane 0 or
-/// outside a fork (CudaLanes.cpp).
-CUstream laneStream();
+/// The stream of the calling thread's current lane on `state`'s device,
+/// or null on lane 0 or outside a fork (CudaLanes.cpp).
+CUstream laneStream(const CudaState &state);
 /// Ends any fork of the calling thread left open by a call that failed.
 void resetLanes();
-/// The calling thread's current lane (0 outside a fork).
-unsigned currentLane();
+/// The calling thread's current lane on `state`'s device (0 outside a
+/// fork).
+unsigned currentLane(const CudaState &state);
 /// The most lanes a step of any thread has used, lane 0 included.
 unsigned lanesUsed();
 
@@ -150,10 +180,11 @@ unsigned lanesUsed();
 /// issues work to it but never waits for it.
 bool isCallerStream(CUstream stream);
 
-/// Starts a library call on the calling thread (CudaLibrary.cpp): returns
-/// the runtime state with its context current, remembering the context the
-/// caller had current, or null with the error recorded.
-CudaState *enterCall(const char *entry);
+/// Starts a library call on `device` on the calling thread
+/// (CudaLibrary.cpp): makes its context current, remembering the context
+/// the caller had current, and returns it, or null with the error
+/// recorded.
+CudaState *enterCall(const char *entry, CudaState &device);
 /// Routes the call's work to `stream`, the caller's, until leaveCall.
 void beginCallerStream(CUstream stream);
 /// Marks the calling thread's call, until leaveCall, as captured into a

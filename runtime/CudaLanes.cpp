@@ -21,8 +21,9 @@
 // lanes is still one capturable sequence: inside a capture the fork brings
 // the lanes' streams into it and the join takes them out.
 //
-// The state is per thread (two threads calling at once have their own
-// streams and events) and lives as long as the thread.
+// The state is per thread and device (two threads calling at once have
+// their own streams and events, and a stream belongs to one device) and
+// lives as long as the thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,7 @@
 #include "rnn/Runtime/Cuda.h"
 
 #include <atomic>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -79,7 +81,16 @@ struct Lanes {
   }
 };
 
-thread_local Lanes lanes;
+/// The calling thread's lanes, per device ordinal: a stream or event
+/// belongs to the device it was made on.
+thread_local std::map<int, Lanes> lanesByDevice;
+
+/// The calling thread's lanes on `s`'s device.
+Lanes &lanesOf(const CudaState &s) {
+  Lanes &l = lanesByDevice[s.ordinal];
+  l.state = const_cast<CudaState *>(&s);
+  return l;
+}
 
 /// The most lanes a step of any thread has used, lane 0 included.
 std::atomic<unsigned> lanesHighWater{1};
@@ -91,63 +102,72 @@ bool ensureEvent(CudaState &s, CUevent &event, const char *what) {
   return check(s, s.api.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), what);
 }
 
-/// The runtime state, with the lanes bound to it; null with an error
-/// recorded naming `what` if the runtime is not up or the lanes are not
-/// forked (unless `forking`).
-CudaState *enter(const char *what, bool forking = false) {
+/// The calling thread's lanes on its device; null with an error recorded
+/// naming `what` if the runtime is not up or the lanes are not forked
+/// (unless `forking`).
+Lanes *enter(const char *what, bool forking = false) {
   CudaState *s = acquire(what);
   if (!s)
     return nullptr;
-  if (lanes.state && lanes.state != s) {
-    recordError(std::string(what) + ": lanes of another runtime state");
-    return nullptr;
-  }
-  lanes.state = s;
-  if (lanes.open == forking) {
+  Lanes &l = lanesOf(*s);
+  if (l.open == forking) {
     recordError(std::string(what) +
                 (forking ? ": lanes already forked" : ": lanes not forked"));
     return nullptr;
   }
-  return s;
+  return &l;
 }
 
 } // namespace
 
-CUstream rnn::runtime::cuda::laneStream() {
-  return lanes.open && lanes.current > 0 ? lanes.streams[lanes.current - 1]
-                                         : nullptr;
+CUstream rnn::runtime::cuda::laneStream(const CudaState &state) {
+  auto found = lanesByDevice.find(state.ordinal);
+  if (found == lanesByDevice.end())
+    return nullptr;
+  const Lanes &l = found->second;
+  return l.open && l.current > 0 ? l.streams[l.current - 1] : nullptr;
 }
 
-unsigned rnn::runtime::cuda::currentLane() {
-  return lanes.open ? lanes.current : 0;
+unsigned rnn::runtime::cuda::currentLane(const CudaState &state) {
+  auto found = lanesByDevice.find(state.ordinal);
+  return found != lanesByDevice.end() && found->second.open
+             ? found->second.current
+             : 0;
 }
 
 unsigned rnn::runtime::cuda::lanesUsed() { return lanesHighWater.load(); }
 
 void rnn::runtime::cuda::resetLanes() {
-  lanes.open = false;
-  lanes.current = 0;
+  for (auto &[ordinal, l] : lanesByDevice) {
+    l.open = false;
+    l.current = 0;
+  }
 }
 
 extern "C" void rnnrt_cuda_fork() {
-  CudaState *s = enter("rnnrt_cuda_fork", /*forking=*/true);
-  if (!s || !ensureEvent(*s, lanes.fork, "rnnrt_cuda_fork"))
+  Lanes *found = enter("rnnrt_cuda_fork", /*forking=*/true);
+  if (!found)
     return;
-  lanes.main = currentStream(*s);
-  if (!check(*s, s->api.cuEventRecord(lanes.fork, lanes.main),
-             "rnnrt_cuda_fork"))
+  Lanes &l = *found;
+  CudaState *s = l.state;
+  if (!ensureEvent(*s, l.fork, "rnnrt_cuda_fork"))
     return;
-  lanes.forked.assign(lanes.forked.size(), false);
-  lanes.signalled.assign(lanes.signalled.size(), false);
-  lanes.open = true;
-  lanes.current = 0;
+  l.main = currentStream(*s);
+  if (!check(*s, s->api.cuEventRecord(l.fork, l.main), "rnnrt_cuda_fork"))
+    return;
+  l.forked.assign(l.forked.size(), false);
+  l.signalled.assign(l.signalled.size(), false);
+  l.open = true;
+  l.current = 0;
 }
 
 extern "C" void rnnrt_cuda_lane(int64_t lane) {
   const char *what = "rnnrt_cuda_lane";
-  CudaState *s = enter(what);
-  if (!s)
+  Lanes *found = enter(what);
+  if (!found)
     return;
+  Lanes &l = *found;
+  CudaState *s = l.state;
   if (lane < 0 || lane > kMaxLanes) {
     recordError(std::string(what) + ": lane " + std::to_string(lane) +
                 " out of range [0, " + std::to_string(kMaxLanes) + "]");
@@ -155,80 +175,82 @@ extern "C" void rnnrt_cuda_lane(int64_t lane) {
   }
   if (lane > 0) {
     size_t i = static_cast<size_t>(lane - 1);
-    if (lanes.streams.size() <= i) {
-      lanes.streams.resize(i + 1, nullptr);
-      lanes.forked.resize(i + 1, false);
-      lanes.joins.resize(i + 1, nullptr);
+    if (l.streams.size() <= i) {
+      l.streams.resize(i + 1, nullptr);
+      l.forked.resize(i + 1, false);
+      l.joins.resize(i + 1, nullptr);
       unsigned used = static_cast<unsigned>(lane) + 1;
       unsigned seen = lanesHighWater.load();
       while (seen < used && !lanesHighWater.compare_exchange_weak(seen, used)) {
       }
     }
-    if (!lanes.streams[i] &&
-        !check(*s,
-               s->api.cuStreamCreate(&lanes.streams[i], CU_STREAM_NON_BLOCKING),
+    if (!l.streams[i] &&
+        !check(*s, s->api.cuStreamCreate(&l.streams[i], CU_STREAM_NON_BLOCKING),
                what))
       return;
-    if (!lanes.forked[i]) {
-      if (!check(*s, s->api.cuStreamWaitEvent(lanes.streams[i], lanes.fork, 0),
-                 what))
+    if (!l.forked[i]) {
+      if (!check(*s, s->api.cuStreamWaitEvent(l.streams[i], l.fork, 0), what))
         return;
-      lanes.forked[i] = true;
+      l.forked[i] = true;
     }
   }
-  lanes.current = static_cast<unsigned>(lane);
+  l.current = static_cast<unsigned>(lane);
 }
 
 extern "C" void rnnrt_cuda_signal(int64_t slot) {
   const char *what = "rnnrt_cuda_signal";
-  CudaState *s = enter(what);
-  if (!s)
+  Lanes *found = enter(what);
+  if (!found)
     return;
+  Lanes &l = *found;
+  CudaState *s = l.state;
   if (slot < 0) {
     recordError(std::string(what) + ": negative slot");
     return;
   }
   size_t i = static_cast<size_t>(slot);
-  if (lanes.slots.size() <= i) {
-    lanes.slots.resize(i + 1, nullptr);
-    lanes.signalled.resize(i + 1, false);
+  if (l.slots.size() <= i) {
+    l.slots.resize(i + 1, nullptr);
+    l.signalled.resize(i + 1, false);
   }
-  if (ensureEvent(*s, lanes.slots[i], what) &&
-      check(*s, s->api.cuEventRecord(lanes.slots[i], currentStream(*s)), what))
-    lanes.signalled[i] = true;
+  if (ensureEvent(*s, l.slots[i], what) &&
+      check(*s, s->api.cuEventRecord(l.slots[i], currentStream(*s)), what))
+    l.signalled[i] = true;
 }
 
 extern "C" void rnnrt_cuda_wait(int64_t slot) {
   const char *what = "rnnrt_cuda_wait";
-  CudaState *s = enter(what);
-  if (!s)
+  Lanes *found = enter(what);
+  if (!found)
     return;
+  Lanes &l = *found;
+  CudaState *s = l.state;
   // Waiting for an event never recorded would order nothing.
-  if (slot < 0 || static_cast<size_t>(slot) >= lanes.signalled.size() ||
-      !lanes.signalled[slot]) {
+  if (slot < 0 || static_cast<size_t>(slot) >= l.signalled.size() ||
+      !l.signalled[slot]) {
     recordError(std::string(what) + ": slot " + std::to_string(slot) +
                 " was not signalled since the fork");
     return;
   }
-  check(*s, s->api.cuStreamWaitEvent(currentStream(*s), lanes.slots[slot], 0),
+  check(*s, s->api.cuStreamWaitEvent(currentStream(*s), l.slots[slot], 0),
         what);
 }
 
 extern "C" void rnnrt_cuda_join() {
   const char *what = "rnnrt_cuda_join";
-  CudaState *s = enter(what);
-  if (!s)
+  Lanes *found = enter(what);
+  if (!found)
     return;
-  lanes.current = 0;
-  lanes.open = false;
-  for (size_t i = 0; i < lanes.forked.size(); ++i) {
-    if (!lanes.forked[i])
+  Lanes &l = *found;
+  CudaState *s = l.state;
+  l.current = 0;
+  l.open = false;
+  for (size_t i = 0; i < l.forked.size(); ++i) {
+    if (!l.forked[i])
       continue;
-    if (!ensureEvent(*s, lanes.joins[i], what) ||
-        !check(*s, s->api.cuEventRecord(lanes.joins[i], lanes.streams[i]),
-               what) ||
-        !check(*s, s->api.cuStreamWaitEvent(lanes.main, lanes.joins[i], 0),
-               what))
+    if (!ensureEvent(*s, l.joins[i], what) ||
+        !check(*s, s->api.cuEventRecord(l.joins[i], l.streams[i]), what) ||
+        !check(*s, s->api.cuStreamWaitEvent(l.main, l.joins[i], 0), what))
       return;
   }
 }

@@ -7,17 +7,21 @@
 // What: what the entry points of a library compiled for the cuda target
 // (rnn-compile --target=cuda) call around the compiled function:
 // rnnrt_cuda_enter and rnnrt_cuda_leave (see rnn-emit-c-abi), and the
-// three functions the library exports besides its entry points,
-// rnnc_last_error, rnnc_set_device and rnnc_set_graph_replay.
+// functions the library exports besides its entry points:
+// rnnc_context_create and rnnc_context_destroy, rnnc_last_error and
+// rnnc_set_graph_replay.
 //
-// Why: a library's caller owns the stream and the device. Its entry point
-// enqueues the work on the caller's stream and returns without waiting, as
-// a CUDA kernel of the caller's framework would, leaves the caller's
-// current context as it found it (PyTorch keeps its current device
-// there), and reports a failure as a return code with a message, since
-// nothing may be printed or aborted in a process that is not ours.
+// Why: a library's caller owns the streams and the devices. An entry point
+// takes a context, made per device by rnnc_context_create, and the
+// caller's stream on that device: it enqueues the work on the stream and
+// returns without waiting, as a CUDA kernel of the caller's framework
+// would, leaves the caller's current context as it found it (PyTorch keeps
+// its current device there), and reports a failure as a return code with a
+// message, since nothing may be printed or aborted in a process that is not
+// ours. One loaded library serves every device: the runtime keeps its
+// state per device (CudaDriver.cpp), and a context adds its graph replay.
 //
-// Graph replay (opt-in, rnnc_set_graph_replay): a call issues a few
+// Graph replay (opt-in per context, rnnc_set_graph_replay): a call issues a few
 // launches per time step, whose host cost dominates small batches. With
 // replay on, the library keeps the last N pointer sets each entry point was
 // called with; the second call with a set captures the call's work into a
@@ -119,7 +123,7 @@ struct ReplayedCall {
   CUgraphExec exec = nullptr;
 };
 
-/// The library's captured calls. The mutex is held from the enter of a
+/// A context's captured calls. The mutex is held from the enter of a
 /// capturing call to its leave, so one capture runs at a time and no other
 /// thread changes the list meanwhile.
 struct GraphReplay {
@@ -136,15 +140,44 @@ struct GraphReplay {
   CUevent join = nullptr;
 };
 
-GraphReplay &graphReplay() {
-  static GraphReplay *replay = new GraphReplay();
-  return *replay;
+} // namespace
+
+/// What rnnc_context_create returns: a device, and the graph replay of the
+/// calls made with the context.
+struct rnnc_context {
+  /// kContextMagic while the context lives, so that a pointer that is no
+  /// context is refused rather than followed.
+  uint64_t magic;
+  CudaState *device;
+  GraphReplay replay;
+};
+
+namespace {
+
+constexpr uint64_t kContextMagic = 0x726e6e63637478ull; // "rnncctx"
+
+/// The context `context` names, or null with the calling thread's last
+/// error set naming `entry`.
+rnnc_context *checkContext(rnnc_context *context, const char *entry) {
+  if (!context) {
+    lastError = std::string(entry) +
+                ": no context; make one for the device with "
+                "rnnc_context_create";
+    return nullptr;
+  }
+  if (context->magic != kContextMagic) {
+    lastError = std::string(entry) + ": " + describePointer(context) +
+                " is not a live context (rnnc_context_create)";
+    return nullptr;
+  }
+  return context;
 }
 
 /// The capture the calling thread's call makes, between enter and leave.
 struct Capture {
   bool active = false;
   CudaState *state = nullptr;
+  GraphReplay *replay = nullptr;
   CUstream caller = nullptr;
   std::list<ReplayedCall>::iterator call;
 };
@@ -194,10 +227,9 @@ bool createReplayStream(CudaState &s, GraphReplay &replay) {
 /// (the caller's stream is current): returns kReplayed if a graph replayed
 /// it, 0 if the function must run (eagerly, or captured with the capture
 /// begun), 1 on failure with the error recorded.
-int32_t replayOrCapture(CudaState &s, const char *entry, CUstream caller,
-                        void *const *buffers, const int64_t *extents,
-                        int64_t count) {
-  GraphReplay &replay = graphReplay();
+int32_t replayOrCapture(CudaState &s, GraphReplay &replay, const char *entry,
+                        CUstream caller, void *const *buffers,
+                        const int64_t *extents, int64_t count) {
   std::unique_lock<std::mutex> lock(replay.mutex);
   if (replay.capacity == 0 || isCapturing(s, caller))
     return 0;
@@ -230,7 +262,7 @@ int32_t replayOrCapture(CudaState &s, const char *entry, CUstream caller,
                                         CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
              "rnnc: capturing a call for graph replay"))
     return 1;
-  capture = Capture{true, &s, caller, call};
+  capture = Capture{true, &s, &replay, caller, call};
   beginCallerStream(replay.stream);
   beginReplayCapture();
   // Held until the capture ends in rnnrt_cuda_leave.
@@ -242,7 +274,7 @@ int32_t replayOrCapture(CudaState &s, const char *entry, CUstream caller,
 /// it, the captured work not having run. False with the error recorded if
 /// the call failed or could not be captured.
 bool finishCapture(CudaState &s) {
-  GraphReplay &replay = graphReplay();
+  GraphReplay &replay = *capture.replay;
   std::lock_guard<std::mutex> lock(replay.mutex, std::adopt_lock);
   Capture done = capture;
   capture = Capture();
@@ -274,8 +306,8 @@ bool finishCapture(CudaState &s) {
 }
 } // namespace
 
-extern "C" int32_t rnnrt_cuda_enter(const char *entry, void *stream,
-                                    void *const *buffers,
+extern "C" int32_t rnnrt_cuda_enter(rnnc_context *context, const char *entry,
+                                    void *stream, void *const *buffers,
                                     const int64_t *extents, int64_t count) {
   // An error left by earlier work outside a call (a module unloaded, say)
   // must not be blamed on this one.
@@ -294,35 +326,37 @@ extern "C" int32_t rnnrt_cuda_enter(const char *entry, void *stream,
     lastError = std::move(overlap);
     return 1;
   }
-  CudaState *s = enterCall("rnnc");
+  if (!checkContext(context, "rnnc"))
+    return 1;
+  CudaState *s = enterCall("rnnc", *context->device);
   if (!s) {
     leaveCall();
     return keepError();
   }
-  // The stream must be one of the library's context (its device's primary
+  // The stream must be one of the context's device (of its primary
   // context, which CUDA runtime users such as PyTorch share): work on
   // another device's stream would fail at the first launch, less clearly.
   auto caller = static_cast<CUstream>(stream);
-  CUcontext context = nullptr;
-  if (CUresult r = s->api.cuStreamGetCtx(caller, &context)) {
+  CUcontext streamContext = nullptr;
+  if (CUresult r = s->api.cuStreamGetCtx(caller, &streamContext)) {
     lastError = "rnnc: the caller's stream " + describePointer(stream) +
                 " is not a CUDA stream: cuStreamGetCtx: " + describe(*s, r);
     leaveCall();
     return 1;
   }
-  if (context != s->context) {
+  if (streamContext != s->context) {
     lastError = "rnnc: the caller's stream " + describePointer(stream) +
-                " belongs to another CUDA context than the library's (the "
-                "primary context of device " +
+                " belongs to another CUDA context than the rnnc context's "
+                "device (the primary context of device " +
                 std::to_string(s->ordinal) +
-                "); call rnnc_set_device with the stream's device before "
-                "the first call";
+                "); call with a context of the stream's device "
+                "(rnnc_context_create)";
     leaveCall();
     return 1;
   }
   beginCallerStream(caller);
-  int32_t status =
-      replayOrCapture(*s, entry, caller, buffers, extents, count);
+  int32_t status = replayOrCapture(*s, context->replay, entry, caller, buffers,
+                                   extents, count);
   if (status == 0)
     return 0;
   leaveCall();
@@ -338,34 +372,67 @@ extern "C" int32_t rnnrt_cuda_leave() {
 
 extern "C" const char *rnnc_last_error() { return lastError.c_str(); }
 
-extern "C" int32_t rnnc_set_graph_replay(int32_t calls) {
+extern "C" rnnc_context *rnnc_context_create(int32_t device) {
   (void)takeError();
+  if (device < 0) {
+    lastError = "rnnc_context_create: device " + std::to_string(device) +
+                " is negative";
+    return nullptr;
+  }
+  CudaState *s = openDevice(device, "rnnc_context_create");
+  if (!s) {
+    keepError();
+    return nullptr;
+  }
+  return new rnnc_context{kContextMagic, s, {}};
+}
+
+extern "C" int32_t rnnc_context_destroy(rnnc_context *context) {
+  (void)takeError();
+  if (!context)
+    return 0;
+  if (!checkContext(context, "rnnc_context_destroy"))
+    return 1;
+  GraphReplay &replay = context->replay;
+  {
+    std::lock_guard<std::mutex> lock(replay.mutex);
+    // Graphs, streams and events are destroyed in the device's context,
+    // the caller's current context given back afterwards.
+    if (CudaState *s = enterCall("rnnc_context_destroy", *context->device)) {
+      dropCalls(*s, replay, 0);
+      if (replay.stream)
+        check(*s, s->api.cuStreamDestroy(replay.stream),
+              "rnnc_context_destroy: the graph replay stream");
+      for (CUevent event : {replay.fork, replay.join})
+        if (event)
+          check(*s, s->api.cuEventDestroy(event),
+                "rnnc_context_destroy: the graph replay events");
+    }
+    leaveCall();
+  }
+  context->magic = 0;
+  delete context;
+  return keepError();
+}
+
+extern "C" int32_t rnnc_set_graph_replay(rnnc_context *context, int32_t calls) {
+  (void)takeError();
+  if (!checkContext(context, "rnnc_set_graph_replay"))
+    return 1;
   if (calls < 0) {
     lastError = "rnnc_set_graph_replay: " + std::to_string(calls) +
                 " pointer sets; give 0 (off) or more";
     return 1;
   }
-  GraphReplay &replay = graphReplay();
+  GraphReplay &replay = context->replay;
   std::lock_guard<std::mutex> lock(replay.mutex);
   replay.capacity = static_cast<size_t>(calls);
   if (replay.calls.size() <= replay.capacity)
     return 0;
-  // Graphs are destroyed in the runtime's context, the caller's current
+  // Graphs are destroyed in the device's context, the caller's current
   // context given back afterwards.
-  CudaState *s = enterCall("rnnc_set_graph_replay");
-  if (s)
+  if (CudaState *s = enterCall("rnnc_set_graph_replay", *context->device))
     dropCalls(*s, replay, replay.capacity);
   leaveCall();
-  return keepError();
-}
-
-extern "C" int32_t rnnc_set_device(int32_t device) {
-  (void)takeError();
-  if (device < 0) {
-    lastError =
-        "rnnc_set_device: device " + std::to_string(device) + " is negative";
-    return 1;
-  }
-  mgpuSetDefaultDevice(device);
   return keepError();
 }

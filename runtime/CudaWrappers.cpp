@@ -14,9 +14,10 @@
 // the parameter count, mgpuMemAlloc the host-shared flag). Unlike upstream,
 // failures are recorded for takeError() rather than printed, all work goes
 // to one stream (the runtime's, or the caller's during a library call), a
-// module is loaded into the driver on its first kernel lookup rather than
-// when it is registered at start-up, and mgpuModuleGetFunction, which the
-// translation calls before every launch, asks the driver once per kernel.
+// module is loaded into a device on its first kernel lookup there rather
+// than when it is registered at start-up, and mgpuModuleGetFunction, which
+// the translation calls before every launch, asks the driver once per
+// kernel and device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,24 +46,32 @@ std::string oneLine(const char *text) {
   return out;
 }
 
-/// A module image registered by mgpuModuleLoad(JIT) and loaded into the
-/// driver on its first mgpuModuleGetFunction. The translation of
-/// gpu.binary registers the module from a global constructor, which runs
-/// when a program starts or a library is loaded: deferring the load keeps
-/// that from initializing CUDA, so a library's caller can still choose the
-/// device (rnnc_set_device), and a program that never launches a kernel
-/// never touches the GPU. Compiled code only passes the handle along.
-struct LazyModule {
-  const void *image = nullptr;
-  /// mgpuModuleLoadJIT's optimization level; -1 for mgpuModuleLoad.
-  int optLevel = -1;
-  std::mutex mutex;
+/// A module loaded into one device's context.
+struct DeviceModule {
   CUmodule loaded = nullptr;
   /// Whether loading failed (the error was recorded then; not retried).
   bool failed = false;
   /// Kernels resolved so far. The translation of gpu.launch_func passes the
   /// address of a constant string, so the address identifies the name.
   std::map<const char *, CUfunction> functions;
+};
+
+/// A module image registered by mgpuModuleLoad(JIT) and loaded into the
+/// driver on its first mgpuModuleGetFunction on each device. The
+/// translation of gpu.binary registers the module from a global
+/// constructor, which runs when a program starts or a library is loaded:
+/// deferring the load keeps that from initializing CUDA, so a library's
+/// caller still chooses the devices (rnnc_context_create), and a program
+/// that never launches a kernel never touches the GPU. Compiled code only
+/// passes the handle along; the kernel it gets is that of the device of
+/// the calling thread's call.
+struct LazyModule {
+  const void *image = nullptr;
+  /// mgpuModuleLoadJIT's optimization level; -1 for mgpuModuleLoad.
+  int optLevel = -1;
+  std::mutex mutex;
+  /// By device ordinal.
+  std::map<int, DeviceModule> devices;
 };
 
 LazyModule *registerModule(const char *entry, const void *image, int optLevel) {
@@ -76,17 +85,18 @@ LazyModule *registerModule(const char *entry, const void *image, int optLevel) {
   return module;
 }
 
-/// Loads `module` into the driver unless done; holds module.mutex. A
-/// failure is recorded once and not retried.
-bool ensureLoaded(CudaState &s, LazyModule &module) {
-  if (module.loaded || module.failed)
-    return module.loaded != nullptr;
+/// Loads `module` into `s`'s device unless done, as `loaded`; holds
+/// module.mutex. A failure is recorded once and not retried.
+bool ensureLoaded(CudaState &s, const LazyModule &module,
+                  DeviceModule &loaded) {
+  if (loaded.loaded || loaded.failed)
+    return loaded.loaded != nullptr;
   void *image = const_cast<void *>(module.image);
   CUresult r;
   std::string what;
   if (module.optLevel < 0) {
     what = "mgpuModuleLoad";
-    r = s.api.cuModuleLoadData(&module.loaded, image);
+    r = s.api.cuModuleLoadData(&loaded.loaded, image);
   } else {
     char log[4096] = {0};
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
@@ -96,14 +106,14 @@ bool ensureLoaded(CudaState &s, LazyModule &module) {
         log, reinterpret_cast<void *>(sizeof(log)),
         reinterpret_cast<void *>(static_cast<intptr_t>(module.optLevel))};
     what = "mgpuModuleLoadJIT";
-    r = s.api.cuModuleLoadDataEx(&module.loaded, image, 3, options, values);
+    r = s.api.cuModuleLoadDataEx(&loaded.loaded, image, 3, options, values);
     if (r != CUDA_SUCCESS && log[0])
       what += " (" + oneLine(log) + ")";
   }
   if (check(s, r, what.c_str()))
     return true;
-  module.loaded = nullptr;
-  module.failed = true;
+  loaded.loaded = nullptr;
+  loaded.failed = true;
   return false;
 }
 
@@ -122,9 +132,23 @@ extern "C" void mgpuModuleUnload(CUmodule handle) {
   auto *module = reinterpret_cast<LazyModule *>(handle);
   if (!module)
     return;
-  if (module->loaded)
-    if (CudaState *s = acquire("mgpuModuleUnload"))
-      check(*s, s->api.cuModuleUnload(module->loaded), "mgpuModuleUnload");
+  // A module is unloaded in its device's context; the thread's current
+  // context is given back afterwards.
+  CUcontext previous = nullptr;
+  CudaState *any = nullptr;
+  for (auto &[ordinal, loaded] : module->devices) {
+    CudaState *s = startedDevice(ordinal);
+    if (!loaded.loaded || !s)
+      continue;
+    if (!any &&
+        !check(*s, s->api.cuCtxGetCurrent(&previous), "mgpuModuleUnload"))
+      break;
+    any = s;
+    if (check(*s, s->api.cuCtxSetCurrent(s->context), "mgpuModuleUnload"))
+      check(*s, s->api.cuModuleUnload(loaded.loaded), "mgpuModuleUnload");
+  }
+  if (any)
+    restoreContext(*any, previous, "mgpuModuleUnload");
   delete module;
 }
 
@@ -135,19 +159,22 @@ extern "C" CUfunction mgpuModuleGetFunction(CUmodule handle, const char *name) {
     recordError("mgpuModuleGetFunction: no module for kernel " + kernel);
     return nullptr;
   }
-  std::lock_guard<std::mutex> lock(module->mutex);
-  auto it = module->functions.find(name);
-  if (it != module->functions.end())
-    return it->second;
   CudaState *s = acquire("mgpuModuleGetFunction");
-  if (!s || !ensureLoaded(*s, *module))
+  if (!s)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(module->mutex);
+  DeviceModule &loaded = module->devices[s->ordinal];
+  auto it = loaded.functions.find(name);
+  if (it != loaded.functions.end())
+    return it->second;
+  if (!ensureLoaded(*s, *module, loaded))
     return nullptr;
   CUfunction function = nullptr;
   std::string what = "mgpuModuleGetFunction(" + kernel + ")";
-  if (!check(*s, s->api.cuModuleGetFunction(&function, module->loaded, name),
+  if (!check(*s, s->api.cuModuleGetFunction(&function, loaded.loaded, name),
              what.c_str()))
     return nullptr;
-  module->functions.emplace(name, function);
+  loaded.functions.emplace(name, function);
   return function;
 }
 

@@ -5,9 +5,10 @@
 // pointers to memref descriptors, which every caller would have to fill in
 // with the shapes; here the shapes are static, so the entry point builds
 // the descriptors itself and a caller passes data pointers only. On the
-// cuda target (caller-stream) the entry point also brackets the call with
-// the runtime's rnnrt_cuda_enter/leave, which route the work to the
-// caller's stream and turn a recorded error into the return code. A
+// cuda target (caller-stream) the entry point takes the caller's context
+// (rnnc_context_create) first and brackets the call with the runtime's
+// rnnrt_cuda_enter/leave, which route the work to the context's device and
+// the caller's stream and turn a recorded error into the return code. A
 // function compiled for every T and B takes them first, and has a second
 // entry point that gives each argument's size at a shape (see Passes.td).
 //
@@ -211,7 +212,8 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       FailureOr<func::FuncOp> enterDecl = rnn::declareRuntimeFunction(
           module, "rnnrt_cuda_enter",
           b.getFunctionType(
-              {ptrType, ptrType, ptrType, ptrType, b.getI64Type()}, {i32}),
+              {ptrType, ptrType, ptrType, ptrType, ptrType, b.getI64Type()},
+              {i32}),
           "rnn-emit-c-abi{caller-stream=1}");
       FailureOr<func::FuncOp> leaveDecl = rnn::declareRuntimeFunction(
           module, "rnnrt_cuda_leave", b.getFunctionType({}, {i32}),
@@ -240,17 +242,21 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       b.setInsertionPointAfter(func);
       Location loc = func.getLoc();
       auto ptrType = LLVM::LLVMPointerType::get(&getContext());
+      // (buffers, stream), after the context on the cuda target.
+      SmallVector<Type> params(callerStream ? 3 : 2, ptrType);
       auto entry = func::FuncOp::create(
-          b, loc, name,
-          b.getFunctionType({ptrType, ptrType}, {b.getI32Type()}));
+          b, loc, name, b.getFunctionType(params, {b.getI32Type()}));
       Block *body = entry.addEntryBlock();
       b.setInsertionPointToStart(body);
-      Value buffers = body->getArgument(0);
+      unsigned first = callerStream ? 1 : 0;
+      Value buffers = body->getArgument(first);
       Type i32 = b.getI32Type();
       if (callerStream)
-        emitEnter(b, loc, entry, name, body->getArgument(1), buffers,
-                  [&] { return buildExtents(b, loc, module, func, name); },
-                  func.getNumArguments());
+        emitEnter(
+            b, loc, entry, name, body->getArgument(0),
+            body->getArgument(first + 1), buffers,
+            [&] { return buildExtents(b, loc, module, func, name); },
+            func.getNumArguments());
       SmallVector<Value> operands;
       for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
         auto slot = LLVM::GEPOp::create(
@@ -271,11 +277,11 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
 
   /// In `entry` (caller-stream), at `b`:
   ///   int32_t entered =
-  ///       rnnrt_cuda_enter(name, stream, buffers, extents, count);
+  ///       rnnrt_cuda_enter(context, name, stream, buffers, extents, count);
   ///   if (entered != 0) return entered == 1;
   /// leaving `b` where the call goes; `buildExtents` gives the extents.
-  void emitEnter(OpBuilder &b, Location loc, func::FuncOp entry,
-                 StringRef name, Value stream, Value buffers,
+  void emitEnter(OpBuilder &b, Location loc, func::FuncOp entry, StringRef name,
+                 Value context, Value stream, Value buffers,
                  function_ref<Value()> buildExtents, int64_t count) {
     Type i32 = b.getI32Type();
     Value entryName =
@@ -283,13 +289,12 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
                                  (name + Twine('\0')).str(),
                                  LLVM::Linkage::Private);
     Value extents = buildExtents();
-    Value entered =
-        func::CallOp::create(
-            b, loc, enter,
-            ValueRange{entryName, stream, buffers, extents,
-                       arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                                    count)})
-            .getResult(0);
+    Value entered = func::CallOp::create(
+                        b, loc, enter,
+                        ValueRange{context, entryName, stream, buffers, extents,
+                                   arith::ConstantIntOp::create(
+                                       b, loc, b.getI64Type(), count)})
+                        .getResult(0);
     Value zero = arith::ConstantIntOp::create(b, loc, i32, 0);
     Value one = arith::ConstantIntOp::create(b, loc, i32, 1);
     Value skips = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
@@ -391,14 +396,20 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
                 arith::ConstantIntOp::create(b, loc, i32, 0)))
             .getResult());
 
-    // The entry point.
+    // The entry point: (T, B, buffers, stream), after the context on the
+    // cuda target.
     b.setInsertionPointAfter(sizes);
-    auto entry = func::FuncOp::create(
-        b, loc, name, b.getFunctionType({i64, i64, ptrType, ptrType}, {i32}));
+    SmallVector<Type> params = {i64, i64, ptrType, ptrType};
+    if (callerStream)
+      params.insert(params.begin(), ptrType);
+    auto entry =
+        func::FuncOp::create(b, loc, name, b.getFunctionType(params, {i32}));
     body = entry.addEntryBlock();
     b.setInsertionPointToStart(body);
-    t = body->getArgument(0);
-    batch = body->getArgument(1);
+    unsigned first = callerStream ? 1 : 0;
+    t = body->getArgument(first);
+    batch = body->getArgument(first + 1);
+    Value bufferArray = body->getArgument(first + 2);
     Value count = i64Constant(func.getNumArguments());
     Value bytes = LLVM::AllocaOp::create(b, loc, ptrType, i64, count);
     Value status =
@@ -431,16 +442,16 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
         }
         return extents;
       };
-      emitEnter(b, loc, entry, name, body->getArgument(3),
-                body->getArgument(2), extentsAtShape,
+      emitEnter(b, loc, entry, name, body->getArgument(0),
+                body->getArgument(first + 3), bufferArray, extentsAtShape,
                 func.getNumArguments());
     }
     SmallVector<Value> operands;
     for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
       auto memref = cast<MemRefType>(type);
-      auto slot = LLVM::GEPOp::create(
-          b, loc, ptrType, ptrType, body->getArgument(2),
-          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      auto slot =
+          LLVM::GEPOp::create(b, loc, ptrType, ptrType, bufferArray,
+                              ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       Value data = LLVM::LoadOp::create(b, loc, ptrType, slot);
       SmallVector<Value> dims;
       for (int64_t dim = 0; dim < memref.getRank(); ++dim) {

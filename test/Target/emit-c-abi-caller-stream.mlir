@@ -13,7 +13,7 @@ func.func @calls(%x: memref<2xf32>) {
 // -----
 
 // A declaration of the right type is used as it is.
-func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
+func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
 func.func @calls(%x: memref<2xf32>) {
   return
 }

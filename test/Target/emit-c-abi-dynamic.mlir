@@ -2,12 +2,13 @@
 // RUN: rnn-opt %s --rnn-emit-c-abi="caller-stream=1" | FileCheck %s --check-prefix=STREAM
 // RUN: rnn-opt %s --rnn-emit-c-abi --rnn-infer-pipeline | FileCheck %s --check-prefix=LLVM
 
-// On the caller's CUDA stream (caller-stream=1) the entry point checks
-// the shape, then hands the runtime the buffers' extents at (T, B) (the
-// bytes, negated for the buffers the function writes: here the arena),
-// which check them and key a call's graph replay.
+// On the caller's CUDA stream (caller-stream=1) the entry point takes the
+// context first, checks the shape, then hands the runtime the context and
+// the buffers' extents at (T, B) (the bytes, negated for the buffers the
+// function writes: here the arena), which check them and key a call's
+// graph replay.
 // STREAM-LABEL: func.func @rnnc_g(
-// STREAM-SAME: [[T:%[[:alnum:]_]+]]: i64, [[B:%[[:alnum:]_]+]]: i64, [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
+// STREAM-SAME: [[CONTEXT:%[[:alnum:]_]+]]: !llvm.ptr, [[T:%[[:alnum:]_]+]]: i64, [[B:%[[:alnum:]_]+]]: i64, [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
 // STREAM: [[SIZES:%.+]] = llvm.alloca %c5_i64 x i64
 // STREAM: call @rnnc_g_sizes([[T]], [[B]], [[SIZES]])
 // STREAM: cf.cond_br
@@ -17,7 +18,7 @@
 // STREAM: [[NEGATED:%.+]] = llvm.sub %c0_i64, [[ARENA]] : i64
 // STREAM-NEXT: [[SLOT:%.+]] = llvm.getelementptr [[EXTENTS]][4]
 // STREAM-NEXT: llvm.store [[NEGATED]], [[SLOT]]
-// STREAM: call @rnnrt_cuda_enter(%{{.+}}, [[STREAM]], [[BUFFERS]], [[EXTENTS]], %{{.+}})
+// STREAM: call @rnnrt_cuda_enter([[CONTEXT]], %{{.+}}, [[STREAM]], [[BUFFERS]], [[EXTENTS]], %{{.+}})
 // STREAM: call @g(
 // STREAM: [[LEFT:%.+]] = call @rnnrt_cuda_leave()
 // STREAM-NEXT: return [[LEFT]] : i32

@@ -34,8 +34,9 @@
 
 // PREFIX: func.func @lib_step(
 
-// caller-stream (the cuda target): the call runs between rnnrt_cuda_enter,
-// given the entry point's name (a private global, whose address identifies
+// caller-stream (the cuda target): the entry point takes the caller's
+// context first, and the call runs between rnnrt_cuda_enter, given the
+// context, the entry point's name (a private global, whose address identifies
 // the entry point to the runtime's graph replay), the caller's stream, the
 // buffers to check (2 for @step) and their extents in bytes (a private
 // global; negative for the buffers the function writes by their role:
@@ -45,15 +46,15 @@
 // returns 1 or 0.
 // STREAM-DAG: llvm.mlir.global private constant @__rnnc_entry_rnnc_step("rnnc_step\00")
 // STREAM-DAG: llvm.mlir.global private constant @__rnnc_extents_rnnc_step(dense<[24, -3]> : tensor<2xi64>) {addr_space = 0 : i32} : !llvm.array<2 x i64>
-// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
+// STREAM-DAG: func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
 // STREAM-DAG: func.func private @rnnrt_cuda_leave() -> i32
 // STREAM-LABEL: func.func @rnnc_step(
-// STREAM-SAME: [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
+// STREAM-SAME: [[CONTEXT:%[[:alnum:]_]+]]: !llvm.ptr, [[BUFFERS:%[[:alnum:]_]+]]: !llvm.ptr, [[STREAM:%[[:alnum:]_]+]]: !llvm.ptr) -> i32
 // STREAM: [[GLOBAL:%.+]] = llvm.mlir.addressof @__rnnc_entry_rnnc_step : !llvm.ptr
 // STREAM: [[NAME:%.+]] = llvm.getelementptr [[GLOBAL]][0, 0]
 // STREAM: [[EXTENTS:%.+]] = llvm.mlir.addressof @__rnnc_extents_rnnc_step : !llvm.ptr
 // STREAM: [[COUNT:%.+]] = arith.constant 2 : i64
-// STREAM: [[ENTERED:%.+]] = call @rnnrt_cuda_enter([[NAME]], [[STREAM]], [[BUFFERS]], [[EXTENTS]], [[COUNT]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
+// STREAM: [[ENTERED:%.+]] = call @rnnrt_cuda_enter([[CONTEXT]], [[NAME]], [[STREAM]], [[BUFFERS]], [[EXTENTS]], [[COUNT]]) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> i32
 // STREAM: [[ZERO:%.+]] = arith.constant 0 : i32
 // STREAM: [[ONE:%.+]] = arith.constant 1 : i32
 // STREAM: [[SKIPS:%.+]] = arith.cmpi ne, [[ENTERED]], [[ZERO]] : i32

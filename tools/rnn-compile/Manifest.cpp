@@ -130,8 +130,9 @@ std::string Manifest::render(MLIRContext &context) const {
   // What the library exports besides its entry points.
   llvm::json::Object functions;
   if (cuda) {
+    functions["context_create"] = "rnnc_context_create";
+    functions["context_destroy"] = "rnnc_context_destroy";
     functions["last_error"] = "rnnc_last_error";
-    functions["set_device"] = "rnnc_set_device";
     functions["set_graph_replay"] = "rnnc_set_graph_replay";
   }
   // Version 2: a library for every T and B, whose entry points take them.

@@ -23,10 +23,11 @@
 // compiler driver instead.
 //
 // With --target=cuda every buffer is device memory, the kernels' PTX is
-// embedded in the library (loaded by the driver at the first call, on the
-// device rnnc_set_device chose, default 0), and an entry point enqueues
-// its work on `stream`, the caller's CUDA stream, without waiting for it.
-// It returns 0, or 1 with the reason in rnnc_last_error(). The driver and
+// embedded in the library (loaded by the driver at the first call on each
+// device), and an entry point takes a context first (rnnc_context_create,
+// one per device) and enqueues its work on `stream`, the caller's CUDA
+// stream on that device, without waiting for it. It returns 0, or 1 with
+// the reason in rnnc_last_error(). The driver and
 // cuBLAS are loaded at run time, as by rnn-run. Errors: one line on stderr,
 // exit 2; DIR gets its files only when everything succeeded (each written under
 // a temporary name and renamed, the manifest last).

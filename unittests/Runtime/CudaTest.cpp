@@ -35,6 +35,8 @@ using namespace rnn::runtime;
 namespace {
 
 constexpr const char *kMissingDriver = "/nonexistent/libcuda.so.1";
+/// The error of a library call made with no context.
+constexpr const char *kNoContext = "rnnc: no context";
 
 bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
@@ -67,15 +69,39 @@ TEST_F(CudaWithoutDriver, InitializeNamesTheMissingLibrary) {
 }
 
 TEST_F(CudaWithoutDriver, LibraryCallsFailWithAMessage) {
-  auto *fakeStream = reinterpret_cast<CUstream_st *>(0x1000);
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", fakeStream, nullptr, nullptr, 0), 1);
+  // A context starts the runtime on its device: without a driver there is
+  // none, and the message says why.
+  EXPECT_EQ(rnnc_context_create(0), nullptr);
   // The message is kept for rnnc_last_error, and nothing stays recorded.
   EXPECT_EQ(cuda::takeError(), "");
   std::string error = rnnc_last_error();
-  EXPECT_EQ(error.rfind("rnnc: ", 0), 0u) << error;
+  EXPECT_EQ(error.rfind("rnnc_context_create: CUDA driver not found", 0), 0u)
+      << error;
   EXPECT_TRUE(contains(error, kMissingDriver)) << error;
-  EXPECT_EQ(rnnc_set_device(-1), 1);
-  EXPECT_TRUE(contains(rnnc_last_error(), "negative")) << rnnc_last_error();
+  EXPECT_EQ(rnnc_context_create(-1), nullptr);
+  EXPECT_TRUE(contains(rnnc_last_error(), "device -1 is negative"))
+      << rnnc_last_error();
+  // Calls without a context, or with a pointer that is none, are refused
+  // naming it.
+  auto *fakeStream = reinterpret_cast<CUstream_st *>(0x1000);
+  EXPECT_EQ(
+      rnnrt_cuda_enter(nullptr, "rnnc_test", fakeStream, nullptr, nullptr, 0),
+      1);
+  EXPECT_TRUE(contains(rnnc_last_error(), "rnnc: no context"))
+      << rnnc_last_error();
+  alignas(16) uint64_t notAContext[8] = {};
+  auto *bogus = reinterpret_cast<rnnc_context *>(notAContext);
+  EXPECT_EQ(
+      rnnrt_cuda_enter(bogus, "rnnc_test", fakeStream, nullptr, nullptr, 0), 1);
+  EXPECT_TRUE(contains(rnnc_last_error(), "is not a live context"))
+      << rnnc_last_error();
+  EXPECT_EQ(rnnc_set_graph_replay(nullptr, 4), 1);
+  EXPECT_TRUE(contains(rnnc_last_error(), "rnnc_set_graph_replay: no context"))
+      << rnnc_last_error();
+  EXPECT_EQ(rnnc_context_destroy(bogus), 1);
+  EXPECT_TRUE(contains(rnnc_last_error(), "is not a live context"))
+      << rnnc_last_error();
+  EXPECT_EQ(rnnc_context_destroy(nullptr), 0);
   // Outside a call the runtime's stream is used again.
   EXPECT_EQ(rnnrt_cuda_leave(), 0);
   EXPECT_EQ(mgpuStreamCreate(), nullptr);
@@ -85,45 +111,51 @@ TEST_F(CudaWithoutDriver, LibraryCallsFailWithAMessage) {
 TEST_F(CudaWithoutDriver, LibraryCallsRefuseMisalignedBuffers) {
   alignas(16) char data[64];
   // The second buffer starts 4 bytes into a 16-byte block: refused first,
-  // naming it, before the driver is looked for.
+  // naming it, before the context is looked at.
   void *misaligned[] = {data, data + 4};
   const int64_t extents[] = {16, 16, 16};
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, misaligned, extents, 2), 1);
+  EXPECT_EQ(
+      rnnrt_cuda_enter(nullptr, "rnnc_test", nullptr, misaligned, extents, 2),
+      1);
   std::string error = rnnc_last_error();
   EXPECT_EQ(error.rfind("rnnc: buffer 1 (", 0), 0u) << error;
   EXPECT_TRUE(contains(error, "not aligned to 16 bytes")) << error;
-  EXPECT_FALSE(contains(error, kMissingDriver)) << error;
-  // Aligned buffers pass the check and reach the driver.
+  EXPECT_FALSE(contains(error, kNoContext)) << error;
+  // Aligned buffers pass the check and reach the context's.
   void *aligned[] = {data, data + 16, nullptr};
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, aligned, extents, 3), 1);
-  EXPECT_TRUE(contains(rnnc_last_error(), kMissingDriver)) << rnnc_last_error();
+  EXPECT_EQ(
+      rnnrt_cuda_enter(nullptr, "rnnc_test", nullptr, aligned, extents, 3), 1);
+  EXPECT_TRUE(contains(rnnc_last_error(), kNoContext)) << rnnc_last_error();
 }
 
 TEST_F(CudaWithoutDriver, LibraryCallsRefuseOverlapsWithWrittenBuffers) {
   alignas(16) char data[64];
   // Buffers the entry point only reads may overlap: an input passed twice
-  // reaches the driver.
+  // reaches the context's check.
   void *twice[] = {data, data, data + 32};
   const int64_t readTwice[] = {32, 32, -32};
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, twice, readTwice, 3), 1);
-  EXPECT_TRUE(contains(rnnc_last_error(), kMissingDriver)) << rnnc_last_error();
+  EXPECT_EQ(
+      rnnrt_cuda_enter(nullptr, "rnnc_test", nullptr, twice, readTwice, 3), 1);
+  EXPECT_TRUE(contains(rnnc_last_error(), kNoContext)) << rnnc_last_error();
   // A written buffer (negative extent) that overlaps another, by one 16-byte
-  // block, is refused with both, before the driver is looked for.
+  // block, is refused with both, before the context is looked at.
   void *overlapping[] = {data, data + 16};
   const int64_t writesFirst[] = {-32, 16};
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, overlapping, writesFirst, 2),
+  EXPECT_EQ(rnnrt_cuda_enter(nullptr, "rnnc_test", nullptr, overlapping,
+                             writesFirst, 2),
             1);
   std::string error = rnnc_last_error();
   EXPECT_EQ(error.rfind("rnnc: buffer 0 (32 bytes at ", 0), 0u) << error;
   EXPECT_TRUE(contains(error, "which the entry point writes, overlaps "
                               "buffer 1 (16 bytes at "))
       << error;
-  EXPECT_FALSE(contains(error, kMissingDriver)) << error;
+  EXPECT_FALSE(contains(error, kNoContext)) << error;
   // Adjacent buffers do not overlap.
   const int64_t adjacent[] = {-16, 16};
-  EXPECT_EQ(rnnrt_cuda_enter("rnnc_test", nullptr, overlapping, adjacent, 2),
-            1);
-  EXPECT_TRUE(contains(rnnc_last_error(), kMissingDriver)) << rnnc_last_error();
+  EXPECT_EQ(
+      rnnrt_cuda_enter(nullptr, "rnnc_test", nullptr, overlapping, adjacent, 2),
+      1);
+  EXPECT_TRUE(contains(rnnc_last_error(), kNoContext)) << rnnc_last_error();
 }
 
 TEST_F(CudaWithoutDriver, EntryPointsRecordErrorsInsteadOfCrashing) {

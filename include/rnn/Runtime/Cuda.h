@@ -132,38 +132,50 @@ void _mlir_ciface_rnnrt_cuda_gemm_bf16(int64_t transA, int64_t transB,
                                        StridedMemRefType<uint16_t, 2> *A,
                                        StridedMemRefType<uint16_t, 2> *B,
                                        StridedMemRefType<float, 2> *C);
+/// A library's handle on one device (rnnc_context_create): the device its
+/// entry points run on, and the graph replay of the calls made with it.
+typedef struct rnnc_context rnnc_context;
+/// A context on device `device` (a CUDA ordinal), starting the runtime
+/// there if it has not started yet (the driver loaded, the device's
+/// primary context retained, its kernels loaded at the first call); the
+/// calling thread's current context is left as it was. Null on failure,
+/// with the reason in rnnc_last_error (no driver, no such device). Any
+/// number of contexts may exist, on one device or several; threads may
+/// call with one context at once, each on its own stream.
+rnnc_context *rnnc_context_create(int32_t device);
+/// Destroys `context` (null: nothing) and its replay graphs, once no call
+/// with it runs. Returns 0, or 1 (see rnnc_last_error).
+int32_t rnnc_context_destroy(rnnc_context *context);
 /// Starts a call of the library's entry point `entry` (a name whose
-/// address identifies it) on the calling thread: checks that each of the
-/// `count` buffers is aligned to 16 bytes (the kernels access 16-byte
-/// vectors) and that none the entry point writes (a negative extent in
-/// `extents`, the buffers' sizes in bytes) overlaps another, initializes
-/// the runtime if needed, and until rnnrt_cuda_leave
-/// the work goes to `stream`, the caller's (null: the legacy default
-/// stream), or with graph replay on, to the library's replay stream while
-/// the call is captured. Returns 0 (run the function, then
-/// rnnrt_cuda_leave), 1 with the error recorded, or 2 when a captured
-/// graph of the same call replayed it (the entry point returns 0).
-int32_t rnnrt_cuda_enter(const char *entry, void *stream, void *const *buffers,
-                         const int64_t *extents, int64_t count);
+/// address identifies it) with `context` on the calling thread: checks the
+/// context, that each of the `count` buffers is aligned to 16 bytes (the
+/// kernels access 16-byte vectors) and that none the entry point writes (a
+/// negative extent in `extents`, the buffers' sizes in bytes) overlaps
+/// another, makes the context's device current, and until
+/// rnnrt_cuda_leave the work goes to `stream`, the caller's on that device
+/// (null: the legacy default stream), or with graph replay on, to the
+/// context's replay stream while the call is captured. Returns 0 (run the
+/// function, then rnnrt_cuda_leave), 1 with the error recorded, or 2 when
+/// a captured graph of the same call replayed it (the entry point returns
+/// 0).
+int32_t rnnrt_cuda_enter(rnnc_context *context, const char *entry, void *stream,
+                         void *const *buffers, const int64_t *extents,
+                         int64_t count);
 /// Ends the call begun by rnnrt_cuda_enter (launching its graph if the call
 /// was captured). Returns 0 if no error was recorded since, else 1, keeping
 /// the error for rnnc_last_error.
 int32_t rnnrt_cuda_leave();
-/// The error of the calling thread's last failed library call (rnnc_*
-/// entry point or rnnc_set_device), or "".
+/// The error of the calling thread's last failed library call (an rnnc_*
+/// entry point or function), or "".
 const char *rnnc_last_error();
-/// Graph replay of the library's calls: keeps the last `calls` pointer
-/// sets the entry points were called with (0, the default: off, dropping
-/// every graph). A call with a kept set runs eagerly the first time, is
-/// captured into a CUDA graph (and launched) the second, and replays the
-/// graph after, on the library's stream ordered between the caller's
-/// earlier and later work. Returns 0, or 1 (see rnnc_last_error) for a
-/// negative count.
-int32_t rnnc_set_graph_replay(int32_t calls);
-/// Selects the device a library runs on (default 0); the runtime starts on
-/// it at the first call. Returns 0, or 1 (see rnnc_last_error) if the
-/// runtime already runs on another device.
-int32_t rnnc_set_device(int32_t device);
+/// Graph replay of the calls made with `context`: keeps the last `calls`
+/// pointer sets its entry points were called with (0, the default: off,
+/// dropping every graph). A call with a kept set runs eagerly the first
+/// time, is captured into a CUDA graph (and launched) the second, and
+/// replays the graph after, on the context's stream ordered between the
+/// caller's earlier and later work. Returns 0, or 1 (see rnnc_last_error)
+/// for a negative count or no context.
+int32_t rnnc_set_graph_replay(rnnc_context *context, int32_t calls);
 /// Lanes (see "Streams" above): rnnrt_cuda_fork records where the lanes
 /// start on the step's stream; rnnrt_cuda_lane(n) puts the thread's later
 /// work (launches on the stream mgpuStreamCreate then gives, GEMMs) on lane

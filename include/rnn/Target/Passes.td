@@ -34,12 +34,21 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
     and the arena, each of the size the argument's type gives.
 
     On the CPU `stream` is unused (null). With `caller-stream` (the cuda
-    target) the entry point runs the function on the caller's CUDA stream:
-    it calls `rnnrt_cuda_enter(name, stream, buffers, count)` first, `name`
-    a private global holding the entry point's name, whose address
-    identifies the entry point to the runtime's graph replay. The runtime
-    checks that every buffer is aligned to 16 bytes, as the kernels' vector
-    accesses need. When it returns 0 the entry point runs the function and
+    target) the entry point takes a context first,
+
+    ```c
+    int32_t <prefix><name>(rnnc_context *context, void *const *buffers,
+                           void *stream);
+    ```
+
+    and runs the function on the context's device and the caller's CUDA
+    stream: it calls `rnnrt_cuda_enter(context, name, stream, buffers,
+    extents, count)` first, `name` a private global holding the entry
+    point's name, whose address identifies the entry point to the graph
+    replay of the context, and `extents` each buffer's bytes, negated for
+    those the function writes. The runtime checks the context, that every
+    buffer is aligned to 16 bytes, as the kernels' vector accesses need,
+    and that no written buffer overlaps another. When it returns 0 the entry point runs the function and
     returns `rnnrt_cuda_leave()`: 0, or 1 when the runtime recorded an
     error, which the library's `rnnc_last_error()` gives. Otherwise it
     skips the function and returns 1 if the value is 1 (a failure), 0 if it
@@ -62,7 +71,8 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
     no remat plan fitting the budget at that shape (rnn-dispatch-remat);
     otherwise 0. The second
     checks the shape the same way, returns that status if it is not 0, and
-    otherwise calls the function with the sizes T and B give.
+    otherwise calls the function with the sizes T and B give. With
+    `caller-stream` it takes the context first, before T.
 
     Runs before the LLVM lowering: the descriptor is built with LLVM
     dialect ops and cast to the memref type, and the casts fold away when
@@ -72,8 +82,8 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
     Option<"prefix", "prefix", "std::string", /*default=*/"\"rnnc_\"",
            "Prefix of the entry points' names">,
     Option<"callerStream", "caller-stream", "bool", /*default=*/"false",
-           "Run on the caller's CUDA stream through rnnrt_cuda_enter and "
-           "rnnrt_cuda_leave (cuda target)">,
+           "Take a context and run on the caller's CUDA stream through "
+           "rnnrt_cuda_enter and rnnrt_cuda_leave (cuda target)">,
   ];
   let dependentDialects = ["arith::ArithDialect", "LLVM::LLVMDialect",
                            "func::FuncDialect", "cf::ControlFlowDialect"];

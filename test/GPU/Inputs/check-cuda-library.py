@@ -55,9 +55,11 @@ Each scenario runs in a child process, since the device writes its report
     another's);
   * errors: a call on a stream the driver does not know returns 1, naming
     it in rnnc_last_error(), and runs nothing; so does a call whose output
-    overlaps its input, naming both; the next good call returns 0
-    and rnnc_set_device refuses to move a running library; without a
-    driver a call returns 1 saying so.
+    overlaps its input, naming both; the next good call returns 0;
+    a context on a device that is not there is refused, naming it, and
+    the context is destroyed without error; without a driver
+    rnnc_context_create returns null saying so, and a call without a
+    context returns 1 saying that.
 
 Uses the standard library only; the calls through ctypes (the driver, the
 library, a capture) are cudalib.py's, next to it. Exits non-zero listing
@@ -82,13 +84,24 @@ def child(mode, nullcuda, directory):
         return 0
     if mode == "no-driver":
         library = Library(directory)
-        rc = library.call("infer", (ctypes.c_void_p * 64)(), None)
-        print(json.dumps({"rc": rc, "error": library.last_error().decode()}))
+        context = library.context_create(0)
+        out["context"] = context
+        out["context_error"] = library.last_error().decode()
+        # A call without a context is refused, naming what it lacks.
+        library.context = ctypes.c_void_p(None)
+        entry = getattr(library.lib,
+                        library.manifest["entries"]["infer"]["symbol"])
+        entry.restype = ctypes.c_int32
+        shape = (1, 1) if library.dynamic else ()
+        out["rc"] = entry(None, *shape, (ctypes.c_void_p * 64)(), None)
+        out["error"] = library.last_error().decode()
+        print(json.dumps(out))
         return 0
     device = Device(nullcuda)
     library = Library(directory)
     stream = device.stream()
-    out["set_device_0"] = library.set_device(0)
+    library.context = library.context_create(0)
+    out["context_0"] = library.context is not None
     kinds = ("infer", "train", "fwd", "bwd")
     buffers = {kind: library.buffers(device, kind) for kind in kinds}
     out["own_allocations"] = device.allocations
@@ -303,8 +316,11 @@ def child(mode, nullcuda, directory):
         out["overlap_rc"] = library.call("infer", overlapping, stream)
         out["overlap_error"] = library.last_error().decode()
         out["overlap_buffers"] = [y, x]
-        out["set_device_1"] = library.set_device(1)
-        out["set_device_error"] = library.last_error().decode()
+        # The null device has one device: a context on a second is
+        # refused, naming both.
+        out["context_1"] = library.context_create(1)
+        out["context_1_error"] = library.last_error().decode()
+        out["destroy_rc"] = library.context_destroy(library.context)
     print(json.dumps(out))
     return 0
 
@@ -388,7 +404,7 @@ def main(argv):
         print("device:", seen)
         expect(all(rc == 0 for rc in did["rc"]),
                f"{mode}: failed calls: {did['rc']}")
-        expect(did["set_device_0"] == 0, "rnnc_set_device(0) failed")
+        expect(did["context_0"], "rnnc_context_create(0) failed")
         expect(seen["violations"] == 0,
                f"{mode}: {seen['violations']} violations")
         expect(seen["errors"] == 0,
@@ -533,18 +549,25 @@ def main(argv):
            did_errors["overlap_error"],
            "an output over an input was not refused: "
            f"{did_errors['overlap_rc']} {did_errors['overlap_error']!r}")
-    expect(did_errors["set_device_1"] == 1,
-           "rnnc_set_device(1) moved a running library")
-    expect("device 1" in did_errors["set_device_error"] and
-           "device 0" in did_errors["set_device_error"],
-           "unhelpful error: " + did_errors["set_device_error"])
+    expect(did_errors["context_1"] is None,
+           "rnnc_context_create(1) made a context on a device not present")
+    expect("CUDA device 1 not present (1 device)" in
+           did_errors["context_1_error"],
+           "unhelpful error: " + did_errors["context_1_error"])
+    expect(did_errors["destroy_rc"] == 0,
+           "rnnc_context_destroy failed: " + did_errors["context_1_error"])
     expect(seen_errors["violations"] == 0, "violations in the error run")
 
     did_none, _, _ = run_child("no-driver", nullcuda, directory, tmp,
                                driver=os.path.join(tmp, "no-libcuda.so"))
     print("no driver:", did_none)
-    expect(did_none["rc"] == 1, "a call without a driver did not fail")
-    expect("CUDA driver not found" in did_none["error"],
+    expect(did_none["context"] is None,
+           "a context was made without a driver")
+    expect("rnnc_context_create: CUDA driver not found" in
+           did_none["context_error"],
+           "unhelpful error: " + did_none["context_error"])
+    expect(did_none["rc"] == 1, "a call without a context did not fail")
+    expect("rnnc: no context" in did_none["error"],
            "unhelpful error: " + did_none["error"])
 
     for failure in failures:

@@ -85,13 +85,29 @@ class Library:
         functions = self.manifest["functions"]
         self.last_error = getattr(self.lib, functions["last_error"])
         self.last_error.restype = ctypes.c_char_p
-        self.set_device = getattr(self.lib, functions["set_device"])
-        self.set_device.argtypes = [ctypes.c_int32]
-        self.set_device.restype = ctypes.c_int32
-        self.set_graph_replay = getattr(self.lib,
-                                        functions["set_graph_replay"])
-        self.set_graph_replay.argtypes = [ctypes.c_int32]
-        self.set_graph_replay.restype = ctypes.c_int32
+        self.context_create = getattr(self.lib, functions["context_create"])
+        self.context_create.argtypes = [ctypes.c_int32]
+        self.context_create.restype = ctypes.c_void_p
+        self.context_destroy = getattr(self.lib,
+                                       functions["context_destroy"])
+        self.context_destroy.argtypes = [ctypes.c_void_p]
+        self.context_destroy.restype = ctypes.c_int32
+        self._set_graph_replay = getattr(self.lib,
+                                         functions["set_graph_replay"])
+        self._set_graph_replay.argtypes = [ctypes.c_void_p, ctypes.c_int32]
+        self._set_graph_replay.restype = ctypes.c_int32
+        # The context calls use unless given one: device 0's, made at the
+        # first call (loading the library touches no GPU).
+        self.context = None
+
+    def default_context(self):
+        if self.context is None:
+            self.context = self.context_create(0)
+        return self.context
+
+    def set_graph_replay(self, calls, context=None):
+        return self._set_graph_replay(context or self.default_context(),
+                                      calls)
 
     def sizes(self, kind, shape=None):
         """The bytes of each argument of entry `kind` (at `shape`, or the
@@ -139,15 +155,17 @@ class Library:
                 return (buffers[i], sizes[i])
         raise SystemExit(f"{kind} has no output")
 
-    def call(self, kind, buffers, stream, shape=None):
+    def call(self, kind, buffers, stream, shape=None, context=None):
+        """Calls entry `kind` with `context` (default: device 0's)."""
         entry = getattr(self.lib, self.manifest["entries"][kind]["symbol"])
         entry.restype = ctypes.c_int32
+        context = context or self.default_context()
         if not self.dynamic:
-            entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-            return entry(buffers, stream)
-        entry.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                          ctypes.c_void_p]
-        return entry(*(shape or self.shape), buffers, stream)
+            entry.argtypes = [ctypes.c_void_p] * 3
+            return entry(context, buffers, stream)
+        entry.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                          ctypes.c_void_p, ctypes.c_void_p]
+        return entry(context, *(shape or self.shape), buffers, stream)
 
 
 def capture(device, stream, calls):
