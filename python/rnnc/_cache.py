@@ -1,8 +1,8 @@
 """The on-disk cache of compiled libraries: requests checked and hashed,
 the compiler's identity, entries inspected, written under temporary names
 and published by a rename under a lock, damaged ones moved aside, the
-per-user fallback for a cache that cannot be written, the device copies of
-cuda libraries, and the listing and clearing of a cache. rnnc.library
+per-user fallback for a cache that cannot be written, and the listing and
+clearing of a cache. rnnc.library
 (whose docstring describes the layout and the rules) chooses and loads
 the entries."""
 
@@ -50,10 +50,11 @@ _ENTRY_FILE = "rnnc-entry.json"
 _ENTRY_NAME = re.compile(r"[0-9a-f]{32}-[0-9a-f]{16}")
 
 
-# What a cache directory holds that rnnc wrote: entries, their device
-# copies, the copies of loaded directories, their lock files, temporary and
-# moved-aside directories (and the entries of rnnc's first layout,
-# <32 hex digits>).
+# What a cache directory holds that rnnc wrote: entries, their lock files,
+# temporary and moved-aside directories (and what older versions wrote:
+# the entries of rnnc's first layout, <32 hex digits>, and the copies of
+# cuda libraries per device, <entry>.cudaN and load-<24 hex digits>.cudaN,
+# from before one loaded library served every device).
 _OWNED_NAME = re.compile(r"(?:[0-9a-f]{32}(?:-[0-9a-f]{16})?"
                          r"|load-[0-9a-f]{24})(?:\.cuda[0-9]+)?"
                          r"(?:\.lock|\.(?:tmp|old)-\w+)?")
@@ -460,45 +461,6 @@ def _writable_root(primary, fallback=True):
             f"RNNC_CACHE_DIR to a writable directory to keep them there.",
             RuntimeWarning, stacklevel=2)
     return root
-
-
-def _device_copy(directory, device):
-    """A copy of the library in `directory` for GPU `device`, so that the
-    loader gives it its own runtime: a loaded library runs on one device,
-    and the loader keeps one copy of a file per process. It is kept beside
-    a cache entry, or in the cache (for a directory given to `load`)."""
-    if device == 0:
-        return directory
-    parent, base = os.path.split(directory)
-    entry = _ENTRY_NAME.fullmatch(base) is not None
-    if not entry:
-        st = os.stat(os.path.join(directory, "manifest.json"))
-        identity = f"{os.path.realpath(directory)}\0{st.st_mtime_ns}"
-        base = "load-" + hashlib.sha256(identity.encode()).hexdigest()[:24]
-    name = f"{base}.cuda{device}"
-    primary = cache_dir()
-    places = ([parent] if entry else []) + _roots(primary)
-    for root in dict.fromkeys(places):
-        if _inspect(os.path.join(root, name)) is None:
-            return os.path.join(root, name)
-    if entry and os.access(parent, os.W_OK | os.X_OK):
-        root = parent
-    else:
-        root = _writable_root(primary)
-    copy = os.path.join(root, name)
-
-    def copy_files(tmp):
-        for item in os.listdir(directory):
-            if os.path.isfile(os.path.join(directory, item)):
-                shutil.copy2(os.path.join(directory, item), tmp)
-
-    with _entry_lock(copy):
-        why = _inspect(copy)
-        if why is not None:
-            if why is not _MISSING:
-                _move_aside(copy)
-            _publish(copy, copy_files)
-    return copy
 
 
 def cache_entries(directory=None):

@@ -203,10 +203,11 @@ def _saved_gaps(library, forward, T, B):
     return saved_gaps(layout, total)
 
 
-def bind(entry, lib, spec, last_error):
+def bind(entry, lib, spec, last_error, leading=()):
     """Binds `entry` (library.Entry) to the entry point of a dynamic
     library and its sizes entry point; it has no argument shapes of its
-    own."""
+    own. `leading` are the ctypes of the arguments before T (a cuda
+    library's context)."""
     from .library import _function
     entry.args = None
     entry.arena_bytes = entry.saved_bytes = None
@@ -214,7 +215,7 @@ def bind(entry, lib, spec, last_error):
     entry.saved_layout = []
     entry.sizes_symbol = spec.get("sizes_symbol")
     try:
-        entry._fn = _function(lib, entry.symbol, ctypes.c_int32,
+        entry._fn = _function(lib, entry.symbol, ctypes.c_int32, *leading,
                               ctypes.c_int64, ctypes.c_int64,
                               ctypes.c_void_p, ctypes.c_void_p)
         sizes = _function(lib, entry.sizes_symbol or "", ctypes.c_int32,

@@ -57,9 +57,8 @@ from ._errors import RNNCError, RNNCTypeError, RNNCValueError
 # The FFI handler of each platform (librnnc_jax.so's symbols).
 _HANDLERS = {"cpu": "rnnc_xla_call", "cuda": "rnnc_xla_call_cuda"}
 _registered = set()
-# compile_model's arguments (as JSON) -> its libraries (one per GPU for the
-# cuda target), kept loaded: an XLA computation holds the entry points'
-# addresses.
+# compile_model's arguments (as JSON) -> its library (a one-element tuple),
+# kept loaded: an XLA computation holds the entry points' addresses.
 _LIBRARIES = {}
 _DTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64"}
 _NUMPY = {"float32": np.float32, "float64": np.float64, "bool": np.bool_,
@@ -128,8 +127,7 @@ def _platform(x, platform):
 
 
 def _target(platform):
-    """compile_model's target arguments for `platform`, with `devices`,
-    the GPU ordinals to load a copy of a cuda library for."""
+    """compile_model's target arguments for `platform`."""
     if platform == "cpu":
         return dict(target="cpu", chip=None)
     devices = _cuda_devices()
@@ -137,22 +135,16 @@ def _target(platform):
     chip = library.cuda_chip(*map(int, str(
         devices[0].compute_capability).split(".")[:2])) if devices else \
         "sm_90"
-    ordinals = sorted(d.local_hardware_id for d in devices) or [0]
-    return dict(target="cuda", chip=chip, devices=ordinals)
+    return dict(target="cuda", chip=chip)
 
 
 def _library(config):
-    """The libraries of `config`, compile_model's arguments as sorted JSON
-    (with `devices` for the cuda target), compiled or loaded once per
-    process: one, or a copy per GPU ordinal in `devices`, each loaded for
-    its GPU."""
+    """The library of `config`, compile_model's arguments as sorted JSON,
+    compiled or loaded once per process, as a one-element tuple. A cuda
+    library serves every GPU: the FFI handler calls it with a context of
+    the call's device."""
     if config not in _LIBRARIES:
-        request = json.loads(config)
-        devices = request.pop("devices", None)
-        _LIBRARIES[config] = tuple(
-            library.compile_model(**request, device=d)
-            for d in devices) if devices else (
-            library.compile_model(**request),)
+        _LIBRARIES[config] = (library.compile_model(**json.loads(config)),)
     return _LIBRARIES[config]
 
 
@@ -185,23 +177,22 @@ def _address(function):
 
 
 def _addresses(libs, kind):
-    """The FFI call's attributes naming entry point `kind` of `libs`: the
-    address of the cpu library's, or for the cuda target those of each
-    GPU's copy and of its rnnc_last_error, indexed by GPU ordinal."""
-    if libs[0].target == "cpu":
-        return dict(entry=np.int64(_address(libs[0].entries[kind]._fn)))
-    entries = np.zeros(max(lib.device for lib in libs) + 1, np.int64)
-    last_errors = np.zeros_like(entries)
-    for lib in libs:
-        entries[lib.device] = _address(lib.entries[kind]._fn)
-        last_errors[lib.device] = _address(getattr(
-            lib._lib, lib.manifest["functions"]["last_error"]))
-    return dict(entries=entries, last_errors=last_errors)
+    """The FFI call's attributes naming entry point `kind` of `libs`: its
+    address, and for the cuda target those of the library's
+    rnnc_context_create and rnnc_last_error."""
+    lib = libs[0]
+    attributes = dict(entry=np.int64(_address(lib.entries[kind]._fn)))
+    if lib.target == "cuda":
+        functions = lib.manifest["functions"]
+        for name in ("context_create", "last_error"):
+            attributes[name] = np.int64(_address(getattr(lib._lib,
+                                                         functions[name])))
+    return attributes
 
 
 def _call(libs, kind, given, aliased=()):
-    """Calls entry point `kind` of `libs` (one library, or a cuda
-    library's copies per GPU): `given` maps (name, layer) to the arrays it
+    """Calls entry point `kind` of `libs` (a one-element tuple of the
+    library): `given` maps (name, layer) to the arrays it
     reads; every other buffer is a result, returned by (name, layer). The
     buffers named in `aliased` are read and written in place: results
     aliased to their operands. A library of every shape runs at x's T and

@@ -9,12 +9,14 @@ data pointer per argument:
 
     int32_t rnnc_<f>(void *const *buffers, void *stream);
 
-A library for the cuda target takes device pointers and the caller's CUDA
-stream, on which it enqueues its work without waiting; it returns non-zero
-on failure, with the reason from `rnnc_last_error()`;
-`rnnc_set_device(ordinal)` picks its device before its first call, and
-`rnnc_set_graph_replay(calls)` turns on the replay of captured CUDA graphs
-of its calls (see `Library.set_graph_replay`).
+A library for the cuda target takes a context first, made per device by
+`rnnc_context_create(ordinal)`, then device pointers and the caller's CUDA
+stream on that device, on which it enqueues its work without waiting; it
+returns non-zero on failure, with the reason from `rnnc_last_error()`.
+One loaded library serves every device: a `Library` object runs on one
+(`load(directory, device)`), with a context of its own, made at its first
+call, and `rnnc_set_graph_replay(context, calls)` turns on the replay of
+captured CUDA graphs of its calls (see `Library.set_graph_replay`).
 
 `compile_model` compiles a library on first use into a cache directory
 (`$RNNC_CACHE_DIR`, else `~/.cache/rnnc`), one entry per request and
@@ -66,7 +68,6 @@ cannot release its CUDA module and cuBLAS handle.
 
 import _ctypes
 import collections
-import contextlib
 import ctypes
 import inspect
 import json
@@ -83,12 +84,16 @@ from ._cache import (ABI_VERSION, DYNAMIC_ABI_VERSION,  # noqa: F401
                      _MISSING, _ENTRY_NAME,
                      # (_check_schedule for rnnc.torch, _inspect for tests)
                      _REQUEST_FIELDS, _build, _check_schedule,
-                     _compiler_identity, _damaged, _device_copy, _inspect,
+                     _compiler_identity, _damaged, _inspect,
                      _move_aside, _request, _request_hash, _roots,
                      _writable_root, _any_entry, cache_dir,
                      cache_entries, clear_cache, serves_every_shape)
 from ._errors import RNNCError
 
+
+# What a cuda library exports besides its entry points.
+_CUDA_FUNCTIONS = ("context_create", "context_destroy", "last_error",
+                   "set_graph_replay")
 
 # How many shapes a dynamic library keeps the arguments' sizes of (`at`).
 _KEPT_SHAPES = 256
@@ -130,19 +135,49 @@ class Arg:
         return f"{self.name}{layer}:{self.dtype}{list(self.shape)}"
 
 
+class _Context:
+    """The rnnc_context a cuda library object's calls pass: one of its
+    device (0 unless `Library.use_device` chose another), made at the
+    first call, so that loading a library touches no GPU."""
+
+    def __init__(self, create, last_error):
+        self._create, self._last_error = create, last_error
+        self._lock = threading.Lock()
+        self.device = None
+        self.pointer = None
+
+    def get(self):
+        pointer = self.pointer
+        if pointer is not None:
+            return pointer
+        with self._lock:
+            if self.pointer is None:
+                ordinal = 0 if self.device is None else self.device
+                pointer = self._create(ordinal)
+                if not pointer:
+                    raise RNNCError(f"rnnc_context_create({ordinal}) "
+                                    f"failed: {self._last_error()}")
+                self.device, self.pointer = ordinal, pointer
+        return self.pointer
+
+
 class Entry:
     """One C entry point of a library. Of a dynamic library (_dynamic.py)
-    it has no argument shapes of its own: `Library.at(T, B)` gives them."""
+    it has no argument shapes of its own: `Library.at(T, B)` gives them.
+    Of a cuda library it passes `context`'s rnnc_context first."""
 
-    def __init__(self, lib, kind, spec, last_error, dynamic=False):
+    def __init__(self, lib, kind, spec, last_error, dynamic=False,
+                 context=None):
         # The library stays loaded while its entry point can be called.
         self._lib = lib
         self.kind = kind
         self.symbol = spec["symbol"]
         self.specs = spec["args"]
+        self._context = context
+        leading = [ctypes.c_void_p] if context is not None else []
         if dynamic:
             from . import _dynamic
-            _dynamic.bind(self, lib, spec, last_error)
+            _dynamic.bind(self, lib, spec, last_error, leading)
             return
         self.args = [Arg(a) for a in spec["args"]]
         self.arena_bytes = spec.get("arena_bytes", 0)
@@ -150,17 +185,22 @@ class Entry:
         self.predicted_peak_bytes = spec.get("predicted_peak_bytes")
         self.saved_layout = spec.get("saved", [])
         try:
-            self._fn = _function(lib, self.symbol, ctypes.c_int32,
+            self._fn = _function(lib, self.symbol, ctypes.c_int32, *leading,
                                  ctypes.c_void_p, ctypes.c_void_p)
         except AttributeError:
             raise RNNCError(f"library has no entry point {self.symbol}")
         self._array = ctypes.c_void_p * len(self.args)
         self._last_error = last_error
 
+    def _leading(self):
+        """The arguments before the entry point's own: the context."""
+        return () if self._context is None else (self._context.get(),)
+
     def call_at(self, shape, pointers, stream=None):
         """Calls the entry point of a dynamic library at `shape` (T, B)."""
         self._check(pointers, len(self.specs))
-        self._status(self._fn(*shape, self._array(*pointers), stream))
+        self._status(self._fn(*self._leading(), *shape,
+                              self._array(*pointers), stream))
 
     def _check(self, pointers, count):
         if len(pointers) != count:
@@ -174,7 +214,8 @@ class Entry:
             raise RNNCError(f"{self.symbol} takes T and B: call it through "
                             f"Library.at(T, B)")
         self._check(pointers, len(self.args))
-        self._status(self._fn(self._array(*pointers), stream))
+        self._status(self._fn(*self._leading(), self._array(*pointers),
+                              stream))
 
     def _status(self, rc):
         if rc != 0:
@@ -240,21 +281,28 @@ class Library:
         self.target = self.manifest.get("target", "cpu")
         functions = self.manifest.get("functions", {})
         self._last_error = None
-        self._set_device = None
-        if "last_error" in functions:
+        self._set_graph_replay = None
+        self._context = None
+        if self.target == "cuda":
+            missing = [name for name in _CUDA_FUNCTIONS
+                       if name not in functions]
+            if missing:
+                raise RNNCError(
+                    f"{path}: a cuda library without the functions "
+                    f"{', '.join(missing)} (a library of an older "
+                    f"rnn-compile, whose entry points take no context); "
+                    f"compile it again")
             fn = _function(self._lib, functions["last_error"],
                            ctypes.c_char_p)
             self._last_error = lambda: (fn() or b"").decode(errors="replace")
-        if "set_device" in functions:
-            self._set_device = _function(self._lib, functions["set_device"],
-                                         ctypes.c_int32, ctypes.c_int32)
-        self._set_graph_replay = None
-        if "set_graph_replay" in functions:
+            self._context = _Context(
+                _function(self._lib, functions["context_create"],
+                          ctypes.c_void_p, ctypes.c_int32),
+                self._last_error)
             self._set_graph_replay = _function(
                 self._lib, functions["set_graph_replay"], ctypes.c_int32,
-                ctypes.c_int32)
+                ctypes.c_void_p, ctypes.c_int32)
         self.graph_replay = 0
-        self.device = None
         self._blas_threads = None
         if self.target == "cpu":
             # The library's OpenBLAS (a dependency, found through its
@@ -270,7 +318,7 @@ class Library:
             self._blas_threads = (get, put)
             _keep_loaded(get)
         self.entries = {kind: Entry(self._lib, kind, spec, self._last_error,
-                                    self.dynamic)
+                                    self.dynamic, self._context)
                         for kind, spec in self.manifest["entries"].items()}
         if self.dynamic:
             from . import _dynamic
@@ -292,18 +340,26 @@ class Library:
         # `at`'s libraries at the shapes called last.
         self._shapes = {}
 
+    @property
+    def device(self):
+        """The GPU ordinal the object's calls run on (cuda target; None
+        until chosen or called)."""
+        return self._context.device if self._context else None
+
     def use_device(self, ordinal):
-        """Runs the library on GPU `ordinal` (cuda target): chosen once,
-        before the first call; a library cannot move."""
+        """Runs this object's calls on GPU `ordinal` (cuda target): chosen
+        once, before the first call. The loaded library serves every
+        device, through an object per device (`load`)."""
+        if self._context is None:
+            raise RNNCError(f"{self.directory} is a library for "
+                            f"{self.target}, which has no GPU to choose")
         if self.device == ordinal:
             return
         if self.device is not None:
-            raise RNNCError(f"this library runs on cuda:{self.device}, not "
-                            f"cuda:{ordinal}")
-        if self._set_device(ordinal) != 0:
-            raise RNNCError(f"rnnc_set_device({ordinal}) failed: "
-                            f"{self._last_error()}")
-        self.device = ordinal
+            raise RNNCError(f"this library object runs on "
+                            f"cuda:{self.device}, not cuda:{ordinal}; load "
+                            f"the library for cuda:{ordinal}")
+        self._context.device = ordinal
 
     def set_graph_replay(self, calls):
         """Graph replay of the library's calls (cuda target): the library
@@ -315,7 +371,7 @@ class Library:
             raise RNNCError(f"graph replay needs a library for the cuda "
                             f"target; {self.directory} is for "
                             f"{self.target}")
-        if self._set_graph_replay(calls) != 0:
+        if self._set_graph_replay(self._context.get(), calls) != 0:
             raise RNNCError(f"rnnc_set_graph_replay({calls}) failed: "
                             f"{self._last_error()}")
         self.graph_replay = calls
@@ -543,19 +599,13 @@ class _LoadError(RNNCError):
 def _load(directory, device):
     """The library in `directory` for `device` (None on the CPU), loaded
     once per process while it is kept or referred to. A `_LoadError` when
-    the directory's library does not load (a damaged device copy is
-    deleted, to be made again)."""
+    the directory's library does not load."""
     slot = (directory, device)
     library = _loaded.get(slot)
     if library is None:
-        path = directory if device is None else \
-            _device_copy(directory, device)
         try:
-            library = Library(path)
+            library = Library(directory)
         except RNNCError as e:
-            if path != directory:
-                with contextlib.suppress(OSError):
-                    _move_aside(path)
             raise _LoadError(str(e)) from None
         if device is not None:
             library.use_device(device)
@@ -607,8 +657,9 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     target (in program order on the CPU, with the same results); it needs
     at least two GEMM blocks, and holds every layer's scratch at once.
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
-    `device` the GPU ordinal the loaded library runs on: a library loaded
-    in this process serves one device, so each device gets its own."""
+    `device` the GPU ordinal the returned object runs on: one loaded
+    library serves every device, through an object (and a context) per
+    device."""
     # A library this process loaded for the same request is returned
     # without looking for the compiler again (a call's fast path); a
     # compiler rebuilt meanwhile is seen by the next process.
@@ -665,8 +716,8 @@ def precompile(requests, directory=None, jobs=1):
     """Compiles the library of each request, so that a cache can be filled
     ahead of use (in an image, for machines without the compiler) and
     returns their entry directories. A request is a dict of compile_model's
-    arguments (`device` is ignored: device copies are made where they are
-    loaded) or a sequence of them in order (cell, seq_len, batch,
+    arguments (`device` is ignored: one library serves every device) or a
+    sequence of them in order (cell, seq_len, batch,
     input_size, hidden_size, layers, remat, ...). `directory` is the cache
     directory to fill (default: the cache compile_model uses); `jobs`
     compiles run at once."""

@@ -489,12 +489,14 @@ def test_batch_first_and_inference_without_gradients():
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
-def test_lowers_for_cuda_through_a_library_per_gpu(cell):
+def test_lowers_for_cuda_through_one_library_for_every_gpu(cell):
     """A training step lowered for CUDA here, without a GPU (as jax.export
     does for a GPU elsewhere): the forward and the backward are calls of
     the cuda handler, whose attributes hold the addresses of the entry
-    points and of rnnc_last_error of a library compiled for the cuda
-    target and loaded for GPU 0; nothing calls the cpu handler."""
+    points, of rnnc_context_create (the handler makes a context per
+    device at its first call there) and of rnnc_last_error of one library
+    compiled for the cuda target; nothing calls the cpu handler, and
+    lowering made no context (it touches no GPU)."""
     params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 5, 2,
                                              jnp.float32)
     loss = loss_of(lambda *a: rj.rnn(*a, cell=cell, platform="cuda"),
@@ -507,22 +509,27 @@ def test_lowers_for_cuda_through_a_library_per_gpu(cell):
     text = export(params, x, state).mlir_module()
     assert "rnnc_xla_call_cuda" in text
     assert "@rnnc_xla_call(" not in text and '"rnnc_xla_call"' not in text
-    def attribute(name):
-        """The values of the int64 array attribute `name` of every call."""
-        found = re.findall(rf"\b{name} = dense<\[?([\d, ]+)\]?>", text)
-        return {int(v) for values in found for v in values.split(",")}
 
-    entries, errors = attribute("entries"), attribute("last_errors")
+    def attribute(name):
+        """The values of the int64 attribute `name` of every call."""
+        found = re.findall(rf"\b{name} = (-?\d+) : i64", text)
+        return {int(v) for v in found}
+
     [libs] = [libs for config, libs in rj._LIBRARIES.items()
               if json.loads(config)["target"] == "cuda" and
               json.loads(config)["cell"] == cell]
     [lib] = libs
-    assert lib.target == "cuda" and lib.device == 0
+    assert lib.target == "cuda" and lib.device is None
     assert (lib.manifest["shape"]["T"], lib.manifest["shape"]["L"]) == (6, 2)
-    assert entries == {rj._address(lib.entries[k]._fn)
-                       for k in ("fwd", "bwd")}
-    assert errors == {rj._address(getattr(
-        lib._lib, lib.manifest["functions"]["last_error"]))}
+    functions = lib.manifest["functions"]
+
+    def address(name):
+        return rj._address(getattr(lib._lib, functions[name]))
+
+    assert attribute("entry") == {rj._address(lib.entries[k]._fn)
+                                  for k in ("fwd", "bwd")}
+    assert attribute("context_create") == {address("context_create")}
+    assert attribute("last_error") == {address("last_error")}
 
 
 def test_bad_inputs_are_one_clear_error():

@@ -131,10 +131,10 @@ def test_bf16_storage_against_the_float64_reference(cell):
 
 @pytest.mark.skipif(AS_CPU or len(rj._cuda_devices()) < 2,
                     reason="needs a real GPU, two CUDA devices")
-def test_each_gpu_runs_its_own_copy():
-    """The same jitted call on two GPUs: each runs the library's copy
-    loaded for it (the handler picks it by XLA's device ordinal), with
-    the same bits."""
+def test_each_gpu_runs_the_library_with_its_own_context():
+    """The same jitted call on two GPUs: each runs the one library with a
+    context of its device (the handler picks it by XLA's device ordinal),
+    with the same bits."""
     first, second = rj._cuda_devices()[:2]
     args = case("lstm", 5, 2, 3, 4, 1, jnp.float32, seed=4)[:4]
     f = jax.jit(run("lstm"))

@@ -17,16 +17,18 @@
 // the entry point of a library of every shape (which takes them first), 0
 // for a library of one shape.
 //
-// The cpu handler's attribute `entry` is the entry point's address; the
-// library runs on the calling thread. A cuda library serves the device it
-// was loaded for, so the cuda handler's `entries` holds one address per
-// device ordinal (a loaded copy of the library per device) and
-// `last_errors` the address of each copy's rnnc_last_error; the handler
-// calls the copy of the device XLA runs the call on, with XLA's stream,
-// where the library enqueues its work without waiting. Neither handler
-// allocates or waits. The cuda handler is not marked compatible with
-// command buffers: a library's first call on a stream loads its kernels
-// and creates cuBLAS's handle, which a stream capture forbids.
+// The handlers' attribute `entry` is the entry point's address. The cpu
+// library runs on the calling thread. A cuda library serves every device,
+// through a context per device: the cuda handler's attributes
+// `context_create` and `last_error` are the addresses of the library's
+// rnnc_context_create and rnnc_last_error, and the handler calls the entry
+// point with the context of the device XLA runs the call on, made at the
+// first call there and kept for the process (a cuda library is never
+// unloaded), and with XLA's stream, where the library enqueues its work
+// without waiting. Neither handler allocates device memory or waits. The
+// cuda handler is not marked compatible with command buffers: a library's
+// first call on a device loads its kernels and creates cuBLAS's handle,
+// which a stream capture forbids.
 //
 // Built against the FFI headers of the jaxlib found when the build is
 // configured (jax.ffi.include_dir()); the handlers need no CUDA headers, a
@@ -37,7 +39,10 @@
 #include "xla/ffi/api/ffi.h"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ffi = xla::ffi;
@@ -45,7 +50,27 @@ namespace ffi = xla::ffi;
 namespace {
 using EntryPoint = int32_t (*)(void *const *, void *);
 using ShapedEntryPoint = int32_t (*)(int64_t, int64_t, void *const *, void *);
+/// A cuda library's entry points take its context first.
+using CudaEntryPoint = int32_t (*)(void *, void *const *, void *);
+using ShapedCudaEntryPoint = int32_t (*)(void *, int64_t, int64_t,
+                                         void *const *, void *);
+using ContextCreate = void *(*)(int32_t);
 using LastError = const char *(*)();
+
+/// The context of each cuda library (by its rnnc_context_create) on each
+/// device, made at the first call there.
+std::mutex contextsMutex;
+std::map<std::pair<int64_t, int32_t>, void *> contexts;
+
+/// The context of the library whose rnnc_context_create is at `create` on
+/// `device`; null on failure.
+void *contextFor(int64_t create, int32_t device) {
+  std::lock_guard<std::mutex> lock(contextsMutex);
+  void *&context = contexts[{create, device}];
+  if (!context)
+    context = reinterpret_cast<ContextCreate>(create)(device);
+  return context;
+}
 
 /// The entry point's buffers: XLA's operands and results in the order
 /// `order` gives.
@@ -77,18 +102,10 @@ ffi::Error gatherBuffers(ffi::RemainingArgs args, ffi::RemainingRets rets,
   return ffi::Error::Success();
 }
 
-/// Calls the entry point at `entry` on `buffers` and `stream`; a failure
-/// carries the library's message when `lastError` is given.
-ffi::Error callEntryPoint(int64_t entry, LastError lastError,
-                          const std::vector<void *> &buffers, void *stream,
-                          int64_t seqLen, int64_t batch) {
-  int32_t status =
-      seqLen == 0 ? reinterpret_cast<EntryPoint>(entry)(buffers.data(), stream)
-                  : reinterpret_cast<ShapedEntryPoint>(entry)(
-                        seqLen, batch, buffers.data(), stream);
-  if (status == 0)
-    return ffi::Error::Success();
-  std::string message = "rnnc: the library's entry point failed";
+/// The message of a failed call, with the library's when `lastError` is
+/// given.
+ffi::Error failure(const char *what, LastError lastError) {
+  std::string message = std::string("rnnc: ") + what;
   if (lastError)
     message += std::string(": ") + lastError();
   return ffi::Error::Internal(message);
@@ -101,27 +118,36 @@ ffi::Error callOnCpu(ffi::RemainingArgs args, ffi::RemainingRets rets,
   if (ffi::Error error = gatherBuffers(args, rets, order, buffers);
       error.failure())
     return error;
-  return callEntryPoint(entry, nullptr, buffers, nullptr, seqLen, batch);
+  int32_t status =
+      seqLen == 0 ? reinterpret_cast<EntryPoint>(entry)(buffers.data(), nullptr)
+                  : reinterpret_cast<ShapedEntryPoint>(entry)(
+                        seqLen, batch, buffers.data(), nullptr);
+  return status == 0 ? ffi::Error::Success()
+                     : failure("the library's entry point failed", nullptr);
 }
 
 ffi::Error callOnCuda(void *stream, int32_t device, ffi::RemainingArgs args,
-                      ffi::RemainingRets rets, ffi::Span<const int64_t> entries,
-                      ffi::Span<const int64_t> lastErrors,
+                      ffi::RemainingRets rets, int64_t entry,
+                      int64_t contextCreate, int64_t lastErrorAddress,
                       ffi::Span<const int64_t> order, int64_t seqLen,
                       int64_t batch) {
-  if (device < 0 || static_cast<size_t>(device) >= entries.size() ||
-      entries.size() != lastErrors.size() || entries[device] == 0)
-    return ffi::Error::InvalidArgument(
-        "rnnc: no library was loaded for CUDA device " +
-        std::to_string(device) + " (the call was traced for " +
-        std::to_string(entries.size()) + " devices)");
+  auto lastError = reinterpret_cast<LastError>(lastErrorAddress);
+  void *context = contextFor(contextCreate, device);
+  if (!context)
+    return failure(
+        ("no context on CUDA device " + std::to_string(device)).c_str(),
+        lastError);
   std::vector<void *> buffers;
   if (ffi::Error error = gatherBuffers(args, rets, order, buffers);
       error.failure())
     return error;
-  return callEntryPoint(entries[device],
-                        reinterpret_cast<LastError>(lastErrors[device]),
-                        buffers, stream, seqLen, batch);
+  int32_t status = seqLen == 0
+                       ? reinterpret_cast<CudaEntryPoint>(entry)(
+                             context, buffers.data(), stream)
+                       : reinterpret_cast<ShapedCudaEntryPoint>(entry)(
+                             context, seqLen, batch, buffers.data(), stream);
+  return status == 0 ? ffi::Error::Success()
+                     : failure("the library's entry point failed", lastError);
 }
 } // namespace
 
@@ -146,8 +172,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(rnnc_xla_call_cuda, callOnCuda,
                                   .Ctx<ffi::DeviceOrdinal>()
                                   .RemainingArgs()
                                   .RemainingRets()
-                                  .Attr<ffi::Span<const int64_t>>("entries")
-                                  .Attr<ffi::Span<const int64_t>>("last_errors")
+                                  .Attr<int64_t>("entry")
+                                  .Attr<int64_t>("context_create")
+                                  .Attr<int64_t>("last_error")
                                   .Attr<ffi::Span<const int64_t>>("order")
                                   .Attr<int64_t>("seq_len")
                                   .Attr<int64_t>("batch"));

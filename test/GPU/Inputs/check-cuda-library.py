@@ -53,6 +53,12 @@ Each scenario runs in a child process, since the device writes its report
     another's succeed: each call returns its own status, and each failed
     one its own error (a thread entering a call must not take or discard
     another's);
+  * devices: on two null devices, one loaded library with a context per
+    device runs each device's calls on its own stream and buffers: every
+    call returns 0, the device sees the same kernels and GEMMs on each
+    and no kernel, cuBLAS handle, stream or buffer used with another
+    device's context current (each a violation); a context with a stream
+    of the other device is refused, naming both;
   * errors: a call on a stream the driver does not know returns 1, naming
     it in rnnc_last_error(), and runs nothing; so does a call whose output
     overlaps its input, naming both; the next good call returns 0;
@@ -97,6 +103,8 @@ def child(mode, nullcuda, directory):
         out["error"] = library.last_error().decode()
         print(json.dumps(out))
         return 0
+    if mode == "devices":
+        return devices(directory, nullcuda)
     device = Device(nullcuda)
     library = Library(directory)
     stream = device.stream()
@@ -325,12 +333,42 @@ def child(mode, nullcuda, directory):
     return 0
 
 
-def run_child(mode, nullcuda, directory, tmp, driver=None):
+def devices(directory, nullcuda):
+    """The devices scenario (two null devices): one loaded library, a
+    context per device, each device's buffers and stream; prints what it
+    did."""
+    out = {}
+    library = Library(directory)
+    kinds = ("infer", "train")
+    own = []
+    for ordinal in (0, 1):
+        device = Device(nullcuda, ordinal)
+        own.append((device, device.stream(),
+                    {kind: library.buffers(device, kind) for kind in kinds},
+                    library.context_create(ordinal)))
+    out["contexts"] = [context is not None for *_, context in own]
+    # The caller's current context (device 1's, made current last) stays.
+    before = own[1][0].current()
+    out["rc"] = [library.call(kind, buffers[kind], stream, context=context)
+                 for _, stream, buffers, context in own for kind in kinds]
+    out["context_kept"] = own[1][0].current() == before
+    # A context with a stream of the other device: refused, naming it.
+    out["mixed_rc"] = library.call("infer", own[1][2]["infer"], own[1][1],
+                                   context=own[0][3])
+    out["mixed_error"] = library.last_error().decode()
+    out["destroy_rc"] = [library.context_destroy(context)
+                         for *_, context in own]
+    print(json.dumps(out))
+    return 0
+
+
+def run_child(mode, nullcuda, directory, tmp, driver=None, devices=1):
     report = os.path.join(tmp, f"report-{mode}.json")
     if os.path.exists(report):
         os.remove(report)
     env = dict(os.environ, RNNRT_LIBCUDA=driver or nullcuda,
-               RNNRT_LIBCUBLAS=nullcuda, NULLCUDA_REPORT=report)
+               RNNRT_LIBCUBLAS=nullcuda, NULLCUDA_REPORT=report,
+               NULLCUDA_DEVICES=str(devices))
     r = subprocess.run([sys.executable, __file__, "--child", mode, nullcuda,
                         directory], capture_output=True, text=True, env=env)
     if r.returncode != 0:
@@ -557,6 +595,35 @@ def main(argv):
     expect(did_errors["destroy_rc"] == 0,
            "rnnc_context_destroy failed: " + did_errors["context_1_error"])
     expect(seen_errors["violations"] == 0, "violations in the error run")
+
+    # Two devices, one loaded library: each device's calls run there, with
+    # its kernels and cuBLAS (the null device refuses a kernel, handle,
+    # stream or buffer of another device as a GPU would), the same work on
+    # each.
+    did_devices, seen_devices, _ = run_child("devices", nullcuda, directory,
+                                             tmp, devices=2)
+    print("devices:", did_devices)
+    print("device:", seen_devices)
+    expect(did_devices["contexts"] == [True, True],
+           "a context per device was not made")
+    expect(all(rc == 0 for rc in did_devices["rc"]),
+           f"devices: failed calls: {did_devices['rc']}")
+    expect(did_devices["context_kept"],
+           "a call changed the caller's current context")
+    expect(seen_devices["violations"] == 0 and seen_devices["errors"] == 0,
+           f"devices: {seen_devices['violations']} violations, "
+           f"{seen_devices['errors']} failed driver calls")
+    for counts in ("launches_by_device", "gemms_by_device"):
+        by_device = seen_devices[counts]
+        expect(sorted(by_device) == ["0", "1"] and
+               by_device["0"] == by_device["1"] > 0,
+               f"devices: {counts} {by_device}, not the same work on each")
+    expect(did_devices["mixed_rc"] == 1 and
+           "belongs to another CUDA context than the rnnc context's device "
+           "(the primary context of device 0)" in did_devices["mixed_error"],
+           "a stream of device 1 with a context of device 0 was not "
+           f"refused: {did_devices['mixed_rc']} {did_devices['mixed_error']!r}")
+    expect(did_devices["destroy_rc"] == [0, 0], "destroying a context failed")
 
     did_none, _, _ = run_child("no-driver", nullcuda, directory, tmp,
                                driver=os.path.join(tmp, "no-libcuda.so"))

@@ -27,17 +27,30 @@ DTYPE_BYTES = {"float32": 4, "bool": 1, "uint8": 1}
 class Device:
     """The null device's driver API, as a framework would use the driver."""
 
-    def __init__(self, path):
+    def __init__(self, path, ordinal=0):
+        """Device `ordinal`, its primary context made current."""
         self.cu = ctypes.CDLL(path)
         self.allocations = 0
         self.check(self.cu.cuInit(0), "cuInit")
         device = ctypes.c_int()
-        self.check(self.cu.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
-        context = ctypes.c_void_p()
-        self.check(self.cu.cuDevicePrimaryCtxRetain(ctypes.byref(context),
-                                                    device),
-                   "cuDevicePrimaryCtxRetain")
-        self.check(self.cu.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+        self.check(self.cu.cuDeviceGet(ctypes.byref(device), ordinal),
+                   "cuDeviceGet")
+        self.context = ctypes.c_void_p()
+        self.check(self.cu.cuDevicePrimaryCtxRetain(
+            ctypes.byref(self.context), device), "cuDevicePrimaryCtxRetain")
+        self.make_current()
+
+    def make_current(self):
+        """Makes the device's context current: streams and allocations are
+        the current context's."""
+        self.check(self.cu.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    def current(self):
+        """The context current on the calling thread."""
+        current = ctypes.c_void_p()
+        self.check(self.cu.cuCtxGetCurrent(ctypes.byref(current)),
+                   "cuCtxGetCurrent")
+        return current.value
 
     @staticmethod
     def check(result, what):

@@ -49,7 +49,7 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count) {
     return fail(CUDA_ERROR_NOT_INITIALIZED, "cuDeviceGetCount: no cuInit");
   if (!count)
     return fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGetCount: null result");
-  *count = 1;
+  *count = deviceCount();
   return CUDA_SUCCESS;
 }
 
@@ -59,11 +59,14 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
     return fail(CUDA_ERROR_NOT_INITIALIZED, "cuDeviceGet: no cuInit");
   if (!device)
     return fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGet: null result");
-  if (ordinal != 0)
-    return fail(CUDA_ERROR_INVALID_DEVICE, "cuDeviceGet: device " +
-                                               std::to_string(ordinal) +
-                                               " (there is only device 0)");
-  *device = 0;
+  if (!primaryContext(ordinal))
+    return fail(
+        CUDA_ERROR_INVALID_DEVICE,
+        "cuDeviceGet: device " + std::to_string(ordinal) + " (there " +
+            (deviceCount() == 1
+                 ? "is 1 device)"
+                 : "are " + std::to_string(deviceCount()) + " devices)"));
+  *device = ordinal;
   return CUDA_SUCCESS;
 }
 
@@ -77,11 +80,11 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx,
   if (!pctx)
     return fail(CUDA_ERROR_INVALID_VALUE,
                 "cuDevicePrimaryCtxRetain: null result");
-  if (dev != 0)
+  if (!primaryContext(dev))
     return fail(CUDA_ERROR_INVALID_DEVICE,
                 "cuDevicePrimaryCtxRetain: device " + std::to_string(dev));
-  ++s.primaryRetains;
-  *pctx = &s.primaryContext;
+  ++s.primaryRetains[dev];
+  *pctx = primaryContext(dev);
   return CUDA_SUCCESS;
 }
 
@@ -91,14 +94,14 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
   if (!s.initialized)
     return fail(CUDA_ERROR_NOT_INITIALIZED,
                 "cuDevicePrimaryCtxRelease: no cuInit");
-  if (dev != 0)
+  if (!primaryContext(dev))
     return fail(CUDA_ERROR_INVALID_DEVICE,
                 "cuDevicePrimaryCtxRelease: device " + std::to_string(dev));
-  if (s.primaryRetains == 0)
+  if (s.primaryRetains[dev] == 0)
     return fail(CUDA_ERROR_INVALID_CONTEXT,
                 "cuDevicePrimaryCtxRelease: the primary context is not "
                 "retained");
-  --s.primaryRetains;
+  --s.primaryRetains[dev];
   return CUDA_SUCCESS;
 }
 
@@ -107,7 +110,10 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   State &s = state();
   if (!s.initialized)
     return fail(CUDA_ERROR_NOT_INITIALIZED, "cuCtxSetCurrent: no cuInit");
-  if (ctx && ctx != &s.primaryContext)
+  bool known = !ctx;
+  for (int ordinal = 0; ordinal < deviceCount(); ++ordinal)
+    known = known || ctx == primaryContext(ordinal);
+  if (!known)
     return fail(CUDA_ERROR_INVALID_CONTEXT,
                 "cuCtxSetCurrent: unknown context " + hex(ctx));
   currentContext = ctx;
@@ -223,6 +229,17 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuLaunchKernel(
                 "cuLaunchKernel: unknown function " + hex(f));
   const KernelInfo &kernel = *f->info;
   std::string entry = "cuLaunchKernel(" + kernel.name + ")";
+  // A kernel runs in its module's context, on a stream of that context.
+  if (f->context != currentContext)
+    return violation(CUDA_ERROR_INVALID_HANDLE,
+                     entry + ": a kernel of " + deviceName(f->context) +
+                         " launched with " + deviceName(currentContext) +
+                         " current");
+  if (streamContext(hStream) != currentContext)
+    return violation(CUDA_ERROR_INVALID_HANDLE,
+                     entry + ": stream " + hex(hStream) + " of " +
+                         deviceName(streamContext(hStream)) + " with " +
+                         deviceName(currentContext) + " current");
   CUstream_st *capture = nullptr;
   if (CUresult r = routeWork(entry, hStream, capture))
     return r;
@@ -240,6 +257,7 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuLaunchKernel(
   if (!capture) {
     kernelAccesses(hStream, kernel, spans, entry);
     ++s.count.launches;
+    ++s.count.launchesByDevice[currentContext->ordinal];
     return CUDA_SUCCESS;
   }
   Node node(NodeKind::Kernel);
@@ -265,6 +283,7 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *phStream,
     return fail(CUDA_ERROR_INVALID_VALUE,
                 "cuStreamCreate: unknown flags " + hex(flags));
   auto *stream = new CUstream_st();
+  stream->context = currentContext;
   stream->flags = flags;
   state().streams.insert(stream);
   *phStream = stream;
@@ -290,15 +309,11 @@ NULLCUDA_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream,
   if (!pctx)
     return fail(CUDA_ERROR_INVALID_VALUE, "cuStreamGetCtx: null result");
   State &s = state();
-  if (hStream == nullptr || hStream == CU_STREAM_LEGACY ||
-      hStream == CU_STREAM_PER_THREAD) {
-    *pctx = currentContext;
-    return CUDA_SUCCESS;
-  }
-  if (!s.streams.count(hStream))
+  if (hStream != nullptr && hStream != CU_STREAM_LEGACY &&
+      hStream != CU_STREAM_PER_THREAD && !s.streams.count(hStream))
     return fail(CUDA_ERROR_INVALID_HANDLE,
                 "cuStreamGetCtx: unknown stream " + hex(hStream));
-  *pctx = &s.primaryContext;
+  *pctx = streamContext(hStream);
   return CUDA_SUCCESS;
 }
 

@@ -34,6 +34,13 @@ cublasStatus_t checkGemmOperands(const std::string &entry, const GemmCall &g) {
                            where + ": bytes [" + hex(p) + ", +" +
                                std::to_string(operand.bytes) + ") overrun " +
                                describe(*allocation));
+    if (!allocation->second.managed &&
+        allocation->second.context != g.handle->context)
+      return blasViolation(
+          CUBLAS_STATUS_INVALID_VALUE,
+          where + ": " + describe(*allocation) + " is memory of " +
+              deviceName(allocation->second.context) + ", the handle's is " +
+              deviceName(g.handle->context));
   }
   // cuBLAS's default workspace pool may allocate inside a capture and is
   // shared by every stream of the handle: a caller must set its own (or
@@ -110,7 +117,11 @@ cublasCreate(cublasHandle_t *handle) {
   // cuBLAS allocates device memory while it starts.
   if (refuseDuringCapture("cublasCreate"))
     return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!currentContext)
+    return blasFail(CUBLAS_STATUS_NOT_INITIALIZED,
+                    "cublasCreate: no context is current");
   auto *context = new cublasContext();
+  context->context = currentContext;
   state().blasHandles.insert(context);
   *handle = context;
   return CUBLAS_STATUS_SUCCESS;
@@ -231,6 +242,14 @@ cublasStatus_t gemm(const std::string &entry, GemmCall g, const float *alpha,
   if (!s.blasHandles.count(g.handle))
     return blasFail(CUBLAS_STATUS_NOT_INITIALIZED,
                     entry + ": unknown handle " + hex(g.handle));
+  // A handle works with its device current, on a stream of its device.
+  if (g.handle->context != currentContext ||
+      streamContext(g.handle->stream) != g.handle->context)
+    return blasViolation(
+        CUBLAS_STATUS_EXECUTION_FAILED,
+        entry + ": a handle of " + deviceName(g.handle->context) + " with " +
+            deviceName(currentContext) + " current and a stream of " +
+            deviceName(streamContext(g.handle->stream)));
   // cuBLAS's own argument checks.
   auto validOp = [](cublasOperation_t op) {
     return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C;
@@ -286,6 +305,7 @@ cublasStatus_t gemm(const std::string &entry, GemmCall g, const float *alpha,
   gemmAccesses(g.handle->stream, g, entry);
   runGemm(g);
   ++s.count.gemms;
+  ++s.count.gemmsByDevice[g.handle->context->ordinal];
   return CUBLAS_STATUS_SUCCESS;
 }
 

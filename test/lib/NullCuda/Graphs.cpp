@@ -33,6 +33,8 @@ CUresult replay(const std::vector<Node> &nodes, CUstream stream) {
         return r;
       kernelAccesses(stream, *node.kernel, spans, where);
       ++s.count.replayedLaunches;
+      if (currentContext)
+        ++s.count.launchesByDevice[currentContext->ordinal];
       break;
     }
     case NodeKind::Copy:
@@ -77,6 +79,7 @@ CUresult replay(const std::vector<Node> &nodes, CUstream stream) {
                        (node.gemm.bf16 ? ": cublasGemmEx" : ": cublasSgemm"));
       runGemm(node.gemm);
       ++s.count.replayedGemms;
+      ++s.count.gemmsByDevice[node.gemm.handle->context->ordinal];
       if (!node.gemm.workspace)
         ++s.count.replayedGemmsWithoutWorkspace;
       break;

@@ -295,8 +295,10 @@ CUresult loadModule(const std::string &entry, CUmodule *module,
   }
   State &s = state();
   auto *loaded = new CUmod_st();
+  loaded->context = currentContext;
   for (auto &kernel : kernels) {
     auto function = std::make_unique<CUfunc_st>();
+    function->context = currentContext;
     function->info = kernel.second;
     s.functions.insert(function.get());
     loaded->functions[kernel.first] = std::move(function);
@@ -361,6 +363,13 @@ CUresult checkMemref(const std::string &entry, size_t index,
                      where + ": allocated pointer " + hex(allocated) +
                          " is not in " + describe(*allocation) +
                          " of the aligned pointer " + hex(aligned));
+  // Another device's memory faults (no peer access is enabled).
+  if (!allocation->second.managed &&
+      allocation->second.context != currentContext)
+    return violation(CUDA_ERROR_INVALID_VALUE,
+                     where + ": " + describe(*allocation) + " is memory of " +
+                         deviceName(allocation->second.context) +
+                         ", the kernel runs on " + deviceName(currentContext));
   if (empty)
     return CUDA_SUCCESS;
   // The element range is [offset, last]. Each term is below 2^126 and the

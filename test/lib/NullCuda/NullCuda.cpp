@@ -59,6 +59,25 @@ State &state() {
 
 thread_local CUctx_st *currentContext = nullptr;
 
+CUctx_st *primaryContext(int ordinal) {
+  if (ordinal < 0 || ordinal >= deviceCount())
+    return nullptr;
+  CUctx_st *context = &state().primaryContexts[ordinal];
+  context->ordinal = ordinal;
+  return context;
+}
+
+CUctx_st *streamContext(CUstream stream) {
+  if (stream == nullptr || stream == CU_STREAM_LEGACY ||
+      stream == CU_STREAM_PER_THREAD)
+    return currentContext;
+  return stream->context;
+}
+
+std::string deviceName(const CUctx_st *context) {
+  return context ? "device " + std::to_string(context->ordinal) : "no device";
+}
+
 void writeReport() {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
@@ -92,6 +111,20 @@ void writeReport() {
       json += ", ";
     json +=
         std::string("\"") + field.first + "\": " + std::to_string(field.second);
+  }
+  // By device: {"0": n, ...}.
+  for (const auto &[name, counts] :
+       {std::pair<const char *, const std::map<int, uint64_t> *>{
+            "launches_by_device", &c.launchesByDevice},
+        {"gemms_by_device", &c.gemmsByDevice}}) {
+    json += std::string(", \"") + name + "\": {";
+    bool first = true;
+    for (const auto &[ordinal, count] : *counts) {
+      json += (first ? "\"" : ", \"") + std::to_string(ordinal) +
+              "\": " + std::to_string(count);
+      first = false;
+    }
+    json += "}";
   }
   json += "}\n";
   // Written next to the target and renamed, so that a reader never sees a

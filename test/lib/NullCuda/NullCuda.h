@@ -60,6 +60,21 @@ inline uint64_t deviceMemoryBytes() {
   return bytes;
 }
 
+/// How many devices the library stands in for: NULLCUDA_DEVICES, from 1
+/// (the default) to kMaxDevices. Each has its primary context; streams,
+/// events, modules, cuBLAS handles and allocations belong to the context
+/// current when they were made, and using one with another context
+/// current is an error (a violation where a GPU would fault).
+constexpr int kMaxDevices = 8;
+inline int deviceCount() {
+  static const int count = [] {
+    const char *text = std::getenv("NULLCUDA_DEVICES");
+    int n = text && *text ? std::atoi(text) : 1;
+    return std::min(std::max(n, 1), kMaxDevices);
+  }();
+  return count;
+}
+
 /// Limits of the device the library stands in for (an H100).
 constexpr size_t kAllocationAlignment = 256;
 constexpr unsigned kMaxThreadsPerBlock = 1024;
@@ -170,19 +185,24 @@ enum class Recorded { Never, Eagerly, InCapture, AsNode };
 //===----------------------------------------------------------------------===//
 
 struct CUctx_st {
-  int unused = 0;
+  /// The device whose primary context this is.
+  int ordinal = 0;
 };
 
 struct CUfunc_st {
+  /// The context of the module it is a kernel of.
+  CUctx_st *context = nullptr;
   std::shared_ptr<const nullcuda::KernelInfo> info;
   int maxDynamicShared = nullcuda::kDefaultDynamicShared;
 };
 
 struct CUmod_st {
+  CUctx_st *context = nullptr;
   std::map<std::string, std::unique_ptr<CUfunc_st>> functions;
 };
 
 struct CUstream_st {
+  CUctx_st *context = nullptr;
   unsigned flags = 0;
   bool capturing = false;
   /// An unsupported call broke the capture; cuStreamEndCapture fails.
@@ -221,6 +241,8 @@ struct CUgraphExec_st {
 };
 
 struct cublasContext {
+  /// The context current at cublasCreate: the handle's device.
+  CUctx_st *context = nullptr;
   CUstream stream = nullptr;
   uintptr_t workspace = 0;
   size_t workspaceBytes = 0;
@@ -235,6 +257,8 @@ namespace nullcuda {
 struct Allocation {
   size_t bytes;
   bool managed;
+  /// The context current when it was allocated.
+  CUctx_st *context = nullptr;
 };
 
 using AllocationMap = std::map<uintptr_t, Allocation>;
@@ -301,6 +325,8 @@ struct Counters {
   uint64_t bf16Gemms = 0;
   uint64_t getFunction = 0, captures = 0, capturedNodes = 0;
   uint64_t violations = 0, errors = 0;
+  /// Kernel launches and GEMMs run (eagerly or replayed), by device.
+  std::map<int, uint64_t> launchesByDevice, gemmsByDevice;
   /// The streams work ran on (eagerly or replayed), by key.
   std::set<const void *> workStreams;
 };
@@ -310,8 +336,8 @@ struct Counters {
 struct State {
   std::mutex mutex;
   bool initialized = false;
-  int primaryRetains = 0;
-  CUctx_st primaryContext;
+  int primaryRetains[kMaxDevices] = {};
+  CUctx_st primaryContexts[kMaxDevices];
   AllocationMap allocations;
   std::set<CUstream_st *> streams;
   std::set<CUevent_st *> events;
@@ -327,6 +353,16 @@ struct State {
 
 /// The context made current on this thread.
 extern thread_local CUctx_st *currentContext;
+
+/// The primary context of a present device, or null.
+CUctx_st *primaryContext(int ordinal);
+
+/// The context work on `stream` runs in: a created stream's own, the
+/// current one for the legacy and per-thread default streams.
+CUctx_st *streamContext(CUstream stream);
+
+/// "device N" of a context.
+std::string deviceName(const CUctx_st *context);
 
 /// The operands of a GEMM and the bytes each spans.
 struct GemmOperand {

@@ -428,7 +428,8 @@ CUresult allocate(const std::string &entry, CUdeviceptr *dptr, size_t bytes,
     return fail(CUDA_ERROR_OUT_OF_MEMORY,
                 entry + ": " + std::to_string(bytes) + " bytes");
   State &s = state();
-  s.allocations[reinterpret_cast<uintptr_t>(p)] = Allocation{bytes, managed};
+  s.allocations[reinterpret_cast<uintptr_t>(p)] =
+      Allocation{bytes, managed, currentContext};
   ++s.count.allocs;
   s.count.liveBytes += bytes;
   if (s.count.liveBytes > s.count.peakBytes)
