@@ -23,13 +23,13 @@
 //
 // Graph replay (opt-in per context, rnnc_set_graph_replay): a call issues a few
 // launches per time step, whose host cost dominates small batches. With
-// replay on, the library keeps the last N pointer sets each entry point was
+// replay on, the context keeps the last N pointer sets each entry point was
 // called with; the second call with a set captures the call's work into a
 // CUDA graph, and later calls with the same set replay it as one launch.
 // The pointers and the buffers' sizes are the whole of a call's inputs
 // (the sizes give an entry point of dynamic shape its T and B, and the
 // dropout seed is read from device memory), so a replay does what the
-// call would do. Graphs run on the library's own stream, ordered after the
+// call would do. Graphs run on the context's own stream, ordered after the
 // caller's earlier work and before its later work by two events, so any
 // caller stream, the legacy default stream included, can be used. A call
 // made while the caller captures its own stream runs as without replay,
