@@ -6,7 +6,9 @@
 A request REQ is a JSON object of `rnnc.compile_model`'s arguments, or the
 same as `key=value,...` (`cell=lstm,seq_len=32,batch=16,input_size=8,
 hidden_size=32,layers=2,remat=chunk:8`; `seq_len=none,batch=none` for the
-library of every shape that rnnc.torch runs on the CPU); `--file` reads a
+library of every shape that rnnc.torch runs on the CPU;
+`entries=infer+train+fwd+bwd` for entry points other than those
+rnnc.torch calls); `--file` reads a
 JSON list of objects. `precompile` prints the entry directory of each request, so that
 an image can be built with its cache filled for machines without the
 compiler (set RNNC_CACHE_DIR to it there).
@@ -57,6 +59,9 @@ def _parse_request(text):
                 value = float(value)
         except ValueError:
             raise library.RNNCError(f"{key}={value!r} is not a number")
+        if key == "entries":
+            # infer+fwd+bwd: the pairs are separated by commas.
+            value = value.split("+")
         if key in _BOOLEANS:
             if value.lower() not in ("true", "false", "1", "0"):
                 raise library.RNNCError(f"{key}={value!r} is not true or "

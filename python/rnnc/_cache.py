@@ -40,7 +40,15 @@ def cache_dir():
 
 _REQUEST_FIELDS = ("cell", "seq_len", "batch", "input_size", "hidden_size",
                    "layers", "remat", "target", "chip", "dtype", "dropout",
-                   "reset_to", "storage", "gemm_rows", "wavefront")
+                   "reset_to", "storage", "gemm_rows", "wavefront", "entries")
+
+# A library's entry points, in rnn-compile's order: inference, the fused
+# training function, its forward and its backward.
+ENTRY_KINDS = ("infer", "train", "fwd", "bwd")
+# Those compile_model compiles unless asked for others: what rnnc.torch and
+# rnnc.jax call (the fused training function costs a third of a compile
+# and serves neither).
+DEFAULT_ENTRIES = ("infer", "fwd", "bwd")
 
 
 _ENTRY_FILE = "rnnc-entry.json"
@@ -70,12 +78,13 @@ _MISSING = object()
 def _request(cell, seq_len, batch, input_size, hidden_size, layers,
              remat="none", target="cpu", chip=None, dtype="float32",
              dropout=0.0, reset_to="zero", storage=None, gemm_rows=0,
-             wavefront=False):
+             wavefront=False, entries=DEFAULT_ENTRIES):
     """A request, compile_model's arguments but the device, checked.
     `seq_len` and `batch` both None ask for a library of every sequence
     length and batch size (rnn-compile --dynamic)."""
     _check(cell, target, dtype, reset_to, storage)
     _check_schedule(gemm_rows, wavefront)
+    entries = _check_entries(entries)
     shape = (seq_len, batch)
     if (seq_len is None) != (batch is None):
         raise RNNCError(f"seq_len and batch are both sizes, or both None "
@@ -93,7 +102,23 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
                         f"hidden_size={hidden_size!r}, layers={layers!r}")
     return dict(zip(_REQUEST_FIELDS, [cell, *shape, *sizes, remat, target,
                                       chip, dtype, float(dropout), reset_to,
-                                      storage, gemm_rows, wavefront]))
+                                      storage, gemm_rows, wavefront,
+                                      entries]))
+
+
+def _check_entries(entries):
+    """The entry point kinds `entries` names, as a list in ENTRY_KINDS's
+    order; an RNNCError for anything else."""
+    if isinstance(entries, str) or not all(
+            isinstance(kind, str) for kind in entries or ()):
+        raise RNNCError(f"entries must be a sequence of entry point kinds "
+                        f"of {', '.join(ENTRY_KINDS)}, got {entries!r}")
+    unknown = [kind for kind in entries if kind not in ENTRY_KINDS]
+    if unknown or not entries:
+        raise RNNCError(f"entries: unknown entry point kinds {unknown} "
+                        f"(expected some of {', '.join(ENTRY_KINDS)})"
+                        if unknown else "entries: no entry point")
+    return [kind for kind in ENTRY_KINDS if kind in entries]
 
 
 def _check(cell, target, dtype, reset_to, storage):
@@ -334,7 +359,7 @@ def _compile(tmp, compiler, request):
            f"--hidden-size={r['hidden_size']}", f"--layers={r['layers']}",
            f"--remat={r['remat']}", f"--target={r['target']}",
            f"--dtype={'f64' if r['dtype'] == 'float64' else 'f32'}",
-           "-o", tmp]
+           f"--entries={','.join(r['entries'])}", "-o", tmp]
     if r["dropout"]:
         cmd.insert(-2, f"--dropout={r['dropout']!r}")
     if r["reset_to"] != "zero":

@@ -177,7 +177,8 @@ class ShapedLibrary:
     def __getitem__(self, kind):
         if kind in self._refused:
             raise self._refused[kind]
-        return self.entries[kind]
+        from .library import entry_of
+        return entry_of(self, kind)
 
     def __getattr__(self, name):
         # target, states, directory, manifest, set_blas_threads, _local ...

@@ -81,7 +81,7 @@ from . import _native
 # The on-disk cache (_cache.py); its public functions are this module's.
 from . import _cache
 from ._cache import (ABI_VERSION, DYNAMIC_ABI_VERSION,  # noqa: F401
-                     _MISSING, _ENTRY_NAME,
+                     DEFAULT_ENTRIES, ENTRY_KINDS, _MISSING, _ENTRY_NAME,
                      # (_check_schedule for rnnc.torch, _inspect for tests)
                      _REQUEST_FIELDS, _build, _check_schedule,
                      _compiler_identity, _damaged, _inspect,
@@ -230,6 +230,21 @@ class Entry:
     def _arg_name(self, index):
         args = self.args or []
         return str(args[index]) if index < len(args) else "?"
+
+
+def entry_of(library, kind):
+    """Entry point `kind` of `library` (a Library, or one at a shape); an
+    RNNCError naming what to ask for where the library lacks it."""
+    entry = library.entries.get(kind)
+    if entry is not None:
+        return entry
+    if kind in ENTRY_KINDS:
+        has = ", ".join(k for k in ENTRY_KINDS if k in library.entries)
+        raise RNNCError(f"{library.directory} has no entry point {kind!r} "
+                        f"(it has {has}): compile it with entries including "
+                        f"{kind!r}")
+    raise RNNCError(f"unknown entry point kind {kind!r} (expected one of "
+                    f"{', '.join(ENTRY_KINDS)})")
 
 
 class Library:
@@ -402,7 +417,7 @@ class Library:
                           self.saved_bytes)
 
     def __getitem__(self, kind):
-        return self.entries[kind]
+        return entry_of(self, kind)
 
     def at(self, T, B):
         """The library at sequence length T and batch size B: a dynamic
@@ -635,7 +650,8 @@ def cuda_chip(major, minor):
 def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
                   remat="none", target="cpu", chip=None, device=None,
                   dtype="float32", dropout=0.0, reset_to="zero",
-                  storage=None, gemm_rows=0, wavefront=False):
+                  storage=None, gemm_rows=0, wavefront=False,
+                  entries=DEFAULT_ENTRIES):
     """The library of a preset model, compiled on first use and cached.
     `seq_len` and `batch` None (both) ask for one library of every
     sequence length and batch size, run at a shape through
@@ -659,14 +675,19 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
     `device` the GPU ordinal the returned object runs on: one loaded
     library serves every device, through an object (and a context) per
-    device."""
+    device.
+    `entries` are the entry points the library has, of "infer", "train"
+    (the fused training function), "fwd" and "bwd" (rnn-compile's
+    --entries): by default those rnnc.torch and rnnc.jax call, without
+    "train", which costs about a third of a compile."""
     # A library this process loaded for the same request is returned
     # without looking for the compiler again (a call's fast path); a
     # compiler rebuilt meanwhile is seen by the next process.
     environ = os.environ
     memo = (cell, seq_len, batch, input_size, hidden_size, layers, remat,
             target, chip, device, dtype, float(dropout), reset_to, storage,
-            gemm_rows, wavefront, environ.get("RNNC_CACHE_DIR"),
+            gemm_rows, wavefront, tuple(entries) if not isinstance(
+                entries, str) else entries, environ.get("RNNC_CACHE_DIR"),
             environ.get("HOME"), environ.get("RNNC_COMPILE"),
             environ.get("PATH"),
             environ.get("RNNC_RUNTIME_LIB"),
@@ -680,7 +701,7 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     # Checked here, on the first call for these arguments.
     request = _request(cell, seq_len, batch, input_size, hidden_size,
                        layers, remat, target, chip, dtype, dropout, reset_to,
-                       storage, gemm_rows, wavefront)
+                       storage, gemm_rows, wavefront, entries)
     with _registry_lock:
         slot = _requested.get(memo)
         if slot is not None and (slot in _loaded or

@@ -223,6 +223,39 @@ def test_cells_are_the_dialects(cache):
     assert not leftovers(cache)
 
 
+def test_entries_are_those_asked_for(cache):
+    """By default a library has the entry points rnnc.torch and rnnc.jax
+    call (infer, fwd, bwd: rnn-compile --entries), not the fused training
+    function, which a library asked for with it has; each is its own cache
+    entry. Asking a library for an entry point it lacks, or for entries of
+    unknown kinds, is one clear error."""
+    default = compile_model(*GRU)
+    assert sorted(default.manifest["entries"]) == ["bwd", "fwd", "infer"]
+    with pytest.raises(RNNCError, match=r"has no entry point 'train' \(it "
+                       r"has infer, fwd, bwd\): compile it with entries "
+                       r"including 'train'"):
+        default["train"]
+    every = compile_model(*GRU, entries=library.ENTRY_KINDS)
+    assert sorted(every.manifest["entries"]) == ["bwd", "fwd", "infer",
+                                                 "train"]
+    assert every.directory != default.directory
+    # The entry points both have are the same functions.
+    for kind in ("infer", "fwd", "bwd"):
+        assert every.manifest["entries"][kind] == \
+            default.manifest["entries"][kind]
+    assert compile_model(*GRU, entries=["bwd", "fwd", "infer"]) is default
+    with pytest.raises(RNNCError, match=r"unknown entry point kinds "
+                                        r"\['grad'\]"):
+        compile_model(*GRU, entries=("infer", "grad"))
+    with pytest.raises(RNNCError, match="no entry point"):
+        compile_model(*GRU, entries=())
+    with pytest.raises(RNNCError, match="sequence of entry point kinds"):
+        compile_model(*GRU, entries="infer")
+    with pytest.raises(RNNCError, match="unknown entry point kind 'step'"):
+        default["step"]
+    assert not leftovers(cache)
+
+
 def test_copied_compiler_reuses_the_entry(cache, monkeypatch, shared,
                                           tmp_path):
     """The compiler's identity is its contents: the same rnn-compile at

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import rnnc.torch as rt
-from rnnc.library import RNNCError, compile_model
+from rnnc.library import ENTRY_KINDS, RNNCError, compile_model
 
 from helpers import (ALL_CELLS, CELLS, LSTM_LIKE, POLICIES, assert_bf16_close,
                      assert_same_bits, dropout_loss_and_grads, dropout_scale,
@@ -145,7 +145,7 @@ def test_split_equals_fused_with_poisoned_buffers(cell, remat):
     saved region and the scratch arenas filled with NaN patterns before
     each call: the backward reads only what the forward wrote there."""
     T, B, I, H, L = 6, 3, 4, 5, 2
-    lib = compile_model(cell, T, B, I, H, L, remat)
+    lib = compile_model(cell, T, B, I, H, L, remat, entries=ENTRY_KINDS)
     g = torch.Generator().manual_seed(5)
 
     def tensor_for(arg):

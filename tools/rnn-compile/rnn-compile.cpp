@@ -48,10 +48,12 @@
 #include "rnn/Pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -72,7 +74,17 @@ static cl::opt<std::string>
          cl::desc("GPU chip the PTX is compiled for (--target=cuda; the "
                   "driver also runs it on newer chips) (default sm_90)"),
          cl::cat(category));
+static cl::list<std::string>
+    entries("entries", cl::CommaSeparated,
+            cl::desc("The entry points the library has, of infer, train "
+                     "(the fused training function), fwd and bwd (default: "
+                     "all four); each costs its share of the compile"),
+            cl::value_desc("KIND,..."), cl::cat(category));
 static LinkFlags linkFlags(category);
+
+/// Each entry point kind and the suffix of its function's name.
+static constexpr std::pair<const char *, const char *> kEntryKinds[] = {
+    {"infer", ""}, {"train", "_grad"}, {"fwd", "_fwd"}, {"bwd", "_bwd"}};
 
 [[noreturn]] static void fail(const std::string &message, int code = 2) {
   llvm::errs() << "rnn-compile: " << message << "\n";
@@ -92,6 +104,13 @@ static void checkFlags(MLIRContext &context,
                        mlir::rnn::PipelineOptions &options) {
   if (outputDir.empty())
     fail("no output directory: give -o DIR");
+  for (const std::string &kind : entries)
+    if (llvm::none_of(kEntryKinds,
+                      [&](const auto &known) { return kind == known.first; }))
+      fail("--entries: unknown entry point '" + kind +
+           "' (expected infer, train, fwd or bwd)");
+  if (entries.getNumOccurrences() && entries.empty())
+    fail("--entries: no entry point");
   std::string error;
   if (failed(flags.check(context, error)))
     fail(error);
@@ -110,6 +129,33 @@ static void checkFlags(MLIRContext &context,
   if (failed(mlir::rnn::verifyPipelineOptions(options, error)))
     fail(error);
   check(compileThreads().takeError());
+}
+
+/// Removes the entry points --entries leaves out, with their functions and
+/// whatever only they use (upstream's symbol-dce: private symbols without
+/// a use).
+static void dropEntryPoints(ModuleOp module, const std::string &name) {
+  if (entries.empty())
+    return;
+  for (auto [kind, suffix] : kEntryKinds) {
+    if (llvm::is_contained(entries, kind))
+      continue;
+    // The C entry point (and its sizes, for every T and B), then the
+    // function.
+    std::string entry = "rnnc_" + name + suffix;
+    for (std::string symbol : {entry, entry + "_sizes", name + suffix})
+      if (auto func = module.lookupSymbol<func::FuncOp>(symbol)) {
+        if (!SymbolTable::symbolKnownUseEmpty(func, module))
+          func.setPrivate();
+        else
+          func.erase();
+      }
+  }
+  PassManager pm(module.getContext());
+  pm.addPass(createSymbolDCEPass());
+  std::string error;
+  if (failed(runPipeline(pm, module, error)))
+    fail("internal: removing the entry points left out: " + error, 1);
 }
 
 /// The model, its training function and, up to planned buffers with C
@@ -154,22 +200,20 @@ compileEntryPoints(MLIRContext &context,
   manifest.wavefront = flags.wavefront;
   if (flags.isCUDA())
     manifest.cuda = {chip.getValue(), options.features.getValue()};
-  for (auto [kind, suffix] :
-       {std::pair<const char *, const char *>{"infer", ""},
-        {"train", "_grad"},
-        {"fwd", "_fwd"},
-        {"bwd", "_bwd"}}) {
+  for (auto [kind, suffix] : kEntryKinds) {
     auto func = module.lookupSymbol<func::FuncOp>(name + suffix);
     if (!func)
       fail("internal: no @" + name + suffix + " after compiling", 1);
-    manifest.addEntry(kind, func,
-                      readEntryPlan(func, /*train=*/suffix[0] != 0));
+    if (entries.empty() || llvm::is_contained(entries, kind))
+      manifest.addEntry(kind, func,
+                        readEntryPlan(func, /*train=*/suffix[0] != 0));
   }
   // Under a budget for every T and B: the plans each call chooses among.
   SmallVector<func::FuncOp> variants;
   mlir::rnn::trainingVariantsOf(module, name + "_grad", variants);
   for (func::FuncOp variant : variants)
     manifest.addRematVariant(variant);
+  dropEntryPoints(module, name);
   return std::move(loaded.module);
 }
 
