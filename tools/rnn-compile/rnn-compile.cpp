@@ -1,10 +1,12 @@
 //===- rnn-compile.cpp - compile a model into a shared library ------------===//
 //
 // rnn-compile [MODEL.mlir | --preset=lstm|gru --seq-len=T ...]
-//             [--remat=POLICY] [--target=cpu|cuda [--chip=sm_NN]] -o DIR
+//             [--remat=POLICY] [--target=cpu|cuda [--chip=sm_NN]]
+//             [--entries=infer,train,fwd,bwd] -o DIR
 //
 // Writes DIR/librnnc_model.so and DIR/manifest.json. The library exports
-// one C entry point per compiled function (rnn-emit-c-abi):
+// one C entry point per compiled function (rnn-emit-c-abi), of those
+// --entries names (default all four; the others are not compiled):
 //
 //   int32_t rnnc_<f>(void *const *buffers, void *stream);        infer
 //   int32_t rnnc_<f>_grad(void *const *buffers, void *stream);   train
