@@ -261,10 +261,9 @@ bool rnn::runtime::cuda::isInitialized() {
 }
 
 CudaState *rnn::runtime::cuda::openDevice(int ordinal, const char *entry) {
+  if (CudaState *s = startedDevice(ordinal))
+    return s;
   Globals &g = globals();
-  if (ordinal >= 0 && ordinal < kMaxDevices)
-    if (CudaState *s = g.devices[ordinal].load(std::memory_order_acquire))
-      return s;
   std::lock_guard<std::mutex> lock(g.initMutex);
   std::string error;
   CudaState *s = deviceLocked(g, ordinal, error);
