@@ -11,13 +11,15 @@
 # 3. The layers as a wavefront (--wavefront) against the sequential
 #    layers: the same bits, and the step times (L=2, LSTM and GRU, B=64
 #    and 4096; $OUT/wave-*.json).
-# 4. python/tests/test_torch_cuda.py: rnnc.torch on CUDA tensors (the
+# 4. The kernels' tanh and exp (--gpu-math): each choice's error against
+#    the float64 reference, remat bitwise, and step times.
+# 5. python/tests/test_torch_cuda.py: rnnc.torch on CUDA tensors (the
 #    libraries the bundle's rnn-compile links), every test.
-# 5. bench/torch_cuda_replay.py: rnnc.torch's step eager, with the graph
+# 6. bench/torch_cuda_replay.py: rnnc.torch's step eager, with the graph
 #    replay of the library's calls, and nn.LSTM on cuDNN, at B=64.
-# 6. python/tests/test_jax_cuda.py: rnnc.jax on JAX's GPU through the
+# 7. python/tests/test_jax_cuda.py: rnnc.jax on JAX's GPU through the
 #    cuda FFI handler.
-# 7. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
+# 8. The RUN lines of test/GPU/run-cuda.test through gpu/run-test-lines.py
 #    (its bitwise check is ~260 runs of rnn-run), last, with the time that
 #    is left: the first GPU run needed more than 5.5 minutes for it.
 # Logs to $OUT/call2.log (and stdout), the pytest report to
@@ -78,6 +80,50 @@ for cell in lstm gru; do
       rnn-npz-compare --quiet "$OUT/wave-$cell-$B-$rows-wave.npz" \
         "$OUT/wave-$cell-$B-$rows-seq.npz" --rtol=0
       echo "$cell B=$B $rows bitwise rc=$?"
+    done
+  done
+done
+
+stage "gpu-math: error and step time"
+# How the kernels compute tanh and exp (--gpu-math: polynomial, the
+# default; ex2, the hardware's ex2.approx; approx, ex2.approx and
+# tanh.approx.f32). Per choice: the largest scaled error of the outputs and
+# gradients against the float64 reference (the GPU tests' tolerance is
+# 1e-4), every remat policy bitwise equal to none, and the step time (L=2,
+# T=32, I=H=256, B=64 and 4096, and bf16 storage at 4096, where the GEMMs
+# take least of the step; $OUT/math-*.json).
+for m in polynomial ex2 approx; do
+  for data in lstm_l2_wide_random gru_l2_wide_random; do
+    [ "$(left_until 265)" -gt 5 ] || break 2
+    flags=(--preset=${data%%_*})
+    timeout "$(left_until 265 20)" rnn-run --target=cuda --gpu-math=$m \
+      "${flags[@]}" --inputs=$D/$data.in.npz --outputs="$OUT/math-$m.npz" \
+      --iters=1 --warmup=0 > /dev/null
+    echo "$m $data rc=$? worst scaled error vs float64: $(rnn-npz-compare \
+      "$OUT/math-$m.npz" $D/$data.ref.npz --rtol=1e-4 | awk '
+      { for (i = 1; i <= NF; i++) if ($i ~ /^max_scaled_err=/) {
+          v = substr($i, 16) + 0; if (v > w) { w = v; a = $1 } } }
+      END { printf "%.3e (%s)", w, a }')"
+    for r in gates chunk:3; do
+      timeout "$(left_until 265 20)" rnn-run --target=cuda --gpu-math=$m \
+        "${flags[@]}" --remat=$r --inputs=$D/$data.in.npz \
+        --outputs="$OUT/math-$m-remat.npz" --iters=1 --warmup=0 > /dev/null
+      rnn-npz-compare --quiet "$OUT/math-$m-remat.npz" "$OUT/math-$m.npz" \
+        --rtol=0 > /dev/null
+      echo "$m $data remat=$r bitwise to none rc=$?"
+    done
+  done
+done
+for cell in lstm gru; do
+  for shape in "64" "4096" "4096 --storage=bf16"; do
+    for m in polynomial ex2 approx; do
+      [ "$(left_until 305)" -gt 5 ] || break 3
+      run=math-$cell-${shape// --storage=/-}-$m
+      timeout "$(left_until 305 20)" rnn-run --target=cuda --gpu-math=$m \
+        --preset=$cell --layers=2 --seq-len=32 --batch=$shape \
+        --input-size=256 --hidden-size=256 --iters=20 --warmup=5 --json \
+        > "$OUT/$run.json"
+      echo "$cell B=$shape $m rc=$? $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("step_ms", r["step_ms"]["median"], "fwd_ms", r["fwd_ms"], "bwd_ms", r["bwd_ms"])' "$OUT/$run.json" 2>&1 | tail -1)"
     done
   done
 done

@@ -99,6 +99,10 @@ DriverOptions::DriverOptions(cl::OptionCategory &category)
                    "(--target=cuda; default: $RNNC_CUDA_TOOLKIT, else the "
                    "build's toolkit)"),
           cl::cat(category)),
+      gpuMath("gpu-math", cl::init(mlir::rnn::GPUMath::Polynomial),
+              cl::desc("How the kernels compute tanh and exp (--target=cuda; "
+                       "default polynomial)"),
+              mlir::rnn::gpuMathValues(), cl::cat(category)),
       dynamic("dynamic", cl::init(false),
               cl::desc("Compile the preset for any sequence length and batch "
                        "size (T and B dynamic in its IR), run at --seq-len "
@@ -122,6 +126,8 @@ LogicalResult DriverOptions::check(MLIRContext &context,
     return refuse("--entry needs a model file (MODEL.mlir)");
   if (cudaToolkit.getNumOccurrences() && !isCUDA())
     return refuse("--cuda-toolkit needs --target=cuda");
+  if (gpuMath.getNumOccurrences() && !isCUDA())
+    return refuse("--gpu-math needs --target=cuda");
   if (dynamic && !modelFile.empty())
     return refuse("--dynamic applies to --preset: a model file's IR fixes "
                   "its shapes (`?` for a dynamic T or B)");
@@ -174,6 +180,7 @@ void DriverOptions::apply(mlir::rnn::PipelineOptions &options) const {
   options.target = target.getValue();
   options.gemmRows = gemmRows.getValue();
   options.wavefront = wavefront.getValue();
+  options.gpuMath = gpuMath.getValue();
   options.toolkit =
       mlir::rnn::PipelineOptions::toolkitFromFlag(cudaToolkit.getValue());
 }

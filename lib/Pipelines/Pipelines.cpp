@@ -89,6 +89,12 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
   }
   if (options.target == Target::CUDA)
     return verifyCUDATarget(options, message);
+  if (options.gpuMath != GPUMath::Polynomial) {
+    message = "gpu-math=" + stringifyGPUMath(options.gpuMath).str() +
+              " needs the cuda target: the CPU computes tanh and exp as "
+              "polynomials";
+    return failure();
+  }
   return success();
 }
 
@@ -100,6 +106,18 @@ StringRef rnn::stringifyTarget(Target target) {
     return "cuda";
   }
   llvm_unreachable("unknown target");
+}
+
+StringRef rnn::stringifyGPUMath(GPUMath math) {
+  switch (math) {
+  case GPUMath::Polynomial:
+    return "polynomial";
+  case GPUMath::Ex2:
+    return "ex2";
+  case GPUMath::Approx:
+    return "approx";
+  }
+  llvm_unreachable("unknown gpu-math");
 }
 
 int64_t rnn::PipelineOptions::getGemmRows() const {

@@ -7,6 +7,9 @@
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda toolkit=%t.none" 2>&1 | FileCheck %s --check-prefix=TOOLKIT -DDIR=%t.none
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda block-size=2048" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not rnn-opt %s --rnn-train-pipeline="target=rocm" 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda gpu-math=fast" 2>&1 | FileCheck %s --check-prefix=MATH
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm_70 features=+ptx70 gpu-math=approx" 2>&1 | FileCheck %s --check-prefix=TANH
+// RUN: not rnn-opt %s --rnn-infer-pipeline="gpu-math=ex2" 2>&1 | FileCheck %s --check-prefix=CPUMATH
 
 // Bad cuda options are reported before anything runs, with the value and
 // what was expected: LLVM's NVPTX backend would otherwise warn and emit
@@ -21,6 +24,9 @@
 // TOOLKIT: no libdevice in the CUDA toolkit '[[DIR]]' (expected [[DIR]]/nvvm/libdevice/libdevice.10.bc)
 // BLOCK: block-size must be in [1, 1024], got 2048
 // TARGET: unsupported target 'rocm' (expected cpu or cuda)
+// MATH: unsupported gpu-math 'fast' (expected polynomial, ex2 or approx)
+// TANH: gpu-math=approx needs sm_75 or newer (tanh.approx.f32), not sm_70
+// CPUMATH: gpu-math=ex2 needs the cuda target: the CPU computes tanh and exp as polynomials
 
 func.func @gru(%x: tensor<3x2x3xf32>, %is_init: tensor<3x2xi1>,
     %h0: tensor<2x4xf32>, %w_ih: tensor<12x3xf32>, %w_hh: tensor<12x4xf32>,

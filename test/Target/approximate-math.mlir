@@ -1,8 +1,19 @@
 // RUN: rnn-opt %s -split-input-file --rnn-approximate-math | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-approximate-math=tanh-exp=0 | FileCheck %s --check-prefix=KEEP
 
 // rnn-approximate-math replaces math.tanh and math.exp (scalar and vector)
 // by polynomial approximations built from arith and math.fma, so that the
-// gate math needs no libm; every other math op is left as it is.
+// gate math needs no libm; every other math op is left as it is. With
+// tanh-exp=0 (the cuda target's gpu-math=ex2|approx, for
+// rnn-hardware-math) tanh and exp stay.
+
+// KEEP-LABEL: func.func @gate_math(
+// KEEP: math.tanh {{.*}} : f32
+// KEEP: math.exp {{.*}} : f32
+// KEEP-NOT: math.fma
+// KEEP-LABEL: func.func @vectors(
+// KEEP: math.tanh {{.*}} : vector<8xf32>
+// KEEP: math.exp {{.*}} : vector<8xf32>
 
 // Scalar tanh and exp inside a loop body, as convert-rnn-to-loops emits
 // them: both are expanded, the loop and the stores stay.

@@ -162,8 +162,9 @@ std::string Manifest::render(MLIRContext &context) const {
   if (!rematVariants.empty())
     manifest["remat_variants"] = llvm::json::Array(rematVariants);
   if (cuda)
-    manifest["cuda"] = llvm::json::Object{{"chip", cuda->first},
-                                          {"ptx_features", cuda->second}};
+    manifest["cuda"] = llvm::json::Object{{"chip", cuda->chip},
+                                          {"ptx_features", cuda->features},
+                                          {"gpu_math", cuda->math}};
   return llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))).str() +
          "\n";
 }

@@ -34,8 +34,12 @@ struct Manifest {
   int64_t gemmRows = 0;
   /// Whether the library's layers run as a wavefront.
   bool wavefront = false;
-  /// On the cuda target: the chip and PTX features the PTX is for.
-  std::optional<std::pair<std::string, std::string>> cuda;
+  /// On the cuda target: the chip and PTX features the PTX is for, and how
+  /// its kernels compute tanh and exp (gpu-math).
+  struct CUDA {
+    std::string chip, features, math;
+  };
+  std::optional<CUDA> cuda;
 
   /// Adds the entry point `func` (`kind`: infer, train, fwd or bwd), its
   /// buffers and memory plan; its remat plan and schedule are the

@@ -201,7 +201,8 @@ compileEntryPoints(MLIRContext &context,
   manifest.gemmRows = options.getGemmRows();
   manifest.wavefront = flags.wavefront;
   if (flags.isCUDA())
-    manifest.cuda = {chip.getValue(), options.features.getValue()};
+    manifest.cuda = {chip.getValue(), options.features.getValue(),
+                     mlir::rnn::stringifyGPUMath(options.gpuMath).str()};
   for (auto [kind, suffix] : kEntryKinds) {
     auto func = module.lookupSymbol<func::FuncOp>(name + suffix);
     if (!func)

@@ -53,6 +53,9 @@ RunSession::RunSession(const DialectRegistry &registry, const RunFlags &flags)
                ? createCudaTarget(flags.cublas, flags.tf32)
                : createHostTarget();
   report.target = mlir::rnn::stringifyTarget(flags.driver.target).str();
+  if (flags.driver.isCUDA())
+    report.gpuMath =
+        mlir::rnn::stringifyGPUMath(flags.driver.gpuMath.getValue()).str();
   report.mode = stringifyMode(flags.mode).str();
   report.remat = flags.driver.remat;
   report.train = flags.train();

@@ -73,6 +73,7 @@ struct DriverOptions {
   llvm::cl::opt<long long> gemmRows;
   llvm::cl::opt<bool> wavefront;
   llvm::cl::opt<std::string> cudaToolkit;
+  EnumFlag<mlir::rnn::GPUMath> gpuMath;
   /// Compile a preset for every T and B (dynamic in its IR); it runs at
   /// --seq-len and --batch.
   llvm::cl::opt<bool> dynamic;

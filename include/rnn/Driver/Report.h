@@ -24,6 +24,8 @@ namespace driver {
 
 struct RunReport {
   std::string target, mode, remat, cell;
+  /// On the cuda target: how the kernels compute tanh and exp (gpu-math).
+  std::string gpuMath;
   /// The remat plan the compiler chose (the policy itself unless a budget).
   std::string rematPlan;
   bool train = true;

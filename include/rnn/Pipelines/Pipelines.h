@@ -40,6 +40,34 @@ inline auto targetValues() {
                  "kernels as PTX, host code calling the runtime"));
 }
 
+/// How the cuda target computes the gates' tanh and exp.
+enum class GPUMath {
+  /// MLIR's polynomial approximations (rnn-approximate-math), as the CPU.
+  Polynomial,
+  /// exp from the hardware's ex2.approx, tanh from that exp
+  /// (rnn-hardware-math).
+  Ex2,
+  /// exp from ex2.approx, tanh from tanh.approx.f32 (sm_75 and newer;
+  /// rnn-hardware-math{tanh-approx}).
+  Approx,
+};
+
+/// The option value naming `math`: polynomial, ex2 or approx.
+llvm::StringRef stringifyGPUMath(GPUMath math);
+inline llvm::raw_ostream &operator<<(llvm::raw_ostream &os, GPUMath math) {
+  return os << stringifyGPUMath(math);
+}
+/// The values of a `gpu-math` option or flag.
+inline auto gpuMathValues() {
+  return llvm::cl::values(
+      clEnumValN(GPUMath::Polynomial, "polynomial",
+                 "tanh and exp as polynomials (as on the CPU)"),
+      clEnumValN(GPUMath::Ex2, "ex2",
+                 "exp from the hardware's ex2.approx, tanh from it"),
+      clEnumValN(GPUMath::Approx, "approx",
+                 "exp from ex2.approx, tanh from tanh.approx.f32 (sm_75+)"));
+}
+
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   PassOptions::Option<std::string> remat{
       *this, "remat",
@@ -63,6 +91,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("CUDA toolkit directory (cuda target), where "
                      "nvvm/libdevice is found"),
       llvm::cl::init(defaultCUDAToolkit())};
+  PassOptions::Option<GPUMath, EnumParser<GPUMath, EnumWording::PipelineOption>>
+      gpuMath{*this, "gpu-math",
+              llvm::cl::desc("How the kernels compute tanh and exp (cuda "
+                             "target)"),
+              llvm::cl::init(GPUMath::Polynomial), gpuMathValues()};
   PassOptions::Option<bool> arena{
       *this, "arena",
       llvm::cl::desc("Place the planned buffers in one arena passed as the "

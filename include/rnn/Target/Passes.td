@@ -126,7 +126,42 @@ def ApproximateMathPass : Pass<"rnn-approximate-math"> {
     conversions `arith.extf`/`arith.truncf` between f32 and bf16 with
     integer operations (round to nearest even), the same on every target.
   }];
+  let options = [
+    Option<"tanhExp", "tanh-exp", "bool", /*default=*/"true",
+           "Expand tanh and exp (false: leave them to rnn-hardware-math)">,
+  ];
   let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "vector::VectorDialect"];
+}
+
+def HardwareMathPass : Pass<"rnn-hardware-math"> {
+  let summary = "Compute f32 tanh and exp with the GPU's approximate "
+                "instructions";
+  let description = [{
+    On the kernels of the cuda target (`gpu-math=ex2` or `approx`), in
+    place of `rnn-approximate-math`'s polynomials: `math.exp(x)` becomes
+    the NVVM intrinsic `ex2.approx.f32` of `x * log2(e)` (relative error
+    about 2^-22, plus x's rounding times |x|); `math.tanh(x)` becomes
+    `1 - 2 / (exp(2x) + 1)` from that exp, exactly +-1 for large |x| but
+    with the exp's absolute error near 0, or, with `tanh-approx`, LLVM's
+    `tanh` with the `afn` flag, which NVPTX emits as `tanh.approx.f32`
+    (sm_75 and newer; relative error at most 2^-10.987). A 1-D vector of
+    f32 is computed lane by lane (NVPTX selects neither instruction on a
+    vector). Other types keep their math ops (libdevice).
+
+    ```mlir
+    %e = math.exp %x : f32
+    // becomes
+    %log2e = arith.constant 1.44269502 : f32
+    %y = arith.mulf %x, %log2e : f32
+    %e = llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"(%y) : (f32) -> f32
+    ```
+  }];
+  let options = [
+    Option<"tanhApprox", "tanh-approx", "bool", /*default=*/"false",
+           "tanh from tanh.approx.f32 (else from the approximate exp)">,
+  ];
+  let dependentDialects = ["arith::ArithDialect", "LLVM::LLVMDialect",
                            "vector::VectorDialect"];
 }
 

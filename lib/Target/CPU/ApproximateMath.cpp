@@ -6,7 +6,8 @@
 // expands the conversions between f32 and bf16 (the storage type of saved
 // values under `storage = bf16`) into integer operations, so that both
 // targets round to nearest even the same way and the CPU needs no compiler
-// runtime's conversion functions.
+// runtime's conversion functions. With tanh-exp=0 (the cuda target's
+// gpu-math=ex2 or approx) tanh and exp are left to rnn-hardware-math.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,12 +32,15 @@ using namespace mlir;
 namespace {
 struct ApproximateMathPass
     : public rnn::impl::ApproximateMathPassBase<ApproximateMathPass> {
+  using ApproximateMathPassBase::ApproximateMathPassBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == math::TanhOp::getOperationName() ||
-             name == math::ExpOp::getOperationName();
-    });
+    if (tanhExp)
+      populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+        return name == math::TanhOp::getOperationName() ||
+               name == math::ExpOp::getOperationName();
+      });
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

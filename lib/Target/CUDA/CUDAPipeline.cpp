@@ -3,7 +3,8 @@
 // Loops on planned buffers -> GPU kernels -> PTX, with the host code in the
 // LLVM dialect calling the runtime:
 //
-//   rnn-approximate-math         tanh/exp as polynomials
+//   rnn-approximate-math         tanh/exp as polynomials (gpu-math=
+//                                polynomial, the default)
 //   rnn-tile-parallel-loops      a block of threads per parallel loop
 //   gpu-map-parallel-loops       blocks -> grid, threads -> block
 //                                (innermost dimension -> x)
@@ -23,7 +24,9 @@
 //   ---- (buildGPUKernelsToLLVMPipeline)
 //   convert-scf-to-cf, expand-strided-metadata, lower-affine
 //   nvvm-attach-target           chip, PTX features, O3
-//   in gpu.module: convert-gpu-to-nvvm, canonicalize, cse,
+//   in gpu.module: rnn-hardware-math (gpu-math=ex2 or approx: tanh/exp
+//     from the hardware's approximations), convert-gpu-to-nvvm,
+//     canonicalize, cse,
 //     rnn-read-only-kernel-args{mark-loads=1}  their loads invariant
 //     (ld.global.nc)
 //   gpu-to-llvm                  host: launches, allocations, sgemm calls
@@ -159,6 +162,20 @@ LogicalResult rnn::verifyCUDATarget(const PipelineOptions &options,
     return failure();
   }
 
+  // tanh.approx.f32 came with sm_75 (PTX ISA 7.0, older than any chip
+  // from sm_75 on needs); on an older chip NVPTX would quietly keep the
+  // exact tanh.
+  unsigned chipNumber = 0;
+  (void)StringRef(options.chip)
+      .drop_front(3)
+      .take_while(llvm::isDigit)
+      .getAsInteger(10, chipNumber);
+  if (options.gpuMath == GPUMath::Approx && chipNumber < 75) {
+    message = "gpu-math=approx needs sm_75 or newer (tanh.approx.f32), not " +
+              options.chip;
+    return failure();
+  }
+
   // The expanded gate math still leaves floor, fma and fabs, which
   // convert-gpu-to-nvvm turns into libdevice calls; without libdevice the
   // PTX would name unresolved `__nv_` functions and not assemble.
@@ -177,7 +194,9 @@ void rnn::buildLoopsToGPUKernelsPipeline(OpPassManager &pm,
                                          const PipelineOptions &options) {
   pm.addPass(rnn::createExpandBlockStepsPass());
   pm.addPass(rnn::createLowerBeginBackwardPass());
-  pm.addPass(rnn::createApproximateMathPass());
+  ApproximateMathPassOptions approximate;
+  approximate.tanhExp = options.gpuMath == GPUMath::Polynomial;
+  pm.addPass(rnn::createApproximateMathPass(approximate));
   TileParallelLoopsPassOptions tile;
   tile.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(rnn::createTileParallelLoopsPass(tile));
@@ -216,6 +235,11 @@ void rnn::buildGPUKernelsToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  if (options.gpuMath != GPUMath::Polynomial) {
+    HardwareMathPassOptions hardware;
+    hardware.tanhApprox = options.gpuMath == GPUMath::Approx;
+    device.addPass(rnn::createHardwareMathPass(hardware));
+  }
   device.addPass(createConvertGpuOpsToNVVMOps());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
