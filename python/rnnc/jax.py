@@ -140,11 +140,10 @@ def _target(platform):
 
 def _library(config):
     """The library of `config`, compile_model's arguments as sorted JSON,
-    compiled or loaded once per process, as a one-element tuple. A cuda
-    library serves every GPU: the FFI handler calls it with a context of
-    the call's device."""
+    compiled or loaded once per process. A cuda library serves every GPU:
+    the FFI handler calls it with a context of the call's device."""
     if config not in _LIBRARIES:
-        _LIBRARIES[config] = (library.compile_model(**json.loads(config)),)
+        _LIBRARIES[config] = library.compile_model(**json.loads(config))
     return _LIBRARIES[config]
 
 
@@ -176,11 +175,10 @@ def _address(function):
     return ctypes.cast(function, ctypes.c_void_p).value
 
 
-def _addresses(libs, kind):
-    """The FFI call's attributes naming entry point `kind` of `libs`: its
+def _addresses(lib, kind):
+    """The FFI call's attributes naming entry point `kind` of `lib`: its
     address, and for the cuda target those of the library's
     rnnc_context_create and rnnc_last_error."""
-    lib = libs[0]
     attributes = dict(entry=np.int64(_address(lib.entries[kind]._fn)))
     if lib.target == "cuda":
         functions = lib.manifest["functions"]
@@ -190,19 +188,17 @@ def _addresses(libs, kind):
     return attributes
 
 
-def _call(libs, kind, given, aliased=()):
-    """Calls entry point `kind` of `libs` (a one-element tuple of the
-    library): `given` maps (name, layer) to the arrays it
-    reads; every other buffer is a result, returned by (name, layer). The
+def _call(lib, kind, given, aliased=()):
+    """Calls entry point `kind` of the library `lib`: `given` maps
+    (name, layer) to the arrays it reads; every other buffer is a result, returned by (name, layer). The
     buffers named in `aliased` are read and written in place: results
     aliased to their operands. A library of every shape runs at x's T and
     B."""
-    lib = libs[0]
     platform = lib.target  # "cpu" or "cuda", as the handlers' platforms.
     _register(platform)
     # The entry points' addresses are the libraries'; the buffers' shapes
     # are those at x's T and B for a library of every shape.
-    attributes = _addresses(libs, kind)
+    attributes = _addresses(lib, kind)
     shape = (0, 0)
     if lib.dynamic:
         shape = tuple(given[("x", None)].shape[:2])
@@ -279,9 +275,8 @@ def _rnn(config, params, x, is_init, state, reset, rng):
 
 def _infer(config, params, x, is_init, state, reset):
     """The inference entry point: y and the final states."""
-    libs = _library(config)
-    lib = libs[0]
-    out = _call(libs, "infer", _inputs(lib, x, is_init, state, params,
+    lib = _library(config)
+    out = _call(lib, "infer", _inputs(lib, x, is_init, state, params,
                                        reset))
     return out[("y", None)], _stack(lib, out, "%s_n")
 
@@ -366,9 +361,8 @@ def _first_derivatives_only(config, primals, tangents):
 def _forward(config, params, x, is_init, state, reset, rng):
     """The forward entry point: y, the final states and the saved
     region."""
-    libs = _library(config)
-    lib = libs[0]
-    out = _call(libs, "fwd", _inputs(lib, x, is_init, state, params, reset,
+    lib = _library(config)
+    out = _call(lib, "fwd", _inputs(lib, x, is_init, state, params, reset,
                                      rng))
     return out[("y", None)], _stack(lib, out, "%s_n"), out[("saved", None)]
 
@@ -381,15 +375,14 @@ def _backward(config, residual, cotangents):
     """The backward entry point's gradients of the parameters, x, the
     initial and reset states."""
     params, x, is_init, state, reset, rng, y, saved = residual
-    libs = _library(config)
-    lib = libs[0]
+    lib = _library(config)
     given = _inputs(lib, x, is_init, state, params, reset, rng)
     grad_y, grad_states = cotangents
     given[("y", None)] = y
     given[("saved", None)] = saved
     given[("grad_y", None)] = grad_y
     _split(given, lib.states, "grad_%s_n", grad_states)
-    out = _call(libs, "bwd", given, aliased={("saved", None)})
+    out = _call(lib, "bwd", given, aliased={("saved", None)})
     grad_params = {name: _like(out[("grad_" + name, None)], params[name])
                    for name in params}
     grad_reset = None if reset is None else tuple(

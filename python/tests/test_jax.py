@@ -515,10 +515,9 @@ def test_lowers_for_cuda_through_one_library_for_every_gpu(cell):
         found = re.findall(rf"\b{name} = (-?\d+) : i64", text)
         return {int(v) for v in found}
 
-    [libs] = [libs for config, libs in rj._LIBRARIES.items()
-              if json.loads(config)["target"] == "cuda" and
-              json.loads(config)["cell"] == cell]
-    [lib] = libs
+    [lib] = [lib for config, lib in rj._LIBRARIES.items()
+             if json.loads(config)["target"] == "cuda" and
+             json.loads(config)["cell"] == cell]
     assert lib.target == "cuda" and lib.device is None
     assert (lib.manifest["shape"]["T"], lib.manifest["shape"]["L"]) == (6, 2)
     functions = lib.manifest["functions"]
