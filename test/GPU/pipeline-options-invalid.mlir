@@ -10,6 +10,8 @@
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda gpu-math=fast" 2>&1 | FileCheck %s --check-prefix=MATH
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm_70 features=+ptx70 gpu-math=approx" 2>&1 | FileCheck %s --check-prefix=TANH
 // RUN: not rnn-opt %s --rnn-infer-pipeline="gpu-math=ex2" 2>&1 | FileCheck %s --check-prefix=CPUMATH
+// RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm_75 features=+ptx63 gpu-math=approx" 2>&1 | FileCheck %s --check-prefix=TANHPTX
+// RUN: rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm_75 features=+ptx70 gpu-math=approx" -o /dev/null
 
 // Bad cuda options are reported before anything runs, with the value and
 // what was expected: LLVM's NVPTX backend would otherwise warn and emit
@@ -25,7 +27,8 @@
 // BLOCK: block-size must be in [1, 1024], got 2048
 // TARGET: unsupported target 'rocm' (expected cpu or cuda)
 // MATH: unsupported gpu-math 'fast' (expected polynomial, ex2 or approx)
-// TANH: gpu-math=approx needs sm_75 or newer (tanh.approx.f32), not sm_70
+// TANH: gpu-math=approx needs sm_75 or newer and +ptx70 or newer (tanh.approx.f32), not sm_70 with +ptx70
+// TANHPTX: gpu-math=approx needs sm_75 or newer and +ptx70 or newer (tanh.approx.f32), not sm_75 with +ptx63
 // CPUMATH: gpu-math=ex2 needs the cuda target: the CPU computes tanh and exp as polynomials
 
 func.func @gru(%x: tensor<3x2x3xf32>, %is_init: tensor<3x2xi1>,

@@ -162,17 +162,19 @@ LogicalResult rnn::verifyCUDATarget(const PipelineOptions &options,
     return failure();
   }
 
-  // tanh.approx.f32 came with sm_75 (PTX ISA 7.0, older than any chip
-  // from sm_75 on needs); on an older chip NVPTX would quietly keep the
-  // exact tanh.
+  // tanh.approx.f32 needs sm_75 and PTX ISA 7.0; NVPTX aborts the
+  // process on a `tanh` with `afn` it cannot select.
   unsigned chipNumber = 0;
   (void)StringRef(options.chip)
       .drop_front(3)
       .take_while(llvm::isDigit)
       .getAsInteger(10, chipNumber);
-  if (options.gpuMath == GPUMath::Approx && chipNumber < 75) {
-    message = "gpu-math=approx needs sm_75 or newer (tanh.approx.f32), not " +
-              options.chip;
+  if (options.gpuMath == GPUMath::Approx && (chipNumber < 75 || ptx < 70)) {
+    message =
+        llvm::formatv("gpu-math=approx needs sm_75 or newer and +ptx70 "
+                      "or newer (tanh.approx.f32), not {0} with {1}",
+                      options.chip.getValue(), options.features.getValue())
+            .str();
     return failure();
   }
 

@@ -4,8 +4,9 @@
 // polynomials, for the cuda target's gpu-math=ex2|approx. Upstream's
 // convert-gpu-to-nvvm maps `math.exp` with `afn` to libdevice's
 // `__nv_fast_expf`, but `math.tanh` to the exact `__nv_tanhf` whatever its
-// flags; the LLVM intrinsics with `afn`, which NVPTX selects as
-// `ex2.approx.f32` and `tanh.approx.f32`, say what is meant on both.
+// flags, and refuses LLVM's exp2 intrinsic (to call libdevice for it);
+// NVVM's `ex2.approx.f32` intrinsic and LLVM's `tanh` with `afn` (which
+// NVPTX selects as `tanh.approx.f32`) say what is meant.
 //
 //===----------------------------------------------------------------------===//
 
