@@ -7,7 +7,7 @@ Usage:
                                [--timeout S] [--mem-limit-mb MB]
 
 Each case is rnn-compile with random flags: a preset (cell, T, B, I, H, L,
-remat, target, chip, dtype, storage, dropout, reset-to, gemm-rows,
+remat, target, chip, gpu-math, dtype, storage, dropout, reset-to, gemm-rows,
 wavefront, dynamic; values drawn from sensible ones, boundary ones and
 nonsense) or
 a model file, a seed of tools/fuzz/fuzz-mlir.py's corpus mutated by its
@@ -82,6 +82,7 @@ CHOICES = {
                "budget:99999999999999999999", "sometimes", ""]),
     "target": (["cpu", "cpu", "cuda"], ["gpu"]),
     "chip": (["sm_90", "sm_80", "sm_100"], ["sm_9", "gfx90a", ""]),
+    "gpu-math": (["polynomial", "ex2", "approx"], ["fast", ""]),
     "dtype": (["f32", "f64"], ["bf16", "i32"]),
     "storage": (["bf16", "f32"], ["f64", "f16", ""]),
     "dropout": (["0", "0.25", "0.5", "0.999"], ["1", "-0.1", "nan", "inf"]),
@@ -186,6 +187,8 @@ def preset_case(rng):
             flags.append("--%s=%s" % (key, c(key)))
     if "--target=cuda" in flags and rng.random() < 0.5:
         flags.append("--chip=" + c("chip"))
+    if "--target=cuda" in flags and rng.random() < 0.3:
+        flags.append("--gpu-math=" + c("gpu-math"))
     if rng.random() < 0.3:
         flags.append("--gemm-rows=%s" % c("gemm-rows"))
     if rng.random() < 0.3:
