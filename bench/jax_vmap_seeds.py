@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""What `jax.vmap` over per-seed weights costs rnnc.jax, as PureJaxRL and
+Craftax vmap whole training runs over seeds: each seed has its own
+parameters, inputs and states. rnnc.jax runs one library call per seed
+(the FFI call is batched sequentially); the scanned cell of
+bench/jax_vs_scan.py is batched by XLA, its per-step products becoming
+batched products. Both jitted, in one process, interleaved rounds; prints,
+per number of seeds V, the median time of the vmapped training step (a
+loss of the outputs and its gradients with respect to the parameters, the
+input and the initial state) and rollout step, each side's time per seed,
+their ratio, and rnnc.jax's vmapped time over V times its unmapped call
+(1.00: the seeds cost exactly V calls).
+
+Usage: bench/jax_vmap_seeds.py [--cell gru|lstm] [--T 128 --B 2 --I 128
+       --H 128] [--rollout-B 8] [--seeds 1,4,16] [--rounds 5] [--iters 10]
+The default shape is examples/purejaxrl_ppo_rnn.py's minibatch (8 envs in
+4 minibatches, 128 steps, a GRU of 128). Run with one thread for the CPU:
+  XLA_FLAGS=--xla_cpu_multi_thread_eigen=false OPENBLAS_NUM_THREADS=1 ...
+"""
+
+import argparse
+import statistics
+
+import jax
+import jax.numpy as jnp
+
+import rnnc.jax as rj
+from jax_vs_scan import scanned, timed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cell", default="gru", choices=["gru", "lstm"])
+    ap.add_argument("--T", type=int, default=128)
+    ap.add_argument("--B", type=int, default=2)
+    ap.add_argument("--I", type=int, default=128)
+    ap.add_argument("--H", type=int, default=128)
+    ap.add_argument("--rollout-B", type=int, default=8)
+    ap.add_argument("--seeds", default="1,4,16")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=10)
+    args = ap.parse_args()
+    print(f"# jax {jax.__version__} on {jax.devices()[0].device_kind} "
+          f"({jax.default_backend()})")
+    cell, I, H = args.cell, args.I, args.H
+    states = 2 if cell == "lstm" else 1
+    peers = {"rnnc.jax": lambda *a: rj.rnn(*a, cell=cell),
+             "lax.scan": scanned(cell)}
+
+    def train_step(run):
+        def loss(p, x, is_init, state):
+            y, state_n = run(p, x, is_init, state)
+            return (y ** 2).mean() + (state_n[0] ** 2).mean()
+        return jax.value_and_grad(loss, argnums=(0, 1, 3))
+
+    def inputs(key, v, seq, batch):
+        """Per-seed parameters, inputs, resets and states, stacked on a
+        leading axis of v (none for v = 0)."""
+        keys = jax.random.split(key, max(v, 1))
+        cases = []
+        for k in keys:
+            kp, kx, kr = jax.random.split(k, 3)
+            params = rj.init_params(kp, cell, I, H, 1)
+            x = jax.random.normal(kx, (seq, batch, I))
+            is_init = jax.random.uniform(kr, (seq, batch)) < 0.05
+            state = tuple(jnp.zeros((1, batch, H)) for _ in range(states))
+            cases.append((params, x, is_init, state))
+        if v == 0:
+            return cases[0]
+        return jax.tree_util.tree_map(lambda *a: jnp.stack(a), *cases)
+
+    seeds = [int(v) for v in args.seeds.split(",")]
+    for name, seq, batch, make in (("train", args.T, args.B, train_step),
+                                   ("rollout", 1, args.rollout_B,
+                                    lambda run: run)):
+        single_args = inputs(jax.random.PRNGKey(0), 0, seq, batch)
+        single = jax.jit(make(peers["rnnc.jax"]))
+        for v in seeds:
+            batched = inputs(jax.random.PRNGKey(v), v, seq, batch)
+            fns = {peer: jax.jit(jax.vmap(make(run)))
+                   for peer, run in peers.items()}
+            # The same values from both before any timing.
+            outs = {peer: fn(*batched) for peer, fn in fns.items()}
+            err = max(float(jnp.abs(a - b).max()) for a, b in zip(
+                jax.tree_util.tree_leaves(outs["rnnc.jax"]),
+                jax.tree_util.tree_leaves(outs["lax.scan"])))
+            times = {peer: [] for peer in fns}
+            times["single"] = []
+            for _ in range(args.rounds):
+                for peer, fn in fns.items():
+                    times[peer].append(timed(fn, batched, args.iters))
+                times["single"].append(timed(single, single_args,
+                                             args.iters))
+            med = {peer: statistics.median(t) for peer, t in times.items()}
+            print(f"{cell} {name} T={seq} B={batch} I={I} H={H} V={v}: "
+                  f"rnnc.jax {med['rnnc.jax']:.3f} ms "
+                  f"({med['rnnc.jax'] / v:.3f} per seed), lax.scan "
+                  f"{med['lax.scan']:.3f} ms "
+                  f"({med['lax.scan'] / v:.3f} per seed), ratio "
+                  f"{med['rnnc.jax'] / med['lax.scan']:.2f}; rnnc.jax "
+                  f"vmapped / (V x one call) "
+                  f"{med['rnnc.jax'] / (v * med['single']):.2f} "
+                  f"(results agree to {err:.1e})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
