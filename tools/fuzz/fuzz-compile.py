@@ -193,8 +193,8 @@ def preset_case(rng):
         flags.append("--wavefront")
     if rng.random() < 0.25:
         flags.append("--dynamic")
-    # Drawn from the case's own flags, not the run's stream, so that adding
-    # it left every other draw of a seed as it was.
+    # Drawn from the case's own flags, not the run's stream: no other draw
+    # of a seed depends on it.
     side = random.Random(" ".join(flags))
     if "--target=cuda" in flags and side.random() < 0.3:
         flags.append("--gpu-math=" + pick(side, CHOICES["gpu-math"]))
