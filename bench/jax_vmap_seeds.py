@@ -25,33 +25,19 @@ import jax
 import jax.numpy as jnp
 
 import rnnc.jax as rj
-from jax_vs_scan import scanned, timed
+from jax_vs_scan import (loss_and_grads, peers, print_device,
+                         shape_arguments, timed)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cell", default="gru", choices=["gru", "lstm"])
-    ap.add_argument("--T", type=int, default=128)
-    ap.add_argument("--B", type=int, default=2)
-    ap.add_argument("--I", type=int, default=128)
-    ap.add_argument("--H", type=int, default=128)
-    ap.add_argument("--rollout-B", type=int, default=8)
+    shape_arguments(ap, T=128, B=2, I=128, H=128, rollout_B=8, iters=10)
     ap.add_argument("--seeds", default="1,4,16")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--iters", type=int, default=10)
     args = ap.parse_args()
-    print(f"# jax {jax.__version__} on {jax.devices()[0].device_kind} "
-          f"({jax.default_backend()})")
+    print_device()
     cell, I, H = args.cell, args.I, args.H
     states = 2 if cell == "lstm" else 1
-    peers = {"rnnc.jax": lambda *a: rj.rnn(*a, cell=cell),
-             "lax.scan": scanned(cell)}
-
-    def train_step(run):
-        def loss(p, x, is_init, state):
-            y, state_n = run(p, x, is_init, state)
-            return (y ** 2).mean() + (state_n[0] ** 2).mean()
-        return jax.value_and_grad(loss, argnums=(0, 1, 3))
+    sides = peers(cell)
 
     def inputs(key, v, seq, batch):
         """Per-seed parameters, inputs, resets and states, stacked on a
@@ -70,15 +56,15 @@ def main():
         return jax.tree_util.tree_map(lambda *a: jnp.stack(a), *cases)
 
     seeds = [int(v) for v in args.seeds.split(",")]
-    for name, seq, batch, make in (("train", args.T, args.B, train_step),
+    for name, seq, batch, make in (("train", args.T, args.B, loss_and_grads),
                                    ("rollout", 1, args.rollout_B,
                                     lambda run: run)):
         single_args = inputs(jax.random.PRNGKey(0), 0, seq, batch)
-        single = jax.jit(make(peers["rnnc.jax"]))
+        single = jax.jit(make(sides["rnnc.jax"]))
         for v in seeds:
             batched = inputs(jax.random.PRNGKey(v), v, seq, batch)
             fns = {peer: jax.jit(jax.vmap(make(run)))
-                   for peer, run in peers.items()}
+                   for peer, run in sides.items()}
             # The same values from both before any timing.
             outs = {peer: fn(*batched) for peer, fn in fns.items()}
             err = max(float(jnp.abs(a - b).max()) for a, b in zip(

@@ -59,6 +59,40 @@ def scanned(cell):
     return run
 
 
+def peers(cell):
+    """The two sides, f(params, x, is_init, state) -> (y, state_n)."""
+    return {"rnnc.jax": lambda *a: rj.rnn(*a, cell=cell),
+            "lax.scan": scanned(cell)}
+
+
+def loss_and_grads(run):
+    """The training step of `run`: a loss of the outputs, and its gradients
+    with respect to the parameters, the input (what an encoder before the
+    layer needs) and the initial state."""
+    def loss(p, x, is_init, state):
+        y, state_n = run(p, x, is_init, state)
+        return (y ** 2).mean() + (state_n[0] ** 2).mean()
+    return jax.value_and_grad(loss, argnums=(0, 1, 3))
+
+
+def shape_arguments(ap, T, B, I, H, rollout_B, iters):
+    """The flags both benchmarks take: the cell, the shapes and the
+    rounds, with these defaults."""
+    ap.add_argument("--cell", default="gru", choices=["gru", "lstm"])
+    ap.add_argument("--T", type=int, default=T)
+    ap.add_argument("--B", type=int, default=B)
+    ap.add_argument("--I", type=int, default=I)
+    ap.add_argument("--H", type=int, default=H)
+    ap.add_argument("--rollout-B", type=int, default=rollout_B)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=iters)
+
+
+def print_device():
+    print(f"# jax {jax.__version__} on {jax.devices()[0].device_kind} "
+          f"({jax.default_backend()})")
+
+
 def timed(fn, args, iters):
     jax.block_until_ready(fn(*args))
     start = time.perf_counter()
@@ -113,30 +147,16 @@ def openblas_rate(n=1024, iters=20):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cell", default="gru", choices=["gru", "lstm"])
-    ap.add_argument("--T", type=int, default=32)
-    ap.add_argument("--B", type=int, default=64)
-    ap.add_argument("--I", type=int, default=256)
-    ap.add_argument("--H", type=int, default=256)
-    ap.add_argument("--rollout-B", type=int, default=8)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--iters", type=int, default=20)
+    shape_arguments(ap, T=32, B=64, I=256, H=256, rollout_B=8, iters=20)
     args = ap.parse_args()
-    print(f"# jax {jax.__version__} on {jax.devices()[0].device_kind} "
-          f"({jax.default_backend()})")
+    print_device()
     cell, T, B, I, H = args.cell, args.T, args.B, args.I, args.H
     states = 2 if cell == "lstm" else 1
     params = rj.init_params(jax.random.PRNGKey(0), cell, I, H, 1)
-    peers = {"rnnc.jax": lambda *a: rj.rnn(*a, cell=cell),
-             "lax.scan": scanned(cell)}
+    sides = peers(cell)
 
     def train_step(run):
-        def loss(p, x, is_init, state):
-            y, state_n = run(p, x, is_init, state)
-            return (y ** 2).mean() + (state_n[0] ** 2).mean()
-        # The gradients of the parameters, the input (what an encoder
-        # before the layer needs) and the initial state.
-        return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 3)))
+        return jax.jit(loss_and_grads(run))
 
     def rollout_step(run):
         return jax.jit(run)
@@ -148,10 +168,10 @@ def main():
         x = jax.random.normal(key, (seq, batch, I))
         is_init = jax.random.uniform(key, (seq, batch)) < 0.05
         state = tuple(jnp.zeros((1, batch, H)) for _ in range(states))
-        fns = {peer: make(run) for peer, run in peers.items()}
+        fns = {peer: make(run) for peer, run in sides.items()}
         # The same values from both before any timing.
-        y_ours = peers["rnnc.jax"](params, x, is_init, state)[0]
-        y_scan = peers["lax.scan"](params, x, is_init, state)[0]
+        y_ours = sides["rnnc.jax"](params, x, is_init, state)[0]
+        y_scan = sides["lax.scan"](params, x, is_init, state)[0]
         err = float(jnp.abs(y_ours - y_scan).max())
         times = {peer: [] for peer in fns}
         for _ in range(args.rounds):

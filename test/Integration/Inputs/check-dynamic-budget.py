@@ -21,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 
 SIZES = ["--input-size=13", "--hidden-size=21", "--reset-prob=0.1",
          "--iters=1", "--warmup=0"]
@@ -60,28 +59,20 @@ def effective(plan, t, p):
     return f"chunk:{min(-(-k // p) * p, t)}"
 
 
-_PEAKS = {}
-_PEAKS_LOCK = threading.Lock()
+# check-dynamic.py: its runner and Once.
+_spec = importlib.util.spec_from_file_location(
+    "check_dynamic", os.path.join(os.path.dirname(__file__),
+                                  "check-dynamic.py"))
+runner = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(runner)
+
+# The plans' peaks at a shape, worked out once for the cases that share it.
+_peaks = runner.Once()
 
 
 def shared_peaks(tmp, extra, cell, layers, t, b):
-    """peaks(...) of a shape, worked out once for the cases that share it,
-    however many threads ask."""
-    key = (cell, layers, t, b)
-    with _PEAKS_LOCK:
-        if key not in _PEAKS:
-            _PEAKS[key] = (threading.Lock(), [], len(_PEAKS))
-        lock, result, index = _PEAKS[key]
-    with lock:
-        if not result:
-            try:
-                result.append(peaks(tmp, extra, f"s{index}", cell, layers,
-                                    t, b))
-            except RuntimeError as e:
-                result.append(e)
-    if isinstance(result[0], RuntimeError):
-        raise result[0]
-    return result[0]
+    return _peaks((cell, layers, t, b),
+                  lambda n: peaks(tmp, extra, f"s{n}", cell, layers, t, b))
 
 
 def peaks(tmp, extra, index, cell, layers, t, b, h=21):
@@ -167,9 +158,4 @@ CASES = [("lstm", 2, 9, 5, lambda p: p[-1]),
 if __name__ == "__main__":
     # check-dynamic.py's runner: TMP_DIR [--jobs=N] [--shard=K/N]
     # [RNN_RUN_FLAG...].
-    spec = importlib.util.spec_from_file_location(
-        "check_dynamic", os.path.join(os.path.dirname(__file__),
-                                      "check-dynamic.py"))
-    runner = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(runner)
     sys.exit(runner.run_cases(CASES, check))

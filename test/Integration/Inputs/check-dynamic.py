@@ -70,29 +70,45 @@ def run(tmp, extra, index, case, dynamic):
     return json.loads(result.stdout), out, ""
 
 
-# The dynamic program's run per case, made once: a policy's case compares
-# its bits with those of `none` at its shape, which is often a case of its
-# own.
-_DYNAMIC_RUNS = {}
-_DYNAMIC_LOCK = threading.Lock()
+class Once:
+    """Each key's value computed once, however often and from however many
+    threads it is asked for: `compute(n)`, n the key's place in the order
+    of first asks (for its files' names); what it raises is raised to every
+    asker."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._slots = {}
+
+    def __call__(self, key, compute):
+        with self._lock:
+            if key not in self._slots:
+                self._slots[key] = (threading.Lock(), [], len(self._slots))
+            lock, result, index = self._slots[key]
+        with lock:
+            if not result:
+                try:
+                    result.append((compute(index), None))
+                except Exception as e:
+                    result.append((None, e))
+        value, error = result[0]
+        if error is not None:
+            raise error
+        return value
+
+
+# A policy's case compares its bits with those of `none` at its shape,
+# which is often a case of its own: each dynamic program runs once.
+_dynamic_runs = Once()
 
 
 def run_dynamic(tmp, extra, case):
-    """run(..., dynamic=True) of `case`, once per case however often and
-    from however many threads it is asked for."""
+    """run(..., dynamic=True) of `case`, once per program."""
     # `none` is the default policy: the same program with or without it.
     cell, layers, t, b, mode, flags = case
     key = repr((cell, layers, t, b, mode,
                 sorted(f for f in flags if f != "--remat=none")))
-    with _DYNAMIC_LOCK:
-        if key not in _DYNAMIC_RUNS:
-            _DYNAMIC_RUNS[key] = (threading.Lock(), [],
-                                  f"d{len(_DYNAMIC_RUNS)}")
-        lock, result, index = _DYNAMIC_RUNS[key]
-    with lock:
-        if not result:
-            result.append(run(tmp, extra, index, case, True))
-    return result[0]
+    return _dynamic_runs(key, lambda n: run(tmp, extra, f"d{n}", case, True))
 
 
 def check(tmp, extra, index, case):
