@@ -24,9 +24,10 @@ gradients; under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry
 point. `jit` and `grad` work; float32 and float64 (with
 `jax_enable_x64`). `vmap` of inference over an axis with shared weights
-folds it into the batch (one call); otherwise it runs one call per
-element of the mapped axis; under `jax.shard_map` each shard is its own
-call.
+folds it into the batch (one call of more columns); otherwise (per-seed
+weights, training, nested vmaps) it is one grouped call, which runs the
+entry point once per element of the mapped axes; under `jax.shard_map`
+each shard is its own call.
 `storage="bf16"` (or jnp.bfloat16; float32 only) stores the saved values
 that are not states in bf16 and rounds the GEMM operands to bf16,
 accumulating in float32. With `dropout` > 0 (and more than one layer)
@@ -190,10 +191,10 @@ def _addresses(lib, kind):
 
 def _call(lib, kind, given, aliased=()):
     """Calls entry point `kind` of the library `lib`: `given` maps
-    (name, layer) to the arrays it reads; every other buffer is a result, returned by (name, layer). The
-    buffers named in `aliased` are read and written in place: results
-    aliased to their operands. A library of every shape runs at x's T and
-    B."""
+    (name, layer) to the arrays it reads; every other buffer is a result,
+    returned by (name, layer). The buffers named in `aliased` are read and
+    written in place: results aliased to their operands. A library of
+    every shape runs at x's T and B."""
     platform = lib.target  # "cpu" or "cuda", as the handlers' platforms.
     _register(platform)
     # The entry points' addresses are the libraries'; the buffers' shapes
@@ -203,10 +204,9 @@ def _call(lib, kind, given, aliased=()):
     if lib.dynamic:
         shape = tuple(given[("x", None)].shape[:2])
         lib = lib.at(*shape)
-    entry = lib.entries[kind]
     operands, order, results, names = [], [], [], []
     aliases = {}
-    for arg in entry.args:
+    for arg in lib.entries[kind].args:
         key = (arg.name, arg.layer)
         if key in given:
             operands.append(given[key])
@@ -216,20 +216,102 @@ def _call(lib, kind, given, aliased=()):
             # Written in place: a result aliased to the operand.
             aliases[len(operands) - 1] = len(results)
         order.append(-(len(results) + 1))
-        results.append(jax.ShapeDtypeStruct(arg.shape, _NUMPY[arg.dtype]))
+        results.append((jax.ShapeDtypeStruct(arg.shape, _NUMPY[arg.dtype]),
+                        arg.role == "scratch"))
         names.append(key)
-    # Under vmap, one call per element of the mapped axis (whatever is
-    # mapped: the batch, or per-seed weights).
-    call = jax.ffi.ffi_call(_HANDLERS[platform], results,
-                            input_output_aliases=aliases or None,
-                            vmap_method="sequential")
-    out = call(*operands, order=np.array(order, dtype=np.int64),
-               seq_len=np.int64(shape[0]), batch=np.int64(shape[1]),
-               **attributes)
+    attributes.update(order=np.array(order, dtype=np.int64),
+                      seq_len=np.int64(shape[0]), batch=np.int64(shape[1]))
+    call = _FFICall(_HANDLERS[platform], tuple(results),
+                    tuple(sorted(aliases.items())), attributes)
+    out = call.grouped(0, (False,) * len(operands))(*operands)
     # Inside jax.shard_map each shard is its own call: its results vary
     # over the mesh axes its operands vary over.
     axes = frozenset().union(*(_varying(o) for o in operands))
     return {name: _vary(o, axes) for name, o in zip(names, out)}
+
+
+class _FFICall:
+    """One FFI call of an entry point: the handler's name, the results
+    (each a ShapeDtypeStruct and whether it is the scratch arena), the
+    aliases (operand, result) and the attributes. Under `jax.vmap` it is a
+    grouped call, one for every element of the mapped axes (nested vmaps
+    included), which the handler runs as a loop of entry point calls over
+    the slices of the mapped buffers; the scratch arena serves every
+    group."""
+
+    def __init__(self, handler, results, aliases, attributes):
+        self.handler, self.results = handler, results
+        self.aliased = dict(aliases)  # Operand -> result.
+        self.attributes = attributes
+
+    def grouped(self, groups, mapped):
+        """The call of `groups` groups (0: a plain call) of which the
+        operands marked in `mapped` have a leading axis of one slice per
+        group, and the others serve every group; every result but the
+        arena has that axis."""
+        @jax.custom_batching.custom_vmap
+        def call(*operands):
+            return self._lower(groups, mapped, operands)
+
+        @call.def_vmap
+        def rule(size, in_batched, *operands):
+            # The groups of the call become size * groups: an operand
+            # mapped by either this vmap or the call has one slice for
+            # each, broadcast along the axis it is not mapped on.
+            total = size * max(groups, 1)
+            merged, marks = [], []
+            for k, (op, batched, inner) in enumerate(zip(operands,
+                                                         in_batched, mapped)):
+                if not (batched or inner or k in self.aliased):
+                    merged.append(op)
+                    marks.append(False)
+                    continue
+                if not batched:
+                    op = jnp.broadcast_to(op, (size,) + op.shape)
+                if groups and not inner:
+                    op = jnp.broadcast_to(op[:, None], (size, groups) +
+                                          op.shape[1:])
+                merged.append(op.reshape((total,) + op.shape[1 + bool(
+                    groups):]))
+                marks.append(True)
+            out = self.grouped(total, tuple(marks))(*merged)
+            out = [o if scratch else
+                   o.reshape((size,) + ((groups,) if groups else ()) +
+                             o.shape[1:])
+                   for o, (_, scratch) in zip(out, self.results)]
+            return out, [not scratch for _, scratch in self.results]
+
+        return call
+
+    def _lower(self, groups, mapped, operands):
+        types, strided = [], []
+        for spec, scratch in self.results:
+            leading = (groups,) if groups and not scratch else ()
+            types.append(jax.ShapeDtypeStruct(leading + spec.shape,
+                                              spec.dtype))
+        for k in self.attributes["order"]:
+            strided.append(mapped[k] if k >= 0 else
+                           bool(groups) and not self.results[-k - 1][1])
+        staging = {}
+        if groups > 1 and self.handler == _HANDLERS["cpu"]:
+            # The cpu handler copies each group's slices of the mapped
+            # operands to one buffer, from which the entry point reads
+            # them: its small products read weights that are not in the
+            # cache slowly (those of every group but the last called),
+            # and a copy brings them there at the copy's speed, as a loop
+            # of calls in XLA's program slices them.
+            staged = sum(-(-op.size * op.dtype.itemsize // groups // 64)
+                         * 64 for op, m in zip(operands, mapped) if m)
+            staging = dict(staging=np.int64(len(types)))
+            types.append(jax.ShapeDtypeStruct((staged,), np.uint8))
+        elif self.handler == _HANDLERS["cpu"]:
+            staging = dict(staging=np.int64(-1))  # Nothing staged.
+        call = jax.ffi.ffi_call(self.handler, types,
+                                input_output_aliases=self.aliased or None)
+        out = call(*operands, groups=np.int64(groups),
+                   strided=np.array(strided, dtype=np.int64),
+                   **staging, **self.attributes)
+        return out[:len(self.results)]
 
 
 def _param_names(layers):
@@ -307,8 +389,8 @@ def _unfold(array, axis, size):
 def _inference(config):
     """`_infer` of `config` with its vmap rule: a mapped axis with shared
     parameters is folded into the batch (one call of B times its size
-    columns) where one library serves every shape; otherwise one call per
-    element."""
+    columns) where one library serves every shape; otherwise the grouped
+    call (`_FFICall`)."""
     @jax.custom_batching.custom_vmap
     def infer(params, x, is_init, state, reset):
         return _infer(config, params, x, is_init, state, reset)

@@ -196,10 +196,18 @@ def test_one_library_for_every_shape(cell, monkeypatch):
 def test_vmap_equals_a_loop(cell):
     """vmap over per-seed weights and inputs (as whole training runs are
     vmapped), and over inputs with shared weights: outputs, final states
-    and gradients bitwise those of a Python loop of calls (vmap runs one
-    call per element), under jit too."""
+    and gradients bitwise those of a Python loop of calls (vmap runs the
+    entry point once per element, in one grouped call), under jit too;
+    the same for two nested vmaps, and for a vmap over the cotangents of
+    one forward (one forward's saved region serves every backward)."""
+    check_vmap_equals_a_loop(cell, lambda tree: tree)
+
+
+def check_vmap_equals_a_loop(cell, place):
+    """test_vmap_equals_a_loop's checks, with the arrays on the device
+    `place` puts them on."""
     V, T, B, I, H, L = 3, 5, 3, 4, 6, 2
-    cases = [case(cell, T, B, I, H, L, jnp.float32, seed=v)
+    cases = [place(case(cell, T, B, I, H, L, jnp.float32, seed=v))
              for v in range(V)]
     stack = lambda *a: jnp.stack(a)  # noqa: E731
     params, x, is_init, state, gy, gs = (
@@ -225,6 +233,33 @@ def test_vmap_equals_a_loop(cell):
                 for a, b in zip(jax.tree_util.tree_leaves(got),
                                 jax.tree_util.tree_leaves(want)):
                     assert np.array_equal(np.asarray(a[v]), np.asarray(b))
+    # Nested: W groups of V seeds.
+    W = 2
+    outer = lambda a: jnp.stack([a, a[::-1]][:W])  # noqa: E731
+    nested = jax.jit(jax.vmap(jax.vmap(grad, in_axes=(0,) * 6),
+                              in_axes=(0,) * 6))
+    args = jax.tree_util.tree_map(outer, (params, x, is_init, state, gy,
+                                          gs))
+    got = nested(*args)
+    for w in range(W):
+        for v in range(V):
+            pick = lambda a: a[w, v]  # noqa: E731
+            want = grad(*jax.tree_util.tree_map(pick, args))
+            for a, b in zip(jax.tree_util.tree_leaves(got),
+                            jax.tree_util.tree_leaves(want)):
+                assert np.array_equal(np.asarray(a[w, v]), np.asarray(b))
+    # One forward, V backwards.
+    first = lambda a: a[0]  # noqa: E731
+    p0, x0, s0 = (jax.tree_util.tree_map(first, a) for a in (params, x,
+                                                               state))
+    _, vjp = jax.vjp(lambda p, x, s: rj.rnn(p, x, is_init[0], s,
+                                             cell=cell), p0, x0, s0)
+    got = jax.jit(jax.vmap(vjp))((gy, (gs,) * len(s0)))
+    for v in range(V):
+        want = vjp((gy[v], (gs[v],) * len(s0)))
+        for a, b in zip(jax.tree_util.tree_leaves(got),
+                        jax.tree_util.tree_leaves(want)):
+            assert np.array_equal(np.asarray(a[v]), np.asarray(b))
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
@@ -299,7 +334,8 @@ def test_vmap_with_shared_weights_folds_into_the_batch(cell):
     weights is one call of B times the axis' size columns (no loop in the
     lowered program), with the loop's outputs and final states (within
     float32 rounding: the GEMMs have more rows); with per-element weights
-    it is a loop of calls."""
+    it is one grouped call, which runs the entry point once per element
+    (no loop in the lowered program either)."""
     V, T, B, I, H, L = 3, 9, 5, 4, 6, 2
     cases = [case(cell, T, B, I, H, L, jnp.float32, seed=v)
              for v in range(V)]
@@ -319,9 +355,11 @@ def test_vmap_with_shared_weights_folds_into_the_batch(cell):
         assert rel(y[v], y_v) < 1e-5
         for a, b in zip(state_n, state_v):
             assert rel(a[v], b) < 1e-5
-    looped = jax.jit(jax.vmap(run)).lower(params, x, is_init,
-                                         state).as_text()
-    assert "while" in looped
+    grouped = jax.jit(jax.vmap(run)).lower(params, x, is_init,
+                                          state).as_text()
+    assert grouped.count("rnnc_xla_call") == 1 and "while" not in grouped
+    assert f"groups = {V} : i64" in grouped
+    assert "groups = 0 : i64" in text
 
 
 SHARDED = r"""
@@ -496,7 +534,8 @@ def test_lowers_for_cuda_through_one_library_for_every_gpu(cell):
     points, of rnnc_context_create (the handler makes a context per
     device at its first call there) and of rnnc_last_error of one library
     compiled for the cuda target; nothing calls the cpu handler, and
-    lowering made no context (it touches no GPU)."""
+    lowering made no context (it touches no GPU). Under vmap over per-seed
+    weights each is one grouped call."""
     params, x, is_init, state, gy, gs = case(cell, 6, 4, 3, 5, 2,
                                              jnp.float32)
     loss = loss_of(lambda *a: rj.rnn(*a, cell=cell, platform="cuda"),
@@ -529,6 +568,19 @@ def test_lowers_for_cuda_through_one_library_for_every_gpu(cell):
                                   for k in ("fwd", "bwd")}
     assert attribute("context_create") == {address("context_create")}
     assert attribute("last_error") == {address("last_error")}
+    assert attribute("groups") == {0}
+    # vmapped over three seeds' weights: each call grouped, with nothing
+    # staged (the cpu handler's copy).
+    seeds = jax.tree_util.tree_map(lambda a: jnp.stack([a, -a, 2 * a]),
+                                   (params, x, state))
+    export = jax.export.export(
+        jax.jit(jax.vmap(jax.value_and_grad(loss, argnums=(0, 1, 2)))),
+        platforms=("cuda",),
+        disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(
+            "rnnc_xla_call_cuda")])
+    text = export(*seeds).mlir_module()
+    assert text.count("rnnc_xla_call_cuda") == 2 and "while" not in text
+    assert attribute("groups") == {3} and "staging" not in text
 
 
 def test_bad_inputs_are_one_clear_error():

@@ -21,7 +21,8 @@ import pytest
 
 import rnnc.jax as rj
 from helpers import ALL_CELLS
-from test_jax import as64, case, loss_of, reference, reference_grads, rel
+from test_jax import (as64, case, check_vmap_equals_a_loop, loss_of,
+                      reference, reference_grads, rel)
 
 AS_CPU = os.environ.get("RNNC_TEST_CUDA_AS_CPU") == "1"
 if AS_CPU:
@@ -111,6 +112,14 @@ def test_a_rollout_under_scan_equals_one_call(cell):
     assert rel(y, y_one) < TOL
     for s, s_one in zip(state_n, state_one):
         assert rel(s, s_one) < TOL
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_vmap_over_seeds_equals_a_loop(cell):
+    """vmap over per-seed weights (one grouped call, which enqueues the
+    entry point once per seed), nested vmaps and a vmap over cotangents:
+    bitwise a loop of calls, as test_jax.py checks on the CPU."""
+    check_vmap_equals_a_loop(cell, on_device)
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru"])

@@ -17,6 +17,19 @@
 // the entry point of a library of every shape (which takes them first), 0
 // for a library of one shape.
 //
+// A grouped call (rnnc.jax's rule for `jax.vmap` over per-seed weights)
+// runs the entry point once per group, in order: the attribute `groups` is
+// their number (0 for a plain call, which runs it once), and `strided`
+// marks, per entry of `order`, the buffers that hold one slice per group
+// (along their leading axis); the others, the shared operands and the
+// scratch arena, are the same buffer for every group. One FFI call serves
+// every seed, rather than a loop in XLA's program of one call per seed.
+// The cpu handler's attribute `staging` names a result (-1: none) into
+// which it copies each group's slices of the mapped operands before the
+// group's call, which reads the copies: the library's products of few rows
+// read weights that are not in the cache at a fraction of the speed of a
+// copy, which brings them there.
+//
 // The handlers' attribute `entry` is the entry point's address. The cpu
 // library runs on the calling thread. A cuda library serves every device,
 // through a context per device: the cuda handler's attributes
@@ -38,7 +51,9 @@
 
 #include "xla/ffi/api/ffi.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -72,13 +87,36 @@ void *contextFor(int64_t create, int32_t device) {
   return context;
 }
 
-/// The entry point's buffers: XLA's operands and results in the order
-/// `order` gives.
+/// `bytes` rounded up to a cache line, where each staged operand starts.
+size_t alignTo(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+/// The buffers of a call: for each the entry point takes, in its order,
+/// the address of the first group's slice and the step from one group's
+/// slice to the next in bytes (0 for one that serves every group), and
+/// whether it is an operand the call stages.
+struct Buffers {
+  std::vector<void *> data;
+  std::vector<size_t> steps;
+  std::vector<bool> staged;
+  /// Where the cpu handler copies each group's staged operands (null when
+  /// it stages none).
+  char *staging = nullptr;
+};
+
+/// Gathers the buffers of a call of `groups` groups from XLA's operands
+/// and results in the order `order` gives. Where `staging` names a result
+/// (>= 0), the mapped operands are staged in it.
 ffi::Error gatherBuffers(ffi::RemainingArgs args, ffi::RemainingRets rets,
-                         ffi::Span<const int64_t> order,
-                         std::vector<void *> &buffers) {
-  buffers.reserve(order.size());
-  for (int64_t k : order) {
+                         ffi::Span<const int64_t> order, int64_t groups,
+                         ffi::Span<const int64_t> strided, int64_t staging,
+                         Buffers &buffers) {
+  if (groups < 0 || (groups > 0 && strided.size() != order.size()))
+    return ffi::Error::InvalidArgument(
+        "rnnc: a grouped call marks each of its buffers");
+  for (size_t i = 0; i < order.size(); ++i) {
+    int64_t k = order[i];
+    void *data;
+    size_t bytes;
     if (k >= 0) {
       if (static_cast<size_t>(k) >= args.size())
         return ffi::Error::InvalidArgument("rnnc: operand " +
@@ -86,20 +124,72 @@ ffi::Error gatherBuffers(ffi::RemainingArgs args, ffi::RemainingRets rets,
       ffi::ErrorOr<ffi::AnyBuffer> buffer = args.get<ffi::AnyBuffer>(k);
       if (buffer.has_error())
         return buffer.error();
-      buffers.push_back(buffer.value().untyped_data());
-      continue;
+      data = buffer.value().untyped_data();
+      bytes = buffer.value().size_bytes();
+    } else {
+      size_t index = static_cast<size_t>(-k - 1);
+      if (index >= rets.size())
+        return ffi::Error::InvalidArgument("rnnc: result " +
+                                           std::to_string(index) + " missing");
+      ffi::ErrorOr<ffi::Result<ffi::AnyBuffer>> buffer =
+          rets.get<ffi::AnyBuffer>(index);
+      if (buffer.has_error())
+        return buffer.error();
+      data = buffer.value()->untyped_data();
+      bytes = buffer.value()->size_bytes();
     }
-    size_t index = static_cast<size_t>(-k - 1);
-    if (index >= rets.size())
-      return ffi::Error::InvalidArgument("rnnc: result " +
-                                         std::to_string(index) + " missing");
+    size_t step = 0;
+    if (groups > 0 && strided[i]) {
+      if (bytes % static_cast<size_t>(groups) != 0)
+        return ffi::Error::InvalidArgument("rnnc: buffer " + std::to_string(i) +
+                                           " of " + std::to_string(bytes) +
+                                           " bytes is not " +
+                                           std::to_string(groups) + " groups");
+      step = bytes / static_cast<size_t>(groups);
+    }
+    buffers.data.push_back(data);
+    buffers.steps.push_back(step);
+    buffers.staged.push_back(staging >= 0 && k >= 0 && step > 0);
+  }
+  if (staging >= 0) {
     ffi::ErrorOr<ffi::Result<ffi::AnyBuffer>> buffer =
-        rets.get<ffi::AnyBuffer>(index);
+        rets.get<ffi::AnyBuffer>(staging);
     if (buffer.has_error())
       return buffer.error();
-    buffers.push_back(buffer.value()->untyped_data());
+    size_t needed = 0;
+    for (size_t i = 0; i < buffers.steps.size(); ++i)
+      if (buffers.staged[i])
+        needed += alignTo(buffers.steps[i]);
+    if (buffer.value()->size_bytes() < needed)
+      return ffi::Error::InvalidArgument(
+          "rnnc: the staging buffer is smaller than the " +
+          std::to_string(needed) + " bytes it stages");
+    buffers.staging = static_cast<char *>(buffer.value()->untyped_data());
   }
   return ffi::Error::Success();
+}
+
+/// Runs `call` on the buffers of each group in turn (once for a plain
+/// call); the first failure ends the loop. A staged operand's slice is
+/// copied to the staging buffer first, and the entry point reads the copy.
+template <typename Call>
+int32_t forEachGroup(int64_t groups, const Buffers &buffers, Call call) {
+  std::vector<void *> group(buffers.data);
+  for (int64_t g = 0; g < std::max<int64_t>(groups, 1); ++g) {
+    char *stage = buffers.staging;
+    for (size_t i = 0; i < group.size(); ++i) {
+      size_t step = buffers.steps[i];
+      char *slice = static_cast<char *>(buffers.data[i]) + g * step;
+      group[i] = slice;
+      if (!buffers.staged[i])
+        continue;
+      group[i] = static_cast<char *>(std::memcpy(stage, slice, step));
+      stage += alignTo(step);
+    }
+    if (int32_t status = call(group.data()))
+      return status;
+  }
+  return 0;
 }
 
 /// The message of a failed call, with the library's when `lastError` is
@@ -113,15 +203,18 @@ ffi::Error failure(const char *what, LastError lastError) {
 
 ffi::Error callOnCpu(ffi::RemainingArgs args, ffi::RemainingRets rets,
                      int64_t entry, ffi::Span<const int64_t> order,
-                     int64_t seqLen, int64_t batch) {
-  std::vector<void *> buffers;
-  if (ffi::Error error = gatherBuffers(args, rets, order, buffers);
+                     int64_t seqLen, int64_t batch, int64_t groups,
+                     ffi::Span<const int64_t> strided, int64_t staging) {
+  Buffers buffers;
+  if (ffi::Error error =
+          gatherBuffers(args, rets, order, groups, strided, staging, buffers);
       error.failure())
     return error;
-  int32_t status =
-      seqLen == 0 ? reinterpret_cast<EntryPoint>(entry)(buffers.data(), nullptr)
-                  : reinterpret_cast<ShapedEntryPoint>(entry)(
-                        seqLen, batch, buffers.data(), nullptr);
+  int32_t status = forEachGroup(groups, buffers, [&](void *const *group) {
+    return seqLen == 0 ? reinterpret_cast<EntryPoint>(entry)(group, nullptr)
+                       : reinterpret_cast<ShapedEntryPoint>(entry)(
+                             seqLen, batch, group, nullptr);
+  });
   return status == 0 ? ffi::Error::Success()
                      : failure("the library's entry point failed", nullptr);
 }
@@ -130,22 +223,25 @@ ffi::Error callOnCuda(void *stream, int32_t device, ffi::RemainingArgs args,
                       ffi::RemainingRets rets, int64_t entry,
                       int64_t contextCreate, int64_t lastErrorAddress,
                       ffi::Span<const int64_t> order, int64_t seqLen,
-                      int64_t batch) {
+                      int64_t batch, int64_t groups,
+                      ffi::Span<const int64_t> strided) {
   auto lastError = reinterpret_cast<LastError>(lastErrorAddress);
   void *context = contextFor(contextCreate, device);
   if (!context)
     return failure(
         ("no context on CUDA device " + std::to_string(device)).c_str(),
         lastError);
-  std::vector<void *> buffers;
-  if (ffi::Error error = gatherBuffers(args, rets, order, buffers);
+  Buffers buffers;
+  if (ffi::Error error = gatherBuffers(args, rets, order, groups, strided,
+                                       /*staging=*/-1, buffers);
       error.failure())
     return error;
-  int32_t status = seqLen == 0
-                       ? reinterpret_cast<CudaEntryPoint>(entry)(
-                             context, buffers.data(), stream)
-                       : reinterpret_cast<ShapedCudaEntryPoint>(entry)(
-                             context, seqLen, batch, buffers.data(), stream);
+  int32_t status = forEachGroup(groups, buffers, [&](void *const *group) {
+    return seqLen == 0
+               ? reinterpret_cast<CudaEntryPoint>(entry)(context, group, stream)
+               : reinterpret_cast<ShapedCudaEntryPoint>(entry)(
+                     context, seqLen, batch, group, stream);
+  });
   return status == 0 ? ffi::Error::Success()
                      : failure("the library's entry point failed", lastError);
 }
@@ -164,7 +260,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(rnnc_xla_call, callOnCpu,
                                   .Attr<int64_t>("entry")
                                   .Attr<ffi::Span<const int64_t>>("order")
                                   .Attr<int64_t>("seq_len")
-                                  .Attr<int64_t>("batch"));
+                                  .Attr<int64_t>("batch")
+                                  .Attr<int64_t>("groups")
+                                  .Attr<ffi::Span<const int64_t>>("strided")
+                                  .Attr<int64_t>("staging"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(rnnc_xla_call_cuda, callOnCuda,
                               ffi::Ffi::Bind()
@@ -177,4 +276,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(rnnc_xla_call_cuda, callOnCuda,
                                   .Attr<int64_t>("last_error")
                                   .Attr<ffi::Span<const int64_t>>("order")
                                   .Attr<int64_t>("seq_len")
-                                  .Attr<int64_t>("batch"));
+                                  .Attr<int64_t>("batch")
+                                  .Attr<int64_t>("groups")
+                                  .Attr<ffi::Span<const int64_t>>("strided"));
