@@ -27,7 +27,7 @@ point. `jit` and `grad` work; float32 and float64 (with
 folds it into the batch (one call of more columns); otherwise (per-seed
 weights, training, nested vmaps) it is one grouped call, which runs the
 entry point once per element of the mapped axes; under `jax.shard_map`
-each shard is its own call.
+and `jax.pmap` each shard is its own call.
 `storage="bf16"` (or jnp.bfloat16; float32 only) stores the saved values
 that are not states in bf16 and rounds the GEMM operands to bf16,
 accumulating in float32. With `dropout` > 0 (and more than one layer)

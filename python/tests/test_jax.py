@@ -396,6 +396,19 @@ for name, f in (("sharded", jax.jit(lambda p, x, s: sharded(p, x, is_init, s))),
     grads = jax.grad(loss(f), argnums=(0, 1, 2))(params, x, state)
     out[name] = [np.asarray(a).tolist() for a in
                  jax.tree_util.tree_leaves((y, s, grads))]
+# pmap over the two halves of the batch, the weights' gradients summed.
+def per_device(p, x, i, s):
+    f = lambda p, x, s: rj.rnn(p, x, i, s, cell=cell)
+    grads = jax.grad(loss(f), argnums=(0, 1, 2))(p, x, s)
+    return f(p, x, s), (jax.lax.psum(grads[0], "d"),) + grads[1:]
+halves = lambda a: jnp.stack(jnp.split(a, 2, axis=1))
+join = lambda a: jnp.concatenate(list(a), axis=1)
+(y, s), (gp, gx, gs) = jax.pmap(per_device, axis_name="d",
+                                in_axes=(None, 0, 0, 0))(
+    params, halves(x), halves(is_init), tuple(map(halves, state)))
+gp = jax.tree_util.tree_map(lambda a: a[0], gp)
+out["pmapped"] = [np.asarray(a).tolist() for a in jax.tree_util.tree_leaves(
+    (join(y), tuple(map(join, s)), (gp, join(gx), tuple(map(join, gs)))))]
 print(json.dumps(out))
 """
 
@@ -405,8 +418,8 @@ def test_shard_map_runs_each_shard_as_its_own_call(cell):
     """Under jax.shard_map over two devices (the batch split between them,
     the weights replicated) each shard is its own call: outputs, final
     states and gradients as one call on the whole batch (the weights'
-    gradients summed over the shards), in a process with two CPU
-    devices."""
+    gradients summed over the shards), in a process with two CPU devices;
+    the same under jax.pmap over the two halves of the batch."""
     import json
     import os
     import subprocess
@@ -417,8 +430,10 @@ def test_shard_map_runs_each_shard_as_its_own_call(cell):
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])
     assert out["devices"] == 2
-    for a, b in zip(out["sharded"], out["one"]):
-        assert rel(np.array(a), np.array(b)) < 1e-5
+    for side in ("sharded", "pmapped"):
+        assert len(out[side]) == len(out["one"])
+        for a, b in zip(out[side], out["one"]):
+            assert rel(np.array(a), np.array(b)) < 1e-5, side
 
 
 @pytest.mark.parametrize("cell", ALL_CELLS)
