@@ -259,6 +259,12 @@ class _FFICall:
             # mapped by either this vmap or the call has one slice for
             # each, broadcast along the axis it is not mapped on.
             total = size * max(groups, 1)
+            leading = (size,) + ((groups,) if groups else ())
+            if total == 0:  # No element: nothing to call.
+                return [jnp.zeros(spec.shape if scratch else
+                                  leading + spec.shape, spec.dtype)
+                        for spec, scratch in self.results], \
+                    [not scratch for _, scratch in self.results]
             merged, marks = [], []
             for k, (op, batched, inner) in enumerate(zip(operands,
                                                          in_batched, mapped)):
@@ -275,9 +281,7 @@ class _FFICall:
                     groups):]))
                 marks.append(True)
             out = self.grouped(total, tuple(marks))(*merged)
-            out = [o if scratch else
-                   o.reshape((size,) + ((groups,) if groups else ()) +
-                             o.shape[1:])
+            out = [o if scratch else o.reshape(leading + o.shape[1:])
                    for o, (_, scratch) in zip(out, self.results)]
             return out, [not scratch for _, scratch in self.results]
 
@@ -399,7 +403,9 @@ def _inference(config):
     def rule(size, in_batched, params, x, is_init, state, reset):
         b_params, b_x, b_init, b_state, b_reset = in_batched
         every_shape = json.loads(config)["seq_len"] is None
-        if not every_shape or any(jax.tree_util.tree_leaves(b_params)):
+        # (No element: the grouped call's rule calls nothing.)
+        if not every_shape or size == 0 or \
+                any(jax.tree_util.tree_leaves(b_params)):
             axes = jax.tree_util.tree_map(lambda b: 0 if b else None,
                                           tuple(in_batched))
             out = jax.vmap(functools.partial(_infer, config),

@@ -198,8 +198,9 @@ def test_vmap_equals_a_loop(cell):
     vmapped), and over inputs with shared weights: outputs, final states
     and gradients bitwise those of a Python loop of calls (vmap runs the
     entry point once per element, in one grouped call), under jit too;
-    the same for two nested vmaps, and for a vmap over the cotangents of
-    one forward (one forward's saved region serves every backward)."""
+    the same for two nested vmaps, mapped axes other than the first, and
+    a vmap over the cotangents of one forward (one forward's saved region
+    serves every backward); an axis of no elements calls nothing."""
     check_vmap_equals_a_loop(cell, lambda tree: tree)
 
 
@@ -248,6 +249,20 @@ def check_vmap_equals_a_loop(cell, place):
             for a, b in zip(jax.tree_util.tree_leaves(got),
                             jax.tree_util.tree_leaves(want)):
                 assert np.array_equal(np.asarray(a[w, v]), np.asarray(b))
+    # Mapped axes other than the first; an axis of no elements.
+    args = (params, x, is_init, state, gy, gs)
+    want = jax.vmap(grad)(*args)
+    moved = (params, jnp.moveaxis(x, 0, 1), jnp.moveaxis(is_init, 0, 1),
+             tuple(jnp.moveaxis(s, 0, 2) for s in state),
+             jnp.moveaxis(gy, 0, 1), jnp.moveaxis(gs, 0, 2))
+    got = jax.jit(jax.vmap(grad, in_axes=(0, 1, 1, 2, 1, 2)))(*moved)
+    for a, b in zip(jax.tree_util.tree_leaves(got),
+                    jax.tree_util.tree_leaves(want)):
+        assert np.array_equal(np.asarray(a), np.asarray(b))
+    none = jax.vmap(grad)(*jax.tree_util.tree_map(lambda a: a[:0], args))
+    for a, b in zip(jax.tree_util.tree_leaves(none),
+                    jax.tree_util.tree_leaves(want)):
+        assert a.shape == (0,) + b.shape[1:]
     # One forward, V backwards.
     first = lambda a: a[0]  # noqa: E731
     p0, x0, s0 = (jax.tree_util.tree_map(first, a) for a in (params, x,
@@ -335,7 +350,8 @@ def test_vmap_with_shared_weights_folds_into_the_batch(cell):
     lowered program), with the loop's outputs and final states (within
     float32 rounding: the GEMMs have more rows); with per-element weights
     it is one grouped call, which runs the entry point once per element
-    (no loop in the lowered program either)."""
+    (no loop in the lowered program either). An axis of no elements gives
+    results of none (not a call of B = 0)."""
     V, T, B, I, H, L = 3, 9, 5, 4, 6, 2
     cases = [case(cell, T, B, I, H, L, jnp.float32, seed=v)
              for v in range(V)]
@@ -355,6 +371,9 @@ def test_vmap_with_shared_weights_folds_into_the_batch(cell):
         assert rel(y[v], y_v) < 1e-5
         for a, b in zip(state_n, state_v):
             assert rel(a[v], b) < 1e-5
+    none = folded(shared, *jax.tree_util.tree_map(lambda a: a[:0],
+                                                  (x, is_init, state)))
+    assert none[0].shape == (0, T, B, H)
     grouped = jax.jit(jax.vmap(run)).lower(params, x, is_init,
                                           state).as_text()
     assert grouped.count("rnnc_xla_call") == 1 and "while" not in grouped
