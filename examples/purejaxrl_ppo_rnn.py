@@ -9,7 +9,8 @@ Both layers compute the same function (a GRU whose state is reset to zero
 where an episode starts); rnnc's runs a rollout step (T = 1) and an
 update's sequences as one fused call each. Prints one JSON object: the
 mean return of the episodes that ended in the first and in the last
-tenth of training, and the wall time.
+tenth of training (one per run with --num-seeds N, N runs vmapped as
+PureJaxRL vmaps them), and the wall time.
 
 Needs jax, flax, optax and gymnax (pip install gymnax), and rnnc.
 """
@@ -211,26 +212,45 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--lr", type=float, default=2.5e-4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-seeds", type=int, default=1,
+                        help="independent runs, vmapped as PureJaxRL "
+                             "vmaps them (seeds split from --seed)")
     args = parser.parse_args(argv)
+    if args.num_seeds < 1:
+        parser.error(f"--num-seeds must be at least 1, got {args.num_seeds}")
     config = dict(rnn=args.rnn, timesteps=args.timesteps,
                   num_envs=args.num_envs, num_steps=args.num_steps,
                   num_minibatches=args.num_minibatches, epochs=args.epochs,
                   lr=args.lr, gamma=0.99, gae_lambda=0.95, clip=0.2)
-    train = jax.jit(make_train(config))
+    key = jax.random.PRNGKey(args.seed)
+    if args.num_seeds == 1:
+        train = jax.jit(make_train(config))
+    else:
+        # Every run under one vmap: rnnc.flax.GRU's calls become grouped
+        # calls, one per step for every run.
+        train = jax.jit(jax.vmap(make_train(config)))
+        key = jax.random.split(key, args.num_seeds)
     start = time.perf_counter()
-    means, counts = jax.block_until_ready(train(jax.random.PRNGKey(args.seed)))
+    means, counts = jax.block_until_ready(train(key))
     elapsed = time.perf_counter() - start
     means, counts = np.asarray(means), np.asarray(counts)
-    tenth = max(1, len(means) // 10)
+    if args.num_seeds == 1:
+        means, counts = means[None], counts[None]
+    tenth = max(1, means.shape[1] // 10)
 
     def mean_return(sl):
-        total = (means[sl] * counts[sl]).sum()
-        return float(total / max(counts[sl].sum(), 1))
+        """Each run's mean return of the episodes ended in updates sl."""
+        total = (means[:, sl] * counts[:, sl]).sum(axis=1)
+        return [float(t / max(c, 1))
+                for t, c in zip(total, counts[:, sl].sum(axis=1))]
 
-    print(json.dumps({"rnn": args.rnn, "updates": len(means),
-                      "first_return": mean_return(slice(0, tenth)),
-                      "last_return": mean_return(slice(-tenth, None)),
-                      "seconds": round(elapsed, 1)}))
+    first, last = mean_return(slice(0, tenth)), mean_return(
+        slice(-tenth, None))
+    if args.num_seeds == 1:
+        first, last = first[0], last[0]
+    print(json.dumps({"rnn": args.rnn, "updates": means.shape[1],
+                      "seeds": args.num_seeds, "first_return": first,
+                      "last_return": last, "seconds": round(elapsed, 1)}))
 
 
 if __name__ == "__main__":

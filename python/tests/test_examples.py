@@ -228,11 +228,13 @@ JAX_PPO = os.path.join(ROOT, "examples", "purejaxrl_ppo_rnn.py")
 
 def test_purejaxrl_ppo_rnn_learns_with_rnnc_flax_gru():
     """PureJaxRL's PPO-RNN on gymnax's CartPole without velocities, its
-    whole training loop under one jit, with rnnc.flax.GRU: in 100,000
-    steps the mean return of the episodes that end rises from that of the
-    first tenth of training (about 26, near a random policy's 22) by more
-    than half (to about 45; seeds 0-2: 45.5, 42.5, 44.9; Flax's GRUCell
-    at seed 0: 27 to 52)."""
+    whole training loop under one jit, with rnnc.flax.GRU, two runs under
+    one vmap as PureJaxRL runs seeds (rnnc's calls grouped): in 100,000
+    steps each run's mean return of the episodes that end in the first
+    tenth of training is near a random policy's 22 (24.1 and 28.8), and
+    their mean rises by more than half by the last tenth (to 44.0; one
+    run, at seed 0: 25.7 to 46.2; Flax's GRUCell, two runs: 29.4 to
+    59.8)."""
     pytest.importorskip("gymnax")
     pytest.importorskip("flax")
     env = dict(os.environ)
@@ -240,10 +242,12 @@ def test_purejaxrl_ppo_rnn_learns_with_rnnc_flax_gru():
     env["PYTHONPATH"] = os.pathsep.join(
         [package_root] + [p for p in [env.get("PYTHONPATH")] if p])
     result = subprocess.run(
-        [sys.executable, JAX_PPO, "--rnn", "rnnc", "--timesteps", "100000"],
-        capture_output=True, text=True, env=env, timeout=600)
+        [sys.executable, JAX_PPO, "--rnn", "rnnc", "--timesteps", "100000",
+         "--num-seeds", "2"],
+        capture_output=True, text=True, env=env, timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["rnn"] == "rnnc" and out["updates"] == 97
-    assert out["first_return"] < 32, out
-    assert out["last_return"] > 1.5 * out["first_return"], out
+    assert out["seeds"] == 2 and len(set(out["first_return"])) == 2, out
+    assert max(out["first_return"]) < 32, out
+    assert sum(out["last_return"]) > 1.5 * sum(out["first_return"]), out
