@@ -299,13 +299,16 @@ class _FFICall:
         staging = {}
         if groups > 1 and self.handler == _HANDLERS["cpu"]:
             # The cpu handler copies each group's slices of the mapped
-            # operands to one buffer, from which the entry point reads
-            # them: its small products read weights that are not in the
-            # cache slowly (those of every group but the last called),
-            # and a copy brings them there at the copy's speed, as a loop
-            # of calls in XLA's program slices them.
+            # operands (not those written in place) to one buffer, from
+            # which the entry point reads them: its small products read
+            # weights that are not in the cache slowly, and a group's were
+            # last read a group ago; a copy brings them there at the
+            # copy's speed, as a loop of calls in XLA's program slices
+            # them.
             staged = sum(-(-op.size * op.dtype.itemsize // groups // 64)
-                         * 64 for op, m in zip(operands, mapped) if m)
+                         * 64 for k, (op, m) in enumerate(zip(operands,
+                                                              mapped))
+                         if m and k not in self.aliased)
             staging = dict(staging=np.int64(len(types)))
             types.append(jax.ShapeDtypeStruct((staged,), np.uint8))
         elif self.handler == _HANDLERS["cpu"]:
