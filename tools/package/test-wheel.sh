@@ -15,7 +15,8 @@
 #   rnn-compile, runs, and matches torch.nn (`check` below), first and
 #   cached call timed;
 # * rnnc.jax (JAX from the system's site-packages) runs the same model
-#   through the wheel's FFI handler, jitted, and matches rnnc.torch;
+#   through the wheel's FFI handler, jitted (and vmapped over two seeds'
+#   weights, a grouped call), and matches rnnc.torch;
 # * a second, unprivileged account (uid 65534, its own HOME) runs it again
 #   from the same cache without compiling (the entries are unchanged), a
 #   new sequence length from the same library, and a new model there, in
@@ -89,8 +90,13 @@ with torch.no_grad():
                       is_init=torch.tensor(np.asarray(is_init)))
 err = float(np.abs(np.asarray(y) - y_torch.numpy()).max())
 assert err < 1e-6, err
+# Two seeds' weights under vmap, one grouped call: the first is y.
+two = jax.tree_util.tree_map(lambda a: jnp.stack([a, 2 * a]), (params, x))
+y2 = jax.jit(jax.vmap(lambda p, x: rnnc.jax.rnn(
+    p, x, is_init, state, cell="lstm")[0]))(*two)
+assert np.array_equal(np.asarray(y2[0]), np.asarray(y))
 print(f"jax example: the wheel's FFI handler runs, matches rnnc.torch to "
-      f"{err:.1e}")
+      f"{err:.1e}, and runs a grouped call")
 EOF
 chmod 644 "$W/jax-example.py"
 mkdir -m 755 "$W/cache" "$W/bin"
