@@ -4,6 +4,7 @@ the CIFG as the LSTM with i = 1 - f), scanned over time with lax.scan,
 the state zeroed before a step where is_init is set. Outputs, final
 states and the gradients of every parameter, x and the initial states."""
 
+import functools
 import json
 import re
 
@@ -57,10 +58,12 @@ def step(cell, p, k, x, state):
     return (f * n + (1.0 - f) * h,)
 
 
+@functools.partial(jax.jit, static_argnums=(0,))
 def reference(cell, p, x, is_init, state, reset_state=None, drops=()):
     """The layers one after another, each scanned over time. A reset step
     enters zero, or `reset_state`'s state: per step [L, T, B, H] or per
-    column [L, B, H]. drops[k] multiplies layer k's output."""
+    column [L, B, H]. drops[k] multiplies layer k's output. Jitted: one
+    program per cell and shape, rather than one dispatch per operation."""
     layers, T = state[0].shape[0], x.shape[0]
     finals = []
     for k in range(layers):
@@ -115,6 +118,7 @@ def case(cell, T, B, I, H, L, dtype, seed=0):
     return params, x, jnp.asarray(is_init), state, gy, gs
 
 
+@functools.partial(jax.jit, static_argnums=(0,))
 def reference_grads(cell, params, x, is_init, state, gy, gs):
     """The float64 reference's gradients of loss_of with respect to the
     parameters, x and the initial states."""
