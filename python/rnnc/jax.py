@@ -296,8 +296,9 @@ class _FFICall:
         for k in self.attributes["order"]:
             strided.append(mapped[k] if k >= 0 else
                            bool(groups) and not self.results[-k - 1][1])
-        staging = {}
-        if groups > 1 and self.handler == _HANDLERS["cpu"]:
+        cpu = self.handler == _HANDLERS["cpu"]
+        staging = -1  # The result staged in; -1: none.
+        if groups > 1 and cpu:
             # The cpu handler copies each group's slices of the mapped
             # operands (not those written in place) to one buffer, from
             # which the entry point reads them: its small products read
@@ -309,15 +310,15 @@ class _FFICall:
                          * 64 for k, (op, m) in enumerate(zip(operands,
                                                               mapped))
                          if m and k not in self.aliased)
-            staging = dict(staging=np.int64(len(types)))
+            staging = len(types)
             types.append(jax.ShapeDtypeStruct((staged,), np.uint8))
-        elif self.handler == _HANDLERS["cpu"]:
-            staging = dict(staging=np.int64(-1))  # Nothing staged.
         call = jax.ffi.ffi_call(self.handler, types,
                                 input_output_aliases=self.aliased or None)
+        # Only the cpu handler stages.
+        extra = dict(staging=np.int64(staging)) if cpu else {}
         out = call(*operands, groups=np.int64(groups),
                    strided=np.array(strided, dtype=np.int64),
-                   **staging, **self.attributes)
+                   **extra, **self.attributes)
         return out[:len(self.results)]
 
 
