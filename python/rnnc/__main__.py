@@ -135,7 +135,11 @@ def main(argv=None):
             requests = [_parse_request(text) for text in args.requests]
             for name in args.file:
                 with open(name) as f:
-                    listed = json.load(f)
+                    try:
+                        listed = json.load(f)
+                    except ValueError as e:
+                        raise library.RNNCError(f"{name}: not JSON: {e}") \
+                            from None
                 if not isinstance(listed, list):
                     raise library.RNNCError(f"{name}: expected a JSON list "
                                             f"of requests")

@@ -23,7 +23,7 @@ import uuid
 import warnings
 
 from . import _native
-from ._errors import RNNCError
+from ._errors import RNNCError, RNNCTypeError, RNNCValueError
 
 ABI_VERSION = 1
 # The manifest of a library of every sequence length and batch size
@@ -83,13 +83,14 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
     `seq_len` and `batch` both None ask for a library of every sequence
     length and batch size (rnn-compile --dynamic)."""
     _check(cell, target, dtype, reset_to, storage)
+    check_remat(remat)
     _check_schedule(gemm_rows, wavefront)
     entries = _check_entries(entries)
     shape = (seq_len, batch)
     if (seq_len is None) != (batch is None):
-        raise RNNCError(f"seq_len and batch are both sizes, or both None "
-                        f"for every size; got seq_len={seq_len!r}, "
-                        f"batch={batch!r}")
+        raise RNNCValueError(f"seq_len and batch are both sizes, or both "
+                             f"None for every size; got seq_len="
+                             f"{seq_len!r}, batch={batch!r}")
     if seq_len is None:
         _check_dynamic(remat, wavefront)
     try:
@@ -97,9 +98,10 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
         if seq_len is not None:
             shape = tuple(operator.index(n) for n in shape)
     except TypeError:
-        raise RNNCError(f"sizes must be integers, got seq_len={seq_len!r}, "
-                        f"batch={batch!r}, input_size={input_size!r}, "
-                        f"hidden_size={hidden_size!r}, layers={layers!r}")
+        raise RNNCTypeError(f"sizes must be integers, got seq_len="
+                            f"{seq_len!r}, batch={batch!r}, input_size="
+                            f"{input_size!r}, hidden_size={hidden_size!r}, "
+                            f"layers={layers!r}")
     return dict(zip(_REQUEST_FIELDS, [cell, *shape, *sizes, remat, target,
                                       chip, dtype, float(dropout), reset_to,
                                       storage, gemm_rows, wavefront,
@@ -108,40 +110,65 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
 
 def _check_entries(entries):
     """The entry point kinds `entries` names, as a list in ENTRY_KINDS's
-    order; an RNNCError for anything else."""
+    order; an RNNCTypeError or RNNCValueError for anything else."""
     if isinstance(entries, str) or not all(
             isinstance(kind, str) for kind in entries or ()):
-        raise RNNCError(f"entries must be a sequence of entry point kinds "
-                        f"of {', '.join(ENTRY_KINDS)}, got {entries!r}")
+        raise RNNCTypeError(f"entries must be a sequence of entry point "
+                            f"kinds of {', '.join(ENTRY_KINDS)}, got "
+                            f"{entries!r}")
     unknown = [kind for kind in entries if kind not in ENTRY_KINDS]
     if unknown or not entries:
-        raise RNNCError(f"entries: unknown entry point kinds {unknown} "
-                        f"(expected some of {', '.join(ENTRY_KINDS)})"
-                        if unknown else "entries: no entry point")
+        raise RNNCValueError(f"entries: unknown entry point kinds "
+                             f"{unknown} (expected some of "
+                             f"{', '.join(ENTRY_KINDS)})"
+                             if unknown else "entries: no entry point")
     return [kind for kind in ENTRY_KINDS if kind in entries]
 
 
 def _check(cell, target, dtype, reset_to, storage):
-    """An RNNCError for a value compile_model does not know."""
+    """An RNNCValueError for a value compile_model does not know."""
     # The dialect's cells are rnn-compile's to list: it refuses another
     # name, naming them.
     if not isinstance(cell, str) or not re.fullmatch(r"[a-z][a-z0-9_]*",
                                                      cell):
-        raise RNNCError(f"cell must name a cell of the rnn dialect (lstm, "
-                        f"gru, ...), got {cell!r}")
+        raise RNNCValueError(f"cell must name a cell of the rnn dialect "
+                             f"(lstm, gru, ...), got {cell!r}")
     if target not in ("cpu", "cuda"):
-        raise RNNCError(f"unknown target {target!r} (expected cpu or cuda)")
+        raise RNNCValueError(f"unknown target {target!r} (expected cpu or "
+                             f"cuda)")
     if dtype not in ("float32", "float64"):
-        raise RNNCError(f"unknown dtype {dtype!r} (expected float32 or "
-                        f"float64)")
+        raise RNNCValueError(f"unknown dtype {dtype!r} (expected float32 or "
+                             f"float64)")
     if reset_to not in ("zero", "step", "column"):
-        raise RNNCError(f"unknown reset_to {reset_to!r} (expected zero, step "
-                        f"or column)")
+        raise RNNCValueError(f"unknown reset_to {reset_to!r} (expected "
+                             f"zero, step or column)")
     if storage not in (None, "bf16"):
-        raise RNNCError(f"unknown storage {storage!r} (expected None or "
-                        f"'bf16')")
+        raise RNNCValueError(f"unknown storage {storage!r} (expected None "
+                             f"or 'bf16')")
     if storage and dtype != "float32":
-        raise RNNCError(f"bf16 storage needs float32 parameters, got {dtype}")
+        raise RNNCValueError(f"bf16 storage needs float32 parameters, got "
+                             f"{dtype}")
+
+
+# rnn-compile's remat policies (none, gates, chunk:K, budget:BYTES; K and
+# BYTES positive 64-bit integers), checked when a module is made.
+_REMAT = re.compile(r"(none|gates|(chunk|budget):([0-9]+))")
+
+
+def check_remat(remat):
+    """An RNNCTypeError or RNNCValueError for a remat policy rnn-compile
+    would refuse."""
+    if not isinstance(remat, str):
+        raise RNNCTypeError(f"remat must be a string, got {remat!r}")
+    match = _REMAT.fullmatch(remat)
+    if not match:
+        raise RNNCValueError(f"unknown remat policy {remat!r} (expected "
+                             f"none, gates, chunk:K or budget:BYTES)")
+    if match.group(3) is not None and \
+            not 1 <= int(match.group(3)) < 2 ** 63:
+        what = "K" if match.group(2) == "chunk" else "BYTES"
+        raise RNNCValueError(f"bad remat policy {remat!r}: {what} must "
+                             f"be a positive integer")
 
 
 def serves_every_shape(remat, target, wavefront):
@@ -160,23 +187,26 @@ def serves_every_shape(remat, target, wavefront):
 
 
 def _check_dynamic(remat, wavefront):
-    """An RNNCError for settings a library of every shape cannot have."""
+    """An RNNCValueError for settings a library of every shape cannot
+    have."""
     if wavefront:
-        raise RNNCError("seq_len=None, batch=None (every shape): a "
-                        "wavefront's blocks are known for a static shape "
-                        "only")
+        raise RNNCValueError("seq_len=None, batch=None (every shape): a "
+                             "wavefront's blocks are known for a static "
+                             "shape only")
 
 
 def _check_schedule(gemm_rows, wavefront):
-    """An RNNCError for GEMM block rows or a wavefront flag rnn-compile
-    would refuse."""
-    if isinstance(gemm_rows, bool) or not isinstance(gemm_rows, int) or \
-            not 0 <= gemm_rows < 2 ** 63:
-        raise RNNCError(f"gemm_rows must be an int >= 0 (0: the target's "
-                        f"default), got {gemm_rows!r}")
+    """An RNNCTypeError or RNNCValueError for GEMM block rows or a
+    wavefront flag rnn-compile would refuse."""
+    if isinstance(gemm_rows, bool) or not isinstance(gemm_rows, int):
+        raise RNNCTypeError(f"gemm_rows must be an int >= 0 (0: the "
+                            f"target's default), got {gemm_rows!r}")
+    if not 0 <= gemm_rows < 2 ** 63:
+        raise RNNCValueError(f"gemm_rows must be an int >= 0 (0: the "
+                             f"target's default), got {gemm_rows!r}")
     if not isinstance(wavefront, bool):
-        raise RNNCError(f"wavefront must be True or False, got "
-                        f"{wavefront!r}")
+        raise RNNCTypeError(f"wavefront must be True or False, got "
+                            f"{wavefront!r}")
 
 
 def _request_hash(request):
@@ -320,6 +350,11 @@ def _entry_lock(directory):
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        # The lock of an entry that is not there (its compile failed) goes:
+        # a writer that waited on it compiles once more, at worst.
+        if not os.path.isdir(directory):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         os.close(fd)
 
 

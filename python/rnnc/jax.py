@@ -7,7 +7,7 @@ CUDA GPUs.
 (`weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0`, ... for each
 layer), so that weights move between the frameworks unchanged; `x` is
 `[T, B, I]`; `is_init` `[T, B]` bool starts a new episode at step t of
-column b (the state entering that step is zero); `state` is a tuple of
+column b (the state entering that step is zero; None: no resets); `state` is a tuple of
 `[L, B, H]` arrays, `(h,)` for the GRU and MGU, `(h, c)` for the LSTM and
 CIFG; `reset_state`, in the same form, per step `[L, T, B, H]` or per
 column `[L, B, H]`, is the state a reset step enters instead of zero
@@ -47,6 +47,7 @@ import ctypes
 import functools
 import json
 import os
+from collections.abc import Mapping
 
 import jax
 import jax.numpy as jnp
@@ -322,6 +323,13 @@ class _FFICall:
         return out[:len(self.results)]
 
 
+def _param_shapes(gates, width, H):
+    """The shapes of one layer's parameters by kind, for inputs of `width`
+    features."""
+    return {"weight_ih": (gates * H, width), "weight_hh": (gates * H, H),
+            "bias_ih": (gates * H,), "bias_hh": (gates * H,)}
+
+
 def _param_names(layers):
     return [f"{kind}_l{k}" for k in range(layers)
             for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
@@ -525,12 +533,23 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if not isinstance(state, (tuple, list)) or len(state) != len(states):
         raise RNNCTypeError(f"state of a {cell} must be a tuple of "
                             f"{len(states)} arrays ({', '.join(states)})")
-    x, is_init = jnp.asarray(x), jnp.asarray(is_init)
-    if batch_first:
-        x, is_init = jnp.swapaxes(x, 0, 1), jnp.swapaxes(is_init, 0, 1)
+    if not isinstance(params, Mapping):
+        raise RNNCTypeError(f"params must be a dict of arrays named as the "
+                            f"torch.nn module's state_dict, got "
+                            f"{type(params).__name__}")
+    library.check_remat(remat)
+    x = jnp.asarray(x)
     if x.ndim != 3:
         raise RNNCValueError(f"x must be [T, B, I] ([B, T, I] with "
                              f"batch_first), got shape {list(x.shape)}")
+    if reset_state is not None and is_init is None:
+        raise RNNCValueError("reset_state is the state a step where is_init "
+                             "is set enters: give is_init with it")
+    # No is_init: no step resets.
+    is_init = jnp.zeros(x.shape[:2], jnp.bool_) if is_init is None else \
+        jnp.asarray(is_init)
+    if batch_first:
+        x, is_init = jnp.swapaxes(x, 0, 1), jnp.swapaxes(is_init, 0, 1)
     dtype = _DTYPES.get(np.dtype(x.dtype))
     if dtype is None:
         raise RNNCValueError(f"x must be float32 or float64, got {x.dtype}")
@@ -553,6 +572,15 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
         raise RNNCValueError(f"params must name {', '.join(names)}, got "
                              f"{', '.join(sorted(params))}")
     params = {name: jnp.asarray(params[name]) for name in names}
+    G = _cells.BY_NAME[cell].gates
+    for k in range(L):
+        for kind, shape in _param_shapes(G, I if k == 0 else H, H).items():
+            p = params[f"{kind}_l{k}"]
+            if p.shape != shape:
+                raise RNNCValueError(
+                    f"{kind}_l{k} must have shape {list(shape)} (a {cell} "
+                    f"of input size {I}, from x, and hidden size {H}, from "
+                    f"the state), got {list(p.shape)}")
     reset, reset_to = _reset_states(reset_state, states, x.dtype, T, B, L, H,
                                     batch_first)
     for name, p in params.items():
@@ -562,6 +590,11 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if target["target"] == "cuda" and dtype != "float32":
         raise RNNCValueError(f"rnnc.jax runs {dtype} on the CPU only (the "
                              f"cuda target computes in float32)")
+    if T == 0 or B == 0:
+        # No step or no column: nothing runs, and the state goes out as it
+        # came in.
+        y = jnp.zeros((B, T, H) if batch_first else (T, B, H), x.dtype)
+        return y, state
     # One library serves every T and B where it can (the cpu target, remat
     # "none" or "gates"): a new shape traces anew, and compiles nothing.
     every = library.serves_every_shape(remat, target["target"], False)
@@ -630,14 +663,22 @@ def init_params(key, cell, input_size, hidden_size, num_layers=1,
     if cell not in _cells.BY_NAME:
         raise RNNCValueError(f"unknown cell {cell!r} (the cells are "
                              f"{', '.join(_cells.NAMES)})")
+    for name, size in (("input_size", input_size),
+                       ("hidden_size", hidden_size),
+                       ("num_layers", num_layers)):
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+            raise RNNCTypeError(f"{name} must be an int, got {size!r}")
+        if size < 1:
+            raise RNNCValueError(f"{name} must be positive, got {size}")
+    if np.dtype(dtype) not in _DTYPES:
+        raise RNNCValueError(f"dtype must be float32 or float64, got "
+                             f"{np.dtype(dtype)}")
     G, H = _cells.BY_NAME[cell].gates, hidden_size
     bound = 1.0 / np.sqrt(H)
     params = {}
     for k in range(num_layers):
         width = input_size if k == 0 else H
-        shapes = {"weight_ih": (G * H, width), "weight_hh": (G * H, H),
-                  "bias_ih": (G * H,), "bias_hh": (G * H,)}
-        for kind, shape in shapes.items():
+        for kind, shape in _param_shapes(G, width, H).items():
             key, sub = jax.random.split(key)
             params[f"{kind}_l{k}"] = jax.random.uniform(
                 sub, shape, dtype, -bound, bound)

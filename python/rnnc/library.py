@@ -83,12 +83,12 @@ from . import _cache
 from ._cache import (ABI_VERSION, DYNAMIC_ABI_VERSION,  # noqa: F401
                      DEFAULT_ENTRIES, ENTRY_KINDS, _MISSING, _ENTRY_NAME,
                      # (_check_schedule for rnnc.torch, _inspect for tests)
-                     _REQUEST_FIELDS, _build, _check_schedule,
+                     _REQUEST_FIELDS, _build, _check_schedule, check_remat,
                      _compiler_identity, _damaged, _inspect,
                      _move_aside, _request, _request_hash, _roots,
                      _writable_root, _any_entry, cache_dir,
                      cache_entries, clear_cache, serves_every_shape)
-from ._errors import RNNCError
+from ._errors import RNNCError, RNNCTypeError, RNNCValueError
 
 
 # What a cuda library exports besides its entry points.
@@ -260,6 +260,9 @@ class Library:
                 self.manifest = json.load(f)
         except (OSError, ValueError) as e:
             raise RNNCError(f"cannot read {manifest_path}: {e}")
+        if not isinstance(self.manifest, dict):
+            raise RNNCError(f"{manifest_path} is not a manifest: a JSON "
+                            f"object, got {type(self.manifest).__name__}")
         # Version 2: a library for every T and B (_dynamic.py).
         self.dynamic = \
             self.manifest.get("abi_version") == DYNAMIC_ABI_VERSION and \
@@ -270,6 +273,14 @@ class Library:
                 f"{manifest_path}: ABI version "
                 f"{self.manifest.get('abi_version')}, this package speaks "
                 f"{ABI_VERSION}")
+        missing = [key for key in ("library", "entries")
+                   if key not in self.manifest]
+        if missing or not isinstance(self.manifest["entries"], dict) or \
+                not isinstance(self.manifest["library"], str):
+            raise RNNCError(f"{manifest_path}: "
+                            + (f"no {' and no '.join(missing)}" if missing
+                               else "\"library\" must be a file name and "
+                               "\"entries\" an object"))
         path = os.path.join(directory, self.manifest["library"])
         _native.load_blas()
         try:
@@ -332,9 +343,16 @@ class Library:
                                 f"control (openblas_set_num_threads)")
             self._blas_threads = (get, put)
             _keep_loaded(get)
-        self.entries = {kind: Entry(self._lib, kind, spec, self._last_error,
-                                    self.dynamic, self._context)
-                        for kind, spec in self.manifest["entries"].items()}
+        try:
+            self.entries = {kind: Entry(self._lib, kind, spec,
+                                        self._last_error, self.dynamic,
+                                        self._context)
+                            for kind, spec in
+                            self.manifest["entries"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise RNNCError(
+                f"{os.path.join(self.directory, 'manifest.json')}: a "
+                f"malformed entry point ({type(e).__name__}: {e})") from None
         if self.dynamic:
             from . import _dynamic
             _dynamic.set_schedule(self.entries.values(), self.manifest,
@@ -742,9 +760,19 @@ def precompile(requests, directory=None, jobs=1):
     input_size, hidden_size, layers, remat, ...). `directory` is the cache
     directory to fill (default: the cache compile_model uses); `jobs`
     compiles run at once."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise RNNCValueError(f"precompile: jobs must be a positive int, got "
+                             f"{jobs!r}")
     signature = inspect.signature(compile_model)
     checked = []
     for spec in requests:
+        unknown = sorted(set(spec) - set(signature.parameters)) \
+            if isinstance(spec, dict) else []
+        if unknown:
+            raise RNNCTypeError(f"precompile: {spec!r}: unknown arguments "
+                                f"{', '.join(map(str, unknown))} (the "
+                                f"arguments are those of compile_model: "
+                                f"{', '.join(signature.parameters)})")
         try:
             if isinstance(spec, dict):
                 arguments = signature.bind(**spec).arguments

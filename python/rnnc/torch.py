@@ -34,7 +34,8 @@ from torch import nn
 
 from . import _cells
 from ._errors import RNNCError, RNNCTypeError, RNNCValueError
-from .library import _check_schedule, is_precompiled, serves_every_shape
+from .library import (_check_schedule, check_remat, is_precompiled,
+                      serves_every_shape)
 
 # The oldest PyTorch rnnc.torch runs on (the `torch` extra of
 # python/pyproject.toml): torch.library.custom_op and register_fake, and
@@ -77,25 +78,6 @@ _NARROW_PARAMETERS = ("rnnc keeps float32 (or float64) parameters: for "
 # The most layers rnn-compile compiles (its --layers limit: the compiled
 # program grows with the layer count).
 MAX_LAYERS = 64
-# rnn-compile's remat policies (none, gates, chunk:K, budget:BYTES; K and
-# BYTES positive 64-bit integers), checked when a module is made.
-_REMAT = re.compile(r"(none|gates|(chunk|budget):([0-9]+))")
-
-
-def _check_remat(remat):
-    if not isinstance(remat, str):
-        raise RNNCTypeError(f"remat must be a string, got {remat!r}")
-    match = _REMAT.fullmatch(remat)
-    if not match:
-        raise RNNCValueError(f"unknown remat policy {remat!r} (expected none, "
-                        f"gates, chunk:K or budget:BYTES)")
-    if match.group(3) is not None and \
-            not 1 <= int(match.group(3)) < 2 ** 63:
-        what = "K" if match.group(2) == "chunk" else "BYTES"
-        raise RNNCValueError(f"bad remat policy {remat!r}: {what} must be a "
-                        f"positive integer")
-
-
 def _device_of(device):
     """`device` as a torch.device on which rnnc can run, refused with one
     message otherwise."""
@@ -187,7 +169,7 @@ class _RNNBase(_CallArguments, nn.Module):
             raise RNNCValueError(f"num_layers must be at most {MAX_LAYERS}, got "
                             f"{num_layers}: the compiled program grows with "
                             f"the layer count")
-        _check_remat(remat)
+        check_remat(remat)
         gh = self._gates * hidden_size
         nbytes = sum(gh * ((input_size if k == 0 else hidden_size) +
                            hidden_size + 2) for k in range(num_layers)) * \
@@ -285,12 +267,14 @@ class _RNNBase(_CallArguments, nn.Module):
         module converted with .double() computes in float64)."""
         dtype = self._flat_params[0].dtype
         if dtype in (torch.bfloat16, torch.float16):
-            raise RNNCValueError(f"rnnc supports float32 and float64 parameters, "
-                            f"got {dtype} (a module converted with "
-                            f".to({dtype}) or .half()): {_NARROW_PARAMETERS}")
+            how = ".half()" if dtype == torch.float16 else ".bfloat16()"
+            raise RNNCValueError(f"rnnc supports float32 and float64 "
+                                 f"parameters, got {dtype} (a module "
+                                 f"converted with .to({dtype}) or {how}): "
+                                 f"{_NARROW_PARAMETERS}")
         if dtype not in _FLOATS:
-            raise RNNCValueError(f"rnnc supports float32 and float64 parameters, "
-                            f"got {dtype}")
+            raise RNNCValueError(f"rnnc supports float32 and float64 "
+                                 f"parameters, got {dtype}")
         if any(p.dtype != dtype for p in self._flat_params):
             raise RNNCValueError("the parameters have different dtypes")
         return dtype
@@ -362,6 +346,10 @@ class _RNNBase(_CallArguments, nn.Module):
                             "(the library is chosen by the traced sizes): "
                             "use torch.compile, or torch.export to save a "
                             "program")
+        if reset_state is not None and is_init is None:
+            raise RNNCValueError("reset_state is the state a step where "
+                                 "is_init is set enters: give is_init "
+                                 "with it")
         if isinstance(input, torch.Tensor) and input.dim() == 2:
             batched = self._unbatched(input, h0, c0, is_init, reset_state)
             y, *final = self._run(*batched)

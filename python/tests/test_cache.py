@@ -476,6 +476,30 @@ def test_precompile_then_load_without_compiler(tmp_path, monkeypatch,
         library.load(str(tmp_path))
 
 
+
+def test_load_refuses_a_malformed_manifest(tmp_path, compiler):
+    """A manifest.json that is not one rnn-compile writes is one
+    RNNCError naming it, whatever part of it is wrong."""
+    good = library.compile_model("gru", 3, 2, 3, 4, 1, "none").directory
+    with open(os.path.join(good, "manifest.json")) as f:
+        manifest = json.load(f)
+    entry = next(iter(manifest["entries"]))
+    cases = [([], "is not a manifest: a JSON object, got list"),
+             ({k: v for k, v in manifest.items() if k != "entries"},
+              "no entries"),
+             (dict(manifest, entries=[]), '"entries" an object'),
+             (dict(manifest, entries={entry: {}}),
+              "a malformed entry point")]
+    for i, (text, message) in enumerate(cases):
+        directory = tmp_path / str(i)
+        shutil.copytree(good, directory)
+        with open(directory / "manifest.json", "w") as f:
+            json.dump(text, f)
+        with pytest.raises(RNNCError, match=re.escape(
+                str(directory / "manifest.json")) + ".*" + message):
+            library.load(str(directory))
+
+
 def test_command_line_fills_lists_and_clears(tmp_path, compiler):
     """python3 -m rnnc precompile|cache dir|list|clear; clearing leaves
     what rnnc did not write."""
@@ -522,6 +546,28 @@ def test_command_line_fills_lists_and_clears(tmp_path, compiler):
                          capture_output=True, text=True)
     assert bad.returncode == 1 and \
         "wavefront='maybe' is not true or false" in bad.stderr
+
+    def refused(*args):
+        run = subprocess.run([sys.executable, "-m", "rnnc", "precompile",
+                              *args], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == 1 and run.stdout == ""
+        return run.stderr
+
+    # A request rnn-compile refuses leaves nothing in the cache, not even
+    # its entry's lock file.
+    assert "no plan fits" in refused(
+        "cell=lstm,seq_len=4,batch=2,input_size=3,hidden_size=3,layers=1,"
+        "remat=budget:10")
+    assert os.listdir(root) == ["notes.txt"]
+    # An unknown argument is named, though required ones are missing too.
+    assert "unknown arguments bogus" in refused("cell=lstm,bogus=1")
+    assert "jobs must be a positive int, got 0" in refused(
+        "--jobs", "0", "cell=gru,seq_len=4,batch=2,input_size=3,"
+        "hidden_size=3,layers=1")
+    listed = tmp_path / "requests.json"
+    listed.write_text("[{")
+    assert f"{listed}: not JSON" in refused("--file", str(listed))
 
 
 def test_clear_cache_keeps_loaded_libraries(cache):

@@ -621,6 +621,30 @@ def test_lowers_for_cuda_through_one_library_for_every_gpu(cell):
     assert attribute("groups") == {3} and "staging" not in text
 
 
+def test_no_step_no_column_and_no_resets():
+    """T = 0 or B = 0 runs nothing: y is empty and the state goes out as
+    it came, its gradient the identity's; is_init None resets nothing."""
+    params, x, is_init, state, _, _ = case("lstm", 4, 2, 3, 5, 2,
+                                           jnp.float32)
+    for T, B in ((0, 2), (4, 0)):
+        s = tuple(a[:, :B] + 1 for a in state)
+        y, s_n = rj.rnn(params, x[:T, :B], is_init[:T, :B], s)
+        assert y.shape == (T, B, 5) and y.dtype == x.dtype
+        assert all(bool((a == b).all()) for a, b in zip(s_n, s))
+        grads = jax.grad(lambda s: sum(
+            (a * a).sum() for a in rj.rnn(params, x[:T, :B],
+                                          is_init[:T, :B], s)[1]))(s)
+        assert all(bool((g == 2 * a).all()) for g, a in zip(grads, s))
+    y, _ = rj.rnn(params, jnp.zeros((2, 0, 3), x.dtype), None, state,
+                  batch_first=True)
+    assert y.shape == (2, 0, 5)
+    quiet = jnp.zeros_like(is_init)
+    for a, b in zip(jax.tree_util.tree_leaves(rj.rnn(params, x, None, state)),
+                    jax.tree_util.tree_leaves(rj.rnn(params, x, quiet,
+                                                     state))):
+        assert bool((a == b).all())
+
+
 def test_bad_inputs_are_one_clear_error():
     params, x, is_init, state, _, _ = case("lstm", 4, 2, 3, 5, 1,
                                            jnp.float32)
@@ -633,6 +657,32 @@ def test_bad_inputs_are_one_clear_error():
     with pytest.raises(ValueError, match="params must name"):
         rj.rnn({k: v for k, v in params.items() if k != "bias_hh_l0"}, x,
                is_init, state)
+    # The parameters' shapes follow x's input size and the state's hidden
+    # size; a call of other sizes would read past their ends.
+    with pytest.raises(ValueError, match=r"weight_ih_l0 must have shape "
+                                         r"\[20, 4\] .*got \[20, 3\]"):
+        rj.rnn(params, jnp.concatenate([x, x[..., :1]], -1), is_init, state)
+    with pytest.raises(ValueError, match=r"weight_ih_l0 must have shape "
+                                         r"\[24, 3\] .*got \[20, 3\]"):
+        rj.rnn(params, x, is_init, tuple(jnp.concatenate([s, s[..., :1]], -1)
+                                         for s in state))
+    with pytest.raises(ValueError, match=r"bias_hh_l0 must have shape "
+                                         r"\[20\] .*got \[21\]"):
+        rj.rnn({**params, "bias_hh_l0": jnp.zeros(21)}, x, is_init, state)
+    with pytest.raises(ValueError, match="give is_init with it"):
+        rj.rnn(params, x, None, state, reset_state=state)
+    with pytest.raises(TypeError, match="params must be a dict"):
+        rj.rnn(list(params.items()), x, is_init, state)
+    with pytest.raises(ValueError, match="unknown remat policy 'foo'"):
+        rj.rnn(params, x, is_init, state, remat="foo")
+    with pytest.raises(ValueError, match="hidden_size must be positive"):
+        rj.init_params(jax.random.PRNGKey(0), "gru", 3, 0)
+    with pytest.raises(ValueError, match="num_layers must be positive"):
+        rj.init_params(jax.random.PRNGKey(0), "gru", 3, 5, 0)
+    with pytest.raises(TypeError, match="input_size must be an int"):
+        rj.init_params(jax.random.PRNGKey(0), "gru", 3.0, 5)
+    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+        rj.init_params(jax.random.PRNGKey(0), "gru", 3, 5, 1, jnp.float16)
     with pytest.raises(ValueError, match="storage must be None or 'bf16'"):
         rj.rnn(params, x, is_init, state, storage="fp8")
     with pytest.raises(ValueError, match="bf16 storage needs float32"):

@@ -500,6 +500,8 @@ def test_reset_states_no_grad_and_errors():
         lstm(x, is_init=is_init, reset_state=(hr, cr.double()))
     with pytest.raises(RNNCError, match="h_reset must be a tensor"):
         rt.GRU(I, H, L)(x, is_init=is_init, reset_state=[hr])
+    with pytest.raises(ValueError, match="give is_init with it"):
+        lstm(x, reset_state=(hr, cr))
 
 
 # --------------------------------------------------------------------------

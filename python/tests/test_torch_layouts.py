@@ -85,10 +85,12 @@ def test_autocast_fp16_computes_in_float32(cell):
 
 def test_narrow_modules_are_refused_with_what_to_use():
     x = torch.randn(3, 2, 4)
-    for narrow in (rt.LSTM(4, 5).bfloat16(), rt.GRU(4, 5).half()):
-        with pytest.raises(RNNCError, match=r"keep the module float32 and "
-                                            r"call it under torch.autocast, "
-                                            r"or pass storage='bf16'"):
+    for narrow, how in ((rt.LSTM(4, 5).bfloat16(), r"\.bfloat16\(\)"),
+                        (rt.GRU(4, 5).half(), r"\.half\(\)")):
+        with pytest.raises(RNNCError, match=how + r"\): .*keep the module "
+                                            r"float32 and call it under "
+                                            r"torch.autocast, or pass "
+                                            r"storage='bf16'"):
             narrow(x.to(narrow.weight_ih_l0.dtype))
     with pytest.raises(RNNCError, match="under torch.autocast"):
         rt.LSTM(4, 5, dtype=torch.bfloat16)

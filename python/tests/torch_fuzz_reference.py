@@ -105,6 +105,9 @@ def interpret(cell, module, bias, batch_first, x, hx, is_init, reset):
     hr = cr = None
     form = "zero"
     if reset is not None:
+        if is_init is None:
+            raise Meaningless("reset_state without is_init: no step enters "
+                              "it")
         if cell in LSTM_LIKE:
             if not isinstance(reset, (tuple, list)) or len(reset) != 2:
                 raise Meaningless(f"reset_state of {cell} (two states) is "
