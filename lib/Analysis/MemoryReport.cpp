@@ -408,7 +408,8 @@ void rnn::printMemorySVG(ArrayRef<MemoryPlanReport> reports,
 
 /// Writes `path` through a temporary file renamed into place
 /// (llvm::writeToOutput), so that no partial file is left behind.
-static LogicalResult writeFile(Operation *module, StringRef path,
+static LogicalResult writeFile(Operation *module, StringRef what,
+                               StringRef path,
                                function_ref<void(llvm::raw_ostream &)> write) {
   llvm::Error error =
       llvm::writeToOutput(path, [&](llvm::raw_ostream &os) -> llvm::Error {
@@ -419,8 +420,8 @@ static LogicalResult writeFile(Operation *module, StringRef path,
     return success();
   // The error names the file again; the message names it once.
   std::error_code ec = llvm::errorToErrorCode(std::move(error));
-  return module->emitError("cannot write the memory report ")
-         << path << ": " << ec.message();
+  return module->emitError("cannot write the ")
+         << what << " " << path << ": " << ec.message();
 }
 
 LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
@@ -447,20 +448,22 @@ LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
       printMemoryReport(report, llvm::outs());
   } else if (!reportFile.empty()) {
     bool json = reportFile.ends_with(".json");
-    if (failed(writeFile(module, reportFile, [&](llvm::raw_ostream &os) {
-          if (json) {
-            os << llvm::formatv("{0:2}", memoryReportToJSON(reports)) << "\n";
-            return;
-          }
-          for (const MemoryPlanReport &report : reports)
-            printMemoryReport(report, os);
-        })))
+    if (failed(writeFile(
+            module, "memory report", reportFile, [&](llvm::raw_ostream &os) {
+              if (json) {
+                os << llvm::formatv("{0:2}", memoryReportToJSON(reports))
+                   << "\n";
+                return;
+              }
+              for (const MemoryPlanReport &report : reports)
+                printMemoryReport(report, os);
+            })))
       return failure();
   }
-  if (!svgFile.empty() &&
-      failed(writeFile(module, svgFile, [&](llvm::raw_ostream &os) {
-        printMemorySVG(reports, os);
-      })))
+  if (!svgFile.empty() && failed(writeFile(module, "memory SVG", svgFile,
+                                           [&](llvm::raw_ostream &os) {
+                                             printMemorySVG(reports, os);
+                                           })))
     return failure();
   return success();
 }

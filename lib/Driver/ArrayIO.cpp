@@ -46,11 +46,21 @@ llvm::Error checkInputArrays(const npz::ArrayMap &inputs,
                              const Signature &signature, bool train,
                              llvm::StringRef source, bool resetHint) {
   llvm::StringSet<> known;
+  std::string missing;
+  int numMissing = 0;
   for (const NamedTensor &arg : signature.args) {
-    known.insert(arg.array);
-    if (isRead(arg, train) && !inputs.count(arg.array) && !isInitialState(arg))
-      return refuse(source + ": missing array '" + arg.array + "'");
+    // A stacked array is one argument per layer: it is named once.
+    if (!known.insert(arg.array).second)
+      continue;
+    if (isRead(arg, train) && !inputs.count(arg.array) &&
+        !isInitialState(arg)) {
+      missing += (missing.empty() ? "'" : ", '") + arg.array + "'";
+      ++numMissing;
+    }
   }
+  if (numMissing)
+    return refuse(source + ": missing " +
+                  (numMissing == 1 ? "array " : "arrays ") + missing);
   for (const NamedTensor &result : signature.results)
     known.insert((kGradPrefix + result.array).str());
   for (const auto &[name, array] : inputs) {

@@ -105,8 +105,8 @@ DriverOptions::DriverOptions(cl::OptionCategory &category)
               mlir::rnn::gpuMathValues(), cl::cat(category)),
       dynamic("dynamic", cl::init(false),
               cl::desc("Compile the preset for any sequence length and batch "
-                       "size (T and B dynamic in its IR), run at --seq-len "
-                       "and --batch"),
+                       "size (T and B dynamic in its IR); rnn-run runs it at "
+                       "--seq-len and --batch"),
               cl::cat(category)) {}
 
 LogicalResult DriverOptions::check(MLIRContext &context,

@@ -244,6 +244,12 @@ def test_entries_are_those_asked_for(cache):
         assert every.manifest["entries"][kind] == \
             default.manifest["entries"][kind]
     assert compile_model(*GRU, entries=["bwd", "fwd", "infer"]) is default
+    # A library of inference alone takes no remat policy.
+    alone = compile_model(*GRU, entries=["infer"])
+    assert list(alone.manifest["entries"]) == ["infer"]
+    with pytest.raises(RNNCError, match="--remat applies to the training "
+                                        "entry points"):
+        compile_model(*GRU, remat="gates", entries=["infer"])
     with pytest.raises(RNNCError, match=r"unknown entry point kinds "
                                         r"\['grad'\]"):
         compile_model(*GRU, entries=("infer", "grad"))

@@ -240,8 +240,15 @@ rnn::compile::writeLibrary(llvm::StringRef directory,
                            llvm::StringRef manifest, Linker &linker,
                            LinkJob job) {
   namespace fs = llvm::sys::fs;
+  // A directory made here goes again when the library is not written: a
+  // refusal leaves nothing behind.
+  bool made = !fs::exists(directory), written = false;
   if (std::error_code ec = fs::create_directories(directory))
     return refuse("cannot create " + directory + ": " + ec.message());
+  llvm::scope_exit removeMade([&] {
+    if (made && !written)
+      fs::remove_directories(directory);
+  });
   // The scratch directory's name must be absolute: LLVM makes a relative
   // one relative to the system's temporary directory.
   llvm::SmallString<128> prefix(directory);
@@ -272,7 +279,10 @@ rnn::compile::writeLibrary(llvm::StringRef directory,
     return refuse("cannot write " + library + ": " + ec.message());
   llvm::SmallString<128> manifestFile(directory);
   llvm::sys::path::append(manifestFile, "manifest.json");
-  return writeAtomically(manifestFile, manifest);
+  if (llvm::Error error = writeAtomically(manifestFile, manifest))
+    return error;
+  written = true;
+  return llvm::Error::success();
 }
 
 namespace {
@@ -283,7 +293,7 @@ public:
 
   llvm::Error link(const LinkJob &job) override {
     auto program = llvm::sys::findProgramByName(driver);
-    if (!program)
+    if (!program || !llvm::sys::fs::can_execute(*program))
       return refuse("no C++ compiler driver '" + driver +
                     "' to link the library (--linker)");
     std::string log = job.scratch + "/link.log";

@@ -116,6 +116,23 @@ static void checkFlags(MLIRContext &context,
   std::string error;
   if (failed(flags.check(context, error)))
     fail(error);
+  // A library of the inference entry point alone neither saves nor drops.
+  bool training = entries.empty() || llvm::any_of(entries, [](auto &kind) {
+                    return kind != "infer";
+                  });
+  if (!training && flags.remat.getNumOccurrences())
+    fail("--remat applies to the training entry points (train, fwd, bwd): "
+         "inference saves nothing for a backward pass");
+  if (!training && flags.dropout > 0.0)
+    fail("--dropout applies to the training entry points (train, fwd, "
+         "bwd): inference drops nothing");
+  // A library of every shape is called with T and B.
+  if (flags.dynamic)
+    for (const cl::opt<long long> *size : {&flags.seqLen, &flags.batch})
+      if (size->getNumOccurrences())
+        fail("--" + size->ArgStr.str() +
+             " and --dynamic: a library of every shape takes T and B at "
+             "each call");
   if (!flags.isCUDA())
     for (const cl::Option *flag :
          std::initializer_list<const cl::Option *>{&chip,

@@ -14,7 +14,7 @@
 // One line is printed per array (with --quiet, only for failing arrays).
 //
 // Exit status: 0 if every array passes, 1 if any array fails or is missing,
-// 2 for bad usage or an unreadable file.
+// 2 for bad usage, an unreadable file or a REF.npz of no arrays.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,6 +82,10 @@ int main(int argc, char **argv) {
   if (!ref)
     return usageError(toString(ref.takeError()));
 
+  // Nothing compared would pass whatever OUT.npz holds.
+  if (ref->empty() && arrayNames.empty())
+    return usageError(refPath.getValue() + " holds no arrays: nothing to "
+                                           "compare");
   std::vector<std::string> names;
   if (arrayNames.empty()) {
     for (const auto &kv : *ref)

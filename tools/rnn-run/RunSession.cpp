@@ -17,10 +17,12 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace ::rnn::run;
@@ -34,6 +36,47 @@ static void check(llvm::Error error) {
   if (error)
     fail(llvm::toString(std::move(error)));
 }
+
+namespace {
+/// Files the run writes before it has succeeded (the memory report and its
+/// SVG, written while compiling), each under a temporary name beside its
+/// own: renamed into place by commit(), removed otherwise. rnn-run fails
+/// through std::exit, which destroys this object.
+class StagedFiles {
+public:
+  /// The name to write `path` under (`path` itself for none or stdout),
+  /// with its extension, which chooses the report's format.
+  std::string stage(const std::string &path) {
+    if (path.empty() || path == "-")
+      return path;
+    llvm::StringRef extension = llvm::sys::path::extension(path);
+    std::string temporary = path.substr(0, path.size() - extension.size()) +
+                            ".rnn-run-" + std::to_string(::getpid()) +
+                            extension.str();
+    files.emplace_back(temporary, path);
+    return temporary;
+  }
+  /// Renames every staged file that was written into place.
+  llvm::Error commit() {
+    for (auto &[temporary, path] : files)
+      if (llvm::sys::fs::exists(temporary))
+        if (std::error_code ec = llvm::sys::fs::rename(temporary, path))
+          return llvm::createStringError(ec, "cannot write " + path + ": " +
+                                                 ec.message());
+    files.clear();
+    return llvm::Error::success();
+  }
+  ~StagedFiles() {
+    for (auto &[temporary, path] : files)
+      llvm::sys::fs::remove(temporary);
+  }
+
+private:
+  std::vector<std::pair<std::string, std::string>> files;
+};
+} // namespace
+
+static StagedFiles stagedFiles;
 
 RunSession::RunSession(const DialectRegistry &registry, const RunFlags &flags)
     : flags(flags), context(registry) {
@@ -242,8 +285,9 @@ void RunSession::planMemory() {
   std::optional<mlir::rnn::ReportShape> reportShape;
   if (shape.dynamic)
     reportShape = mlir::rnn::ReportShape{shape.seqLen, shape.batch};
-  switch (compileToBuffers(*module, pipelineOptions, flags.memoryReport,
-                           flags.memorySVG, error, reportShape)) {
+  switch (compileToBuffers(
+      *module, pipelineOptions, stagedFiles.stage(flags.memoryReport),
+      stagedFiles.stage(flags.memorySVG), error, reportShape)) {
   case CompileStatus::Compiled:
     break;
   case CompileStatus::Failed:
@@ -482,13 +526,14 @@ void RunSession::runSteps() {
 }
 
 void RunSession::writeOutputs() {
-  if (flags.outputs.empty())
-    return;
-  std::vector<npz::Array> arrays = gatherResults(signature, resultValues);
-  std::vector<const npz::Array *> pointers;
-  for (const npz::Array &array : arrays)
-    pointers.push_back(&array);
-  check(npz::writeNpz(flags.outputs, pointers));
+  if (!flags.outputs.empty()) {
+    std::vector<npz::Array> arrays = gatherResults(signature, resultValues);
+    std::vector<const npz::Array *> pointers;
+    for (const npz::Array &array : arrays)
+      pointers.push_back(&array);
+    check(npz::writeNpz(flags.outputs, pointers));
+  }
+  check(stagedFiles.commit());
 }
 
 int RunSession::printFigures() {

@@ -129,35 +129,50 @@ static RunFlags flags(category);
   std::exit(code);
 }
 
-/// Checks before anything runs that --outputs can be written and is not the
-/// --inputs file: the archive is written after the steps, and replaced
-/// atomically, which would overwrite the inputs or a read-only file.
-static void checkOutputsFile() {
+/// Checks before anything runs that each file the run writes (--outputs,
+/// --memory-report, --memory-svg; `-` is stdout) can be written and is
+/// neither the --inputs file nor another's: each is written when the run
+/// has succeeded and replaced atomically, which would overwrite the inputs,
+/// another output or a read-only file.
+static void checkOutputFiles() {
   namespace fs = llvm::sys::fs;
-  const std::string &outputs = flags.outputs, &inputs = flags.inputs;
-  if (outputs.empty())
-    return;
-  bool same = outputs == inputs;
-  if (!same && !inputs.empty() && fs::exists(outputs))
-    (void)fs::equivalent(outputs, inputs, same);
-  if (same)
-    fail("--outputs names the --inputs file '" + outputs +
-         "'; the inputs would be overwritten");
-  if (fs::exists(outputs)) {
-    if (!fs::is_regular_file(outputs))
-      fail("--outputs '" + outputs + "' is not a regular file");
-    if (fs::access(outputs, fs::AccessMode::Write))
-      fail("--outputs '" + outputs + "' is not writable");
-    return;
+  std::vector<const cl::opt<std::string> *> written;
+  for (const cl::opt<std::string> *flag :
+       {&flags.outputs, &flags.memoryReport, &flags.memorySVG})
+    if (!flag->getValue().empty() && flag->getValue() != "-")
+      written.push_back(flag);
+  auto same = [](const std::string &a, const std::string &b) {
+    bool equal = a == b;
+    if (!equal && fs::exists(a) && fs::exists(b))
+      (void)fs::equivalent(a, b, equal);
+    return equal;
+  };
+  for (auto [i, flag] : llvm::enumerate(written)) {
+    const std::string &path = flag->getValue();
+    std::string name = "--" + flag->ArgStr.str();
+    if (!flags.inputs.empty() && same(path, flags.inputs))
+      fail(name + " names the --inputs file '" + path +
+           "'; the inputs would be overwritten");
+    for (const cl::opt<std::string> *other : llvm::drop_begin(written, i + 1))
+      if (same(path, other->getValue()))
+        fail(name + " and --" + other->ArgStr.str() + " name the same file '" +
+             path + "'");
+    if (fs::exists(path)) {
+      if (!fs::is_regular_file(path))
+        fail(name + " '" + path + "' is not a regular file");
+      if (fs::access(path, fs::AccessMode::Write))
+        fail(name + " '" + path + "' is not writable");
+      continue;
+    }
+    llvm::SmallString<256> parent(path);
+    llvm::sys::path::remove_filename(parent);
+    std::string directory = parent.empty() ? "." : parent.str().str();
+    if (!fs::is_directory(directory))
+      fail(name + " '" + path + "': no directory '" + directory + "'");
+    if (fs::access(directory, fs::AccessMode::Write))
+      fail(name + " '" + path + "': directory '" + directory +
+           "' is not writable");
   }
-  llvm::SmallString<256> parent(outputs);
-  llvm::sys::path::remove_filename(parent);
-  std::string directory = parent.empty() ? "." : parent.str().str();
-  if (!fs::is_directory(directory))
-    fail("--outputs '" + outputs + "': no directory '" + directory + "'");
-  if (fs::access(directory, fs::AccessMode::Write))
-    fail("--outputs '" + outputs + "': directory '" + directory +
-         "' is not writable");
 }
 
 /// Refuses rnn-run's own flags where they are out of range or inconsistent
@@ -183,6 +198,14 @@ static void checkFlags() {
   bool cuda = flags.driver.isCUDA();
   if (flags.emit == Emit::PTX && !cuda)
     fail("--emit=ptx needs --target=cuda");
+  // --emit prints the model or its kernels and runs nothing.
+  if (flags.emit != Emit::Run)
+    for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
+             &flags.json, &flags.outputs, &flags.memoryReport,
+             &flags.memorySVG})
+      if (flag->getNumOccurrences())
+        fail("--emit prints and runs nothing: --" + flag->ArgStr.str() +
+             " has nothing to write");
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
            &flags.tf32, &flags.noCudaGraph, &flags.cublas})
     if (flag->getNumOccurrences() && !cuda)
@@ -198,7 +221,7 @@ static void checkFlags() {
   if (!flags.train() && flags.driver.dropout > 0.0)
     fail("--dropout applies to --mode=train: inference drops nothing (as "
          "torch.nn.LSTM in eval mode)");
-  checkOutputsFile();
+  checkOutputFiles();
 }
 
 int main(int argc, char **argv) {
