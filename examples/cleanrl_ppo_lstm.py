@@ -33,10 +33,10 @@ on: the two variants' lines agree to float32 rounding
 
 Each update prints one line: the episodes that ended during its rollout
 (count, mean and max return), the last minibatch's losses and the steps
-per second so far. rnnc compiles a library per (T, B) shape on first use
-(cached on disk): this script uses two, [1, num_envs] for the rollout and
-the bootstrap value, [num_steps, num_envs / num_minibatches] for the
-update.
+per second so far. On the CPU one library of rnnc's serves every (T, B)
+shape; on a GPU rnnc compiles a library per shape on first use (cached on
+disk), and this script uses two, [1, num_envs] for the rollout and the
+bootstrap value, [num_steps, num_envs / num_minibatches] for the update.
 
 Differences from CleanRL's script: an MLP encoder in place of the
 convolutions; classic-control settings (clip 0.2, learning rate 1e-3,

@@ -23,6 +23,7 @@ user trained with Flax's cells run in rnnc. (Flax's LSTM carry is `(c,
 h)`; rnnc's is `(h, c)`.)
 """
 
+from collections.abc import Mapping
 from typing import Optional
 
 import jax
@@ -31,7 +32,7 @@ from flax import linen as nn
 
 from . import _cells
 from . import jax as rnnc_jax
-from ._errors import RNNCValueError
+from ._errors import RNNCTypeError, RNNCValueError
 
 __all__ = ["LSTM", "GRU", "MGU", "CIFG", "convert"]
 
@@ -52,9 +53,24 @@ class _RNN(nn.Module):
 
     @nn.compact
     def __call__(self, carry, inputs, deterministic=None):
+        self._check_sizes()
         x, resets = inputs
         cell = _cells.BY_NAME[self._cell]
         G, H = cell.gates, self.hidden_size
+        states = cell.states
+        if not isinstance(carry, (tuple, list)) or \
+                len(carry) != len(states):
+            raise RNNCTypeError(f"the carry of {type(self).__name__} is a "
+                                f"tuple of {len(states)} arrays "
+                                f"({', '.join(states)})")
+        for name, state in zip(states, carry):
+            shape = tuple(jnp.shape(state))
+            if len(shape) != 3 or shape[0] != self.num_layers or \
+                    shape[2] != H:
+                raise RNNCValueError(
+                    f"carry {name} must be [num_layers, B, hidden_size] = "
+                    f"[{self.num_layers}, B, {H}] of this "
+                    f"{type(self).__name__}, got {list(shape)}")
         bound = 1.0 / jnp.sqrt(H)
 
         def uniform(key, shape, dtype):
@@ -80,8 +96,19 @@ class _RNN(nn.Module):
                                 rng=rng)
         return state, y
 
+    def _check_sizes(self):
+        for name in ("hidden_size", "num_layers"):
+            size = getattr(self, name)
+            if isinstance(size, bool) or not isinstance(size, int):
+                raise RNNCTypeError(f"{type(self).__name__}: {name} must be "
+                                    f"an int, got {size!r}")
+            if size < 1:
+                raise RNNCValueError(f"{type(self).__name__}: {name} must "
+                                     f"be positive, got {size}")
+
     def initialize_carry(self, batch_size, dtype=None):
         """Zero states, each `[L, batch_size, H]`."""
+        self._check_sizes()
         states = _cells.BY_NAME[self._cell].states
         shape = (self.num_layers, batch_size, self.hidden_size)
         return tuple(jnp.zeros(shape, dtype or self.param_dtype)
@@ -127,8 +154,13 @@ def convert(cell_params, cell):
                              f"(cell 'lstm' or 'gru'), got {cell!r}")
     layers = cell_params if isinstance(cell_params, (list, tuple)) else \
         [cell_params]
+    if not layers:
+        raise RNNCValueError("convert: no layer's parameters")
     out = {}
     for k, tree in enumerate(layers):
+        if not isinstance(tree, Mapping):
+            raise RNNCTypeError(f"layer {k}: a Flax cell's parameters are a "
+                                f"dict, got {type(tree).__name__}")
         tree = tree.get("params", tree)
         names = _FLAX_GATES[cell]
         missing = [n for n in names[0] + names[1] if n not in tree]
@@ -143,4 +175,20 @@ def convert(cell_params, cell):
                 tree[g]["bias"] if "bias" in tree[g] else
                 jnp.zeros(tree[g]["kernel"].shape[1],
                           tree[g]["kernel"].dtype) for g in gates])
+    # Each layer's hidden size is its recurrent kernels' (H, H), and the
+    # next layer's input size.
+    for k in range(len(layers)):
+        G = len(_FLAX_GATES[cell][0])
+        H = out[f"weight_hh_l{k}"].shape[1]
+        shapes = {"weight_hh": (G * H, H), "bias_ih": (G * H,),
+                  "bias_hh": (G * H,)}
+        if k:
+            shapes["weight_ih"] = (G * H, H)
+        for kind, shape in shapes.items():
+            got = out[f"{kind}_l{k}"].shape
+            if got != shape:
+                raise RNNCValueError(
+                    f"layer {k}: {kind} of shape {list(got)}, not "
+                    f"{list(shape)}: the layers' hidden sizes differ, or "
+                    f"not every gate has H = {H} features")
     return out

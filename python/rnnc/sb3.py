@@ -231,10 +231,25 @@ MultiInputLstmPolicy = RecurrentMultiInputActorCriticPolicy
 
 class RecurrentPPO(sb3_contrib.RecurrentPPO):
     """sb3-contrib's `RecurrentPPO` whose policy names ("MlpLstmPolicy",
-    "CnnLstmPolicy", "MultiInputLstmPolicy") are rnnc's policies."""
+    "CnnLstmPolicy", "MultiInputLstmPolicy") and sb3-contrib's policy
+    classes (a stock checkpoint's, through `load`) are rnnc's policies."""
 
     policy_aliases = {
         "MlpLstmPolicy": MlpLstmPolicy,
         "CnnLstmPolicy": CnnLstmPolicy,
         "MultiInputLstmPolicy": MultiInputLstmPolicy,
     }
+
+    def _setup_model(self):
+        # sb3-contrib's own policy classes (a stock checkpoint's, which
+        # `load` restores before it builds the policy) are rnnc's here.
+        self.policy_class = _OURS.get(self.policy_class, self.policy_class)
+        super()._setup_model()
+
+
+# sb3-contrib's policy classes -> rnnc's.
+_OURS = {_policies.RecurrentActorCriticPolicy: RecurrentActorCriticPolicy,
+         _policies.RecurrentActorCriticCnnPolicy:
+             RecurrentActorCriticCnnPolicy,
+         _policies.RecurrentMultiInputActorCriticPolicy:
+             RecurrentMultiInputActorCriticPolicy}

@@ -65,6 +65,7 @@ needs it (the recurrent mode, the primer).
 
 import torch
 
+from ._errors import RNNCValueError
 from .library import RNNCError
 from .torch import GRU, LSTM
 
@@ -159,6 +160,20 @@ def _check_keys(name, in_key, in_keys, out_key, out_keys, default_in,
 
 def _as_tuple(key):
     return key if isinstance(key, tuple) else (key,)
+
+
+def _is_init_of(is_init, value, tensordict):
+    """`is_init` of the shaped tensordict as the layers take it, bool
+    `value.shape[:2]`: with or without TorchRL's trailing dimension of
+    one, of any dtype TorchRL takes (nonzero starts a trajectory)."""
+    batch = value.shape[:-1]
+    if is_init.numel() != batch.numel():
+        raise RNNCValueError(f"is_init must have the tensordict's batch "
+                             f"shape {list(tensordict.shape)} (with or "
+                             f"without a trailing 1), got "
+                             f"{list(tensordict['is_init'].shape)}")
+    is_init = is_init.reshape(batch)
+    return is_init if is_init.dtype == torch.bool else is_init != 0
 
 
 class _RecurrentModule(TensorDictModuleBase):
@@ -299,11 +314,13 @@ class _RecurrentModule(TensorDictModuleBase):
 
     def make_tensordict_primer(self):
         """A `TensorDictPrimer` for the environment, as TorchRL's: it adds
-        the recurrent states (zeros, `[L, H]` per step) to every reset."""
+        the recurrent states (zeros, `[L, H]` per step, of the parameters'
+        dtype) to every reset."""
         from torchrl.data.tensor_specs import Unbounded
         from torchrl.envs.transforms.transforms import TensorDictPrimer
+        dtype = next(self._rnn.parameters()).dtype
         return TensorDictPrimer(
-            {key: Unbounded(shape=shape)
+            {key: Unbounded(shape=shape, dtype=dtype)
              for key, shape in self._primer_specs().items()},
             expand_specs=True)
 
@@ -334,8 +351,8 @@ class _RecurrentModule(TensorDictModuleBase):
                 shaped = tensordict.flatten(0, -2)
         else:
             shaped = tensordict.reshape(-1).unsqueeze(-1)
-        is_init = shaped["is_init"].squeeze(-1)
         value = shaped[self.in_keys[0]]
+        is_init = _is_init_of(shaped["is_init"], value, tensordict)
         stored = [shaped.get(key, None)
                   for key in self.in_keys[1:1 + self._states]]
         if any(s is None for s in stored) and \

@@ -186,3 +186,42 @@ def test_convert_refuses_other_trees():
         rf.convert({"params": {"ii": {"kernel": jnp.zeros((2, 2))}}}, "gru")
     with pytest.raises(ValueError, match="cell 'lstm' or 'gru'"):
         rf.convert({}, "mgu")
+    with pytest.raises(ValueError, match="no layer's parameters"):
+        rf.convert([], "gru")
+    with pytest.raises(TypeError, match="layer 0: a Flax cell's parameters "
+                                        "are a dict, got str"):
+        rf.convert("params", "gru")
+    # Two layers of different hidden sizes are not one stack.
+    layers = [flax_params("gru", 1, jax.random.PRNGKey(0))[0],
+              nn.GRUCell(features=H + 1).init(jax.random.PRNGKey(1),
+                                              jnp.zeros((2, H + 1)),
+                                              jnp.zeros((2, H)))]
+    with pytest.raises(ValueError, match=rf"layer 1: weight_ih of shape "
+                                         rf"\[{3 * H + 3}, {H}\], not "
+                                         rf"\[{3 * H + 3}, {H + 1}\]"):
+        rf.convert(layers, "gru")
+
+
+def test_module_sizes_and_carry_are_checked():
+    """Bad sizes of a module, and a carry other than its num_layers and
+    hidden_size, are one error naming them."""
+    x, resets = jnp.zeros((3, 2, 4)), jnp.zeros((3, 2), bool)
+    key = jax.random.PRNGKey(0)
+    for size, error, message in ((0, ValueError, "hidden_size must be "
+                                  "positive, got 0"),
+                                 (5.0, TypeError, "hidden_size must be an "
+                                  "int, got 5.0")):
+        with pytest.raises(error, match=message):
+            rf.GRU(hidden_size=size).init(key, (jnp.zeros((1, 2, 5)),),
+                                          (x, resets))
+    with pytest.raises(ValueError, match="num_layers must be positive"):
+        rf.GRU(hidden_size=5, num_layers=0).initialize_carry(2)
+    gru = rf.GRU(hidden_size=5, num_layers=2)
+    for carry in ((jnp.zeros((1, 2, 5)),), (jnp.zeros((2, 2, 6)),)):
+        with pytest.raises(ValueError, match=r"carry h must be \[num_layers"
+                                             r", B, hidden_size\] = \[2, B, "
+                                             r"5\] of this GRU, got"):
+            gru.init(key, carry, (x, resets))
+    with pytest.raises(TypeError, match="tuple of 2 arrays"):
+        rf.LSTM(hidden_size=5).init(key, (jnp.zeros((1, 2, 5)),),
+                                    (x, resets))

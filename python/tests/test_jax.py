@@ -707,6 +707,9 @@ def test_bad_inputs_are_one_clear_error():
     with pytest.raises(ValueError, match="runs on the platforms 'cpu', "
                                          "'cuda', got 'tpu'"):
         rj.rnn(params, x, is_init, state, platform="tpu")
+    if not rj._cuda_devices():
+        with pytest.raises(ValueError, match="JAX has no CUDA device here"):
+            rj.rnn(params, x, is_init, state, platform="cuda")
     with pytest.raises(ValueError, match="runs float64 on the CPU only"):
         rj.rnn(as64(params), as64(x), is_init, as64(state),
                platform="cuda")

@@ -328,6 +328,15 @@ def test_checkpoints_load_both_ways(tmp_path):
         assert np.array_equal(loaded_action, action)
         for a, b in zip(loaded_state, state):
             assert rel_err(torch.from_numpy(a), torch.from_numpy(b)) < TOL
+    # rnnc.sb3.RecurrentPPO loads a stock checkpoint with rnnc's policy.
+    path, (action, state) = saved[Stock]
+    loaded = rs.RecurrentPPO.load(path, env=env)
+    assert type(loaded.policy) is rs.RecurrentActorCriticPolicy
+    assert isinstance(loaded.policy.lstm_actor, rt.LSTM)
+    loaded_action, loaded_state = loaded.predict(obs, deterministic=True)
+    assert np.array_equal(loaded_action, action)
+    for a, b in zip(loaded_state, state):
+        assert rel_err(torch.from_numpy(a), torch.from_numpy(b)) < TOL
 
 
 def test_aliases_variants_and_rnnc_options():

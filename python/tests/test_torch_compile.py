@@ -11,6 +11,8 @@ torch.compile's own compile time dominates.
 import io
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -400,6 +402,27 @@ def test_module_through_the_ops_gives_the_eager_bits(cell, monkeypatch):
     assert torch.equal(y_e, y_o) and torch.equal(infer_e, infer_o)
     for a, b in zip(grads_e, grads_o):
         assert torch.equal(a, b)
+
+
+def test_constant_result_marks_as_torch_does_without_importing_dynamo():
+    """_ops marks _library_key as torch.compiler.assume_constant_result
+    would, without importing torch._dynamo: the same attributes, and a
+    process importing rnnc.torch has no torch._dynamo."""
+    def fn():
+        return 0
+
+    def ours():
+        return 0
+
+    assert vars(torch.compiler.assume_constant_result(fn)) == \
+        vars(_ops._assume_constant_result(ours)) == \
+        vars(_ops._library_key)
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys, rnnc.torch; "
+         "print('torch._dynamo' in sys.modules)"],
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr
 
 
 # The private PyTorch APIs rnnc uses, each checked on the PyTorch the

@@ -203,6 +203,25 @@ def test_recurrent_batch_shapes(cell, batch):
     compare(ours, ref, data, recurrent=True)
 
 
+@pytest.mark.parametrize("recurrent", [True, False],
+                         ids=["recurrent", "sequential"])
+@pytest.mark.parametrize("cell", NN_CELLS)
+def test_is_init_without_its_trailing_one(cell, recurrent):
+    """is_init of the tensordict's batch shape, without TorchRL's trailing
+    1, gives what [*batch, 1] gives, as in TorchRL; so does a uint8 mask
+    (nonzero starts a trajectory), which TorchRL's sequential mode takes."""
+    ours, ref = make_pair(cell, 2, torch.float64)
+    data = make_data(ours, (B, T), pattern("mixed"), torch.float64)
+    flat = data.clone(False)
+    flat["is_init"] = data["is_init"].reshape(B, T)
+    worst = compare(ours, ref, flat, recurrent)
+    assert worst == compare(ours, ref, data, recurrent)
+    if not recurrent:
+        as_bytes = data.clone(False)
+        as_bytes["is_init"] = data["is_init"].to(torch.uint8)
+        assert worst == compare(ours, ref, as_bytes, recurrent)
+
+
 @pytest.mark.parametrize("cell", NN_CELLS)
 def test_recurrent_without_stored_states(cell):
     """No recurrent states in the tensordict: both start from zeros."""
@@ -493,6 +512,9 @@ def test_primer_matches_torchrl(cell):
     assert type(primer) is type(primer_ref)
     assert primer.primers == primer_ref.primers
     assert ours.in_keys == ref.in_keys and ours.out_keys == ref.out_keys
+    # A float64 module's states are float64, as its calls take them.
+    wide = make_pair(cell, 2, torch.float64)[0].make_tensordict_primer()
+    assert {spec.dtype for spec in wide.primers.values()} == {torch.float64}
 
 
 # --------------------------------------------------------------------------
