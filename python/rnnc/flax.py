@@ -79,9 +79,7 @@ class _RNN(nn.Module):
         params = {}
         for k in range(self.num_layers):
             width = x.shape[-1] if k == 0 else H
-            shapes = {"weight_ih": (G * H, width), "weight_hh": (G * H, H),
-                      "bias_ih": (G * H,), "bias_hh": (G * H,)}
-            for kind, shape in shapes.items():
+            for kind, shape in rnnc_jax._param_shapes(G, width, H).items():
                 params[f"{kind}_l{k}"] = self.param(f"{kind}_l{k}", uniform,
                                                     shape, self.param_dtype)
         deterministic = nn.merge_param("deterministic", self.deterministic,
@@ -177,14 +175,11 @@ def convert(cell_params, cell):
                           tree[g]["kernel"].dtype) for g in gates])
     # Each layer's hidden size is its recurrent kernels' (H, H), and the
     # next layer's input size.
+    G = len(_FLAX_GATES[cell][0])
     for k in range(len(layers)):
-        G = len(_FLAX_GATES[cell][0])
         H = out[f"weight_hh_l{k}"].shape[1]
-        shapes = {"weight_hh": (G * H, H), "bias_ih": (G * H,),
-                  "bias_hh": (G * H,)}
-        if k:
-            shapes["weight_ih"] = (G * H, H)
-        for kind, shape in shapes.items():
+        width = out["weight_ih_l0"].shape[1] if k == 0 else H
+        for kind, shape in rnnc_jax._param_shapes(G, width, H).items():
             got = out[f"{kind}_l{k}"].shape
             if got != shape:
                 raise RNNCValueError(

@@ -590,8 +590,8 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if target["target"] == "cuda" and dtype != "float32":
         raise RNNCValueError(f"rnnc.jax runs {dtype} on the CPU only (the "
                              f"cuda target computes in float32)")
-    if target["target"] == "cuda" and not _cuda_devices() and \
-            not isinstance(x, jax.core.Tracer):
+    if target["target"] == "cuda" and \
+            not isinstance(x, jax.core.Tracer) and not _cuda_devices():
         # Lowering for CUDA (under jit, as jax.export does) needs no GPU;
         # a call on concrete arrays runs here and now.
         raise RNNCValueError("platform='cuda': JAX has no CUDA device here "
