@@ -9,7 +9,8 @@ and weights the first minibatch's loss and gradients agree.
 
 examples/rsl_rl_rnnc.py: RnncMemory, rsl_rl's recurrent memory run by
 rnnc, against torch.nn over trajectories split and padded as rsl_rl's
-storage does (rsl_rl itself is not needed).
+storage does (by rsl_rl's own function and by a restatement of it), and
+rsl_rl's OnPolicyRunner training with RnncRNNModel as with RNNModel.
 
 examples/purejaxrl_ppo_rnn.py: PureJaxRL's PPO-RNN with rnnc.flax.GRU
 learns CartPole without velocities (needs jax, flax and gymnax).
@@ -81,8 +82,12 @@ def update_losses(stdout):
     return losses
 
 
+def close_to(a, b, rtol):
+    return abs(a - b) <= rtol * max(abs(a), abs(b))
+
+
 def close(a, b):
-    return abs(a - b) <= RTOL * max(abs(a), abs(b))
+    return close_to(a, b, RTOL)
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +225,117 @@ def test_rsl_rl_memory_rollout_and_reset():
             for s, s_ref in zip(memory.hidden_state, state):
                 assert rel_err(s, s_ref) < 1e-5
                 assert not s[..., dones, :].any()
+
+
+
+class ToyVecEnv:
+    """rsl_rl's VecEnv interface over a partially observed toy task: each
+    episode draws a target that the observation shows only at the
+    episode's first step, and rewards actions near it, so the policy has to
+    remember it. Episodes end at random (and at 20 steps), so the update's
+    trajectories are cut inside the rollout."""
+
+    def __init__(self, num_envs=8, num_actions=2, seed=0):
+        self.num_envs, self.num_actions = num_envs, num_actions
+        self.max_episode_length = 20
+        self.episode_length_buf = torch.zeros(num_envs, dtype=torch.long)
+        self.device, self.cfg = "cpu", {}
+        self.generator = torch.Generator().manual_seed(seed)
+        self.target = torch.randn(num_envs, num_actions,
+                                  generator=self.generator)
+        self.first = torch.ones(num_envs, dtype=torch.bool)
+        self.dones = 0
+
+    def get_observations(self):
+        from tensordict import TensorDict
+        policy = torch.cat([self.target * self.first[:, None],
+                            self.first[:, None].float()], 1)
+        return TensorDict(
+            {"policy": policy,
+             "privileged": torch.cat([policy, self.target], 1)},
+            batch_size=[self.num_envs])
+
+    def step(self, actions):
+        reward = -((actions - self.target) ** 2).sum(1)
+        self.episode_length_buf += 1
+        done = ((torch.rand(self.num_envs, generator=self.generator) < 0.15)
+                | (self.episode_length_buf >= self.max_episode_length))
+        self.target[done] = torch.randn(int(done.sum()), self.num_actions,
+                                        generator=self.generator)
+        self.episode_length_buf[done] = 0
+        self.first = done.clone()
+        self.dones += int(done.sum())
+        return (self.get_observations(), reward, done.float(),
+                {"time_outs": torch.zeros(self.num_envs)})
+
+
+def train_rsl_rl(class_name, rnn_type, layers):
+    """Three PPO iterations of rsl_rl's OnPolicyRunner (8 environments, 24
+    steps, 2 minibatches, 2 epochs) from seed 0, the actor and the critic
+    of `class_name`: the losses of each update, the actor's and critic's
+    parameters after them, and the runner."""
+    from rsl_rl.runners import OnPolicyRunner
+    model = dict(class_name=class_name, rnn_type=rnn_type,
+                 rnn_hidden_dim=16, rnn_num_layers=layers, hidden_dims=[16],
+                 distribution_cfg=dict(class_name="GaussianDistribution"))
+    cfg = dict(num_steps_per_env=24, save_interval=100,
+               obs_groups={"actor": ["policy"],
+                           "critic": ["policy", "privileged"]},
+               algorithm=dict(class_name="PPO", num_learning_epochs=2,
+                              num_mini_batches=2),
+               actor=model, critic=dict(model, distribution_cfg=None))
+    torch.manual_seed(0)
+    env = ToyVecEnv()
+    runner = OnPolicyRunner(env, cfg, log_dir=None, device="cpu")
+    losses = []
+    update = runner.alg.update
+    runner.alg.update = lambda: losses.append(update()) or losses[-1]
+    runner.learn(3)
+    assert env.dones > 0
+    params = {f"{role}.{k}": v.detach().clone()
+              for role in ("actor", "critic")
+              for k, v in getattr(runner.alg, role).state_dict().items()}
+    return losses, params, runner
+
+
+@pytest.mark.parametrize("rnn_type,layers", [("lstm", 1), ("gru", 2)])
+def test_rsl_rl_runner_trains_as_with_rnn_model(rnn_type, layers):
+    """rsl_rl's own OnPolicyRunner and PPO, configured with
+    "rsl_rl_rnnc:RnncRNNModel" as examples/rsl_rl.md says, train as with
+    rsl_rl's RNNModel: from the same seed, the same losses at each of three
+    updates and the same parameters after them (state-dict keys
+    included), within float32 rounding carried through 3 x 2 x 2 gradient
+    steps of Adam (observed: 4e-7 of each tensor's largest value). The
+    surrogate loss, a mean of terms of both signs near 1e-3, is compared
+    against the value loss's scale. Then as_jit() is rsl_rl's TorchScript
+    exporter's model, and the scripted module steps as the actor does."""
+    pytest.importorskip("rsl_rl")
+    ref_losses, ref_params, _ = train_rsl_rl("RNNModel", rnn_type, layers)
+    losses, params, runner = train_rsl_rl("rsl_rl_rnnc:RnncRNNModel",
+                                          rnn_type, layers)
+    actor = runner.alg.actor
+    assert isinstance(actor.rnn, rsl_rl_rnnc.RnncMemory)
+    assert len(losses) == len(ref_losses) == 3
+    for got, ref in zip(losses, ref_losses):
+        assert got.keys() == ref.keys()
+        for key in ("value", "entropy"):
+            assert close_to(got[key], ref[key], 1e-5), (key, got, ref)
+        assert abs(got["surrogate"] - ref["surrogate"]) \
+            <= 1e-6 * abs(ref["value"]), (got, ref)
+    assert params.keys() == ref_params.keys()
+    for key, ref in ref_params.items():
+        assert (params[key] - ref).abs().max() <= 1e-5 * ref.abs().max(), key
+
+    scripted = torch.jit.script(actor.as_jit())
+    assert isinstance(actor.rnn, rsl_rl_rnnc.RnncMemory)
+    obs = runner.env.get_observations()
+    actor.eval()
+    actor.reset()
+    with torch.inference_mode():
+        for _ in range(2):
+            ours = actor(obs)
+            theirs = scripted(obs["policy"][:1])
+            assert rel_err(theirs, ours[:1]) < 1e-5
 
 
 
