@@ -299,7 +299,8 @@ def train_rsl_rl(class_name, rnn_type, layers):
 
 
 @pytest.mark.parametrize("rnn_type,layers", [("lstm", 1), ("gru", 2)])
-def test_rsl_rl_runner_trains_as_with_rnn_model(rnn_type, layers):
+def test_rsl_rl_runner_trains_as_with_rnn_model(rnn_type, layers,
+                                                tmp_path):
     """rsl_rl's own OnPolicyRunner and PPO, configured with
     "rsl_rl_rnnc:RnncRNNModel" as examples/rsl_rl.md says, train as with
     rsl_rl's RNNModel: from the same seed, the same losses at each of three
@@ -307,8 +308,8 @@ def test_rsl_rl_runner_trains_as_with_rnn_model(rnn_type, layers):
     included), within float32 rounding carried through 3 x 2 x 2 gradient
     steps of Adam (observed: 4e-7 of each tensor's largest value). The
     surrogate loss, a mean of terms of both signs near 1e-3, is compared
-    against the value loss's scale. Then as_jit() is rsl_rl's TorchScript
-    exporter's model, and the scripted module steps as the actor does."""
+    against the value loss's scale. Then the runner's TorchScript and ONNX
+    exports step as the actor does."""
     pytest.importorskip("rsl_rl")
     ref_losses, ref_params, _ = train_rsl_rl("RNNModel", rnn_type, layers)
     losses, params, runner = train_rsl_rl("rsl_rl_rnnc:RnncRNNModel",
@@ -326,17 +327,28 @@ def test_rsl_rl_runner_trains_as_with_rnn_model(rnn_type, layers):
     for key, ref in ref_params.items():
         assert (params[key] - ref).abs().max() <= 1e-5 * ref.abs().max(), key
 
-    scripted = torch.jit.script(actor.as_jit())
+    # rsl_rl's exporters (as_jit()/as_onnx() copy the memory into a
+    # torch.nn layer); the files step as the actor does, the ONNX one under
+    # ONNX's reference evaluator (onnx comes with rsl_rl).
+    runner.export_policy_to_jit(str(tmp_path))
+    runner.export_policy_to_onnx(str(tmp_path))
     assert isinstance(actor.rnn, rsl_rl_rnnc.RnncMemory)
+    scripted = torch.jit.load(str(tmp_path / "policy.pt"))
+    from onnx.reference import ReferenceEvaluator
+    evaluator = ReferenceEvaluator(str(tmp_path / "policy.onnx"))
     obs = runner.env.get_observations()
+    state = [torch.zeros(layers, 1, 16).numpy()
+             for _ in range(2 if rnn_type == "lstm" else 1)]
     actor.eval()
     actor.reset()
     with torch.inference_mode():
         for _ in range(2):
-            ours = actor(obs)
-            theirs = scripted(obs["policy"][:1])
-            assert rel_err(theirs, ours[:1]) < 1e-5
-
+            ours = actor(obs)[:1]
+            assert rel_err(scripted(obs["policy"][:1]), ours) < 1e-5
+            actions, *state = evaluator.run(
+                None, dict(zip(["obs", "h_in", "c_in"],
+                               [obs["policy"][:1].numpy()] + state)))
+            assert rel_err(torch.from_numpy(actions), ours) < 1e-5
 
 
 JAX_PPO = os.path.join(ROOT, "examples", "purejaxrl_ppo_rnn.py")
