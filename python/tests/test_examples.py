@@ -351,6 +351,55 @@ def test_rsl_rl_runner_trains_as_with_rnn_model(rnn_type, layers,
             assert rel_err(torch.from_numpy(actions), ours) < 1e-5
 
 
+@pytest.mark.parametrize("rnn_type,layers", [("lstm", 1), ("gru", 2)])
+def test_rsl_rl_distillation_trains_as_with_rnn_model(rnn_type, layers):
+    """rsl_rl's DistillationRunner with a recurrent student: the student
+    steps one call at a time with gradients through 4 steps of its kept
+    state, which reset(dones) zeroes in place between calls. With
+    RnncRNNModel the behavior losses of three updates and the student's
+    parameters after them are RNNModel's (a teacher MLP of random weights;
+    tolerances as in the PPO test; observed 3e-7)."""
+    pytest.importorskip("rsl_rl")
+    from rsl_rl.runners import DistillationRunner
+
+    def train(class_name):
+        student = dict(class_name=class_name, rnn_type=rnn_type,
+                       rnn_hidden_dim=16, rnn_num_layers=layers,
+                       hidden_dims=[16], distribution_cfg=dict(
+                           class_name="GaussianDistribution"))
+        teacher = dict(class_name="MLPModel", hidden_dims=[16],
+                       distribution_cfg=dict(
+                           class_name="GaussianDistribution"))
+        cfg = dict(num_steps_per_env=24, save_interval=100,
+                   obs_groups={"student": ["policy"],
+                               "teacher": ["policy", "privileged"]},
+                   algorithm=dict(class_name="Distillation",
+                                  num_learning_epochs=2, gradient_length=4),
+                   student=student, teacher=teacher)
+        torch.manual_seed(0)
+        env = ToyVecEnv()
+        runner = DistillationRunner(env, cfg, log_dir=None, device="cpu")
+        runner.alg.teacher_loaded = True
+        losses = []
+        update = runner.alg.update
+        runner.alg.update = lambda: losses.append(update()) or losses[-1]
+        runner.learn(3)
+        assert env.dones > 0
+        return losses, runner.alg.student
+
+    ref_losses, ref_student = train("RNNModel")
+    losses, student = train("rsl_rl_rnnc:RnncRNNModel")
+    assert isinstance(student.rnn, rsl_rl_rnnc.RnncMemory)
+    assert len(losses) == len(ref_losses) == 3
+    for got, ref in zip(losses, ref_losses):
+        assert close_to(got["behavior"], ref["behavior"], 1e-5), (got, ref)
+    params, ref_params = student.state_dict(), ref_student.state_dict()
+    assert params.keys() == ref_params.keys()
+    for key, ref in ref_params.items():
+        assert (params[key] - ref).abs().max() <= 1e-5 * ref.abs().max(), key
+
+
+
 JAX_PPO = os.path.join(ROOT, "examples", "purejaxrl_ppo_rnn.py")
 
 
