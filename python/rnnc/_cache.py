@@ -305,6 +305,32 @@ def _inspect(directory):
     if not isinstance(library, str) or \
             not os.path.isfile(os.path.join(directory, library)):
         return f"it has no {library or 'library'}"
+    # A library cut short still loads, and faults where it is read past its
+    # end: it is checked against the size and digest it was written with.
+    entry = os.path.join(directory, _ENTRY_FILE)
+    try:
+        with open(entry) as f:
+            record = json.load(f).get("library")
+    except FileNotFoundError:
+        return f"it has no {_ENTRY_FILE}"
+    except (OSError, ValueError, AttributeError) as e:
+        return f"cannot read {entry}: {e}"
+    if not isinstance(record, dict) or record.get("file") != library or \
+            not isinstance(record.get("bytes"), int) or \
+            not isinstance(record.get("sha256"), str):
+        return f"{entry} does not record the size and digest of {library}"
+    path = os.path.join(directory, library)
+    try:
+        size = os.path.getsize(path)
+        digest = _digest(path)[0] if size == record["bytes"] else None
+    except OSError as e:
+        return f"cannot read {path}: {e.strerror or e}"
+    if size != record["bytes"]:
+        return f"its {library} has {size} bytes, not the {record['bytes']} " \
+            f"it was written with"
+    if digest != record["sha256"]:
+        return f"its {library} is not the file it was written as (another " \
+            f"sha256)"
     return None
 
 
@@ -432,10 +458,16 @@ def _build(directory, request, compiler, why=_MISSING, failed=None):
 
     def fill(tmp):
         _compile(tmp, compiler, request)
+        with open(os.path.join(tmp, "manifest.json")) as f:
+            library = json.load(f)["library"]
+        path = os.path.join(tmp, library)
+        record = dict(file=library, bytes=os.path.getsize(path),
+                      sha256=_digest(path)[0])
         with open(os.path.join(tmp, _ENTRY_FILE), "w") as f:
             json.dump({"abi_version": ABI_VERSION, "request": request,
                        "compiler": dict(identity=identity, **parts),
-                       "created": time.time()}, f, indent=2)
+                       "library": record, "created": time.time()}, f,
+                      indent=2)
             f.write("\n")
 
     with _entry_lock(directory):

@@ -31,7 +31,8 @@ chip, GEMM block rows and wavefront); `<compiler>` is 16 hex digits of the
 sha256 of the contents of `rnn-compile` and of the runtime archives it
 links, so the same compiler at another path (a cache filled in a build
 image, used on a training node) finds the same entries. `rnnc-entry.json`
-records the request and what the compiler's identity was computed from.
+records the request, what the compiler's identity was computed from, and
+the library's size and sha256.
 The rule that chooses an entry:
 
 * with a compiler found, only the entry that compiler wrote serves (it is
@@ -47,7 +48,8 @@ open it), so concurrent processes compile it once, and a writer that loses
 the rename to a complete entry uses that one. Entries get the modes the
 umask allows, so a cache shared by a group serves all its accounts. An
 entry damaged outside rnnc (an interrupted copy without its manifest, a
-truncated library) is moved aside and compiled again; when it cannot be (no
+library of another size or digest than it was written with, or no
+`rnnc-entry.json`) is moved aside and compiled again; when it cannot be (no
 compiler, or no right to replace it) an `RNNCError` names it and says how
 to remove it. A cache directory that cannot be written is replaced, for
 the entries to write, by a per-user temporary cache

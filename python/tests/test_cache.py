@@ -304,8 +304,9 @@ def test_compiler_absent_loads_the_cached_library(cache, monkeypatch):
 
 
 def test_partial_entry_is_rebuilt(cache, monkeypatch):
-    """An entry without its manifest (an interrupted copy) or with a
-    truncated library is moved aside and compiled again."""
+    """An entry without its manifest (an interrupted copy), with a
+    library of another size or digest than rnnc-entry.json records, or
+    without that record, is moved aside and compiled again."""
     lib = compile_model(*GRU)
     os.remove(os.path.join(lib.directory, "manifest.json"))
     forget(monkeypatch)
@@ -314,14 +315,51 @@ def test_partial_entry_is_rebuilt(cache, monkeypatch):
     assert library._inspect(lib.directory) is None
     assert not leftovers(cache)
 
-    # Compiled, never loaded in this process, then truncated.
+    # Compiled, never loaded in this process, then damaged: cut short
+    # (at 64 bytes the loader refuses it; cut at half its size it loads and
+    # faults where it is read), one byte changed, or the entry's record of
+    # the library gone (an entry written before the record was).
     [directory] = library.precompile([("mgu", 3, 2, 3, 3, 1)])
     so = os.path.join(directory, "librnnc_model.so")
-    with open(so, "r+b") as f:
-        f.truncate(64)
+    record = os.path.join(directory, "rnnc-entry.json")
+    size = os.path.getsize(so)
+
+    def truncate(length):
+        with open(so, "r+b") as f:
+            f.truncate(length)
+
+    def flip():
+        with open(so, "r+b") as f:
+            f.seek(size // 2)
+            byte = f.read(1)
+            f.seek(size // 2)
+            f.write(bytes([byte[0] ^ 1]))
+
+    def forget_library():
+        with open(record) as f:
+            info = json.load(f)
+        del info["library"]
+        with open(record, "w") as f:
+            json.dump(info, f)
+
+    for damage, why in [(lambda: truncate(64), "has 64 bytes"),
+                        (lambda: truncate(size // 2), f"has {size // 2} "),
+                        (flip, "another sha256"),
+                        (forget_library, "does not record the size"),
+                        (lambda: os.remove(record), "no rnnc-entry.json")]:
+        damage()
+        assert why in library._inspect(directory)
+        # Rebuilt without loading it (this process must not load a library
+        # that the next round damages: the loader would hand back the
+        # mapping of the file it cuts).
+        assert library.precompile([("mgu", 3, 2, 3, 3, 1)]) == [directory]
+        assert os.path.getsize(so) == size
+        assert library._inspect(directory) is None
+    forget(monkeypatch)
+    truncate(size // 2)
     rebuilt = compile_model("mgu", 3, 2, 3, 3, 1)
-    assert rebuilt.directory == directory
-    assert os.path.getsize(so) > 64 and rebuilt.saved_bytes > 0
+    assert rebuilt.directory == directory and rebuilt.saved_bytes > 0
+    assert os.path.getsize(so) == size
     assert len(entries(cache)) == 2 and not leftovers(cache)
 
 
