@@ -12,7 +12,9 @@ column b (the state entering that step is zero; None: no resets); `state` is a t
 CIFG; `reset_state`, in the same form, per step `[L, T, B, H]` or per
 column `[L, B, H]`, is the state a reset step enters instead of zero
 (gradients flow into it); the results are `y` `[T, B, H]` and the final states in the same
-form. `init_params(key, cell, input_size, hidden_size, num_layers)` draws
+form. With `batch_first=True` `x` is `[B, T, I]`, `is_init` `[B, T]`, a
+per-step reset state `[L, B, T, H]` and `y` `[B, T, H]`.
+`init_params(key, cell, input_size, hidden_size, num_layers)` draws
 parameters as PyTorch initializes them.
 
 Each call runs the compiled library (`rnnc.library.compile_model`,
