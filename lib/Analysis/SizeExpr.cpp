@@ -424,6 +424,13 @@ std::array<Value, 5> mlir::rnn::buildCallSymbols(OpBuilder &builder,
   return values;
 }
 
+bool mlir::rnn::isSizeFunction(func::FuncOp func) {
+  Builder b(func.getContext());
+  return func.getFunctionType() ==
+         b.getFunctionType({b.getIndexType(), b.getIndexType()},
+                           {b.getI64Type()});
+}
+
 func::FuncOp mlir::rnn::buildSizeFunction(
     OpBuilder &builder, Operation *after, StringRef name,
     ArrayRef<std::pair<SizeExpr, int64_t>> parts, int64_t alignment,

@@ -438,6 +438,27 @@ static LogicalResult verifyLayer(LayerOpInterface layer) {
   llvm::append_range(values, op->getResults());
   if (failed(verifyByRole(op, cell, roles, values, std::nullopt)))
     return failure();
+  // The pipelines compile a layer for one (T, B) or for every (T, B).
+  auto x = cast<ShapedType>(layer.getInput().getType());
+  if (x.isDynamicDim(0) != x.isDynamicDim(1))
+    return op->emitOpError()
+           << "x of type " << x << " has a dynamic "
+           << (x.isDynamicDim(0) ? "sequence length and a static batch size"
+                                 : "batch size and a static sequence length")
+           << ": the two are dynamic together or static together";
+  // The kernels save the gates, [T, B, G*H], in the element type at most:
+  // their size in bytes must fit in 64 bits too.
+  if (x.hasStaticShape()) {
+    int64_t hidden = cast<ShapedType>(layer.getOutput().getType()).getDimSize(2);
+    int64_t bytes = llvm::divideCeil(x.getElementTypeBitWidth(), 8);
+    for (int64_t size : {x.getDimSize(0), x.getDimSize(1),
+                         cell.getNumGates(), hidden})
+      if (llvm::MulOverflow(bytes, size, bytes))
+        return op->emitOpError()
+               << "x of type " << x << " and a hidden size of " << hidden
+               << " make gates [T, B, G*H] whose size in bytes overflows "
+                  "64 bits";
+  }
   return verifyStorage(op, layer.getStorageType(), layer.getInput());
 }
 
@@ -487,6 +508,11 @@ LogicalResult DropoutOp::verify() {
     llvm::raw_string_ostream(text) << llvm::format("%g", p);
     return emitOpError() << "p must be in [0, 1), got " << text;
   }
+  if (llvm::is_contained(x.getShape(), 0))
+    return emitOpError() << "x must have sizes of at least 1, got " << x;
+  // The Philox counter holds the layer in 32 bits.
+  if (getLayer() > std::numeric_limits<uint32_t>::max())
+    return emitOpError() << "layer must be below 2^32, got " << getLayer();
   // The Philox counter numbers groups of four elements in 32 bits (checked
   // per call where T or B is dynamic).
   if (x.hasStaticShape() && x.getNumElements() > (int64_t(1) << 34))

@@ -64,6 +64,14 @@ static LogicalResult checkSignature(func::FuncOp func) {
     return func.emitOpError("has results; a C entry point needs them as "
                             "out-params (buffer-results-to-out-params)");
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    if (auto symbol = func.getArgAttrOfType<FlatSymbolRefAttr>(
+            i, RNNDialect::SizeAttrHelper::getNameStr())) {
+      func::FuncOp sizes = sizeFunctionOf(func, i);
+      if (!sizes || !isSizeFunction(sizes))
+        return func.emitOpError("argument ")
+               << i << " is sized by " << symbol
+               << ", which is not a function (index, index) -> i64";
+    }
     auto memref = dyn_cast<MemRefType>(type);
     bool sized = memref && memref.getLayout().isIdentity() &&
                  memref.getElementType().isIntOrIndexOrFloat();

@@ -287,12 +287,27 @@ struct RNNDispatchRematPass
     rank.insert({{"arena", -1}, fused.getNumArguments() + 1});
     SmallVector<Key> keys;
     std::map<Key, std::pair<Type, DictionaryAttr>> args;
-    for (func::FuncOp func : funcs)
+    for (func::FuncOp func : funcs) {
+      // Two arguments of one name would be passed one value.
+      std::map<Key, unsigned> own;
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
         std::optional<Key> key = keyOf(func, i);
         if (!key)
           return func.emitOpError("argument ")
-                 << i << " has no name (rnn.name) to pass it by";
+                 << i << " has no name (rnn.name) to pass it by: name every "
+                 << "argument and result of @" << first->of
+                 << " (a cotangent is named after its result)";
+        auto [mine, fresh] = own.insert({*key, i});
+        if (!fresh)
+          return func.emitOpError("argument ")
+                 << i << " has the name '" << key->first << "'"
+                 << (key->second >= 0
+                         ? " of layer " + std::to_string(key->second)
+                         : std::string())
+                 << " of argument " << mine->second
+                 << ", and the budget's dispatcher passes arguments by name: "
+                 << "give each argument of @" << first->of
+                 << " a name of its own, none of the form grad_<result>";
         auto [it, added] = args.insert(
             {*key, {func.getArgumentTypes()[i], func.getArgAttrDict(i)}});
         if (added)
@@ -302,6 +317,7 @@ struct RNNDispatchRematPass
                  << i << " has another type than another variant's "
                  << it->second.first;
       }
+    }
     llvm::stable_sort(keys, [&](const Key &x, const Key &y) {
       auto rankOf = [&](const Key &key) {
         auto it = rank.find(key);
@@ -380,6 +396,10 @@ struct RNNDispatchRematPass
           if (!sizes)
             return func.emitOpError("argument ")
                    << i << " has no size function, as another variant's has";
+          if (!isSizeFunction(sizes))
+            return func.emitOpError("argument ")
+                   << i << " is sized by " << symbol
+                   << ", which is not a function (index, index) -> i64";
         }
         sizeFunctions.push_back(sizes);
       }

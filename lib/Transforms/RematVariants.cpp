@@ -91,10 +91,23 @@ std::optional<RematPeak> mlir::rnn::readRematPeak(func::FuncOp func) {
   if (!peak)
     return std::nullopt;
   RematPeak result{*peak, {}};
-  if (auto rows = attrs.getAs<IntegerAttr>("rows"))
+  // GEMM blocks and chunks of at least one step; K and N only in a peak
+  // of a chunk.
+  if (auto rows = attrs.getAs<IntegerAttr>("rows")) {
+    if (rows.getInt() < 1)
+      return std::nullopt;
     result.symbols.rows = rows.getInt();
-  if (auto chunk = attrs.getAs<IntegerAttr>("chunk"))
+  }
+  if (auto chunk = attrs.getAs<IntegerAttr>("chunk")) {
+    if (chunk.getInt() < 1)
+      return std::nullopt;
     result.symbols.chunk = chunk.getInt();
+  }
+  if (!result.symbols.chunk)
+    for (const SizeExpr &candidate : result.peak.getCandidates())
+      for (const SizeExpr::Term &term : candidate.getTerms())
+        if (term.k || term.n)
+          return std::nullopt;
   return result;
 }
 

@@ -11,7 +11,7 @@
 // (SizeExpr): each split function computes their offsets when it starts,
 // from the T and B of its arguments, and the saved region's size is a
 // function of (T, B), `@<base>.saved_bytes`, named by the argument's
-// rnn.size.
+// rnn.size, also where the region is empty or of a constant size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -272,7 +272,7 @@ LogicalResult Splitter::layOutSavedRegion() {
 LogicalResult Splitter::buildSavedOffsets(OpBuilder &builder,
                                           func::FuncOp created) {
   symbolicOffsets.clear();
-  if (!symbolic)
+  if (!symbolic || saved.empty())
     return success();
   Location loc = created.getLoc();
   std::optional<ShapeValues> shape = buildShapeValues(builder, created, rows);
@@ -359,6 +359,15 @@ LogicalResult Splitter::run() {
     });
   }
 
+  // A function of every T and B has a saved region sized by (T, B) also
+  // where nothing saved depends on them, or nothing is saved (a GRU of one
+  // layer under `gates`): every remat variant of a budget then takes the
+  // region as the same type, with a size function.
+  if (llvm::any_of(func.getArgumentTypes(), [](Type type) {
+        auto shaped = dyn_cast<ShapedType>(type);
+        return shaped && !shaped.hasStaticShape();
+      }))
+    symbolic = true;
   if (failed(layOutSavedRegion()))
     return failure();
 

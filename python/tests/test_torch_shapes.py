@@ -17,7 +17,7 @@ import torch
 import rnnc
 import rnnc._ops as rnnc_ops
 import rnnc.torch as rt
-from rnnc import library
+from rnnc import _dynamic, library
 from rnnc.library import RNNCError, compile_model
 
 from helpers import (ALL_CELLS, assert_same_bits, episodes_loss_and_grads,
@@ -223,6 +223,40 @@ def test_budget_library_of_every_shape(requests):
     assert manifest["remat_plan"] == "per call"
     assert [v["plan"] for v in manifest["remat_variants"]][:3] == \
         ["none", "gates", "chunk:1"]
+
+
+# A budget under which, at T=13 and B=4, `none` does not fit and `gates`
+# does (I, H = 4, 5; one layer).
+SAVING_NOTHING_BUDGET = {"gru": 6000, "mgu": 5000}
+
+
+@pytest.mark.parametrize("cell", ["gru", "mgu"])
+def test_budget_library_of_every_shape_saving_nothing(cell):
+    """A GRU or MGU of one layer saves nothing beyond its outputs under
+    `gates`, so that plan has an empty saved region: the budget's library
+    of every shape compiles, and at each shape (`none` where it fits,
+    `gates` at T=13, B=4) gives its reference's results and `none`'s
+    bits."""
+    remat = f"budget:{SAVING_NOTHING_BUDGET[cell]}"
+    ours, ref = make_pair(cell, I, H, 1, remat=remat)
+    none, _ = make_pair(cell, I, H, 1)
+    [directory] = rnnc.precompile([dict(
+        cell=cell, seq_len=None, batch=None, input_size=I, hidden_size=H,
+        layers=1, remat=remat)])
+    assert ours._serves_every_shape(torch.device("cpu"))
+    with open(os.path.join(directory, "manifest.json")) as f:
+        variants = {v["plan"]: v for v in json.load(f)["remat_variants"]}
+    peaks = {plan: max(_dynamic.Size(c)(_dynamic.call_symbols(
+        13, 4, v.get("rows") or 1, v.get("chunk"))) for c in v["peak"])
+        for plan, v in variants.items() if plan in ("none", "gates")}
+    assert peaks["none"] > SAVING_NOTHING_BUDGET[cell] >= peaks["gates"]
+    for k, (T, B) in enumerate([(1, 1), (11, 1), (13, 4)]):
+        assert_episodes(cell, ours, ref, T, B, 1, k)
+        x, h0, c0, gy, ghn = inputs(T, B, I, H, 1, seed=k)
+        is_init = resets(T, B, k)
+        assert_same_bits({
+            plan: loss_and_grads(cell, module, x, h0, c0, gy, ghn, is_init)
+            for plan, module in (("none", none), ("budget", ours))})
 
 
 @pytest.mark.parametrize("kwargs, match", [

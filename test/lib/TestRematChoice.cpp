@@ -49,9 +49,10 @@ struct TestRematChoicePass
       for (StringRef shape : shapes) {
         auto [t, b] = shape.split('x');
         int64_t seqLen, batch;
-        if (t.getAsInteger(10, seqLen) || b.getAsInteger(10, batch)) {
+        if (t.getAsInteger(10, seqLen) || b.getAsInteger(10, batch) ||
+            seqLen < 1 || batch < 1) {
           module.emitError("test-rnn-remat-choice: bad shape '")
-              << shape << "' (expected TxB)";
+              << shape << "' (expected TxB, T and B at least 1)";
           return signalPassFailure();
         }
         os << "@" << of << " at T=" << seqLen << ", B=" << batch << ": ";

@@ -169,6 +169,9 @@ std::array<Value, 5> buildCallSymbols(OpBuilder &builder, Location loc,
                                       Value t, Value b,
                                       const SizeSymbols &symbols);
 
+/// Whether `func` has the type of a size function, (index, index) -> i64.
+bool isSizeFunction(func::FuncOp func);
+
 /// Creates, after `after`, `func.func private @name(%T: index, %B: index)
 /// -> i64`: the sum of `count` * `size` rounded up to a multiple of
 /// `alignment`, over `parts`, at (T, B), P = gemmBlockSteps(T, B, rows)
