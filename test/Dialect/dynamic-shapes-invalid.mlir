@@ -151,3 +151,32 @@ func.func @chunk_dynamic_batch(%x: memref<6x?x3xf32>, %is_init: memref<6x?xi1>,
         memref<6x?x20xf32>, memref<3x?x5xf32>
   return
 }
+
+// -----
+
+// T and B are dynamic together (a library of every shape) or static
+// together.
+
+func.func @only_t(%x: tensor<?x4x3xf32>, %r: tensor<?x4xi1>,
+    %h0: tensor<4x5xf32>, %wi: tensor<15x3xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op x of type 'tensor<?x4x3xf32>' has a dynamic sequence length and a static batch size: the two are dynamic together or static together}}
+  %y, %hn = rnn.gru %x reset %r state(%h0) weights(%wi, %wh, %bi, %bh)
+      : (tensor<?x4x3xf32>, tensor<?x4xi1>, tensor<4x5xf32>, tensor<15x3xf32>,
+         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<?x4x5xf32>, tensor<4x5xf32>)
+  return
+}
+
+// -----
+
+func.func @only_b(%x: tensor<8x?x3xf32>, %r: tensor<8x?xi1>,
+    %h0: tensor<?x5xf32>, %wi: tensor<15x3xf32>, %wh: tensor<15x5xf32>,
+    %bi: tensor<15xf32>, %bh: tensor<15xf32>) {
+  // expected-error @+1 {{'rnn.gru' op x of type 'tensor<8x?x3xf32>' has a dynamic batch size and a static sequence length: the two are dynamic together or static together}}
+  %y, %hn = rnn.gru %x reset %r state(%h0) weights(%wi, %wh, %bi, %bh)
+      : (tensor<8x?x3xf32>, tensor<8x?xi1>, tensor<?x5xf32>, tensor<15x3xf32>,
+         tensor<15x5xf32>, tensor<15xf32>, tensor<15xf32>)
+      -> (tensor<8x?x5xf32>, tensor<?x5xf32>)
+  return
+}

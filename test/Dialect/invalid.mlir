@@ -1301,3 +1301,44 @@ func.func @gru_reset_state_type(%x: tensor<2x3x4xf32>, %r: tensor<2x3xi1>,
       -> (tensor<2x3x5xf32>, tensor<3x5xf32>)
   return
 }
+
+// -----
+
+// The Philox counter holds the layer in 32 bits.
+
+func.func @dropout_layer(%x: tensor<2x3x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op layer must be below 2^32, got 4294967296}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 4294967296 : i64}
+      : tensor<2x3x5xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @dropout_empty(%x: tensor<0x3x5xf32>, %rng: tensor<2xi64>) {
+  // expected-error @+1 {{'rnn.dropout' op x must have sizes of at least 1, got 'tensor<0x3x5xf32>'}}
+  %y = rnn.dropout %x rng(%rng) {p = 0.5 : f64, layer = 0 : i64}
+      : tensor<0x3x5xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+// Each operand's size fits in 64 bits, but the gates the kernels save,
+// [T, B, 4*H], do not.
+
+func.func @gates_too_large(%x: tensor<1048576x1048576x1xf32>,
+    %r: tensor<1048576x1048576xi1>, %h0: tensor<1048576x524288xf32>,
+    %c0: tensor<1048576x524288xf32>, %wi: tensor<2097152x1xf32>,
+    %wh: tensor<2097152x524288xf32>, %bi: tensor<2097152xf32>,
+    %bh: tensor<2097152xf32>) {
+  // expected-error @+1 {{'rnn.lstm' op x of type 'tensor<1048576x1048576x1xf32>' and a hidden size of 524288 make gates [T, B, G*H] whose size in bytes overflows 64 bits}}
+  %y, %hn, %cn = rnn.lstm %x reset %r state(%h0, %c0) weights(%wi, %wh, %bi, %bh)
+      : (tensor<1048576x1048576x1xf32>, tensor<1048576x1048576xi1>,
+         tensor<1048576x524288xf32>, tensor<1048576x524288xf32>,
+         tensor<2097152x1xf32>, tensor<2097152x524288xf32>,
+         tensor<2097152xf32>, tensor<2097152xf32>)
+      -> (tensor<1048576x1048576x524288xf32>, tensor<1048576x524288xf32>,
+          tensor<1048576x524288xf32>)
+  return
+}

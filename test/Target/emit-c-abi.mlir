@@ -134,3 +134,21 @@ func.func @taken(%x: memref<2xf32>) {
   return
 }
 
+
+// -----
+
+// A byte buffer's size function is (T, B) -> bytes, and is there.
+func.func private @no_bytes(%t: index, %b: index)
+// expected-error @+1 {{argument 1 is sized by @no_bytes, which is not a function (index, index) -> i64}}
+func.func @sized_by_no_bytes(%x: memref<?x?x4xf32> {rnn.name = "x"},
+    %arena: memref<?xi8> {rnn.name = "arena", rnn.size = @no_bytes}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 1 is sized by @missing, which is not a function (index, index) -> i64}}
+func.func @sized_by_missing(%x: memref<?x?x4xf32> {rnn.name = "x"},
+    %arena: memref<?xi8> {rnn.name = "arena", rnn.size = @missing}) {
+  return
+}

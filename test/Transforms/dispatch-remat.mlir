@@ -178,3 +178,65 @@ func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
 func.func @f_grad() {
   return
 }
+
+// -----
+
+// Two arguments of one name (here a user's argument named as the cotangent
+// autodiff makes for a result) would be passed one value.
+// expected-error @+1 {{'func.func' op argument 1 has the name 'grad_y' of argument 0, and the budget's dispatcher passes arguments by name: give each argument of @f_grad a name of its own, none of the form grad_<result>}}
+func.func @f__remat0_grad(%g: memref<?x?x5xf32> {rnn.name = "grad_y"},
+                          %h: memref<?x?x5xf32> {rnn.name = "grad_y"})
+    attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
+                rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
+                rnn.symbolic_peak = {peak = []}} {
+  return
+}
+
+// -----
+
+// A size function is (T, B) -> bytes.
+func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"},
+                          %arena: memref<?xi8> {rnn.name = "arena", rnn.size = @f__remat0_grad.arena_bytes})
+    attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
+                rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
+                rnn.symbolic_peak = {peak = []}} {
+  return
+}
+func.func private @f__remat0_grad.arena_bytes(%t: index, %b: index) -> i64 {
+  %c = arith.constant 64 : i64
+  return %c : i64
+}
+// expected-error @+1 {{'func.func' op argument 1 is sized by @f__remat1_grad.arena_bytes, which is not a function (index, index) -> i64}}
+func.func @f__remat1_grad(%y: memref<?x?x5xf32> {rnn.name = "y"},
+                          %arena: memref<?xi8> {rnn.name = "arena", rnn.size = @f__remat1_grad.arena_bytes})
+    attributes {rnn.remat = "gates", rnn.remat_budget = 4000 : i64,
+                rnn.remat_variant = {index = 1 : i64, of = "f_grad", layers = []},
+                rnn.symbolic_peak = {peak = []}} {
+  return
+}
+func.func private @f__remat1_grad.arena_bytes(%t: index) -> i64 {
+  %c = arith.constant 64 : i64
+  return %c : i64
+}
+
+// -----
+
+// GEMM blocks of at least one row.
+// expected-error @+1 {{'func.func' op is a remat variant without its figures (rnn.remat_variant, rnn.symbolic_peak)}}
+func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
+    attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
+                rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
+                rnn.symbolic_peak = {peak = [array<i64: 40, 1, 1, 0, 0, 0>], rows = 0 : i64}} {
+  return
+}
+
+// -----
+
+// A peak that reads K (a chunk's steps) without the chunk it is of.
+// expected-error @+1 {{'func.func' op is a remat variant without its figures (rnn.remat_variant, rnn.symbolic_peak)}}
+func.func @f__remat0_grad(%y: memref<?x?x5xf32> {rnn.name = "y"})
+    attributes {rnn.remat = "none", rnn.remat_budget = 4000 : i64,
+                rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []},
+                rnn.symbolic_peak = {peak = [array<i64: 40, 0, 1, 0, 1, 0>]}} {
+  return
+}

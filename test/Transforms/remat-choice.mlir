@@ -46,3 +46,7 @@ func.func @f__remat0_fwd()
                 rnn.remat_variant = {index = 0 : i64, of = "f_grad", layers = []}} {
   return
 }
+
+// A shape is T x B, each at least 1.
+// RUN: not rnn-opt %s --test-rnn-remat-choice="shapes=0x5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: test-rnn-remat-choice: bad shape '0x5' (expected TxB, T and B at least 1)

@@ -124,6 +124,34 @@ func.func @f_grad(%x: memref<4xf32>, %n: index) {
 
 // -----
 
+// A function for every T and B that saves nothing (a GRU of one layer
+// under `gates`) still takes its saved region sized by a function of
+// (T, B), here of 0 bytes, so that a budget's variants that save and that
+// do not take the same arguments.
+
+// CHECK-LABEL: func.func @e_fwd(
+// CHECK-SAME: memref<?xi8> {rnn.name = "saved", rnn.size = @e.saved_bytes})
+// CHECK-SAME: rnn.saved = []
+// CHECK-LABEL: func.func @e_bwd(
+// CHECK-SAME: memref<?xi8> {rnn.name = "saved", rnn.size = @e.saved_bytes})
+// CHECK-LABEL: func.func private @e.saved_bytes(
+// CHECK-SAME: %{{.+}}: index, %{{.+}}: index) -> i64
+// CHECK: [[NONE:%.+]] = arith.constant 0 : i64
+// CHECK: [[BYTES:%.+]] = arith.select %false, %c-1_i64, [[NONE]] : i64
+// CHECK-NEXT: return [[BYTES]] : i64
+func.func @e_grad(%x: memref<?x?x3xf32>, %y: memref<?x?x3xf32>,
+                  %gx: memref<?x?x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0, %c0, %c0] : memref<?x?x3xf32>
+  memref.store %v, %y[%c0, %c0, %c0] : memref<?x?x3xf32>
+  rnn.begin_backward
+  %w = memref.load %x[%c0, %c0, %c0] : memref<?x?x3xf32>
+  memref.store %w, %gx[%c0, %c0, %c0] : memref<?x?x3xf32>
+  return
+}
+
+// -----
+
 // A function for every T and B: the saved buffers (gates, 32*T*B bytes;
 // cells, 20*B) are views of a saved region of dynamic size, at offsets
 // each function computes from its arguments' T and B (cells after the
