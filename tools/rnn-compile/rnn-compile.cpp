@@ -278,6 +278,9 @@ static void writeLibrary(llvm::Module &llvmModule,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  flags.dynamic.setDescription(
+      "Compile a library of every sequence length and batch size (T and B "
+      "dynamic in its IR), which each call gives; no --seq-len or --batch");
   // A bad option is one line and exit 2, as every other refusal.
   if (std::string error = parseCommandLine(
           argc, argv, "rnnc: compile a model into a shared library\n");
