@@ -43,7 +43,8 @@ SmallVector<Value> mlir::rnn::collectAliases(Value buffer) {
 
 std::optional<int64_t> rnn::getBufferBytes(MemRefType type,
                                            const DataLayout &layout) {
-  if (!type.hasStaticShape())
+  // A buffer of another layout spans more than its elements.
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
     return std::nullopt;
   Type element = type.getElementType();
   if (!isa<IntegerType, IndexType, FloatType, ComplexType, VectorType>(element))

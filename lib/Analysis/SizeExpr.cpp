@@ -327,6 +327,8 @@ std::optional<SizeExpr> SizeExpr::ofIndex(Value value,
 std::optional<SizeExpr> SizeExpr::bytesOf(MemRefType type, ValueRange sizes,
                                           const DataLayout &layout,
                                           SizeSymbols &symbols) {
+  if (!type.getLayout().isIdentity())
+    return std::nullopt;
   Type element = type.getElementType();
   if (!isa<IntegerType, IndexType, FloatType, ComplexType, VectorType>(element))
     return std::nullopt;

@@ -482,6 +482,22 @@ OpFoldResult ChunkStepsOp::fold(FoldAdaptor adaptor) {
       chunkStepsFor(steps.getInt(), block.getInt(), getChunk()));
 }
 
+LogicalResult BeginBackwardOp::verify() {
+  // rnn-split-training cuts the function's body at it.
+  auto func = dyn_cast<FunctionOpInterface>((*this)->getParentOp());
+  if (!func)
+    return emitOpError("must stand directly in a function's body, which "
+                       "it divides into forward and backward");
+  for (Operation &op : (*this)->getBlock()->getOperations()) {
+    if (&op == getOperation())
+      break;
+    if (isa<BeginBackwardOp>(op))
+      return emitOpError("is a second phase boundary in @")
+             << func.getName() << ": a function has one";
+  }
+  return success();
+}
+
 uint64_t DropoutOp::getThreshold() {
   return static_cast<uint64_t>(std::ldexp(getP().convertToDouble(), 32));
 }

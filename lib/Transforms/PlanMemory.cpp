@@ -72,8 +72,9 @@ struct RNNPlanMemoryPass
       return success();
     }
     if (!plan.getLiveness().isStatic()) {
-      func.emitRemark("rnn-plan-memory: buffers allocated inside loops or "
-                      "with dynamic sizes; no static plan");
+      func.emitRemark("rnn-plan-memory: buffers allocated inside loops, "
+                      "with dynamic sizes or with layouts other than the "
+                      "identity; no static plan");
       return success();
     }
     if (!plan.isPlanned())

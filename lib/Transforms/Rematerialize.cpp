@@ -439,13 +439,19 @@ struct RNNRematerializePass
     if (failed(pm.run(module)))
       return failure();
     MLIRContext *ctx = module.getContext();
-    int64_t peak = 0;
+    std::optional<int64_t> peak;
     for (auto func : module.getOps<func::FuncOp>())
       if (RNNDialect::PredictedBwdPeakBytesAttrHelper(ctx).isAttrPresent(func))
         if (IntegerAttr bytes =
                 RNNDialect::PredictedPeakBytesAttrHelper(ctx).getAttr(func))
-          peak = std::max(peak, bytes.getInt());
-    return peak;
+          peak = std::max(peak.value_or(0), bytes.getInt());
+    // A pipeline that plans no training function predicts nothing.
+    if (!peak)
+      return module.emitError(
+          "rnn-rematerialize: the predict-pipeline plans no training "
+          "function's peak (rnn.predicted_peak_bytes); it must end with "
+          "rnn-plan-memory, as rnn-train-to-buffers-pipeline does");
+    return *peak;
   }
 
   /// A plan and the peak predicted for it.

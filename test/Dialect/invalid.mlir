@@ -1342,3 +1342,25 @@ func.func @gates_too_large(%x: tensor<1048576x1048576x1xf32>,
           tensor<1048576x524288xf32>)
   return
 }
+
+// -----
+
+// rnn.begin_backward divides a function's body into forward and backward:
+// once, directly in the body.
+
+func.func @second_boundary() {
+  rnn.begin_backward
+  // expected-error @+1 {{'rnn.begin_backward' op is a second phase boundary in @second_boundary: a function has one}}
+  rnn.begin_backward
+  return
+}
+
+// -----
+
+func.func @nested_boundary(%c: i1) {
+  scf.if %c {
+    // expected-error @+1 {{'rnn.begin_backward' op must stand directly in a function's body, which it divides into forward and backward}}
+    rnn.begin_backward
+  }
+  return
+}

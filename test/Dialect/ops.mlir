@@ -406,10 +406,15 @@ func.func @gru_bwd_memref(%x: memref<8x4x3xf32>, %is_init: memref<8x4xi1>,
 
 // CHECK-LABEL: func.func @begin_backward()
 // CHECK-NEXT: rnn.begin_backward{{$}}
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @begin_backward_tagged()
 // CHECK-NEXT: rnn.begin_backward {rnn.tag = 1 : i64}
 // CHECK-NEXT: return
 func.func @begin_backward() {
   rnn.begin_backward
+  return
+}
+func.func @begin_backward_tagged() {
   rnn.begin_backward {rnn.tag = 1 : i64}
   return
 }

@@ -104,7 +104,7 @@ func.func @slots() {
 // REPORT-NEXT: {{^}}  buffer 32 bytes live [0, 1] offset 0{{$}}
 // REPORT-NEXT: {{^}}  predicted peak 32 bytes, arena 64 bytes{{$}}
 
-// expected-remark @below {{rnn-plan-memory: buffers allocated inside loops or with dynamic sizes; no static plan}}
+// expected-remark @below {{rnn-plan-memory: buffers allocated inside loops, with dynamic sizes or with layouts other than the identity; no static plan}}
 func.func @alloc_in_loop(%n: index, %v: f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -121,6 +121,27 @@ func.func @alloc_in_loop(%n: index, %v: f32) {
 func.func @after_loop() {
   %a = memref.alloc() : memref<8xf32>
   memref.dealloc %a : memref<8xf32>
+  return
+}
+
+// -----
+
+// Nor does a buffer of another layout than the identity, which spans more
+// bytes than its elements (here 15 floats for 8).
+
+// CHECK-LABEL: func.func @strided(
+// CHECK-NOT: rnn.predicted_peak_bytes
+// CHECK-NOT: rnn.offset
+// CHECK: return
+
+// expected-remark @below {{no static plan}}
+func.func @strided(%x: memref<8xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %t = memref.alloc() : memref<8xf32, strided<[2]>>
+  memref.store %v, %t[%c0] : memref<8xf32, strided<[2]>>
+  %l = memref.load %t[%c0] : memref<8xf32, strided<[2]>>
+  memref.store %l, %x[%c0] : memref<8xf32>
+  memref.dealloc %t : memref<8xf32, strided<[2]>>
   return
 }
 

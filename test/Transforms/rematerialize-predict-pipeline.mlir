@@ -4,6 +4,7 @@
 // RUN: not rnn-opt %s --pass-pipeline='builtin.module(rnn-train-to-buffers-pipeline{target=cuda remat=budget:3159 gemm-rows=3})' 2>&1 | FileCheck %s --check-prefix=TIGHT
 // RUN: rnn-opt %s --pass-pipeline='builtin.module(rnn-train-to-buffers-pipeline{target=cuda remat=budget:3200 gemm-rows=3})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMP
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=budget:3200 predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=budget:3200 predict-pipeline=canonicalize" 2>&1 | FileCheck %s --check-prefix=NOPLAN
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 fallback-predict-pipeline=rnn-to-buffers-pipeline{target=cuda gemm-rows=3}" | FileCheck %s --check-prefix=FALLBACK
 // RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 fallback-predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BADFALLBACK
 // RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3159 fallback-predict-pipeline=rnn-to-buffers-pipeline{target=cuda gemm-rows=3}" 2>&1 | FileCheck %s --check-prefix=TIGHTFALLBACK
@@ -33,6 +34,8 @@
 // DUMP: rnn-rematerialize{fallback-predict-pipeline= policy=budget:3200 predict-pipeline=rnn-to-buffers-pipeline{{[{]}}{{.*}} gemm-rows=3 {{.*}}out-params=false remat=none split=false target=cuda {{.*}}}}
 
 // BAD: error: rnn-rematerialize: bad predict-pipeline 'no-such-pass': {{.*}}no-such-pass
+// A pipeline that plans no memory predicts no peak.
+// NOPLAN: error: rnn-rematerialize: the predict-pipeline plans no training function's peak (rnn.predicted_peak_bytes); it must end with rnn-plan-memory, as rnn-train-to-buffers-pipeline does
 
 // `fallback-predict-pipeline` (the pipelines' own without the wavefront,
 // when they form one) is searched when no plan fits `predict-pipeline`:

@@ -384,8 +384,11 @@ def RNN_BeginBackwardOp : RNN_Op<"begin_backward",
     ```mlir
     rnn.begin_backward
     ```
+
+    It stands directly in a function's body, at most once per function.
   }];
   let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

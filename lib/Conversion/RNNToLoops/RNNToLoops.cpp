@@ -266,9 +266,14 @@ struct KernelLowering : public OpInterfaceRewritePattern<KernelOpInterface> {
       return rewriter.notifyMatchFailure(op, "only f32 and f64 are lowered");
     // The loops index whole sequences and collapse [T, B, X] into
     // [T*B, X]: every buffer must be contiguous and row-major.
-    for (Value operand : op->getOperands())
-      if (!cast<MemRefType>(operand.getType()).getLayout().isIdentity())
+    for (Value operand : op->getOperands()) {
+      auto type = cast<MemRefType>(operand.getType());
+      if (!type.getLayout().isIdentity())
         return rewriter.notifyMatchFailure(op, "non-identity layout");
+      // The loops' views and the GEMM calls are in the default space.
+      if (type.getMemorySpace())
+        return rewriter.notifyMatchFailure(op, "non-default memory space");
+    }
     SmallVector<std::string> roles = op.getDestinationRoles();
     for (auto [init, role] : llvm::zip(dps.getDpsInits(), roles)) {
       auto alloc = init.getDefiningOp<memref::AllocOp>();
@@ -360,7 +365,8 @@ struct ConvertRNNToLoopsPass
               LaneSwitchOp, JoinOp, SignalOp, WaitOp>(op))
         return WalkResult::advance();
       op->emitOpError("was not lowered: convert-rnn-to-loops needs bufferized "
-                      "f32 kernels on identity-layout buffers (run "
+                      "f32 kernels on identity-layout buffers of the "
+                      "default memory space (run "
                       "rnn-expand-forward and one-shot-bufferize with "
                       "identity layouts first)");
       return WalkResult::interrupt();
