@@ -14,6 +14,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <vector>
 
 using namespace mlir;
 using mlir::rnn::kGradPrefix;
@@ -42,25 +43,31 @@ static bool isRead(const NamedTensor &arg, bool train) {
   return train || !llvm::StringRef(arg.name).starts_with(kGradPrefix);
 }
 
+std::string missingArraysMessage(llvm::StringRef source,
+                                 llvm::ArrayRef<std::string> names) {
+  std::string message = (source + ": missing array").str();
+  if (names.size() > 1)
+    message += "s";
+  for (auto [i, name] : llvm::enumerate(names))
+    message += (i ? ", '" : " '") + name + "'";
+  return message;
+}
+
 llvm::Error checkInputArrays(const npz::ArrayMap &inputs,
                              const Signature &signature, bool train,
                              llvm::StringRef source, bool resetHint) {
   llvm::StringSet<> known;
-  std::string missing;
-  int numMissing = 0;
+  std::vector<std::string> missing;
   for (const NamedTensor &arg : signature.args) {
     // A stacked array is one argument per layer: it is named once.
     if (!known.insert(arg.array).second)
       continue;
     if (isRead(arg, train) && !inputs.count(arg.array) &&
-        !isInitialState(arg)) {
-      missing += (missing.empty() ? "'" : ", '") + arg.array + "'";
-      ++numMissing;
-    }
+        !isInitialState(arg))
+      missing.push_back(arg.array);
   }
-  if (numMissing)
-    return refuse(source + ": missing " +
-                  (numMissing == 1 ? "array " : "arrays ") + missing);
+  if (!missing.empty())
+    return refuse(missingArraysMessage(source, missing));
   for (const NamedTensor &result : signature.results)
     known.insert((kGradPrefix + result.array).str());
   for (const auto &[name, array] : inputs) {

@@ -97,9 +97,10 @@ private:
   /// Bytes of the saved region, and its layout (`rnn.saved`).
   int64_t savedBytes = 0;
   ArrayAttr savedLayout;
-  /// Whether a saved buffer's size depends on T or B: then each buffer's
-  /// size, the saved region's size function, the GEMM rows of a size in P,
-  /// and the offsets in the function being built.
+  /// Whether the function is of every T and B (an argument of dynamic
+  /// shape) or a saved buffer has dynamic sizes: then each buffer's size,
+  /// the saved region's size function, the GEMM rows of a size in P, and
+  /// the offsets in the function being built.
   bool symbolic = false;
   DenseMap<Operation *, SizeExpr> sizes;
   func::FuncOp sizeFunction;
@@ -154,6 +155,8 @@ LogicalResult Splitter::classify(Value value) {
             "not T, B or the GEMM block; the saved region's size must be a "
             "function of T and B");
       sizes[alloc] = *size;
+      // Sized by constants in a static function: laid out as in one of
+      // every shape (whose T and B its arguments then lack).
       symbolic = true;
     }
     saved.insert(alloc);
@@ -320,6 +323,15 @@ LogicalResult Splitter::run() {
       return func.emitOpError("cannot be split: symbol @")
              << base << suffix << " already exists";
 
+  // A function of every T and B has a saved region sized by (T, B), also
+  // where nothing saved depends on them, or nothing is saved (a GRU of one
+  // layer under `gates`): every remat variant of a budget then takes the
+  // region as the same type, with a size function.
+  symbolic = llvm::any_of(func.getArgumentTypes(), [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && !shaped.hasStaticShape();
+  });
+
   Block &block = func.getBody().front();
   SmallVector<Operation *> forward, backward;
   for (Operation &op : block) {
@@ -359,15 +371,6 @@ LogicalResult Splitter::run() {
     });
   }
 
-  // A function of every T and B has a saved region sized by (T, B) also
-  // where nothing saved depends on them, or nothing is saved (a GRU of one
-  // layer under `gates`): every remat variant of a budget then takes the
-  // region as the same type, with a size function.
-  if (llvm::any_of(func.getArgumentTypes(), [](Type type) {
-        auto shaped = dyn_cast<ShapedType>(type);
-        return shaped && !shaped.hasStaticShape();
-      }))
-    symbolic = true;
   if (failed(layOutSavedRegion()))
     return failure();
 

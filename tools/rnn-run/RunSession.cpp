@@ -125,8 +125,8 @@ ModelShape RunSession::presetShape() const {
   const std::string &file = flags.inputs;
   // The sizes come from x, weight_ih_l<k> and weight_hh_l0: without one of
   // them, every missing array of layer 0 (which every cell has) is named.
-  std::string missing, shapeMissing;
-  int numMissing = 0;
+  std::vector<std::string> missing;
+  bool sizesMissing = false;
   for (llvm::StringRef role :
        {mlir::rnn::kRoleX, mlir::rnn::kRoleWeightIh, mlir::rnn::kRoleWeightHh,
         mlir::rnn::kRoleBiasIh, mlir::rnn::kRoleBiasHh}) {
@@ -135,14 +135,12 @@ ModelShape RunSession::presetShape() const {
                            : mlir::rnn::perLayerName(role, 0);
     if (inputs->count(name))
       continue;
-    missing += (missing.empty() ? "'" : ", '") + name + "'";
-    ++numMissing;
-    if (role != mlir::rnn::kRoleBiasIh && role != mlir::rnn::kRoleBiasHh)
-      shapeMissing = name;
+    missing.push_back(name);
+    sizesMissing |= role != mlir::rnn::kRoleBiasIh &&
+                    role != mlir::rnn::kRoleBiasHh;
   }
-  if (!shapeMissing.empty())
-    fail(file + ": missing " + (numMissing == 1 ? "array " : "arrays ") +
-         missing);
+  if (sizesMissing)
+    fail(missingArraysMessage(file, missing));
   auto need = [&](const std::string &name, size_t rank,
                   const char *dims) -> const npz::Array & {
     auto it = inputs->find(name);

@@ -33,6 +33,10 @@ std::vector<int64_t> arrayShape(const NamedTensor &t);
 /// in PyTorch.
 bool isInitialState(const NamedTensor &arg);
 
+/// "<source>: missing array 'a'" or "...: missing arrays 'a', 'b'".
+std::string missingArraysMessage(llvm::StringRef source,
+                                 llvm::ArrayRef<std::string> names);
+
 /// Checks that `inputs` gives every argument of `signature` the step reads
 /// (but the initial states) and nothing else: a misspelled or missing
 /// array must not be generated in its place, and an array the model does
