@@ -11,6 +11,7 @@
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Analysis/MemoryPlan.h"
 #include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Support/Diagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -420,7 +421,7 @@ static LogicalResult writeFile(Operation *module, StringRef what,
     return success();
   // The error names the file again; the message names it once.
   std::error_code ec = llvm::errorToErrorCode(std::move(error));
-  return module->emitError("cannot write the ")
+  return rnn::emitErrorAt(module, "cannot write the ")
          << what << " " << path << ": " << ec.message();
 }
 
@@ -434,13 +435,20 @@ LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
     if (func.isExternal())
       continue;
     MemoryPlan plan(func);
-    if (!plan.isPlanned() && !(shape && plan.getSymbolic()))
+    if (!plan.isPlanned() && !plan.getSymbolic())
       continue;
+    if (!plan.isPlanned() && !shape)
+      return rnn::emitErrorAt(func)
+             << "@" << func.getSymName()
+             << " is planned for every T and B: its memory report needs a "
+                "shape to evaluate the plan at (rnn-opt "
+                "--rnn-memory-report-shape=TxB)";
     std::optional<MemoryPlanReport> report = buildMemoryReport(plan, shape);
     if (!report)
-      return func.emitError("has sizes beyond 64 bits at T=")
-             << shape->seqLen << ", B=" << shape->batch
-             << ": no memory report";
+      return rnn::emitErrorAt(func)
+             << "@" << func.getSymName()
+             << " has sizes beyond 64 bits at T=" << shape->seqLen
+             << ", B=" << shape->batch << ": no memory report";
     reports.push_back(std::move(*report));
   }
   if (reportFile == "-") {

@@ -14,10 +14,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Target/Passes.h"
 #include "rnn/Analysis/SizeExpr.h"
 #include "rnn/Conversion/RuntimeFunctions.h"
 #include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Support/Diagnostics.h"
+#include "rnn/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -61,14 +62,15 @@ static int64_t elementBytes(MemRefType type) {
 /// function, and whose static size in bytes fits in 64 bits; no results.
 static LogicalResult checkSignature(func::FuncOp func) {
   if (func.getNumResults() != 0)
-    return func.emitOpError("has results; a C entry point needs them as "
-                            "out-params (buffer-results-to-out-params)");
+    return rnn::emitOpErrorAt(func,
+                              "has results; a C entry point needs them as "
+                              "out-params (buffer-results-to-out-params)");
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     if (auto symbol = func.getArgAttrOfType<FlatSymbolRefAttr>(
             i, RNNDialect::SizeAttrHelper::getNameStr())) {
       func::FuncOp sizes = sizeFunctionOf(func, i);
       if (!sizes || !isSizeFunction(sizes))
-        return func.emitOpError("argument ")
+        return rnn::emitOpErrorAt(func, "argument ")
                << i << " is sized by " << symbol
                << ", which is not a function (index, index) -> i64";
     }
@@ -84,7 +86,7 @@ static LogicalResult checkSignature(func::FuncOp func) {
                    argumentSymbol(func.getArgument(i), dim).has_value();
     }
     if (!sized)
-      return func.emitOpError("argument ")
+      return rnn::emitOpErrorAt(func, "argument ")
              << i << " has type " << type
              << "; a C entry point takes memrefs of integers, indices or "
                 "floats, of identity layout, whose sizes are static, T or B";
@@ -93,7 +95,7 @@ static LogicalResult checkSignature(func::FuncOp func) {
     int64_t bytes = elementBytes(memref);
     for (int64_t size : memref.getShape())
       if (!ShapedType::isDynamic(size) && llvm::MulOverflow(bytes, size, bytes))
-        return func.emitOpError("argument ")
+        return rnn::emitOpErrorAt(func, "argument ")
                << i << " of type " << type
                << " is too large: its size in bytes overflows 64 bits";
   }
@@ -206,7 +208,7 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
     // Descriptor sizes and strides are i64: the index type must be 64-bit.
     if (DataLayout(module).getTypeSizeInBits(IndexType::get(&getContext())) !=
         64) {
-      module.emitError("rnn-emit-c-abi: expects a 64-bit index type");
+      rnn::emitErrorAt(module, "rnn-emit-c-abi: expects a 64-bit index type");
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> entries;
@@ -237,7 +239,7 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       std::string name = prefix + func.getName().str();
       if (module.lookupSymbol(name) ||
           (isDynamic(func) && module.lookupSymbol(name + "_sizes"))) {
-        func.emitOpError("cannot have a C entry point: symbol @")
+        rnn::emitOpErrorAt(func, "cannot have a C entry point: symbol @")
             << name << (module.lookupSymbol(name) ? "" : "_sizes")
             << " already exists";
         return signalPassFailure();

@@ -12,6 +12,7 @@
 #include "ForwardKernels.h"
 
 #include "rnn/Dialect/RNNOps.h"
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -132,10 +133,12 @@ LogicalResult Differentiator::run() {
   auto module = primal->getParentOfType<ModuleOp>();
   std::string name = (primal.getName() + "_grad").str();
   if (module.lookupSymbol(name))
-    return primal.emitOpError() << "cannot generate its training function: "
-                                << "symbol @" << name << " already exists";
+    return rnn::emitOpErrorAt(primal)
+           << "cannot generate its training function: "
+           << "symbol @" << name << " already exists";
   if (!primal.getBody().hasOneBlock())
-    return primal.emitOpError("rnn-autodiff expects a single-block body");
+    return rnn::emitOpErrorAt(primal,
+                              "rnn-autodiff expects a single-block body");
   for (Operation &op : primal.getBody().front())
     if (!isa<LayerOpInterface, DropoutOp, func::ReturnOp>(op))
       return op.emitOpError()
@@ -226,7 +229,7 @@ struct RNNAutodiffPass
 
   void runOnOperation() override {
     if (gemmRows < 1) {
-      getOperation().emitError("rnn-autodiff: gemm-rows must be >= 1");
+      rnn::emitErrorAt(getOperation(), "rnn-autodiff: gemm-rows must be >= 1");
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> models;

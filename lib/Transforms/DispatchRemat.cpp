@@ -17,6 +17,7 @@
 
 #include "rnn/Analysis/SizeExpr.h"
 #include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -119,8 +120,8 @@ static FailureOr<func::FuncOp> buildSelector(OpBuilder &b, Operation *after,
     std::optional<RematVariant> variant = readRematVariant(func);
     std::optional<RematPeak> peak = readRematPeak(func);
     if (!variant || !peak)
-      return func.emitOpError("is a remat variant without its figures "
-                              "(rnn.remat_variant, rnn.symbolic_peak)");
+      return rnn::emitOpErrorAt(func, "is a remat variant without its figures "
+                                      "(rnn.remat_variant, rnn.symbolic_peak)");
     std::array<Value, 5> symbols =
         buildCallSymbols(b, loc, t, batch, peak->symbols);
     Value overflow = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
@@ -188,14 +189,14 @@ struct RNNDispatchRematPass
       if (!variant) {
         if (RNNDialect::RematVariantAttrHelper(&getContext())
                 .isAttrPresent(func)) {
-          func.emitOpError("has a malformed rnn.remat_variant");
+          rnn::emitOpErrorAt(func, "has a malformed rnn.remat_variant");
           return signalPassFailure();
         }
         continue;
       }
       std::string name = rematDispatchName(func.getName(), variant->index);
       if (name.empty()) {
-        func.emitOpError("is remat variant ")
+        rnn::emitOpErrorAt(func, "is remat variant ")
             << variant->index << " but its name has no `__remat"
             << variant->index << "`";
         return signalPassFailure();
@@ -220,12 +221,12 @@ struct RNNDispatchRematPass
     SmallVector<func::FuncOp> fused;
     trainingVariantsOf(module, of, fused);
     if (fused.size() < count)
-      return module.emitError("rnn-dispatch-remat: remat variant ")
+      return rnn::emitErrorAt(module, "rnn-dispatch-remat: remat variant ")
              << fused.size() << " of @" << of << " ("
              << rematVariantName(of, fused.size()) << ") is missing";
     std::string name = (of + ".remat_select").str();
     if (module.lookupSymbol(name))
-      return module.emitError("rnn-dispatch-remat: symbol @")
+      return rnn::emitErrorAt(module, "rnn-dispatch-remat: symbol @")
              << name << " already exists";
     OpBuilder b(module.getContext());
     FailureOr<func::FuncOp> selector =
@@ -251,13 +252,14 @@ struct RNNDispatchRematPass
     for (auto [i, func] : llvm::enumerate(funcs)) {
       std::optional<RematVariant> variant = readRematVariant(func);
       if (variant->index != static_cast<int64_t>(i) || variant->of != first->of)
-        return func.emitOpError("is not remat variant ")
+        return rnn::emitOpErrorAt(func, "is not remat variant ")
                << i << " of @" << first->of << " for @" << name;
       if (func.getResultTypes() != funcs.front().getResultTypes())
-        return func.emitOpError("has other results than remat variant 0");
+        return rnn::emitOpErrorAt(func,
+                                  "has other results than remat variant 0");
     }
     if (module.lookupSymbol(name))
-      return funcs.front().emitOpError("stands in for @")
+      return rnn::emitOpErrorAt(funcs.front(), "stands in for @")
              << name << ", which already exists";
     FailureOr<func::FuncOp> selector =
         selectorOf(module, first->of, funcs.size(), selectors);
@@ -293,13 +295,13 @@ struct RNNDispatchRematPass
       for (unsigned i = 0; i < func.getNumArguments(); ++i) {
         std::optional<Key> key = keyOf(func, i);
         if (!key)
-          return func.emitOpError("argument ")
+          return rnn::emitOpErrorAt(func, "argument ")
                  << i << " has no name (rnn.name) to pass it by: name every "
                  << "argument and result of @" << first->of
                  << " (a cotangent is named after its result)";
         auto [mine, fresh] = own.insert({*key, i});
         if (!fresh)
-          return func.emitOpError("argument ")
+          return rnn::emitOpErrorAt(func, "argument ")
                  << i << " has the name '" << key->first << "'"
                  << (key->second >= 0
                          ? " of layer " + std::to_string(key->second)
@@ -313,7 +315,7 @@ struct RNNDispatchRematPass
         if (added)
           keys.push_back(*key);
         else if (it->second.first != func.getArgumentTypes()[i])
-          return func.emitOpError("argument ")
+          return rnn::emitOpErrorAt(func, "argument ")
                  << i << " has another type than another variant's "
                  << it->second.first;
       }
@@ -349,8 +351,9 @@ struct RNNDispatchRematPass
     std::optional<ShapeValues> shape =
         buildShapeValues(b, dispatcher, SizeSymbols());
     if (!shape || !shape->T)
-      return model.emitOpError("is a remat variant without T and B among "
-                               "its arguments");
+      return rnn::emitOpErrorAt(model,
+                                "is a remat variant without T and B among "
+                                "its arguments");
     Value selected =
         func::CallOp::create(b, loc, *selector, ValueRange{shape->T, shape->B})
             .getResult(0);
@@ -394,10 +397,10 @@ struct RNNDispatchRematPass
           auto symbol = func.getArgAttrOfType<FlatSymbolRefAttr>(i, sizeAttr);
           sizes = symbol ? module.lookupSymbol<func::FuncOp>(symbol) : nullptr;
           if (!sizes)
-            return func.emitOpError("argument ")
+            return rnn::emitOpErrorAt(func, "argument ")
                    << i << " has no size function, as another variant's has";
           if (!isSizeFunction(sizes))
-            return func.emitOpError("argument ")
+            return rnn::emitOpErrorAt(func, "argument ")
                    << i << " is sized by " << symbol
                    << ", which is not a function (index, index) -> i64";
         }
@@ -431,7 +434,8 @@ struct RNNDispatchRematPass
     std::string name = (dispatcher.getName() + "." + argName + "_bytes").str();
     auto module = dispatcher->getParentOfType<ModuleOp>();
     if (module.lookupSymbol(name))
-      return dispatcher.emitOpError("cannot have its size function: symbol @")
+      return rnn::emitOpErrorAt(dispatcher,
+                                "cannot have its size function: symbol @")
              << name << " already exists";
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfter(dispatcher);

@@ -9,6 +9,7 @@
 #include "ForwardKernels.h"
 
 #include "rnn/Dialect/RNNOps.h"
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -59,7 +60,8 @@ struct RNNExpandForwardPass
 
   void runOnOperation() override {
     if (gemmRows < 1) {
-      getOperation().emitError("rnn-expand-forward: gemm-rows must be >= 1");
+      rnn::emitErrorAt(getOperation(),
+                       "rnn-expand-forward: gemm-rows must be >= 1");
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());

@@ -14,6 +14,7 @@
 
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Analysis/MemoryPlan.h"
+#include "rnn/Support/Diagnostics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -74,8 +75,9 @@ static LogicalResult placeInArena(func::FuncOp func) {
     return success();
   auto arenaBytes = dyn_cast<IntegerAttr>(planned);
   if (!arenaBytes || arenaBytes.getValue().isNegative())
-    return func.emitOpError("rnn.arena_bytes must be a non-negative integer, "
-                            "got ")
+    return rnn::emitOpErrorAt(func,
+                              "rnn.arena_bytes must be a non-negative integer, "
+                              "got ")
            << planned;
   int64_t arenaSize = arenaBytes.getInt();
   DataLayout layout = DataLayout::closest(func);
@@ -134,7 +136,8 @@ static LogicalResult placeSymbolic(func::FuncOp func, const MemoryPlan &plan) {
   auto module = func->getParentOfType<ModuleOp>();
   std::string sizeName = (func.getName() + ".arena_bytes").str();
   if (module.lookupSymbol(sizeName))
-    return func.emitOpError("cannot have its arena's size function: symbol @")
+    return rnn::emitOpErrorAt(func,
+                              "cannot have its arena's size function: symbol @")
            << sizeName << " already exists";
   SmallVector<std::pair<SizeExpr, int64_t>> parts;
   for (const SymbolicPlan::SizeClass &sizeClass : symbolic.classes)
@@ -156,8 +159,9 @@ static LogicalResult placeSymbolic(func::FuncOp func, const MemoryPlan &plan) {
   Location loc = func.getLoc();
   std::optional<ShapeValues> shape = buildShapeValues(rewriter, func, rows);
   if (!shape)
-    return func.emitOpError("has buffers sized by T or B but no argument "
-                            "to read them from");
+    return rnn::emitOpErrorAt(func,
+                              "has buffers sized by T or B but no argument "
+                              "to read them from");
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Analysis/MemoryPlan.h"
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -72,13 +73,14 @@ struct RNNPlanMemoryPass
       return success();
     }
     if (!plan.getLiveness().isStatic()) {
-      func.emitRemark("rnn-plan-memory: buffers allocated inside loops, "
-                      "with dynamic sizes or with layouts other than the "
-                      "identity; no static plan");
+      rnn::emitRemarkAt(func,
+                        "rnn-plan-memory: buffers allocated inside loops, "
+                        "with dynamic sizes or with layouts other than the "
+                        "identity; no static plan");
       return success();
     }
     if (!plan.isPlanned())
-      return func.emitError("rnn-plan-memory: ") << plan.getError();
+      return rnn::emitErrorAt(func, "rnn-plan-memory: ") << plan.getError();
     MLIRContext *ctx = &getContext();
     Builder b(ctx);
     RNNDialect::OffsetAttrHelper offsetAttr(ctx);

@@ -29,6 +29,7 @@
 #include "RematCost.h"
 
 #include "rnn/Dialect/RNNOps.h"
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -360,7 +361,7 @@ struct RNNRematerializePass
     std::string message;
     FailureOr<RematPolicy> parsed = parseRematPolicy(policy, message);
     if (failed(parsed)) {
-      module.emitError() << "rnn-rematerialize: " << message;
+      rnn::emitErrorAt(module) << "rnn-rematerialize: " << message;
       return signalPassFailure();
     }
     if (!parsed->budget)
@@ -409,7 +410,8 @@ struct RNNRematerializePass
       for (auto [index, plan] : llvm::enumerate(plans)) {
         std::string name = rematVariantName(func.getName(), index);
         if (module.lookupSymbol(name))
-          return func.emitOpError("cannot have its remat variants: symbol @")
+          return rnn::emitOpErrorAt(func,
+                                    "cannot have its remat variants: symbol @")
                  << name << " already exists";
         func::FuncOp variant = func.clone();
         variant.setName(name);
@@ -447,7 +449,8 @@ struct RNNRematerializePass
           peak = std::max(peak.value_or(0), bytes.getInt());
     // A pipeline that plans no training function predicts nothing.
     if (!peak)
-      return module.emitError(
+      return rnn::emitErrorAt(
+          module,
           "rnn-rematerialize: the predict-pipeline plans no training "
           "function's peak (rnn.predicted_peak_bytes); it must end with "
           "rnn-plan-memory, as rnn-train-to-buffers-pipeline does");
@@ -469,7 +472,7 @@ struct RNNRematerializePass
     llvm::raw_string_ostream errors(errorText);
     FailureOr<OpPassManager> passes = parsePasses(pipeline, errors);
     if (failed(passes))
-      return module.emitError()
+      return rnn::emitErrorAt(module)
              << "rnn-rematerialize: bad " << option << " '" << pipeline
              << "': " << llvm::StringRef(errorText).trim();
     double bestCost = 0;
@@ -478,7 +481,7 @@ struct RNNRematerializePass
       applyRematPlan(*copy, plan);
       FailureOr<int64_t> peak = predictPeak(*copy, *passes);
       if (failed(peak))
-        return module.emitError()
+        return rnn::emitErrorAt(module)
                << "rnn-rematerialize: could not plan the memory of "
                << plan.str();
       if (!smallest || *peak < smallest->second)
@@ -513,7 +516,7 @@ struct RNNRematerializePass
       smallestSequential = smallest->second < smallestPeak;
     }
     if (!best)
-      return module.emitError()
+      return rnn::emitErrorAt(module)
              << "rnn-rematerialize: no plan fits budget:" << budget
              << "; the smallest feasible budget is " << smallest->second
              << " bytes (" << smallest->first.str()

@@ -18,6 +18,7 @@
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Analysis/MemoryPlan.h"
 #include "rnn/Dialect/RNNOps.h"
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -244,8 +245,8 @@ LogicalResult Splitter::layOutSavedRegion() {
     savedLayout = builder.getArrayAttr(entries);
     std::string name = (base + ".saved_bytes").str();
     if (func->getParentOfType<ModuleOp>().lookupSymbol(name))
-      return func.emitOpError("cannot have its saved region's size "
-                              "function: symbol @")
+      return rnn::emitOpErrorAt(func, "cannot have its saved region's size "
+                                      "function: symbol @")
              << name << " already exists";
     OpBuilder opBuilder(func.getContext());
     sizeFunction =
@@ -259,7 +260,8 @@ LogicalResult Splitter::layOutSavedRegion() {
     offsets[op] = offset;
     if (llvm::AddOverflow(offset, bytes, savedBytes) ||
         llvm::AddOverflow(savedBytes, kAlignment - 1, offset))
-      return func.emitOpError("has a saved region beyond 64-bit offsets");
+      return rnn::emitOpErrorAt(func,
+                                "has a saved region beyond 64-bit offsets");
     auto role = op->getAttrOfType<StringAttr>(kRoleAttr);
     entries.push_back(builder.getDictionaryAttr(
         {builder.getNamedAttr("role",
@@ -280,8 +282,9 @@ LogicalResult Splitter::buildSavedOffsets(OpBuilder &builder,
   Location loc = created.getLoc();
   std::optional<ShapeValues> shape = buildShapeValues(builder, created, rows);
   if (!shape)
-    return created.emitOpError("has a saved region sized by T or B but no "
-                               "argument to read them from");
+    return rnn::emitOpErrorAt(created,
+                              "has a saved region sized by T or B but no "
+                              "argument to read them from");
   Value offset = arith::ConstantIndexOp::create(builder, loc, 0);
   Value alignment = arith::ConstantIndexOp::create(builder, loc, kAlignment);
   for (Operation *op : saved) {
@@ -313,14 +316,15 @@ Value Splitter::createSavedView(OpBuilder &builder, memref::AllocOp alloc,
 
 LogicalResult Splitter::run() {
   if (func.getNumResults() != 0)
-    return func.emitOpError("cannot be split into forward and backward: it "
-                            "returns values (rnn-split-training expects "
-                            "results as out-params, see "
-                            "buffer-results-to-out-params)");
+    return rnn::emitOpErrorAt(func,
+                              "cannot be split into forward and backward: it "
+                              "returns values (rnn-split-training expects "
+                              "results as out-params, see "
+                              "buffer-results-to-out-params)");
   auto module = func->getParentOfType<ModuleOp>();
   for (StringRef suffix : {"_fwd", "_bwd"})
     if (module.lookupSymbol((base + suffix).str()))
-      return func.emitOpError("cannot be split: symbol @")
+      return rnn::emitOpErrorAt(func, "cannot be split: symbol @")
              << base << suffix << " already exists";
 
   // A function of every T and B has a saved region sized by (T, B), also

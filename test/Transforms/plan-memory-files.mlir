@@ -7,11 +7,15 @@
 // RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/missing/plan.json -o %t/out.mlir 2>&1 | FileCheck %s --check-prefix=UNWRITABLE
 // RUN: not ls %t/missing
 // RUN: not ls %t/out.mlir
+// RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t > %t/directory.out 2> %t/directory.err
+// RUN: FileCheck %s --check-prefix=DIRECTORY --input-file=%t/directory.err --implicit-check-not="see current operation"
+// RUN: count 0 < %t/directory.out
 
 // rnn-opt --rnn-memory-report=FILE, --rnn-memory-svg=FILE: after
 // rnn-plan-memory, the report of every function to a file, text or (for a
 // name ending in .json) JSON, and a picture of the plans. A report that
-// cannot be written fails the run, with no output file. The function is plan-memory.mlir's @first_fit, whose plan is
+// cannot be written fails the run, with no output file and nothing
+// printed, in one line. The function is plan-memory.mlir's @first_fit, whose plan is
 // worked out by hand there: peak 560 bytes at position 6, held by %b,
 // cells, y and %e.
 
@@ -71,6 +75,7 @@
 // SVG-NEXT: >peak 560 bytes (op 6)</text>
 
 // UNWRITABLE: error: cannot write the memory report {{.*}}missing/plan.json: No such file or directory
+// DIRECTORY: error: cannot write the memory report {{.*}}: Is a directory
 
 func.func @first_fit(%i: index, %v: f32) -> memref<50xf32> {
   %gates = memref.alloc() {rnn.role = "gates"} : memref<100xf32>  // 0

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,7 +52,7 @@ struct TestRematChoicePass
         int64_t seqLen, batch;
         if (t.getAsInteger(10, seqLen) || b.getAsInteger(10, batch) ||
             seqLen < 1 || batch < 1) {
-          module.emitError("test-rnn-remat-choice: bad shape '")
+          rnn::emitErrorAt(module, "test-rnn-remat-choice: bad shape '")
               << shape << "' (expected TxB, T and B at least 1)";
           return signalPassFailure();
         }

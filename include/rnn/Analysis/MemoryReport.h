@@ -126,7 +126,8 @@ void printMemorySVG(llvm::ArrayRef<MemoryPlanReport> reports,
 /// there): as text to stdout if `reportFile` is "-", else to `reportFile`
 /// (JSON if it ends in .json, else text) unless it is empty, and as an SVG
 /// picture to `svgFile` unless it is empty. Each file is written whole or
-/// not at all; failure (an error on `module` naming the file, or the
+/// not at all; failure (an error on `module` naming the file, on a
+/// function planned in closed form when there is no shape, or naming the
 /// shape a plan's sizes overflow at) if one cannot be written.
 llvm::LogicalResult
 writeMemoryReports(Operation *module, llvm::StringRef reportFile,

@@ -18,6 +18,7 @@
 
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Conversion/RuntimeFunctions.h"
+#include "rnn/Support/Diagnostics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -150,7 +151,7 @@ struct MatmulToBLASPass
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     if (callee.empty()) {
-      module.emitError("rnn-matmul-to-blas: empty callee name");
+      rnn::emitErrorAt(module, "rnn-matmul-to-blas: empty callee name");
       return signalPassFailure();
     }
     Type f32 = Float32Type::get(ctx), f64 = Float64Type::get(ctx),

@@ -12,6 +12,7 @@
 #include "rnn/Analysis/BufferLiveness.h"
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Dialect/RNNOps.h"
+#include "rnn/Support/Diagnostics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -336,8 +337,9 @@ struct ConvertRNNToLoopsPass
 
   void runOnOperation() override {
     if (vectorWidth < 1) {
-      getOperation().emitError("convert-rnn-to-loops: vector-width must be "
-                               ">= 1");
+      rnn::emitErrorAt(getOperation(),
+                       "convert-rnn-to-loops: vector-width must be "
+                       ">= 1");
       return signalPassFailure();
     }
     ModuleOp module = getOperation();

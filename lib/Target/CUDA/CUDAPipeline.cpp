@@ -56,6 +56,7 @@
 
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Pipelines/Pipelines.h"
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Target/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -283,6 +284,7 @@ LogicalResult rnn::collectPTX(Operation *module, std::string &ptx) {
   if (result.wasInterrupted())
     return failure();
   if (!found)
-    return module->emitError("no gpu.binary: nothing was compiled for the GPU");
+    return rnn::emitErrorAt(module,
+                            "no gpu.binary: nothing was compiled for the GPU");
   return success();
 }

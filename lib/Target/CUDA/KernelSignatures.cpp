@@ -26,8 +26,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rnn/Target/Passes.h"
 #include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Support/Diagnostics.h"
+#include "rnn/Target/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -118,9 +119,8 @@ struct KernelSignaturesPass
     for (NamedAttribute entry : signatures) {
       auto text = dyn_cast<StringAttr>(entry.getValue());
       if (!text)
-        return module.emitError("rnn-kernel-signatures: ")
-               << kSignatures << " holds a non-string for "
-               << entry.getName();
+        return rnn::emitErrorAt(module, "rnn-kernel-signatures: ")
+               << kSignatures << " holds a non-string for " << entry.getName();
       lines += "// rnnc.kernel " + entry.getName().str() + " " +
                text.getValue().str() + "\n";
     }

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -64,8 +65,9 @@ struct TileParallelLoopsPass
 
   void runOnOperation() override {
     if (blockSize < 1) {
-      getOperation()->emitError("rnn-tile-parallel-loops: block-size must be "
-                                "positive, got ")
+      rnn::emitErrorAt(getOperation(),
+                       "rnn-tile-parallel-loops: block-size must be "
+                       "positive, got ")
           << blockSize.getValue();
       return signalPassFailure();
     }
