@@ -95,6 +95,16 @@ def _gradients(ctx, grad_y, grad_states_n, ops):
             return backward(saved)
 
     if not torch.is_grad_enabled():
+        if _wrapped([grad_y, *grad_states_n]):
+            # The batched gradients of autograd's own vmap, which runs no
+            # vmap rule of an autograd.Function.
+            raise RNNCError(
+                "rnnc's backward takes no batched gradients "
+                "(torch.autograd.grad with is_grads_batched=True, "
+                "torch.autograd.functional.jacobian or hessian with "
+                "vectorize=True): use torch.func.jacrev or torch.func.vmap "
+                "over torch.func.vjp, which batch it, or one gradient per "
+                "call")
         return run()
     # create_graph=True or a torch.func transform: the gradients are
     # recorded as a function of every input (`_Backward`), so that

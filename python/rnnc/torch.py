@@ -60,7 +60,7 @@ if _torch_version(torch.__version__) < _TORCH_MIN:
 # laid out for the library (_arguments.py).
 from ._abi import _FLOATS, set_graph_replay  # noqa: E402
 from ._arguments import _CallArguments  # noqa: E402
-from ._autograd import _run  # noqa: E402
+from ._autograd import _run, _tracing  # noqa: E402
 from ._ops import _library_key, _library_of  # noqa: E402
 from ._ops import _request as _ops_request  # noqa: E402
 
@@ -214,16 +214,13 @@ class _RNNBase(_CallArguments, nn.Module):
                                 (f"weight_hh_l{k}", (gh, hidden_size)),
                                 (f"bias_ih_l{k}", (gh,)),
                                 (f"bias_hh_l{k}", (gh,))):
-                tensor = torch.empty(shape, dtype=dtype, device=device)
                 if self.bias or name.startswith("weight"):
-                    self.register_parameter(name, nn.Parameter(tensor))
-                else:
-                    # bias=False: the library adds zero biases (kept out of
-                    # the parameters and the state dict, as torch.nn has
-                    # none) and their gradients are dropped.
-                    self.register_buffer(name, tensor.zero_(),
-                                         persistent=False)
+                    self.register_parameter(name, nn.Parameter(torch.empty(
+                        shape, dtype=dtype, device=device)))
                 self._param_names.append(name)
+        # bias=False: the library adds zero biases (`_flat_params`), which
+        # are no state of the module, as torch.nn's has none.
+        self._zero_biases = {}
     def reset_parameters(self):
         bound = 1.0 / math.sqrt(self.hidden_size)
         for p in self.parameters():
@@ -231,7 +228,35 @@ class _RNNBase(_CallArguments, nn.Module):
 
     @property
     def _flat_params(self):
-        return [getattr(self, name) for name in self._param_names]
+        """The library's parameters, four per layer (`_param_names`); with
+        bias=False, zero biases of the weights' dtype and device in place
+        of the biases, whose gradients are dropped."""
+        if self.bias:
+            return [getattr(self, name) for name in self._param_names]
+        params = []
+        for k in range(self.num_layers):
+            w_ih = getattr(self, f"weight_ih_l{k}")
+            w_hh = getattr(self, f"weight_hh_l{k}")
+            zeros = self._zero_bias(w_hh)
+            params += [w_ih, w_hh, zeros, zeros]
+        return params
+
+    def _zero_bias(self, weight):
+        """Zeros of a bias of `weight`'s rows, dtype and device: made once
+        per dtype and device, except while a graph tool looks (whose
+        tensors are its own) or a CUDA graph is captured (whose
+        allocations are not to outlive it)."""
+        if weight is None:
+            return None
+        key = (weight.shape[0], weight.dtype, weight.device)
+        if (_tracing() or weight.device.type == "meta" or weight.is_cuda
+                and torch.cuda.is_current_stream_capturing()):
+            return torch.zeros(*key[:1], dtype=key[1], device=key[2])
+        zeros = self._zero_biases.get(key)
+        if zeros is None:
+            zeros = torch.zeros(*key[:1], dtype=key[1], device=key[2])
+            self._zero_biases[key] = zeros
+        return zeros
 
     @property
     def all_weights(self):
@@ -265,7 +290,12 @@ class _RNNBase(_CallArguments, nn.Module):
     def _dtype(self):
         """The element type of the parameters (float32 or float64; a
         module converted with .double() computes in float64)."""
-        dtype = self._flat_params[0].dtype
+        params = self._flat_params
+        for name, p in zip(self._param_names, params):
+            if not isinstance(p, torch.Tensor):
+                raise RNNCValueError(f"{name} is {type(p).__name__}, not a "
+                                     f"tensor")
+        dtype = params[0].dtype
         if dtype in (torch.bfloat16, torch.float16):
             how = ".half()" if dtype == torch.float16 else ".bfloat16()"
             raise RNNCValueError(f"rnnc supports float32 and float64 "
@@ -275,8 +305,11 @@ class _RNNBase(_CallArguments, nn.Module):
         if dtype not in _FLOATS:
             raise RNNCValueError(f"rnnc supports float32 and float64 "
                                  f"parameters, got {dtype}")
-        if any(p.dtype != dtype for p in self._flat_params):
-            raise RNNCValueError("the parameters have different dtypes")
+        for name, p in zip(self._param_names, params):
+            if p.dtype != dtype:
+                raise RNNCValueError(f"the parameters have different "
+                                     f"dtypes: {self._param_names[0]} is "
+                                     f"{dtype}, {name} {p.dtype}")
         return dtype
 
     @property

@@ -219,6 +219,81 @@ def test_functional_call_takes_the_given_parameters(cell):
         assert rel_err(g, g_ref) < 1e-5, name
 
 
+@pytest.mark.parametrize("cell", NN_CELLS)
+def test_without_biases_as_torch_nn_is_built(cell):
+    """bias=False holds what torch.nn's module holds, no buffers: built on
+    the meta device and made real (to_empty, reset_parameters), loaded
+    with assign=True from meta, and under functional_call(strict=True)
+    it gives torch.nn's bias=False results (zero biases, whatever memory
+    to_empty hands out)."""
+    I, H, L = 3, 4, 2
+    cls = getattr(rt, cell.upper())
+    ref_cls = getattr(torch.nn, cell.upper())
+    torch.manual_seed(0)
+    ref = ref_cls(I, H, L, bias=False)
+    x, h0, c0, _, _ = inputs(5, 2, I, H, L)
+    hx = state_of(cell, h0, c0)
+    with torch.no_grad():
+        want = ref(x, hx)[0]
+    with torch.device("meta"):
+        ours = cls(I, H, L, bias=False)
+    assert list(ours.named_buffers()) == list(ref.named_buffers()) == []
+    ours.to_empty(device="cpu")
+    ours.reset_parameters()
+    ours.load_state_dict(ref.state_dict())
+    with torch.no_grad():
+        assert rel_err(ours(x, hx)[0], want) < 1e-5
+    with torch.device("meta"):
+        ours = cls(I, H, L, bias=False)
+    ours.load_state_dict(ref.state_dict(), assign=True)
+    with torch.no_grad():
+        assert rel_err(ours(x, hx)[0], want) < 1e-5
+        y, _ = torch.func.functional_call(
+            ours, dict(ref.named_parameters()), (x, hx), strict=True)
+    assert rel_err(y, want) < 1e-5
+    # .double() through every parameter's .data: one dtype, as torch.nn.
+    for p in ours.parameters():
+        p.data = p.data.double()
+    with torch.no_grad():
+        y = ours(x.double(), state_of(cell, h0.double(), c0.double()))[0]
+    assert y.dtype == torch.float64 and rel_err(y, want.double()) < 1e-5
+
+
+def test_parameter_errors_name_the_parameter():
+    """A parameter set to None, or of another dtype than the rest, is an
+    error naming it."""
+    x = torch.randn(4, 2, 3)
+    lstm = rt.LSTM(3, 4, 2)
+    lstm.bias_hh_l1 = None
+    with pytest.raises(RNNCError, match="bias_hh_l1 is NoneType, not a "
+                                        "tensor"):
+        lstm(x)
+    lstm = rt.LSTM(3, 4, 2)
+    lstm.weight_hh_l1.data = lstm.weight_hh_l1.data.double()
+    with pytest.raises(RNNCError, match=re.escape(
+            "the parameters have different dtypes: weight_ih_l0 is "
+            "torch.float32, weight_hh_l1 torch.float64")):
+        lstm(x)
+
+
+@pytest.mark.parametrize("cell", NN_CELLS)
+def test_batched_gradients(cell):
+    """autograd's own batched gradients (is_grads_batched, a vectorized
+    jacobian), which run no vmap rule, are refused naming them and what
+    batches them; torch.func.jacrev gives torch.nn's jacobian."""
+    ours, ref = make_pair(cell, 3, 4, 2)
+    x = torch.randn(4, 2, 3, requires_grad=True)
+    with pytest.raises(RNNCError, match="is_grads_batched=True"):
+        torch.autograd.grad(ours(x)[0], x, torch.randn(3, 4, 2, 4),
+                            is_grads_batched=True)
+    with pytest.raises(RNNCError, match="torch.func.jacrev"):
+        torch.autograd.functional.jacobian(lambda a: ours(a)[0], x,
+                                           vectorize=True)
+    jacobian = torch.func.jacrev(lambda a: ours(a)[0])(x)
+    jacobian_ref = torch.func.jacrev(lambda a: ref(a)[0])(x)
+    assert rel_err(jacobian, jacobian_ref) < 1e-5
+
+
 # --------------------------------------------------------------------------
 # The compiled libraries
 # --------------------------------------------------------------------------

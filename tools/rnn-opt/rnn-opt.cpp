@@ -60,6 +60,7 @@ struct ChunkReportWriter : public rnn::MemoryReportWriter {
   }
   bool &anyFailed;
 };
+
 /// The shape of --rnn-memory-report-shape, "TxB" with T and B at least 1;
 /// nothing if it is malformed.
 std::optional<rnn::ReportShape> parseReportShape(llvm::StringRef text) {
