@@ -54,6 +54,10 @@ class _RNN(nn.Module):
     @nn.compact
     def __call__(self, carry, inputs, deterministic=None):
         self._check_sizes()
+        if not isinstance(inputs, (tuple, list)) or len(inputs) != 2:
+            raise RNNCTypeError(f"the inputs of {type(self).__name__} are "
+                                f"a pair (x, resets), as ScannedRNN's, got "
+                                f"{type(inputs).__name__}")
         x, resets = inputs
         cell = _cells.BY_NAME[self._cell]
         G, H = cell.gates, self.hidden_size

@@ -457,6 +457,22 @@ def _first_derivatives_only(config, primals, tangents):
                     "not available")
 
 
+@jax.custom_batching.custom_vmap
+def _mapped_first(tree):
+    """`tree`, with a vmapped array's mapped axis first, as `_inference`'s
+    vmap rule leaves its results. `_rnn`'s VJP forward gives the final
+    states so: JAX batches a custom_vjp under lax.scan and grad assuming
+    that its primal and its forward map the same axes of their outputs,
+    and permutes the state's gradient where they do not (a stack of layers
+    maps axis 1)."""
+    return tree
+
+
+@_mapped_first.def_vmap
+def _mapped_first_rule(size, in_batched, tree):
+    return tree, in_batched[0]
+
+
 # The entry points the VJP runs, whose derivatives are an error naming
 # what rnnc does not compute (rather than JAX's about the FFI call).
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
@@ -466,7 +482,8 @@ def _forward(config, params, x, is_init, state, reset, rng):
     lib = _library(config)
     out = _call(lib, "fwd", _inputs(lib, x, is_init, state, params, reset,
                                      rng))
-    return out[("y", None)], _stack(lib, out, "%s_n"), out[("saved", None)]
+    return _mapped_first((out[("y", None)], _stack(lib, out, "%s_n"),
+                          out[("saved", None)]))
 
 
 _forward.defjvp(_first_derivatives_only)
@@ -508,7 +525,7 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
         batch_first=False, platform=None):
     """Runs `cell`'s layers over `x` with resets at `is_init` (see the
     module's description); returns (y, state_n)."""
-    if cell not in _cells.BY_NAME:
+    if not isinstance(cell, str) or cell not in _cells.BY_NAME:
         raise RNNCValueError(f"unknown cell {cell!r} (the cells are "
                              f"{', '.join(_cells.NAMES)})")
     if storage is not None and not isinstance(storage, str):
@@ -520,10 +537,18 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if storage not in (None, "bf16"):
         raise RNNCValueError(f"storage must be None or 'bf16' (or "
                              f"jnp.bfloat16), got {storage!r}")
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) \
-            or not 0 <= dropout < 1:
+    # A Python or NumPy real number (a concrete JAX scalar too); a traced
+    # one cannot choose the library.
+    if isinstance(dropout, jax.core.Tracer):
+        raise RNNCValueError("dropout must be a concrete number: it is "
+                             "compiled into the library (make it a static "
+                             "argument of jit)")
+    if isinstance(dropout, (bool, np.bool_)) or np.ndim(dropout) != 0 or \
+            not np.issubdtype(np.asarray(dropout).dtype, np.number) or \
+            np.iscomplexobj(dropout) or not 0 <= float(dropout) < 1:
         raise RNNCValueError(f"dropout must be a probability in [0, 1), got "
                              f"{dropout!r}")
+    dropout = float(dropout)
     if dropout and rng is None:
         raise RNNCValueError("dropout needs rng, a jax.random key: the "
                              "masks are drawn from it")
@@ -550,6 +575,11 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     # No is_init: no step resets.
     is_init = jnp.zeros(x.shape[:2], jnp.bool_) if is_init is None else \
         jnp.asarray(is_init)
+    if is_init.shape != x.shape[:2] or is_init.dtype != jnp.bool_:
+        layout = "[B, T]" if batch_first else "[T, B]"
+        raise RNNCValueError(f"is_init must be bool {layout} = "
+                             f"{list(x.shape[:2])}, got {is_init.dtype} "
+                             f"{list(is_init.shape)}")
     if batch_first:
         x, is_init = jnp.swapaxes(x, 0, 1), jnp.swapaxes(is_init, 0, 1)
     dtype = _DTYPES.get(np.dtype(x.dtype))
@@ -559,9 +589,6 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
         raise RNNCValueError(f"bf16 storage needs float32 inputs and "
                              f"parameters, got {dtype}")
     T, B, I = x.shape
-    if is_init.shape != (T, B) or is_init.dtype != jnp.bool_:
-        raise RNNCValueError(f"is_init must be bool [T, B] = {[T, B]}, got "
-                             f"{is_init.dtype} {list(is_init.shape)}")
     state = tuple(jnp.asarray(s) for s in state)
     L, _, H = state[0].shape if state[0].ndim == 3 else (0, 0, 0)
     for name, s in zip(states, state):
@@ -669,7 +696,7 @@ def init_params(key, cell, input_size, hidden_size, num_layers=1,
                 dtype=jnp.float32):
     """Parameters of `cell`'s layers drawn from U(-1/sqrt(H), 1/sqrt(H)),
     as PyTorch initializes its recurrent layers, named as its state_dict."""
-    if cell not in _cells.BY_NAME:
+    if not isinstance(cell, str) or cell not in _cells.BY_NAME:
         raise RNNCValueError(f"unknown cell {cell!r} (the cells are "
                              f"{', '.join(_cells.NAMES)})")
     for name, size in (("input_size", input_size),

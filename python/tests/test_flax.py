@@ -203,8 +203,9 @@ def test_convert_refuses_other_trees():
 
 
 def test_module_sizes_and_carry_are_checked():
-    """Bad sizes of a module, and a carry other than its num_layers and
-    hidden_size, are one error naming them."""
+    """Bad sizes of a module, a carry other than its num_layers and
+    hidden_size, and inputs other than (x, resets) are one error naming
+    them."""
     x, resets = jnp.zeros((3, 2, 4)), jnp.zeros((3, 2), bool)
     key = jax.random.PRNGKey(0)
     for size, error, message in ((0, ValueError, "hidden_size must be "
@@ -225,3 +226,8 @@ def test_module_sizes_and_carry_are_checked():
     with pytest.raises(TypeError, match="tuple of 2 arrays"):
         rf.LSTM(hidden_size=5).init(key, (jnp.zeros((1, 2, 5)),),
                                     (x, resets))
+    # x alone, of T = 2 too (which would unpack into two steps).
+    for alone in (x, x[:2]):
+        with pytest.raises(TypeError, match=r"the inputs of GRU are a pair "
+                                             r"\(x, resets\)"):
+            gru.init(key, gru.initialize_carry(2), alone)

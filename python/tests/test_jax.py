@@ -281,6 +281,56 @@ def check_vmap_equals_a_loop(cell, place):
             assert np.array_equal(np.asarray(a[v]), np.asarray(b))
 
 
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("V", [2, 3])
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_grad_through_a_scan_of_vmapped_steps(cell, V, shared):
+    """A rollout differentiated through time: lax.scan over steps (T=1
+    calls), each a vmap over V seeds (shared or per-seed weights), with
+    the states carried. The gradients of the float64 reference in the
+    same scan, also where V equals L (where a permuted state gradient
+    would have the right shape)."""
+    steps, B, I, H, L = 4, 2, 3, 4, 2
+    cases = [case(cell, steps, B, I, H, L, jnp.float32, seed=v)
+             for v in range(V)]
+    stack = lambda *a: jnp.stack(a)  # noqa: E731
+    params, x, is_init, state, gy, gs = (
+        jax.tree_util.tree_map(stack, *[c[k] for c in cases])
+        for k in range(6))
+    if shared:
+        params = jax.tree_util.tree_map(lambda a: a[0], params)
+    # Time first: [steps, V, 1, B, ...].
+    x, is_init, gy = (jnp.moveaxis(a, 1, 0)[:, :, None] for a in
+                      (x, is_init, gy))
+
+    def loss(run, params, x, state):
+        def body(carry, inputs):
+            xt, it = inputs
+            y, carry = jax.vmap(run, in_axes=(None if shared else 0, 0, 0,
+                                              0))(params, xt, it, carry)
+            return carry, y
+        state_n, y = jax.lax.scan(body, state, (x, is_init))
+        total = (y * gy).sum()
+        for s in state_n:
+            total = total + (s * gs).sum()
+        return total
+
+    def ours(p, x, i, s):
+        return rj.rnn(p, x, i, s, cell=cell)
+
+    def ref(p, x, i, s):
+        return reference(cell, p, x, i, s)
+
+    got = jax.grad(functools.partial(loss, ours), argnums=(0, 1, 2))(
+        params, x, state)
+    want = jax.grad(functools.partial(loss, ref), argnums=(0, 1, 2))(
+        as64(params), as64(x), as64(state))
+    for a, b in zip(jax.tree_util.tree_leaves(got),
+                    jax.tree_util.tree_leaves(want)):
+        assert a.shape == b.shape
+        assert rel(a, b) < 1e-5
+
+
 @pytest.mark.parametrize("cell", ["lstm", "gru"])
 def test_dropout_masks_from_the_key(cell):
     """Dropout between layers with masks drawn from a jax.random key:
@@ -314,6 +364,13 @@ def test_dropout_masks_from_the_key(cell):
         assert rel(g, g_ref) < 1e-5
     again, _ = jax.jit(run)(params, x, is_init, state)
     assert np.array_equal(np.asarray(again), np.asarray(y))
+    # The probability as a NumPy or JAX scalar: the same call.
+    want, _ = rj.rnn(params, x, is_init, state, cell=cell,
+                     dropout=float(np.float32(p)), rng=key)
+    for q in (np.float32(p), jnp.float32(p)):
+        same, _ = rj.rnn(params, x, is_init, state, cell=cell, dropout=q,
+                         rng=key)
+        assert np.array_equal(np.asarray(same), np.asarray(want))
     other, _ = rj.rnn(params, x, is_init, state, cell=cell, dropout=p,
                       rng=jax.random.PRNGKey(8))
     assert not np.array_equal(np.asarray(other), np.asarray(y))
@@ -652,8 +709,15 @@ def test_bad_inputs_are_one_clear_error():
         rj.rnn(params, x, is_init, state, cell="rnn")
     with pytest.raises(TypeError, match=r"tuple of 2 arrays \(h, c\)"):
         rj.rnn(params, x, is_init, state[:1], cell="lstm")
+    with pytest.raises(ValueError, match="unknown cell \\['lstm'\\]"):
+        rj.rnn(params, x, is_init, state, cell=["lstm"])
     with pytest.raises(ValueError, match="is_init must be bool"):
         rj.rnn(params, x, is_init.astype(jnp.int32), state)
+    # Under batch_first, in the caller's layout.
+    with pytest.raises(ValueError, match=re.escape(
+            "is_init must be bool [B, T] = [2, 4], got bool [4, 2]")):
+        rj.rnn(params, jnp.swapaxes(x, 0, 1), is_init, state,
+               batch_first=True)
     with pytest.raises(ValueError, match="params must name"):
         rj.rnn({k: v for k, v in params.items() if k != "bias_hh_l0"}, x,
                is_init, state)
@@ -702,6 +766,13 @@ def test_bad_inputs_are_one_clear_error():
     with pytest.raises(ValueError, match=r"probability in \[0, 1\)"):
         rj.rnn(params, x, is_init, state, dropout=1.0,
                rng=jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match=r"probability in \[0, 1\), got "
+                                         r"'0.2'"):
+        rj.rnn(params, x, is_init, state, dropout="0.2",
+               rng=jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="dropout must be a concrete number"):
+        jax.jit(lambda p: rj.rnn(params, x, is_init, state, dropout=p,
+                                 rng=jax.random.PRNGKey(0)))(0.2)
     with pytest.raises(TypeError, match="rng must be a jax.random key"):
         rj.rnn(params, x, is_init, state, dropout=0.2, rng="seed")
     with pytest.raises(ValueError, match="runs on the platforms 'cpu', "
