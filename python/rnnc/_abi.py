@@ -38,6 +38,9 @@ def _buffer(tensor, arg, layer_count, device):
     if tuple(part.shape) != arg.shape:
         raise RNNCError(f"{arg.name} must have shape {list(arg.shape)}, got "
                         f"{list(part.shape)}")
+    if part.layout != torch.strided:
+        raise RNNCError(f"{arg.name} must be a dense (strided) tensor, got "
+                        f"{part.layout}")
     if not part.is_contiguous():
         raise RNNCError(f"{arg.name} is not contiguous; rnnc reads tensors "
                         f"in place (call .contiguous() if a copy is meant)")

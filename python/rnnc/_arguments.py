@@ -61,6 +61,9 @@ class _CallArguments:
                                 "the padded tensor, and is_init to start "
                                 "each sequence from a fresh state")
             raise RNNCTypeError(f"input must be a tensor, got {type(input)}")
+        if input.layout != torch.strided:
+            raise RNNCValueError(f"input must be a dense (strided) tensor, "
+                                 f"got {input.layout}")
         if input.dim() != 3:
             raise RNNCValueError(f"input must be 3-D ([T, B, I], or [B, T, I] "
                             f"with batch_first) or 2-D [T, I] (unbatched), "
@@ -175,9 +178,9 @@ class _CallArguments:
             return state.unsqueeze(1)
 
         if isinstance(is_init, torch.Tensor):
-            if is_init.dim() != 1:
+            if is_init.dim() != 1 or is_init.shape[0] != input.shape[0]:
                 raise RNNCValueError(f"is_init of an unbatched (2-D) input must "
-                                f"be 1-D [T], got shape "
+                                f"be 1-D [T] = [{input.shape[0]}], got shape "
                                 f"{list(is_init.shape)}")
             is_init = is_init.unsqueeze(col)
         if reset_state is not None:

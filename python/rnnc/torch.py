@@ -400,7 +400,10 @@ class _RNNBase(_CallArguments, nn.Module):
             states.append(self._state(c0, self._states[1] + "0", B, x.device,
                                       dtype, cast))
         resets, reset_to = self._reset_states(reset_state, T, B, dtype, cast)
-        params = self._flat_params
+        # A parameter that is not contiguous (a transposed or padded view)
+        # is copied, its gradient going back through the copy.
+        params = [p if p.layout != torch.strided or p.is_contiguous()
+                  else p.contiguous() for p in self._flat_params]
         inputs = [x, *states, *resets, *params]
         if B == 0:
             # No library runs to check each buffer's device.

@@ -277,6 +277,48 @@ def test_parameter_errors_name_the_parameter():
 
 
 @pytest.mark.parametrize("cell", NN_CELLS)
+def test_parameters_that_are_not_contiguous(cell):
+    """A parameter that is a transposed or padded view runs as torch.nn
+    runs it (copied for the call), and its gradient reaches it."""
+    ours, ref = make_pair(cell, 3, 4, 2)
+    for module in (ours, ref):
+        w = module.weight_hh_l0.detach()
+        module.weight_hh_l0 = torch.nn.Parameter(w.t().contiguous().t())
+        padded = torch.zeros(w.shape[0], w.shape[1] + 3)
+        padded[:, :w.shape[1]] = module.weight_hh_l1.detach()
+        module.weight_hh_l1 = torch.nn.Parameter(padded[:, :w.shape[1]])
+        assert not module.weight_hh_l0.is_contiguous()
+        assert not module.weight_hh_l1.is_contiguous()
+    x, h0, c0, gy, ghn = inputs(5, 2, 3, 4, 2)
+    y, _, grads = loss_and_grads(cell, ours, x, h0, c0, gy, ghn)
+    y_ref, _, grads_ref = loss_and_grads(cell, ref, x, h0, c0, gy, ghn)
+    assert rel_err(y, y_ref) < 1e-5
+    # Those of x, the states and every parameter.
+    assert len(grads) == len(grads_ref)
+    for g, g_ref in zip(grads, grads_ref):
+        assert rel_err(g, g_ref) < 1e-5
+
+
+def test_layout_and_unbatched_errors_name_the_tensor():
+    """A sparse input or parameter, and an unbatched input's is_init of
+    another length, are errors naming them."""
+    lstm = rt.LSTM(3, 4)
+    x = torch.randn(5, 2, 3)
+    with pytest.raises(RNNCError, match="input must be a dense \\(strided\\) "
+                                        "tensor, got torch.sparse_coo"):
+        lstm(x.to_sparse())
+    lstm.weight_hh_l0 = torch.nn.Parameter(lstm.weight_hh_l0.detach()
+                                           .to_sparse())
+    with pytest.raises(RNNCError, match="weight_hh_l0 must be a dense "
+                                        "\\(strided\\) tensor"):
+        lstm(x)
+    with pytest.raises(RNNCError, match=re.escape(
+            "is_init of an unbatched (2-D) input must be 1-D [T] = [5], got "
+            "shape [4]")):
+        rt.LSTM(3, 4)(x[:, 0], is_init=torch.zeros(4, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_batched_gradients(cell):
     """autograd's own batched gradients (is_grads_batched, a vectorized
     jacobian), which run no vmap rule, are refused naming them and what
