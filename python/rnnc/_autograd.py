@@ -95,9 +95,10 @@ def _gradients(ctx, grad_y, grad_states_n, ops):
             return backward(saved)
 
     if not torch.is_grad_enabled():
-        if _wrapped([grad_y, *grad_states_n]):
+        if not ops and _wrapped([grad_y, *grad_states_n]):
             # The batched gradients of autograd's own vmap, which runs no
-            # vmap rule of an autograd.Function.
+            # vmap rule of an autograd.Function (the ops' tracers, which
+            # have no storage either, come with `ops`).
             raise RNNCError(
                 "rnnc's backward takes no batched gradients "
                 "(torch.autograd.grad with is_grads_batched=True, "
