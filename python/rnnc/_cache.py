@@ -8,11 +8,13 @@ the entries."""
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import mmap
 import operator
 import os
+import platform
 import re
 import shutil
 import stat
@@ -259,14 +261,37 @@ def _tool_environment(compiler):
     return _native.environment() if compiler == _native.compiler() else {}
 
 
+@functools.lru_cache(maxsize=None)
+def _host_cpu():
+    """This machine's CPU as the code rnn-compile writes depends on it: the
+    instruction set extensions (/proc/cpuinfo's flags, hashed). rnn-compile
+    compiles for the CPU it runs on (AVX-512 where there is AVX-512), so
+    an entry is of one CPU's extensions: a CPU with fewer would fault on
+    it."""
+    flags = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    flags = " ".join(sorted(line.split(":", 1)[1].split()))
+                    break
+    except OSError:
+        pass
+    if flags is None:
+        flags = f"{platform.machine()} {platform.processor()}"
+    return hashlib.sha256(flags.encode()).hexdigest()
+
+
 def _compiler_identity(compiler, target):
     """(16 hex digits, what they were computed from) for the libraries
     `compiler` writes for `target`: the contents of rnn-compile and of the
-    runtime archives it links, not their paths."""
+    runtime archives it links, not their paths, and the CPU it compiles
+    for (`_host_cpu`)."""
     archives = _ARCHIVES[target]
     environ = {**os.environ, **_tool_environment(compiler)}
     digest, embedded = _digest(compiler, [name for _, name in archives])
-    parts = {"rnn-compile": {"path": compiler, "sha256": digest}}
+    parts = {"rnn-compile": {"path": compiler, "sha256": digest},
+             "cpu": {"sha256": _host_cpu()}}
     for variable, name in archives:
         path = environ.get(variable) or embedded.get(name)
         sha = None
@@ -684,11 +709,21 @@ def clear_cache(directory=None):
     return removed
 
 
+def _entry_cpu(directory):
+    """The CPU (`_host_cpu`) the entry's library was compiled for, as its
+    rnnc-entry.json records it (None: not recorded)."""
+    try:
+        with open(os.path.join(directory, _ENTRY_FILE)) as f:
+            return json.load(f)["compiler"]["cpu"]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _any_entry(request, primary, fallback, missing):
-    """The newest complete entry for `request` by any compiler, when no
-    compiler is found."""
+    """The newest complete entry for `request` by any compiler for this
+    CPU, when no compiler is found."""
     prefix = _request_hash(request) + "-"
-    complete, damaged = [], []
+    complete, damaged, other_cpu = [], [], []
     for root in _roots(primary, fallback):
         try:
             names = os.listdir(root)
@@ -698,7 +733,9 @@ def _any_entry(request, primary, fallback, missing):
             if name.startswith(prefix) and _ENTRY_NAME.fullmatch(name):
                 directory = os.path.join(root, name)
                 why = _inspect(directory)
-                if why is None:
+                if why is None and _entry_cpu(directory) != _host_cpu():
+                    other_cpu.append(directory)
+                elif why is None:
                     try:
                         complete.append((os.stat(os.path.join(
                             directory, "manifest.json")).st_mtime, directory))
@@ -710,10 +747,16 @@ def _any_entry(request, primary, fallback, missing):
         return max(complete)[1]
     if damaged:
         raise _damaged(*damaged[0], str(missing))
+    elsewhere = ""
+    if other_cpu:
+        elsewhere = (f" (it holds {other_cpu[0]}, compiled for another "
+                     f"CPU, whose instruction set extensions differ from "
+                     f"this one's)")
     raise RNNCError(f"{missing}; and {primary} holds no library for this "
-                    f"request ({_describe(request)}) to load without it "
-                    f"(rnnc.precompile or `python3 -m rnnc precompile` "
-                    f"fills a cache for a machine without the compiler)")
+                    f"request ({_describe(request)}) to load without it"
+                    f"{elsewhere} (rnnc.precompile or `python3 -m rnnc "
+                    f"precompile` on a machine of this CPU fills a cache "
+                    f"for a machine without the compiler)")
 
 
 def _describe(request):

@@ -24,7 +24,7 @@ import warnings
 
 import pytest
 
-from rnnc import library
+from rnnc import _cache, library
 from rnnc.library import RNNCError, compile_model
 
 # The package's source beside these tests (what ./dev.sh installs), which
@@ -301,6 +301,33 @@ def test_compiler_absent_loads_the_cached_library(cache, monkeypatch):
                                         r"library for this request.*"
                                         r"precompile"):
         compile_model("gru", 5, 2, 3, 3, 1)
+
+
+def test_entries_are_of_one_cpu(cache, monkeypatch):
+    """The code rnn-compile writes is for the CPU it runs on: an entry is
+    named by the CPU's extensions too (rnnc-entry.json records them), a
+    CPU of other extensions compiles its own, and without a compiler it
+    does not load another CPU's entry, which the error names."""
+    lib = compile_model(*GRU)
+    with open(os.path.join(lib.directory, "rnnc-entry.json")) as f:
+        recorded = json.load(f)["compiler"]["cpu"]["sha256"]
+    assert recorded == _cache._host_cpu()
+    other_cpu = lambda: "0" * 64  # noqa: E731
+    forget(monkeypatch)
+    monkeypatch.setattr(_cache, "_host_cpu", other_cpu)
+    other = compile_model(*GRU)
+    assert other.directory != lib.directory
+    assert len(entries(cache)) == 2
+    # A third CPU, without a compiler: neither entry is its.
+    shutil.rmtree(other.directory)
+    forget(monkeypatch)
+    monkeypatch.setattr(_cache, "_host_cpu", lambda: "1" * 64)
+    monkeypatch.setenv("RNNC_COMPILE", "/nonexistent/rnn-compile")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    no_compiles(monkeypatch)
+    with pytest.raises(RNNCError, match=re.escape(
+            f"it holds {lib.directory}, compiled for another CPU")):
+        compile_model(*GRU)
 
 
 def test_partial_entry_is_rebuilt(cache, monkeypatch):
