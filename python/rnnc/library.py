@@ -288,7 +288,7 @@ class Library:
         try:
             self._lib = ctypes.CDLL(path)
         except OSError as e:
-            raise RNNCError(f"cannot load {path}: {e}")
+            raise _DlopenError(f"cannot load {path}: {e}") from None
         try:
             self._bind(path)
         except BaseException:
@@ -628,7 +628,16 @@ def _used(library):
 
 
 class _LoadError(RNNCError):
-    """A library directory whose library does not load."""
+    """A library directory whose library does not load; `dlopen` when the
+    dynamic loader refused it."""
+
+    def __init__(self, message, dlopen=False):
+        super().__init__(message)
+        self.dlopen = dlopen
+
+
+class _DlopenError(RNNCError):
+    """A library file the dynamic loader refuses."""
 
 
 def _load(directory, device):
@@ -641,7 +650,7 @@ def _load(directory, device):
         try:
             library = Library(directory)
         except RNNCError as e:
-            raise _LoadError(str(e)) from None
+            raise _LoadError(str(e), isinstance(e, _DlopenError)) from None
         if device is not None:
             library.use_device(device)
         library._slot = slot
@@ -733,6 +742,15 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
         try:
             library = _load(directory, device)
         except _LoadError as e:
+            if e.dlopen and _inspect(directory) is None:
+                # The library is the file it was written as: what it needs
+                # (a shared library it links) is missing here, and another
+                # compile would write the same file. The entry is kept for
+                # the machines it serves.
+                raise RNNCError(f"{e} (the cache entry {directory} is "
+                                f"intact: its library is the file it was "
+                                f"written as, so this environment lacks "
+                                f"what it needs)") from None
             try:
                 failed = os.stat(directory).st_ino
             except OSError:

@@ -330,6 +330,31 @@ def test_entries_are_of_one_cpu(cache, monkeypatch):
         compile_model(*GRU)
 
 
+def test_intact_entry_that_does_not_load_is_kept(cache, monkeypatch):
+    """An entry whose library is the file it was written as but which the
+    dynamic loader refuses here (a shared library it needs is missing)
+    is an error saying so; the entry is neither compiled again nor
+    removed, as it serves the machines that have what it needs."""
+    lib = compile_model(*GRU)
+    inode = os.stat(lib.directory).st_ino
+    forget(monkeypatch)
+    real = library.ctypes.CDLL
+
+    def loader(path, *args, **kwargs):
+        if str(path).startswith(str(cache)):
+            raise OSError("libmissing.so.1: cannot open shared object "
+                          "file: No such file or directory")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(library.ctypes, "CDLL", loader)
+    no_compiles(monkeypatch)
+    with pytest.raises(RNNCError, match=r"libmissing\.so\.1.*the cache "
+                                        r"entry .* is intact"):
+        compile_model(*GRU)
+    assert os.stat(lib.directory).st_ino == inode
+    assert _cache._inspect(lib.directory) is None
+
+
 def test_partial_entry_is_rebuilt(cache, monkeypatch):
     """An entry without its manifest (an interrupted copy), with a
     library of another size or digest than rnnc-entry.json records, or
