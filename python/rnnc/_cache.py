@@ -557,18 +557,26 @@ def _roots(primary, fallback=True):
 _fallback_warned = False
 
 
+def _unwritable(directory):
+    """None when `directory` is (or is created as) a directory this
+    process can write entries to, else why not."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if os.access(directory, os.W_OK | os.X_OK):
+            return None
+        return "permission denied"
+    except OSError as e:
+        return e.strerror or str(e)
+
+
 def _writable_root(primary, fallback=True):
     """The cache directory new entries go to: `primary`, else (it cannot
     be created or written) the per-user temporary cache, with one warning
     per process."""
     global _fallback_warned
-    try:
-        os.makedirs(primary, exist_ok=True)
-        if os.access(primary, os.W_OK | os.X_OK):
-            return primary
-        reason = "permission denied"
-    except OSError as e:
-        reason = e.strerror or str(e)
+    reason = _unwritable(primary)
+    if reason is None:
+        return primary
     if not fallback:
         raise RNNCError(f"cannot write to the cache directory {primary}: "
                         f"{reason}")

@@ -806,9 +806,14 @@ def precompile(requests, directory=None, jobs=1):
     primary = os.path.abspath(directory) if directory else cache_dir()
 
     _cache.has_entry.known.clear()
+    # The cache to fill: the per-user temporary cache only in place of a
+    # default cache that cannot be written (an entry there does not fill
+    # a writable one).
+    fallback = directory is None and \
+        _cache._unwritable(primary) is not None
 
     def one(request):
-        return _entry(request, primary, fallback=directory is None)[0]
+        return _entry(request, primary, fallback=fallback)[0]
 
     if jobs > 1 and len(checked) > 1:
         from concurrent.futures import ThreadPoolExecutor

@@ -573,6 +573,24 @@ def test_precompile_then_load_without_compiler(tmp_path, monkeypatch,
 
 
 
+def test_precompile_fills_a_writable_default_cache(tmp_path, monkeypatch,
+                                                   compiler):
+    """precompile without a directory fills the default cache
+    (RNNC_CACHE_DIR) where it can be written, even with the entry in the
+    per-user temporary cache already."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    forget(monkeypatch)
+    fallback = library.precompile([GRU], directory=str(
+        tmp_path / f"rnnc-cache-{os.getuid()}"))[0]
+    os.chmod(os.path.dirname(fallback), 0o700)
+    assert _cache._fallback_root(create=False) == os.path.dirname(fallback)
+    image = tmp_path / "image"
+    monkeypatch.setenv("RNNC_CACHE_DIR", str(image))
+    dirs = library.precompile([GRU])
+    assert [os.path.dirname(d) for d in dirs] == [str(image)]
+    assert entries(image) == [os.path.basename(fallback)]
+
+
 def test_load_refuses_a_malformed_manifest(tmp_path, compiler):
     """A manifest.json that is not one rnn-compile writes is one
     RNNCError naming it, whatever part of it is wrong."""
