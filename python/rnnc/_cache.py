@@ -314,7 +314,8 @@ def _inspect(directory):
     try:
         with open(manifest) as f:
             text = json.load(f)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        # (A cache directory that is a file holds nothing.)
         if not os.path.lexists(directory):
             return _MISSING
         if not os.path.isdir(directory):

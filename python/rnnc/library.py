@@ -106,9 +106,12 @@ _DTYPE_BYTES = {"float32": 4, "float64": 8, "bool": 1, "uint8": 1, "int64": 8}
 def find_compiler():
     """Path of `rnn-compile`: the wheel's own, else `$RNNC_COMPILE`, else
     the one on PATH."""
-    path = _native.compiler() or os.environ.get("RNNC_COMPILE") or \
-        shutil.which("rnn-compile")
-    if not path or not os.access(path, os.X_OK):
+    given = os.environ.get("RNNC_COMPILE")
+    path = _native.compiler() or given or shutil.which("rnn-compile")
+    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        if path and path == given:
+            raise RNNCError(f"rnn-compile not found: RNNC_COMPILE={given} is "
+                            f"not an executable file")
         raise RNNCError(
             "rnn-compile not found: build rnnc (see its README) and put "
             "build/bin on PATH, or set RNNC_COMPILE to the tool's path")

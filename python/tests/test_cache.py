@@ -573,6 +573,28 @@ def test_precompile_then_load_without_compiler(tmp_path, monkeypatch,
 
 
 
+def test_cache_dir_that_is_a_file_falls_back(tmp_path, monkeypatch,
+                                             compiler):
+    """RNNC_CACHE_DIR naming a file is a cache that cannot be written: the
+    per-user temporary cache, with the warning naming RNNC_CACHE_DIR;
+    RNNC_COMPILE naming no executable file is named."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(_cache, "_fallback_warned", False)
+    forget(monkeypatch)
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    monkeypatch.setenv("RNNC_CACHE_DIR", str(afile))
+    with pytest.warns(RuntimeWarning, match="RNNC_CACHE_DIR"):
+        lib = compile_model(*GRU)
+    assert os.path.dirname(lib.directory) == str(
+        tmp_path / f"rnnc-cache-{os.getuid()}")
+    monkeypatch.setenv("RNNC_COMPILE", str(tmp_path))
+    with pytest.raises(RNNCError, match=re.escape(
+            f"rnn-compile not found: RNNC_COMPILE={tmp_path} is not an "
+            f"executable file")):
+        library.find_compiler()
+
+
 def test_precompile_fills_a_writable_default_cache(tmp_path, monkeypatch,
                                                    compiler):
     """precompile without a directory fills the default cache
