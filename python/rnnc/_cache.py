@@ -17,6 +17,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
@@ -464,10 +465,27 @@ def _compile(tmp, compiler, request):
         cmd.insert(-2, "--wavefront")
     run = subprocess.run(cmd, capture_output=True, text=True,
                          env={**os.environ, **_tool_environment(compiler)})
-    if run.returncode != 0:
-        message = run.stderr.strip().splitlines()
-        raise RNNCError(message[0] if message else
-                        f"rnn-compile exited {run.returncode}")
+    if run.returncode == 0:
+        return
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    crashed = run.returncode < 0 or run.returncode > 128 or \
+        any("PLEASE submit a bug report" in line for line in lines)
+    if lines and not crashed:
+        # A refusal: rnn-compile's one-line error.
+        raise RNNCError(lines[0])
+    status = run.returncode
+    how = f"exited {status}"
+    if status < 0 or status > 128:
+        number = -status if status < 0 else status - 128
+        try:
+            how += f" ({signal.Signals(number).name})"
+        except ValueError:
+            pass
+    last = next((line.strip() for line in reversed(lines)
+                 if "PLEASE submit" not in line and
+                 not line.lstrip().startswith(("#", "Stack dump"))), None)
+    raise RNNCError(f"rnn-compile {how} compiling {_describe(request)}"
+                    + (f"; its last words: {last}" if last else ""))
 
 
 def _build(directory, request, compiler, why=_MISSING, failed=None):
@@ -484,8 +502,15 @@ def _build(directory, request, compiler, why=_MISSING, failed=None):
 
     def fill(tmp):
         _compile(tmp, compiler, request)
-        with open(os.path.join(tmp, "manifest.json")) as f:
-            library = json.load(f)["library"]
+        manifest = os.path.join(tmp, "manifest.json")
+        try:
+            with open(manifest) as f:
+                library = json.load(f)["library"]
+            if not isinstance(library, str):
+                raise TypeError("\"library\" is not a file name")
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise RNNCError(f"{compiler} succeeded but wrote no usable "
+                            f"{manifest} ({type(e).__name__}: {e})") from None
         path = os.path.join(tmp, library)
         record = dict(file=library, bytes=os.path.getsize(path),
                       sha256=_digest(path)[0])

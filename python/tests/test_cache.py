@@ -573,6 +573,34 @@ def test_precompile_then_load_without_compiler(tmp_path, monkeypatch,
 
 
 
+def test_compiler_failures_are_named(cache, tmp_path, monkeypatch):
+    """A compiler that crashes is named with its exit status, signal, the
+    request and its last words (not LLVM's request for a bug report); one
+    that succeeds without a manifest is named, not the cache; neither
+    leaves an entry."""
+    def script(name, body):
+        path = tmp_path / name
+        path.write_text("#!/bin/sh\n" + body)
+        path.chmod(0o755)
+        return str(path)
+
+    crash = script("crash", "echo 'PLEASE submit a bug report to x' >&2\n"
+                            "echo 'rnn-compile: out of disk' >&2\n"
+                            "kill -BUS $$\n")
+    monkeypatch.setenv("RNNC_COMPILE", crash)
+    with pytest.raises(RNNCError, match=r"rnn-compile exited -7 \(SIGBUS\) "
+                                        r"compiling cell='gru', .*; its last "
+                                        r"words: rnn-compile: out of disk"):
+        compile_model(*GRU)
+    silent = script("silent", "exit 0\n")
+    monkeypatch.setenv("RNNC_COMPILE", silent)
+    with pytest.raises(RNNCError, match=r"silent succeeded but wrote no "
+                                        r"usable .*manifest.json"):
+        compile_model(*GRU)
+    assert not os.path.exists(cache) or entries(cache) == []
+    assert not os.path.exists(cache) or not leftovers(cache)
+
+
 def test_cache_dir_that_is_a_file_falls_back(tmp_path, monkeypatch,
                                              compiler):
     """RNNC_CACHE_DIR naming a file is a cache that cannot be written: the
