@@ -49,6 +49,8 @@ def _parse_request(text):
             raise library.RNNCError(f"expected key=value, got {item!r} in "
                                     f"{text!r}")
         value = value.strip()
+        if key in request:
+            raise library.RNNCError(f"{key} is given twice in {text!r}")
         if key in _NULLABLE and value.lower() in ("", "none", "null"):
             request[key] = None
             continue
@@ -140,9 +142,10 @@ def main(argv=None):
                     except ValueError as e:
                         raise library.RNNCError(f"{name}: not JSON: {e}") \
                             from None
-                if not isinstance(listed, list):
+                if not isinstance(listed, list) or \
+                        not all(isinstance(r, dict) for r in listed):
                     raise library.RNNCError(f"{name}: expected a JSON list "
-                                            f"of requests")
+                                            f"of requests (objects)")
                 requests.extend(listed)
             if not requests:
                 parser.error("no requests (give REQUEST or --file)")
@@ -150,7 +153,8 @@ def main(argv=None):
                                                 jobs=args.jobs):
                 print(directory)
         elif args.action == "dir":
-            print(args.cache_dir or library.cache_dir())
+            print(os.path.abspath(args.cache_dir) if args.cache_dir
+                  else library.cache_dir())
         elif args.action == "list":
             _list(args.cache_dir)
         else:

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import mmap
+import numbers
 import operator
 import os
 import platform
@@ -97,6 +98,10 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
     if seq_len is None:
         _check_dynamic(remat, wavefront)
     try:
+        given = (input_size, hidden_size, layers) + \
+            (shape if seq_len is not None else ())
+        if any(isinstance(n, bool) for n in given):
+            raise TypeError
         sizes = [operator.index(n) for n in (input_size, hidden_size, layers)]
         if seq_len is not None:
             shape = tuple(operator.index(n) for n in shape)
@@ -105,6 +110,9 @@ def _request(cell, seq_len, batch, input_size, hidden_size, layers,
                             f"{seq_len!r}, batch={batch!r}, input_size="
                             f"{input_size!r}, hidden_size={hidden_size!r}, "
                             f"layers={layers!r}")
+    if isinstance(dropout, bool) or \
+            not isinstance(dropout, numbers.Real):
+        raise RNNCTypeError(f"dropout must be a number, got {dropout!r}")
     return dict(zip(_REQUEST_FIELDS, [cell, *shape, *sizes, remat, target,
                                       chip, dtype, float(dropout), reset_to,
                                       storage, gemm_rows, wavefront,

@@ -556,7 +556,9 @@ def is_precompiled(**arguments):
     """Whether the cache holds a complete library for compile_model's
     `arguments` (by the compiler found, else by any), so that asking for it
     compiles nothing. Asked once per process for each request, until
-    precompile or clear_cache runs."""
+    precompile or clear_cache runs. `device` is ignored: one library
+    serves every device."""
+    arguments.pop("device", None)
     memo = tuple(sorted(arguments.items()))
     if memo not in _requests:
         request = _request(**arguments)
@@ -717,7 +719,9 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     # compiler rebuilt meanwhile is seen by the next process.
     environ = os.environ
     memo = (cell, seq_len, batch, input_size, hidden_size, layers, remat,
-            target, chip, device, dtype, float(dropout), reset_to, storage,
+            target, chip, device, dtype,
+            dropout if isinstance(dropout, (int, float)) else repr(dropout),
+            reset_to, storage,
             gemm_rows, wavefront, tuple(entries) if not isinstance(
                 entries, str) else entries, environ.get("RNNC_CACHE_DIR"),
             environ.get("HOME"), environ.get("RNNC_COMPILE"),

@@ -732,6 +732,27 @@ def test_command_line_fills_lists_and_clears(tmp_path, compiler):
     listed = tmp_path / "requests.json"
     listed.write_text("[{")
     assert f"{listed}: not JSON" in refused("--file", str(listed))
+    listed.write_text("[1]")
+    assert f"{listed}: expected a JSON list of requests (objects)" in \
+        refused("--file", str(listed))
+    assert "hidden_size is given twice" in refused(
+        "cell=gru,seq_len=4,batch=2,input_size=3,hidden_size=3,"
+        "hidden_size=4,layers=1")
+
+
+def test_request_arguments_of_the_wrong_type(cache):
+    """A bool as a size or a dropout that is no number is a TypeError
+    naming it (True is no size of 1); is_precompiled takes compile_model's
+    arguments, device included."""
+    with pytest.raises(TypeError, match="hidden_size=True"):
+        compile_model("gru", 4, 2, 3, True, 1)
+    with pytest.raises(TypeError, match="dropout must be a number, got "
+                                        "None"):
+        compile_model(*GRU, dropout=None)
+    arguments = dict(cell="gru", seq_len=4, batch=2, input_size=3,
+                     hidden_size=3, layers=1)
+    assert library.is_precompiled(**arguments, device=0) == \
+        library.is_precompiled(**arguments)
 
 
 def test_clear_cache_keeps_loaded_libraries(cache):
