@@ -44,6 +44,7 @@ import inspect
 import torch
 
 from . import torch as rnnc_torch
+from ._errors import RNNCValueError
 from .library import RNNCError
 
 try:
@@ -167,6 +168,10 @@ class RecurrentActorCriticPolicy(_policies.RecurrentActorCriticPolicy):
         h0, c0 = lstm_states
         n_seq, H = h0.shape[1], lstm.hidden_size
         x = features.reshape((n_seq, -1, lstm.input_size)).transpose(0, 1)
+        if episode_starts.numel() != features.shape[0]:
+            raise RNNCValueError(f"episode_starts must have one entry per "
+                                 f"observation ({features.shape[0]}), got "
+                                 f"{list(episode_starts.shape)}")
         starts = episode_starts.reshape((n_seq, -1)).transpose(0, 1)
         if not torch.all((starts == 0) | (starts == 1)):
             raise RNNCError("episode_starts must be 0 or 1: a start resets "

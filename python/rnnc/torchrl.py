@@ -352,9 +352,24 @@ class _RecurrentModule(TensorDictModuleBase):
         else:
             shaped = tensordict.reshape(-1).unsqueeze(-1)
         value = shaped[self.in_keys[0]]
+        rnn = self._rnn
+        if value.dim() != 3 or value.shape[-1] != rnn.input_size:
+            raise RNNCValueError(
+                f"{type(self).__name__}: {self.in_keys[0]} must be the "
+                f"tensordict's batch shape {list(shape)} and "
+                f"input_size={rnn.input_size} features, got "
+                f"{list(tensordict.get(self.in_keys[0]).shape)}")
         is_init = _is_init_of(shaped["is_init"], value, tensordict)
         stored = [shaped.get(key, None)
                   for key in self.in_keys[1:1 + self._states]]
+        for key, state in zip(self.in_keys[1:], stored):
+            if state is not None and tuple(state.shape[2:]) != (
+                    rnn.num_layers, rnn.hidden_size):
+                raise RNNCValueError(
+                    f"{type(self).__name__}: {key} must be the tensordict's "
+                    f"batch shape {list(shape)} and [num_layers, "
+                    f"hidden_size] = {[rnn.num_layers, rnn.hidden_size]}, "
+                    f"got {list(tensordict.get(key).shape)}")
         if any(s is None for s in stored) and \
                 any(s is not None for s in stored):
             raise RNNCError(f"{type(self).__name__}: the tensordict has "

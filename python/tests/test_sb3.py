@@ -10,6 +10,7 @@ Compiled libraries go to a fresh cache directory per test session
 """
 
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -411,6 +412,16 @@ def test_fractional_episode_start_raises():
     _, ours = policy_pair("critic_lstm")
     with pytest.raises(RNNCError, match="episode_starts"):
         ours(torch.zeros(2, 3), states(2, 0), torch.tensor([0.5, 0.]))
+
+
+def test_episode_starts_of_another_length_raise():
+    """One episode start per observation: more or fewer is an error naming
+    episode_starts and the count."""
+    _, ours = policy_pair("critic_lstm")
+    with pytest.raises(RNNCError, match=re.escape(
+            "episode_starts must have one entry per observation (4), got "
+            "[6]")):
+        ours(torch.zeros(4, 3), states(2, 0), torch.zeros(6))
 
 
 def test_recurrent_ppo_learns_cartpole_without_velocities(monkeypatch):

@@ -11,6 +11,8 @@ the collector test needs gymnasium.
 
 import math
 
+import re
+
 import pytest
 import torch
 
@@ -590,6 +592,29 @@ def test_recurrent_mode_needs_time_dimension():
                        "is_init": torch.zeros(1, dtype=torch.bool)}, [])
     with set_recurrent_mode(True), pytest.raises(RNNCError, match="0-d"):
         ours(data)
+
+
+def test_input_and_state_shapes_are_named():
+    """An input of other features, or stored states without their layer
+    dimension, are errors naming the key and the shape it must have, in
+    both modes."""
+    ours = rr.LSTMModule(I, H, num_layers=2, **KEYS)
+    data = make_data(ours, (B, T), pattern("random"), torch.float32)
+    wide = data.clone()
+    wide["x"] = torch.randn(B, T, 2, I)
+    flat = data.clone()
+    flat["recurrent_state_h"] = torch.randn(B, T, H)
+    for recurrent in (True, False):
+        with set_recurrent_mode(recurrent):
+            with pytest.raises(RNNCError, match=re.escape(
+                    f"x must be the tensordict's batch shape {[B, T]} and "
+                    f"input_size={I} features, got {[B, T, 2, I]}")):
+                ours(wide.clone())
+            with pytest.raises(RNNCError, match=re.escape(
+                    f"recurrent_state_h must be the tensordict's batch "
+                    f"shape {[B, T]} and [num_layers, hidden_size] = "
+                    f"{[2, H]}, got {[B, T, H]}")):
+                ours(flat.clone())
 
 
 def test_one_state_missing_refused():
