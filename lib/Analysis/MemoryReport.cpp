@@ -435,14 +435,16 @@ LogicalResult rnn::writeMemoryReports(Operation *module, StringRef reportFile,
     if (func.isExternal())
       continue;
     MemoryPlan plan(func);
-    if (!plan.isPlanned() && !plan.getSymbolic())
-      continue;
-    if (!plan.isPlanned() && !shape)
-      return rnn::emitErrorAt(func)
-             << "@" << func.getSymName()
-             << " is planned for every T and B: its memory report needs a "
-                "shape to evaluate the plan at (rnn-opt "
-                "--rnn-memory-report-shape=TxB)";
+    if (!plan.isPlanned()) {
+      if (!plan.getSymbolic())
+        continue;
+      if (!shape)
+        return rnn::emitErrorAt(func)
+               << "@" << func.getSymName()
+               << " is planned for every T and B: its memory report needs a "
+                  "shape to evaluate the plan at (rnn-opt "
+                  "--rnn-memory-report-shape=TxB)";
+    }
     std::optional<MemoryPlanReport> report = buildMemoryReport(plan, shape);
     if (!report)
       return rnn::emitErrorAt(func)

@@ -543,9 +543,8 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
         raise RNNCValueError("dropout must be a concrete number: it is "
                              "compiled into the library (make it a static "
                              "argument of jit)")
-    if isinstance(dropout, (bool, np.bool_)) or np.ndim(dropout) != 0 or \
-            not np.issubdtype(np.asarray(dropout).dtype, np.number) or \
-            np.iscomplexobj(dropout) or not 0 <= float(dropout) < 1:
+    if np.ndim(dropout) != 0 or np.asarray(dropout).dtype.kind not in "iuf" \
+            or not 0 <= float(dropout) < 1:
         raise RNNCValueError(f"dropout must be a probability in [0, 1), got "
                              f"{dropout!r}")
     dropout = float(dropout)

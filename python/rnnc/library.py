@@ -633,15 +633,10 @@ def _used(library):
 
 
 class _LoadError(RNNCError):
-    """A library directory whose library does not load; `dlopen` when the
-    dynamic loader refused it."""
-
-    def __init__(self, message, dlopen=False):
-        super().__init__(message)
-        self.dlopen = dlopen
+    """A library directory whose library does not load."""
 
 
-class _DlopenError(RNNCError):
+class _DlopenError(_LoadError):
     """A library file the dynamic loader refuses."""
 
 
@@ -654,8 +649,10 @@ def _load(directory, device):
     if library is None:
         try:
             library = Library(directory)
+        except _LoadError:
+            raise
         except RNNCError as e:
-            raise _LoadError(str(e), isinstance(e, _DlopenError)) from None
+            raise _LoadError(str(e)) from None
         if device is not None:
             library.use_device(device)
         library._slot = slot
@@ -749,7 +746,7 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
         try:
             library = _load(directory, device)
         except _LoadError as e:
-            if e.dlopen and _inspect(directory) is None:
+            if isinstance(e, _DlopenError) and _inspect(directory) is None:
                 # The library is the file it was written as: what it needs
                 # (a shared library it links) is missing here, and another
                 # compile would write the same file. The entry is kept for

@@ -249,13 +249,13 @@ class _RNNBase(_CallArguments, nn.Module):
         if weight is None:
             return None
         key = (weight.shape[0], weight.dtype, weight.device)
-        if (_tracing() or weight.device.type == "meta" or weight.is_cuda
-                and torch.cuda.is_current_stream_capturing()):
-            return torch.zeros(*key[:1], dtype=key[1], device=key[2])
-        zeros = self._zero_biases.get(key)
+        kept = not (_tracing() or weight.device.type == "meta" or
+                    weight.is_cuda and torch.cuda.is_current_stream_capturing())
+        zeros = self._zero_biases.get(key) if kept else None
         if zeros is None:
-            zeros = torch.zeros(*key[:1], dtype=key[1], device=key[2])
-            self._zero_biases[key] = zeros
+            zeros = torch.zeros(key[0], dtype=key[1], device=key[2])
+            if kept:
+                self._zero_biases[key] = zeros
         return zeros
 
     @property
