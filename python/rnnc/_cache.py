@@ -226,41 +226,46 @@ def _request_hash(request):
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-_digests = {}  # (path, device, inode, size, mtime) -> (sha256, embedded)
+_digests = {}  # (path, device, inode, size, mtime) -> sha256
+# (compiler, device, inode, size, mtime, archive variables) -> what
+# `compiler --print-identity` printed
+_printed_identities = {}
 
 
-# The runtime archives rnn-compile links: the variable that names one, else
-# the path built into rnn-compile.
-_ARCHIVES = {"cpu": [("RNNC_RUNTIME_LIB", "librnn_library_runtime.a")],
-             "cuda": [("RNNC_CUDA_RUNTIME_LIB",
-                       "librnn_library_cuda_runtime.a"),
-                      ("RNNC_RUNTIME_LIB", "librnn_library_runtime.a")]}
+# The runtime archives rnn-compile links: their keys in what
+# --print-identity prints and their names in an entry's record.
+_ARCHIVES = {"cpu": [("runtime_lib", "librnn_library_runtime.a")],
+             "cuda": [("cuda_runtime_lib", "librnn_library_cuda_runtime.a"),
+                      ("runtime_lib", "librnn_library_runtime.a")]}
 
 
-def _digest(path, embedded=()):
-    """The sha256 of the file at `path` and the absolute paths ending in
-    each of the file names `embedded` that it holds (as C strings), hashed
-    once per process for a file's inode, size and time."""
+def _stamp(path):
     st = os.stat(path)
-    stamp = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    known = _digests.get(stamp)
-    if known is None:
-        found = {}
+    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _digest(path):
+    """The sha256 of the file at `path`, hashed once per process for a
+    file's inode, size and time."""
+    stamp = _stamp(path)
+    digest = _digests.get(stamp)
+    if digest is None:
         with open(path, "rb") as f:
-            if st.st_size == 0:
+            if stamp[3] == 0:
                 digest = hashlib.sha256(b"").hexdigest()
             else:
                 with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
                     digest = hashlib.sha256(data).hexdigest()
-                    for name in embedded:
-                        end = data.find(b"/" + name.encode() + b"\0")
-                        if end >= 0:
-                            start = data.rfind(b"\0", 0, end) + 1
-                            text = data[start:end + 1 + len(name)]
-                            if text.startswith(b"/"):
-                                found[name] = os.fsdecode(text)
-        known = _digests[stamp] = (digest, found)
-    return known
+        _digests[stamp] = digest
+    return digest
+
+
+def _file_digest(path):
+    """`_digest`, or None where `path` cannot be read."""
+    try:
+        return _digest(path)
+    except OSError:
+        return None
 
 
 def _tool_environment(compiler):
@@ -268,6 +273,64 @@ def _tool_environment(compiler):
     the wheel's rnn-compile takes the wheel's archives, link kit and
     libdevice."""
     return _native.environment() if compiler == _native.compiler() else {}
+
+
+def _failure(run):
+    """(how the tool's `run` failed, as "exited -7 (SIGBUS)"; its last
+    words or None; its first line where it refused rather than crashed,
+    else None)."""
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    crashed = run.returncode < 0 or run.returncode > 128 or \
+        any("PLEASE submit a bug report" in line for line in lines)
+    status = run.returncode
+    how = f"exited {status}"
+    if status < 0 or status > 128:
+        number = -status if status < 0 else status - 128
+        try:
+            how += f" ({signal.Signals(number).name})"
+        except ValueError:
+            pass
+    last = next((line.strip() for line in reversed(lines)
+                 if "PLEASE submit" not in line and
+                 not line.lstrip().startswith(("#", "Stack dump"))), None)
+    return how, last, (lines[0] if lines and not crashed else None)
+
+
+def _printed_identity(compiler):
+    """What `compiler --print-identity` prints (rnn-compile.cpp): the
+    executable that runs, which differs from `compiler` where that is a
+    wrapper script, the LLVM version, the runtime archives' paths. Asked
+    once per process for a compiler's file and archive variables."""
+    environ = {**os.environ, **_tool_environment(compiler)}
+    key = (*_stamp(compiler), environ.get("RNNC_RUNTIME_LIB"),
+           environ.get("RNNC_CUDA_RUNTIME_LIB"))
+    known = _printed_identities.get(key)
+    if known is not None:
+        return known
+    try:
+        run = subprocess.run([compiler, "--print-identity"],
+                             capture_output=True, text=True, env=environ)
+    except OSError as e:
+        raise RNNCError(f"cannot run {compiler}: {e.strerror or e}") from None
+    printed = None
+    if run.returncode == 0:
+        try:
+            printed = json.loads(run.stdout)
+        except ValueError:
+            pass
+    fields = ("executable", "llvm", *(field for field, _ in _ARCHIVES["cuda"]))
+    if not isinstance(printed, dict) or not all(
+            isinstance(printed.get(field), str) for field in fields):
+        if run.returncode == 0:
+            said = "it printed no identity"
+        else:
+            how, last, refusal = _failure(run)
+            said = refusal or (f"{how}; its last words: {last}" if last
+                               else how)
+        raise RNNCError(f"{compiler} is not an rnn-compile of this rnnc: "
+                        f"{compiler} --print-identity: {said}")
+    _printed_identities[key] = printed
+    return printed
 
 
 @functools.lru_cache(maxsize=None)
@@ -293,26 +356,25 @@ def _host_cpu():
 
 def _compiler_identity(compiler, target):
     """(16 hex digits, what they were computed from) for the libraries
-    `compiler` writes for `target`: the contents of rnn-compile and of the
-    runtime archives it links, not their paths, and the CPU it compiles
-    for (`_host_cpu`)."""
-    archives = _ARCHIVES[target]
-    environ = {**os.environ, **_tool_environment(compiler)}
-    digest, embedded = _digest(compiler, [name for _, name in archives])
-    parts = {"rnn-compile": {"path": compiler, "sha256": digest},
-             "cpu": {"sha256": _host_cpu()}}
-    for variable, name in archives:
-        path = environ.get(variable) or embedded.get(name)
-        sha = None
-        if path:
-            path = os.path.abspath(path)
-            try:
-                sha = _digest(path)[0]
-            except OSError:
-                pass
-        parts[name] = {"path": path, "sha256": sha}
-    text = json.dumps([[name, part["sha256"]] for name, part in
-                       parts.items()])
+    `compiler` writes for `target`: the contents, not the paths, of
+    `compiler`, of the executable it runs where that differs (a wrapper
+    script's), and of the runtime archives it links; the version of the
+    LLVM it runs (a shared library in a build from source); the CPU it
+    compiles for (`_host_cpu`)."""
+    printed = _printed_identity(compiler)
+    parts = {"rnn-compile": {"path": compiler, "sha256": _digest(compiler)}}
+    executable = os.path.realpath(printed["executable"])
+    if executable != compiler:
+        parts["executable"] = {"path": executable,
+                               "sha256": _file_digest(executable)}
+    parts["llvm"] = {"version": printed["llvm"]}
+    parts["cpu"] = {"sha256": _host_cpu()}
+    for field, name in _ARCHIVES[target]:
+        path = printed[field] or None
+        parts[name] = {"path": path,
+                       "sha256": _file_digest(path) if path else None}
+    text = json.dumps([[name, part.get("sha256", part.get("version"))]
+                       for name, part in parts.items()])
     return hashlib.sha256(text.encode()).hexdigest()[:16], parts
 
 
@@ -357,7 +419,7 @@ def _inspect(directory):
     path = os.path.join(directory, library)
     try:
         size = os.path.getsize(path)
-        digest = _digest(path)[0] if size == record["bytes"] else None
+        digest = _digest(path) if size == record["bytes"] else None
     except OSError as e:
         return f"cannot read {path}: {e.strerror or e}"
     if size != record["bytes"]:
@@ -475,23 +537,10 @@ def _compile(tmp, compiler, request):
                          env={**os.environ, **_tool_environment(compiler)})
     if run.returncode == 0:
         return
-    lines = [line for line in run.stderr.splitlines() if line.strip()]
-    crashed = run.returncode < 0 or run.returncode > 128 or \
-        any("PLEASE submit a bug report" in line for line in lines)
-    if lines and not crashed:
+    how, last, refusal = _failure(run)
+    if refusal:
         # A refusal: rnn-compile's one-line error.
-        raise RNNCError(lines[0])
-    status = run.returncode
-    how = f"exited {status}"
-    if status < 0 or status > 128:
-        number = -status if status < 0 else status - 128
-        try:
-            how += f" ({signal.Signals(number).name})"
-        except ValueError:
-            pass
-    last = next((line.strip() for line in reversed(lines)
-                 if "PLEASE submit" not in line and
-                 not line.lstrip().startswith(("#", "Stack dump"))), None)
+        raise RNNCError(refusal)
     raise RNNCError(f"rnn-compile {how} compiling {_describe(request)}"
                     + (f"; its last words: {last}" if last else ""))
 
@@ -521,7 +570,7 @@ def _build(directory, request, compiler, why=_MISSING, failed=None):
                             f"{manifest} ({type(e).__name__}: {e})") from None
         path = os.path.join(tmp, library)
         record = dict(file=library, bytes=os.path.getsize(path),
-                      sha256=_digest(path)[0])
+                      sha256=_digest(path))
         with open(os.path.join(tmp, _ENTRY_FILE), "w") as f:
             json.dump({"abi_version": ABI_VERSION, "request": request,
                        "compiler": dict(identity=identity, **parts),

@@ -28,9 +28,12 @@ compiler:
 `<request>` is 32 hex digits of the sha256 of the ABI version and the
 request (cell, shape, remat, dtype, dropout, resets, storage, target,
 chip, GEMM block rows and wavefront); `<compiler>` is 16 hex digits of the
-sha256 of the contents of `rnn-compile` and of the runtime archives it
-links, so the same compiler at another path (a cache filled in a build
-image, used on a training node) finds the same entries. `rnnc-entry.json`
+sha256 of what `rnn-compile --print-identity` names: the contents of
+`rnn-compile`, of the program it runs where it is a wrapper script and of
+the runtime archives it links, the version of the LLVM it runs, and the
+CPU (`_cache._compiler_identity`); so the same compiler at another path (a
+cache filled in a build image, used on a training node) finds the same
+entries. `rnnc-entry.json`
 records the request, what the compiler's identity was computed from, and
 the library's size and sha256.
 The rule that chooses an entry:

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import textwrap
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -63,8 +64,14 @@ def forget(monkeypatch):
 
 
 def no_compiles(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"rnn-compile was run: {args}")
+    """Fails the test where rnn-compile compiles (it may tell its
+    identity)."""
+    run = subprocess.run
+
+    def refuse(cmd, *args, **kwargs):
+        if cmd[1:] == ["--print-identity"]:
+            return run(cmd, *args, **kwargs)
+        raise AssertionError(f"rnn-compile was run: {cmd}")
 
     monkeypatch.setattr(subprocess, "run", refuse)
 
@@ -101,11 +108,13 @@ def made(parent, name, mode):
 
 def counting_compiler(directory, real):
     """A wrapper of `real` that appends a line to `directory`/count for
-    each compile (a compiler of its own identity)."""
+    each compile, not for the question of its identity (a compiler of its
+    own identity)."""
     count = os.path.join(directory, "count")
     wrapper = os.path.join(directory, "rnn-compile")
     with open(wrapper, "w") as f:
-        f.write(f"#!/bin/sh\necho run >> '{count}'\nexec '{real}' \"$@\"\n")
+        f.write(f"#!/bin/sh\n[ \"$1\" = --print-identity ] || "
+                f"echo run >> '{count}'\nexec '{real}' \"$@\"\n")
     os.chmod(wrapper, 0o755)
     return wrapper, count
 
@@ -285,6 +294,52 @@ def test_copied_compiler_reuses_the_entry(cache, monkeypatch, shared,
     assert compiles(count) == 1
     assert other.directory != lib.directory
     assert len(entries(cache)) == 2
+
+
+def test_wrapper_entries_follow_the_compiler_it_runs(cache, monkeypatch,
+                                                    tmp_path, compiler):
+    """A wrapper script is named by its own contents and those of the
+    executable it runs (which rnn-compile --print-identity names): once
+    that executable changes, the wrapper compiles an entry of its own
+    rather than serving the old one's."""
+    real = tmp_path / "real-rnn-compile"
+    shutil.copy2(compiler, real)
+    wrapper, count = counting_compiler(str(tmp_path), str(real))
+    monkeypatch.setenv("RNNC_COMPILE", wrapper)
+    lib = compile_model(*GRU)
+    record = json.loads((Path(lib.directory) / "rnnc-entry.json").read_text())
+    assert record["compiler"]["executable"]["path"] == str(real)
+    forget(monkeypatch)
+    assert compile_model(*GRU).directory == lib.directory
+    assert compiles(count) == 1
+    # Another build of the compiler, runnable as the first.
+    with open(real, "ab") as f:
+        f.write(b"\0rebuilt")
+    forget(monkeypatch)
+    again = compile_model(*GRU)
+    assert compiles(count) == 2
+    assert again.directory != lib.directory
+    assert len(entries(cache)) == 2
+
+
+def test_compiler_without_an_identity_is_named(cache, monkeypatch,
+                                               tmp_path):
+    """A compiler that cannot say what it runs (another program, an
+    rnn-compile of an older rnnc) is named before it compiles anything."""
+    other = tmp_path / "rnn-compile"
+    other.write_text("#!/bin/sh\necho \"rnn-compile: Unknown command line "
+                     "argument '$1'.\" >&2\nexit 2\n")
+    other.chmod(0o755)
+    monkeypatch.setenv("RNNC_COMPILE", str(other))
+    with pytest.raises(RNNCError, match=re.escape(
+            f"{other} is not an rnn-compile of this rnnc: {other} "
+            f"--print-identity: rnn-compile: Unknown command line argument "
+            f"'--print-identity'.")):
+        compile_model(*GRU)
+    other.write_text("#!/bin/sh\necho '{}'\n")
+    with pytest.raises(RNNCError, match="it printed no identity"):
+        compile_model(*GRU)
+    assert not os.path.exists(cache) or entries(cache) == []
 
 
 def test_compiler_absent_loads_the_cached_library(cache, monkeypatch):
@@ -578,9 +633,13 @@ def test_compiler_failures_are_named(cache, tmp_path, monkeypatch):
     request and its last words (not LLVM's request for a bug report); one
     that succeeds without a manifest is named, not the cache; neither
     leaves an entry."""
+    real = library.find_compiler()
+
     def script(name, body):
+        # The real compiler tells the identity.
         path = tmp_path / name
-        path.write_text("#!/bin/sh\n" + body)
+        path.write_text(f"#!/bin/sh\n[ \"$1\" = --print-identity ] && "
+                        f"exec '{real}' \"$1\"\n" + body)
         path.chmod(0o755)
         return str(path)
 

@@ -478,11 +478,17 @@ std::unique_ptr<Linker> LinkFlags::createLinker() const {
       flagOrEnv(linkKit, "RNNC_LINK_KIT", RNN_LINK_KIT));
 }
 
+std::string LinkFlags::archive(bool cuda) const {
+  return cuda ? flagOrEnv(cudaRuntimeLib, "RNNC_CUDA_RUNTIME_LIB",
+                          RNN_CUDA_RUNTIME_ARCHIVE)
+              : flagOrEnv(runtimeLib, "RNNC_RUNTIME_LIB", RNN_RUNTIME_ARCHIVE);
+}
+
 llvm::Expected<std::vector<std::string>> LinkFlags::archives(bool cuda) const {
   std::vector<std::string> paths;
   auto add = [&](llvm::StringRef what, const cl::opt<std::string> &flag,
-                 const char *env, llvm::StringRef built) -> llvm::Error {
-    std::string path = flagOrEnv(flag, env, built);
+                 const char *env, bool ofCUDA) -> llvm::Error {
+    std::string path = archive(ofCUDA);
     if (path.empty() || !llvm::sys::fs::exists(path))
       return refuse("no " + what + " archive" +
                     (path.empty() ? "" : " at " + path) + " (give --" +
@@ -492,11 +498,10 @@ llvm::Expected<std::vector<std::string>> LinkFlags::archives(bool cuda) const {
   };
   if (cuda)
     if (llvm::Error error = add("rnnc CUDA runtime", cudaRuntimeLib,
-                                "RNNC_CUDA_RUNTIME_LIB",
-                                RNN_CUDA_RUNTIME_ARCHIVE))
+                                "RNNC_CUDA_RUNTIME_LIB", true))
       return std::move(error);
-  if (llvm::Error error = add("rnnc runtime", runtimeLib, "RNNC_RUNTIME_LIB",
-                              RNN_RUNTIME_ARCHIVE))
+  if (llvm::Error error =
+          add("rnnc runtime", runtimeLib, "RNNC_RUNTIME_LIB", false))
     return std::move(error);
   return paths;
 }

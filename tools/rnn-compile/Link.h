@@ -85,6 +85,9 @@ struct LinkFlags {
   /// the cuda target): each the flag's, else its variable's, else the
   /// build's; an error naming the flag if one does not exist.
   llvm::Expected<std::vector<std::string>> archives(bool cuda) const;
+  /// The path of the rnnc runtime archive (`cuda`: the CUDA runtime's)
+  /// they choose, as `archives` does, existing or not; "" where none.
+  std::string archive(bool cuda) const;
 };
 
 } // namespace compile

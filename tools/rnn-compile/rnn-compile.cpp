@@ -34,6 +34,10 @@
 // exit 2; DIR gets its files only when everything succeeded (each written under
 // a temporary name and renamed, the manifest last).
 //
+// `rnn-compile --print-identity` prints, as JSON, what its libraries depend
+// on besides the flags and the model (the executable, LLVM's version, the
+// runtime archives), which rnnc's compile cache names a compiler by.
+//
 // This file holds the flags and the compile stages; Link.cpp the object
 // and the link, Manifest.cpp the manifest, and lib/Driver what rnn-run
 // shares.
@@ -56,9 +60,12 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm-c/Core.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/TargetSelect.h"
 
 using namespace mlir;
@@ -83,6 +90,12 @@ static cl::list<std::string>
                      "all four); each costs its share of the compile"),
             cl::value_desc("KIND,..."), cl::cat(category));
 static LinkFlags linkFlags(category);
+static cl::opt<bool> printIdentity(
+    "print-identity",
+    cl::desc("Print, as JSON, what the libraries this rnn-compile writes "
+             "depend on besides its flags and model (its executable, the "
+             "LLVM it runs, the runtime archives it links), and exit"),
+    cl::cat(category));
 
 /// Each entry point kind and the suffix of its function's name.
 static constexpr std::pair<const char *, const char *> kEntryKinds[] = {
@@ -97,6 +110,35 @@ static constexpr std::pair<const char *, const char *> kEntryKinds[] = {
 static void check(llvm::Error error, int code = 2) {
   if (error)
     fail(llvm::toString(std::move(error)), code);
+}
+
+/// Prints --print-identity's object: "executable", the absolute path of
+/// the program running (a wrapper script execs it), "llvm", the version of
+/// the LLVM it runs (a shared library in a build from source), and
+/// "runtime_lib" and "cuda_runtime_lib", the absolute paths of the archives
+/// it links as this environment chooses them ("" where none). A compile
+/// cache names a compiler by their contents.
+static void printIdentityAndExit() {
+  auto absolute = [](llvm::StringRef given) {
+    llvm::SmallString<256> path(given);
+    if (!path.empty())
+      (void)llvm::sys::fs::make_absolute(path);
+    return std::string(path);
+  };
+  unsigned major, minor, patch;
+  LLVMGetVersion(&major, &minor, &patch);
+  llvm::json::OStream json(llvm::outs());
+  json.object([&] {
+    json.attribute("executable", llvm::sys::fs::getMainExecutable(
+                                     nullptr, reinterpret_cast<void *>(&fail)));
+    json.attribute("llvm",
+                   llvm::formatv("{0}.{1}.{2}", major, minor, patch).str());
+    json.attribute("runtime_lib", absolute(linkFlags.archive(false)));
+    json.attribute("cuda_runtime_lib", absolute(linkFlags.archive(true)));
+  });
+  llvm::outs() << "\n";
+  llvm::outs().flush();
+  std::exit(0);
 }
 
 /// Refuses, naming them, flags that are missing, unknown or inconsistent;
@@ -286,6 +328,8 @@ int main(int argc, char **argv) {
           argc, argv, "rnnc: compile a model into a shared library\n");
       !error.empty())
     fail(error);
+  if (printIdentity)
+    printIdentityAndExit();
   DialectRegistry registry;
   mlir::rnn::registerAllDialects(registry);
   // The pipelines by name: rnn-rematerialize runs its predict-pipeline.
