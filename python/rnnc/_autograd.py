@@ -299,6 +299,15 @@ def _key_at(key, batch):
     return json.dumps(request, sort_keys=True, separators=(",", ":"))
 
 
+def _vmapped():
+    """Whether a torch.func.vmap is running (its interpreter is on
+    functorch's stack): a module that drops draws its seed before its
+    call reaches the vmap rule, and vmap refuses or batches that draw."""
+    stack = torch._C._functorch.get_interpreter_stack() or ()
+    return any(interpreter.key() == torch._C._functorch.TransformType.Vmap
+               for interpreter in stack)
+
+
 def _no_dropout_under_vmap(rng):
     if rng is not None:
         raise RNNCValueError("rnnc's dropout does not run under "

@@ -7,6 +7,7 @@ clearing of a cache. rnnc.library
 the entries."""
 
 import contextlib
+import errno
 import fcntl
 import functools
 import hashlib
@@ -189,7 +190,7 @@ def serves_every_shape(remat, target, wavefront):
     device, and awaits a check on a GPU), without a wavefront (its blocks
     are known for a static shape only), under a remat policy of one plan.
     A budget's library of every shape carries a variant per plan (13 of
-    them, about 35 times one plan's compile), each call running the one
+    them, about 25 times one plan's compile), each call running the one
     its shape lets the budget choose: rnnc.torch compiles a budget's plan
     per shape instead, a second each, unless the cache holds that library
     (rnnc.precompile with seq_len=None, batch=None; is_precompiled)."""
@@ -626,11 +627,12 @@ def _fallback_root(create):
     return None
 
 
-def _roots(primary, fallback=True):
+def _roots(primary, fallback=True, listing=False):
     """The cache directories to look in: `primary`, then the per-user
-    temporary cache where it exists."""
+    temporary cache where it exists and stands in for `primary`, which
+    cannot be written (always, when `listing`)."""
     roots = [primary]
-    if fallback:
+    if fallback and (listing or _unwritable(primary, create=False)):
         extra = _fallback_root(create=False)
         if extra and extra != primary:
             roots.append(extra)
@@ -640,23 +642,53 @@ def _roots(primary, fallback=True):
 _fallback_warned = False
 
 
-def _unwritable(directory):
-    """None when `directory` is (or is created as) a directory this
-    process can write entries to, else why not."""
+def _unwritable(directory, create=True):
+    """None when `directory` is (or is created as, or where not `create`
+    could be created as) a directory this process can write entries to,
+    else why not."""
+    if not create:
+        probe = directory
+        while not os.path.lexists(probe) and os.path.dirname(probe) != probe:
+            probe = os.path.dirname(probe)
+        if not os.path.isdir(probe):
+            return os.strerror(errno.ENOTDIR)
+        return None if os.access(probe, os.W_OK | os.X_OK) else \
+            os.strerror(errno.EACCES)
     try:
         os.makedirs(directory, exist_ok=True)
         if os.access(directory, os.W_OK | os.X_OK):
             return None
-        return "permission denied"
+        return os.strerror(errno.EACCES)
     except OSError as e:
         return e.strerror or str(e)
+
+
+def _warn_of_fallback(primary, reason, root):
+    """The one warning per process that entries are in the per-user
+    temporary cache `root`, as `primary` cannot be written."""
+    global _fallback_warned
+    if not _fallback_warned:
+        _fallback_warned = True
+        warnings.warn(
+            f"rnnc: the cache directory {primary} cannot be written "
+            f"({reason}); compiled libraries go to {root} instead. Set "
+            f"RNNC_CACHE_DIR to a writable directory to keep them there.",
+            RuntimeWarning, stacklevel=4)
+
+
+def _served(directory, primary):
+    """`directory`, an entry found in a root of `_roots(primary)`, with the
+    fallback's warning where it is the per-user temporary cache's."""
+    root = os.path.dirname(directory)
+    if root != primary:
+        _warn_of_fallback(primary, _unwritable(primary, create=False), root)
+    return directory
 
 
 def _writable_root(primary, fallback=True):
     """The cache directory new entries go to: `primary`, else (it cannot
     be created or written) the per-user temporary cache, with one warning
     per process."""
-    global _fallback_warned
     reason = _unwritable(primary)
     if reason is None:
         return primary
@@ -664,13 +696,7 @@ def _writable_root(primary, fallback=True):
         raise RNNCError(f"cannot write to the cache directory {primary}: "
                         f"{reason}")
     root = _fallback_root(create=True)
-    if not _fallback_warned:
-        _fallback_warned = True
-        warnings.warn(
-            f"rnnc: the cache directory {primary} cannot be written "
-            f"({reason}); compiled libraries go to {root} instead. Set "
-            f"RNNC_CACHE_DIR to a writable directory to keep them there.",
-            RuntimeWarning, stacklevel=2)
+    _warn_of_fallback(primary, reason, root)
     return root
 
 
@@ -690,7 +716,7 @@ def _listings(directory):
     """(root, sorted names) of `directory`, or of compile_model's cache and
     the per-user temporary cache; roots that do not exist are skipped."""
     roots = [os.path.abspath(directory)] if directory else \
-        _roots(cache_dir())
+        _roots(cache_dir(), listing=True)
     for root in roots:
         try:
             names = sorted(os.listdir(root))
@@ -835,7 +861,7 @@ def _any_entry(request, primary, fallback, missing):
                 elif why is not _MISSING:
                     damaged.append((directory, why))
     if complete:
-        return max(complete)[1]
+        return _served(max(complete)[1], primary)
     if damaged:
         raise _damaged(*damaged[0], str(missing))
     elsewhere = ""

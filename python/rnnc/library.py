@@ -55,9 +55,10 @@ library of another size or digest than it was written with, or no
 `rnnc-entry.json`) is moved aside and compiled again; when it cannot be (no
 compiler, or no right to replace it) an `RNNCError` names it and says how
 to remove it. A cache directory that cannot be written is replaced, for
-the entries to write, by a per-user temporary cache
+the entries to write and to load, by a per-user temporary cache
 (`<tmp>/rnnc-cache-<uid>`, mode 0700), with one warning per process naming
-`RNNC_CACHE_DIR`. `precompile` fills a cache for a list of requests,
+`RNNC_CACHE_DIR`; while the cache directory can be written, it is not
+looked in. `precompile` fills a cache for a list of requests,
 `load` loads a library directory directly, and `clear_cache` empties a
 cache (`python3 -m rnnc precompile|cache` from a shell).
 
@@ -90,7 +91,7 @@ from ._cache import (ABI_VERSION, DYNAMIC_ABI_VERSION,  # noqa: F401
                      # (_check_schedule for rnnc.torch, _inspect for tests)
                      _REQUEST_FIELDS, _build, _check_schedule, check_remat,
                      _compiler_identity, _damaged, _inspect,
-                     _move_aside, _request, _request_hash, _roots,
+                     _move_aside, _request, _request_hash, _roots, _served,
                      _writable_root, _any_entry, cache_dir,
                      cache_entries, clear_cache, serves_every_shape)
 from ._errors import RNNCError, RNNCTypeError, RNNCValueError
@@ -543,7 +544,7 @@ def _entry(request, primary, fallback=True):
         directory = os.path.join(root, name)
         why = _inspect(directory)
         if why is None:
-            return directory, compiler
+            return _served(directory, primary), compiler
         if why is not _MISSING:
             return _build(directory, request, compiler, why), compiler
     directory = os.path.join(_writable_root(primary, fallback), name)
@@ -689,8 +690,8 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     """The library of a preset model, compiled on first use and cached.
     `seq_len` and `batch` None (both) ask for one library of every
     sequence length and batch size, run at a shape through
-    `Library.at(T, B)`: without a wavefront, with remat "none" or
-    "gates".
+    `Library.at(T, B)`: without a wavefront, under any remat policy (a
+    budget's carries a variant per plan and chooses one per call).
     `cell` is a cell of the rnn dialect (lstm, gru, mgu, cifg; rnn-compile
     refuses another, listing them). `dtype` is the element type of its
     float tensors: float32, or float64 (the cpu target only). With `dropout` > 0 the training entry points

@@ -60,7 +60,8 @@ if _torch_version(torch.__version__) < _TORCH_MIN:
 # laid out for the library (_arguments.py).
 from ._abi import _FLOATS, set_graph_replay  # noqa: E402
 from ._arguments import _CallArguments  # noqa: E402
-from ._autograd import _run, _tracing  # noqa: E402
+from ._autograd import (_no_dropout_under_vmap, _run,  # noqa: E402
+                        _tracing, _vmapped)
 from ._ops import _library_key, _library_of  # noqa: E402
 from ._ops import _request as _ops_request  # noqa: E402
 
@@ -452,6 +453,9 @@ class _RNNBase(_CallArguments, nn.Module):
                                   device=x.device),
                     torch.zeros(1, dtype=torch.int64, device=x.device)])
             else:
+                if _vmapped():
+                    # Before the draw, which vmap refuses in its own words.
+                    _no_dropout_under_vmap(True)
                 rng = torch.zeros(2, dtype=torch.int64, device=x.device)
                 rng[0].random_()
         grad = torch.is_grad_enabled() and any(t.requires_grad

@@ -560,10 +560,12 @@ def test_unwritable_cache_falls_back_with_one_warning(other_account, shared,
     st = os.stat(fallback)
     assert st.st_uid == OTHER_UID and stat.S_IMODE(st.st_mode) == 0o700
     assert os.listdir(readonly) == []
-    # The next process finds them there, compiles nothing, warns nothing.
-    again = run_child(other_account, [GRU], env)
-    assert again == {"directories": theirs["directories"][:1],
-                     "warnings": []}
+    # The next process finds them there and compiles nothing; the cache
+    # directory still cannot be written, which it says once.
+    again = run_child(other_account, [GRU, ("gru", 5, 2, 3, 3, 1)], env)
+    assert again["directories"] == theirs["directories"]
+    assert again["warnings"] == [warning]
+    assert os.listdir(readonly) == []
 
 
 def test_loaded_libraries_are_bounded(cache, monkeypatch):
@@ -680,6 +682,44 @@ def test_cache_dir_that_is_a_file_falls_back(tmp_path, monkeypatch,
             f"rnn-compile not found: RNNC_COMPILE={tmp_path} is not an "
             f"executable file")):
         library.find_compiler()
+
+
+def test_temporary_cache_stands_in_only_for_an_unwritable_one(
+        tmp_path, monkeypatch, compiler):
+    """The per-user temporary cache serves only while the cache directory
+    cannot be written, with the warning each time a process uses it; a
+    cache directory that can be written gets its own entries."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    forget(monkeypatch)
+    monkeypatch.setattr(_cache, "_fallback_warned", False)
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    monkeypatch.setenv("RNNC_CACHE_DIR", str(afile / "cache"))
+    with pytest.warns(RuntimeWarning, match="RNNC_CACHE_DIR"):
+        lib = compile_model(*GRU)
+    fallback = str(tmp_path / f"rnnc-cache-{os.getuid()}")
+    assert os.path.dirname(lib.directory) == fallback
+    forget(monkeypatch)
+    monkeypatch.setattr(_cache, "_fallback_warned", False)
+    with monkeypatch.context() as m:
+        no_compiles(m)
+        with pytest.warns(RuntimeWarning, match=re.escape(
+                f"the cache directory {afile / 'cache'} cannot be written "
+                f"(Not a directory); compiled libraries go to {fallback}")):
+            assert compile_model(*GRU).directory == lib.directory
+    writable = tmp_path / "writable"
+    monkeypatch.setenv("RNNC_CACHE_DIR", str(writable))
+    forget(monkeypatch)
+    monkeypatch.setattr(_cache, "_fallback_warned", False)
+    monkeypatch.setattr(_cache.has_entry, "known", {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not library.is_precompiled(**dict(zip(
+            ("cell", "seq_len", "batch", "input_size", "hidden_size",
+             "layers"), GRU)))
+        mine = compile_model(*GRU)
+    assert os.path.dirname(mine.directory) == str(writable)
+    assert entries(writable) == [os.path.basename(lib.directory)]
 
 
 def test_precompile_fills_a_writable_default_cache(tmp_path, monkeypatch,

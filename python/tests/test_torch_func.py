@@ -254,7 +254,21 @@ def test_unsupported_transforms_are_clear_errors():
         torch.func.grad(lambda x: torch.func.grad(
             lambda x: ours(x)[0].sum())(x).square().sum())(x)
     dropping = rt.LSTM(I, H, L, dropout=0.5).double()
+    # In every randomness mode, also under grad, and with the weights
+    # mapped rather than the input.
+    for randomness in ("error", "same", "different"):
+        with pytest.raises(RNNCError, match="dropout does not run under "
+                                            "torch.func.vmap"):
+            torch.func.vmap(lambda x: dropping(x)[0],
+                            randomness=randomness)(
+                torch.randn(N, T, B, I, dtype=torch.float64))
     with pytest.raises(RNNCError, match="dropout does not run under "
                                         "torch.func.vmap"):
-        torch.func.vmap(lambda x: dropping(x)[0], randomness="same")(
+        torch.func.vmap(torch.func.grad(lambda x: dropping(x)[0].sum()))(
             torch.randn(N, T, B, I, dtype=torch.float64))
+    params = {k: torch.stack([v] * N) for k, v in
+              dropping.named_parameters()}
+    with pytest.raises(RNNCError, match="dropout does not run under "
+                                        "torch.func.vmap"):
+        torch.func.vmap(lambda p: torch.func.functional_call(
+            dropping, p, (x,))[0])(params)
