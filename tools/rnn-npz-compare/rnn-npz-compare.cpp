@@ -8,25 +8,42 @@
 //                        [--quiet]
 //
 // Checks every array of REF.npz (or only those named by --arrays) against the
-// array of the same name in OUT.npz. The shapes must be equal; values are
-// compared as doubles whatever their dtypes, and an element passes iff
-//   |out - ref| <= rtol * (1 + |ref|).
+// array of the same name in OUT.npz. The shapes must be equal.
+//
+// Float arrays (float32 or float64, which may differ between OUT and REF:
+// rnn-run writes float32 where the references hold float64) are compared as
+// doubles, and an element passes iff
+//   |out - ref| <= rtol * (1 + |ref|),
+// except that a NaN passes only against a NaN and an infinity only against an
+// infinity of the same sign, whatever rtol.
+//
+// Every other array (bool and the integer types: the dropout rng state
+// [seed, offset] is int64) is compared exactly in its own type, whatever
+// rtol: going through double would make 2^62 + 1 equal 2^62. OUT and REF must
+// then have the same dtype; a float against an integer, or int32 against
+// int64, fails naming both.
+//
 // One line is printed per array (with --quiet, only for failing arrays).
 //
 // Exit status: 0 if every array passes, 1 if any array fails or is missing,
-// 2 for bad usage, an unreadable file or a REF.npz of no arrays.
+// 2 for bad usage (an empty or repeated name in --arrays among others), an
+// unreadable file or a REF.npz of no arrays.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Support/Npz.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstring>
+#include <set>
 
 using namespace llvm;
 using namespace rnn::npz;
@@ -55,6 +72,65 @@ static constexpr const char *toolName = "rnn-npz-compare";
 static int usageError(const Twine &message) {
   WithColor::error(errs(), toolName) << message << "\n";
   return 2;
+}
+
+/// Whether \p dtype is compared within --rtol; bool and the integer types are
+/// compared exactly.
+static bool isFloat(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F64;
+}
+
+/// Formats element \p index of \p array in its own type, so an int64 beyond
+/// 2^53 prints in full and not rounded to a double.
+static std::string formatElement(const Array &array, int64_t index) {
+  const char *p =
+      array.data.data() + static_cast<size_t>(index) * array.elementSize();
+  // A bool byte other than 0 reads as true, as in Array::getAsDouble.
+  if (array.dtype == DType::Bool)
+    return *p ? "true" : "false";
+  if (isFloat(array.dtype)) {
+    std::string text;
+    raw_string_ostream(text) << format("%.9g", array.getAsDouble(index));
+    return text;
+  }
+  switch (array.dtype) {
+#define RNN_NPZ_FORMAT_ELEMENT(e, type, name, kind, size)                      \
+  case DType::e: {                                                             \
+    type value;                                                                \
+    std::memcpy(&value, p, sizeof(value));                                     \
+    return std::to_string(+value);                                             \
+  }
+    RNN_NPZ_DTYPES(RNN_NPZ_FORMAT_ELEMENT)
+#undef RNN_NPZ_FORMAT_ELEMENT
+  }
+  llvm_unreachable("unknown DType");
+}
+
+namespace {
+/// The result of comparing two arrays of one non-float dtype exactly.
+struct ExactResult {
+  int64_t numDiffering = 0;
+  /// Flat (C-order) index of the first differing element, or -1.
+  int64_t firstDiffering = -1;
+};
+} // namespace
+
+/// Compares \p out and \p ref, of equal shapes and one dtype, element by
+/// element in that dtype (bools by truth, as NumPy's astype reads them).
+static ExactResult compareExactly(const Array &out, const Array &ref) {
+  ExactResult result;
+  size_t size = ref.elementSize();
+  for (int64_t i = 0, e = ref.numElements(); i != e; ++i) {
+    const char *o = out.data.data() + static_cast<size_t>(i) * size;
+    const char *r = ref.data.data() + static_cast<size_t>(i) * size;
+    bool equal = ref.dtype == DType::Bool ? (*o != 0) == (*r != 0)
+                                          : std::memcmp(o, r, size) == 0;
+    if (equal)
+      continue;
+    if (result.numDiffering++ == 0)
+      result.firstDiffering = i;
+  }
+  return result;
 }
 
 int main(int argc, char **argv) {
@@ -86,6 +162,20 @@ int main(int argc, char **argv) {
   if (ref->empty() && arrayNames.empty())
     return usageError(refPath.getValue() + " holds no arrays: nothing to "
                                            "compare");
+  // A name compared twice, or an empty one (`--arrays=`, `--arrays=a,,b`), is
+  // a mistake in the command line, not an array that fails.
+  if (arrayNames.getNumOccurrences()) {
+    if (llvm::all_of(arrayNames,
+                     [](const std::string &n) { return n.empty(); }))
+      return usageError("--arrays lists no arrays");
+    std::set<StringRef> seen;
+    for (const std::string &name : arrayNames) {
+      if (name.empty())
+        return usageError("--arrays lists an empty name");
+      if (!seen.insert(name).second)
+        return usageError("--arrays lists '" + name + "' twice");
+    }
+  }
   std::vector<std::string> names;
   if (arrayNames.empty()) {
     for (const auto &kv : *ref)
@@ -112,6 +202,33 @@ int main(int argc, char **argv) {
     }
     const Array &outArray = outIt->second;
     const Array &refArray = refIt->second;
+    if (outArray.dtype != refArray.dtype &&
+        !(isFloat(outArray.dtype) && isFloat(refArray.dtype))) {
+      allPassed = false;
+      os << name << "  " << refArray.shapeString()
+         << "  dtype mismatch: out is " << dtypeName(outArray.dtype)
+         << ", ref is " << dtypeName(refArray.dtype) << "  FAIL\n";
+      continue;
+    }
+    if (!isFloat(refArray.dtype) && outArray.shape == refArray.shape) {
+      ExactResult result = compareExactly(outArray, refArray);
+      bool passed = result.numDiffering == 0;
+      allPassed &= passed;
+      if (quiet && passed)
+        continue;
+      os << name << "  " << refArray.shapeString() << "  "
+         << dtypeName(refArray.dtype) << " exact: " << result.numDiffering
+         << " of " << refArray.numElements() << " differ";
+      if (passed) {
+        os << "  PASS\n";
+        continue;
+      }
+      os << "  FAIL  first at "
+         << formatIndex(refArray.shape, result.firstDiffering)
+         << ": out=" << formatElement(outArray, result.firstDiffering)
+         << " ref=" << formatElement(refArray, result.firstDiffering) << "\n";
+      continue;
+    }
     CompareResult result = compareArrays(outArray, refArray, rtol);
     allPassed &= result.passed;
     if (quiet && result.passed)
@@ -129,9 +246,8 @@ int main(int argc, char **argv) {
       continue;
     }
     os << "  FAIL  worst at " << formatIndex(refArray.shape, result.worstIndex)
-       << ": out=" << format("%.9g", outArray.getAsDouble(result.worstIndex))
-       << " ref=" << format("%.9g", refArray.getAsDouble(result.worstIndex))
-       << "\n";
+       << ": out=" << formatElement(outArray, result.worstIndex)
+       << " ref=" << formatElement(refArray, result.worstIndex) << "\n";
   }
   os.flush();
   return allPassed ? 0 : 1;
