@@ -215,23 +215,27 @@ rnn::compile::emitObjects(llvm::Module &module) {
   return std::move(objects);
 }
 
-/// Writes `contents` to `path` through a temporary file in its directory.
-static llvm::Error writeAtomically(llvm::StringRef path,
-                                   llvm::StringRef contents) {
-  std::string tmp = (path + ".tmp").str();
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec);
-    if (ec)
-      return refuse("cannot write " + tmp + ": " + ec.message());
-    os << contents;
-    os.close();
-    if (os.has_error())
-      return refuse("cannot write " + tmp + ": " + os.error().message());
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+/// Writes `contents` to `path`, a file in writeLibrary's scratch directory
+/// (removed with it, whole or not).
+static llvm::Error writeFile(llvm::StringRef path, llvm::StringRef contents) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
     return refuse("cannot write " + path + ": " + ec.message());
+  os << contents;
+  os.close();
+  if (os.has_error())
+    return refuse("cannot write " + path + ": " + os.error().message());
   return llvm::Error::success();
+}
+
+/// The type of what `path` names, not following a symbolic link (a rename
+/// replaces the link itself); file_not_found where nothing.
+static llvm::sys::fs::file_type typeOf(const llvm::Twine &path) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status, /*follow=*/false))
+    return llvm::sys::fs::file_type::file_not_found;
+  return status.type();
 }
 
 llvm::Error
@@ -240,6 +244,17 @@ rnn::compile::writeLibrary(llvm::StringRef directory,
                            llvm::StringRef manifest, Linker &linker,
                            LinkJob job) {
   namespace fs = llvm::sys::fs;
+  namespace path = llvm::sys::path;
+  llvm::SmallString<128> library(directory), manifestFile(directory);
+  path::append(library, "librnnc_model.so");
+  path::append(manifestFile, "manifest.json");
+  // What would make a rename fail, checked before anything is written: a
+  // directory in a file's place; a directory that cannot be written fails
+  // the scratch directory below.
+  for (llvm::StringRef file : {library.str(), manifestFile.str()})
+    if (typeOf(file) == fs::file_type::directory_file)
+      return refuse("cannot write " + file + ": " +
+                    std::make_error_code(std::errc::is_a_directory).message());
   // A directory made here goes again when the library is not written: a
   // refusal leaves nothing behind.
   bool made = !fs::exists(directory), written = false;
@@ -252,7 +267,7 @@ rnn::compile::writeLibrary(llvm::StringRef directory,
   // The scratch directory's name must be absolute: LLVM makes a relative
   // one relative to the system's temporary directory.
   llvm::SmallString<128> prefix(directory);
-  llvm::sys::path::append(prefix, ".rnn-compile");
+  path::append(prefix, ".rnn-compile");
   llvm::SmallString<128> scratch;
   if (std::error_code ec = fs::make_absolute(prefix))
     return refuse("cannot write in " + directory + ": " + ec.message());
@@ -262,25 +277,49 @@ rnn::compile::writeLibrary(llvm::StringRef directory,
   job.scratch = scratch.str().str();
   for (auto [i, object] : llvm::enumerate(objects)) {
     job.objects.push_back(job.scratch + "/model" + std::to_string(i) + ".o");
-    if (llvm::Error error = writeAtomically(
+    if (llvm::Error error = writeFile(
             job.objects.back(), llvm::StringRef(object.data(), object.size())))
       return error;
   }
   job.library = job.scratch + "/librnnc_model.so";
   job.exports = job.scratch + "/exports.map";
   if (llvm::Error error =
-          writeAtomically(job.exports, "{ global: rnnc_*; local: *; };\n"))
+          writeFile(job.exports, "{ global: rnnc_*; local: *; };\n"))
+    return error;
+  std::string newManifest = job.scratch + "/manifest.json";
+  if (llvm::Error error = writeFile(newManifest, manifest))
     return error;
   if (llvm::Error error = linker.link(job))
     return error;
-  llvm::SmallString<128> library(directory);
-  llvm::sys::path::append(library, "librnnc_model.so");
-  if (std::error_code ec = fs::rename(job.library, library))
+
+  // Both files are whole; two renames put them in place. The old manifest
+  // leaves first, so that at no moment does the new library sit beside it,
+  // and the old library is kept (a hard link) until the new manifest is in:
+  // a rename that fails after the checks above (another process, the disk)
+  // puts the old pair back.
+  std::string oldManifest = job.scratch + "/old-manifest.json",
+              oldLibrary = job.scratch + "/old-librnnc_model.so";
+  bool hadManifest = typeOf(manifestFile) != fs::file_type::file_not_found,
+       hadLibrary = typeOf(library) != fs::file_type::file_not_found;
+  if (hadManifest)
+    if (std::error_code ec = fs::rename(manifestFile, oldManifest))
+      return refuse("cannot replace " + manifestFile + ": " + ec.message());
+  bool keptLibrary = hadLibrary && !fs::create_hard_link(library, oldLibrary);
+  if (std::error_code ec = fs::rename(job.library, library)) {
+    if (hadManifest)
+      (void)fs::rename(oldManifest, manifestFile);
     return refuse("cannot write " + library + ": " + ec.message());
-  llvm::SmallString<128> manifestFile(directory);
-  llvm::sys::path::append(manifestFile, "manifest.json");
-  if (llvm::Error error = writeAtomically(manifestFile, manifest))
-    return error;
+  }
+  if (std::error_code ec = fs::rename(newManifest, manifestFile)) {
+    // The old library back, or none (its manifest then goes with it).
+    if (keptLibrary)
+      (void)fs::rename(oldLibrary, library);
+    else
+      (void)fs::remove(library);
+    if (hadManifest && (keptLibrary || !hadLibrary))
+      (void)fs::rename(oldManifest, manifestFile);
+    return refuse("cannot write " + manifestFile + ": " + ec.message());
+  }
   written = true;
   return llvm::Error::success();
 }

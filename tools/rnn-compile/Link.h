@@ -66,8 +66,10 @@ public:
 
 /// Writes `directory`/librnnc_model.so, linked by `linker` from `objects`
 /// and `job`'s archives, and `directory`/manifest.json, each whole or not
-/// at all: written in a scratch directory inside `directory` (removed
-/// afterwards), then renamed, the manifest last.
+/// at all: both written in a scratch directory inside `directory` (removed
+/// afterwards), then renamed, the manifest last. On an error the directory
+/// holds what it held (a directory in either file's place is refused before
+/// anything is written), never the new library beside an old manifest.
 llvm::Error writeLibrary(llvm::StringRef directory,
                          llvm::ArrayRef<llvm::SmallVector<char, 0>> objects,
                          llvm::StringRef manifest, Linker &linker, LinkJob job);
