@@ -7,12 +7,14 @@
 #include "rnn/Driver/Model.h"
 
 #include "rnn/Dialect/RNNOps.h"
+#include "rnn/Dialect/RNNRoles.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/SourceMgr.h"
@@ -263,11 +265,9 @@ static LogicalResult readNamed(DictionaryAttr attrs, Type type,
   }
   auto shaped = dyn_cast<RankedTensorType>(type);
   if (!shaped || (!callShape && !shaped.hasStaticShape())) {
-    error = what + " ('" + tensor.name +
-            "') must be a tensor with a static shape" +
-            (shaped ? " (rnn-run compiles a dynamic T and B for a preset "
-                      "with --dynamic)"
-                    : "");
+    error =
+        what + " ('" + tensor.name + "') must be a tensor with a static shape" +
+        (shaped ? " (a dynamic T and B are a preset's, with --dynamic)" : "");
     return failure();
   }
   Type element = shaped.getElementType();
@@ -355,6 +355,40 @@ static LogicalResult assignArrays(func::FuncOp func, StringRef what,
   return success();
 }
 
+/// The arrays a run exchanges name one thing each: the inputs (arguments),
+/// the outputs (results) and the gradients (kGradPrefix and an argument's
+/// name), which are outputs too, and the cotangents (kGradPrefix and a
+/// result's name), which the training function takes. An argument named as
+/// a result, or either named as the other's gradient, would make one name
+/// two arrays.
+static LogicalResult checkExchangedNames(func::FuncOp func,
+                                         const Signature &signature,
+                                         std::string &error) {
+  std::set<std::string> args, results;
+  for (const NamedTensor &t : signature.args)
+    args.insert(t.array);
+  for (const NamedTensor &t : signature.results)
+    results.insert(t.array);
+  auto clash = [&](const std::string &name, const char *what,
+                   const std::string &other) {
+    error =
+        what + (" '" + name + "' of @") + func.getName().str() + " " + other;
+    return failure();
+  };
+  for (const std::string &name : args) {
+    if (results.count(name))
+      return clash(name, "argument", "is also the name of a result");
+    if (results.count(mlir::rnn::kGradPrefix.str() + name))
+      return clash(mlir::rnn::kGradPrefix.str() + name, "result",
+                   "is the name of the gradient of argument '" + name + "'");
+    for (const std::string &result : results)
+      if (name == mlir::rnn::kGradPrefix.str() + result)
+        return clash(name, "argument",
+                     "is the name of the cotangent of result '" + result + "'");
+  }
+  return success();
+}
+
 LogicalResult readSignature(func::FuncOp func, Signature &signature,
                             std::string &error, const ModelShape *shape) {
   FunctionType type = func.getFunctionType();
@@ -401,6 +435,16 @@ func::FuncOp findModelFunction(ModuleOp module) {
 OwningOpRef<ModuleOp> parseModelFile(MLIRContext &context,
                                      const std::string &path,
                                      std::string &error) {
+  namespace fs = llvm::sys::fs;
+  fs::file_status status;
+  if (std::error_code ec = fs::status(path, status)) {
+    error = "MODEL.mlir '" + path + "': " + ec.message();
+    return nullptr;
+  }
+  if (fs::is_directory(status)) {
+    error = "MODEL.mlir '" + path + "' is a directory";
+    return nullptr;
+  }
   llvm::SourceMgr sourceMgr;
   std::string diagnostics;
   OwningOpRef<ModuleOp> module;
@@ -527,7 +571,8 @@ LogicalResult loadModel(MLIRContext &context, const std::string &modelFile,
   Signature signature;
   if (failed(readSignature(model.func, signature, error,
                            shape.dynamic && modelFile.empty() ? &shape
-                                                              : nullptr)))
+                                                              : nullptr)) ||
+      failed(checkExchangedNames(model.func, signature, error)))
     return failure();
   model.cellName = describeModel(model.func, shape);
   return success();

@@ -74,7 +74,7 @@ DriverOptions::DriverOptions(cl::OptionCategory &category)
               cl::cat(category)),
       dtype("dtype", cl::init(ElementType::F32),
             cl::desc("Element type of a preset's float tensors (default f32; "
-                     "f64 on the cpu target)"),
+                     "f64 on the cpu target only)"),
             cl::values(clEnumValN(ElementType::F32, "f32", "float32"),
                        clEnumValN(ElementType::F64, "f64", "float64")),
             cl::cat(category)),
@@ -130,7 +130,7 @@ LogicalResult DriverOptions::check(MLIRContext &context,
     return refuse("--gpu-math needs --target=cuda");
   if (dynamic && !modelFile.empty())
     return refuse("--dynamic applies to --preset: a model file's IR fixes "
-                  "its shapes (`?` for a dynamic T or B)");
+                  "its shapes, which are static");
   if (dynamic && wavefront)
     return refuse("--dynamic and --wavefront: a wavefront's blocks are "
                   "known for a static shape only");

@@ -220,3 +220,37 @@ func.func @bwd_bias(%x: memref<8x4x3xf32>, %r: memref<8x4xi1>,
         memref<15x5xf32>, memref<15xf32>, memref<15xf32>
   return
 }
+
+// -----
+
+// The step counts of a dynamic T: rows and chunk are positive too.
+func.func @block_steps_rows_zero(%t: index, %b: index) -> index {
+  // expected-error @below {{'rnn.block_steps' op attribute 'rows' failed to satisfy constraint}}
+  %p = rnn.block_steps %t, %b rows(0)
+  return %p : index
+}
+
+// -----
+
+func.func @chunk_steps_chunk_zero(%t: index, %p: index) -> index {
+  // expected-error @below {{'rnn.chunk_steps' op attribute 'chunk' failed to satisfy constraint}}
+  %k = rnn.chunk_steps %t, %p chunk(0)
+  return %k : index
+}
+
+// -----
+
+// A kernel's rows (the GEMM block's target of a dynamic shape) are positive.
+func.func @kernel_rows_zero(%x: memref<?x?x3xf32>, %is_init: memref<?x?xi1>,
+    %h0: memref<?x5xf32>, %w_ih: memref<15x3xf32>, %w_hh: memref<15x5xf32>,
+    %b_ih: memref<15xf32>, %b_hh: memref<15xf32>, %y: memref<?x?x5xf32>,
+    %hn: memref<?x5xf32>, %g: memref<?x?x15xf32>, %p: memref<?x?x5xf32>) {
+  // expected-error @below {{'rnn.cell_fwd' op attribute 'rows' failed to satisfy constraint}}
+  rnn.cell_fwd #rnn.gru rows(0)
+      ins(%x, %is_init) states(%h0) weights(%w_ih, %w_hh, %b_ih, %b_hh)
+      outs(%y, %hn) saved(gates %g, hn_proj %p)
+      : memref<?x?x3xf32>, memref<?x?xi1>, memref<?x5xf32>,
+        memref<15x3xf32>, memref<15x5xf32>, memref<15xf32>, memref<15xf32>,
+        memref<?x?x5xf32>, memref<?x5xf32>, memref<?x?x15xf32>, memref<?x?x5xf32>
+  return
+}

@@ -1364,3 +1364,12 @@ func.func @nested_boundary(%c: i1) {
   }
   return
 }
+
+// -----
+
+// A dropout's probability is an f64.
+func.func @dropout_p_f32(%x: tensor<2x3x5xf32>, %rng: tensor<2xi64>) -> tensor<2x3x5xf32> {
+  // expected-error @below {{'rnn.dropout' op attribute 'p' failed to satisfy constraint: 64-bit float attribute}}
+  %y = rnn.dropout %x rng(%rng) {p = 2.5e-01 : f32, layer = 0 : i64} : tensor<2x3x5xf32>, tensor<2xi64>
+  return %y : tensor<2x3x5xf32>
+}

@@ -111,3 +111,18 @@ func.func @wait_after_join(%n: index) {
   }
   return
 }
+
+// -----
+
+// A join in a loop, not in the function's body (the rule fork and lane share).
+func.func @join_in_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rnn.fork
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error @below {{'rnn.join' op must be in the body of a function}}
+    rnn.join
+  }
+  rnn.join
+  return
+}

@@ -18,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -40,35 +41,66 @@ static void check(llvm::Error error) {
 namespace {
 /// Files the run writes before it has succeeded (the memory report and its
 /// SVG, written while compiling), each under a temporary name beside its
-/// own: renamed into place by commit(), removed otherwise. rnn-run fails
-/// through std::exit, which destroys this object.
+/// own (stdout's in the temporary directory): renamed into place (printed)
+/// by commit(), removed otherwise, also when a signal ends the run. rnn-run
+/// fails through std::exit, which destroys this object.
 class StagedFiles {
 public:
-  /// The name to write `path` under (`path` itself for none or stdout),
-  /// with its extension, which chooses the report's format.
+  /// The name to write `path` under (`path` itself for none), with its
+  /// extension, which chooses the report's format (text for stdout).
   std::string stage(const std::string &path) {
-    if (path.empty() || path == "-")
+    if (path.empty())
       return path;
-    llvm::StringRef extension = llvm::sys::path::extension(path);
-    std::string temporary = path.substr(0, path.size() - extension.size()) +
-                            ".rnn-run-" + std::to_string(::getpid()) +
-                            extension.str();
-    files.emplace_back(temporary, path);
-    return temporary;
+    llvm::SmallString<256> temporary;
+    if (path == "-") {
+      if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+              "rnn-run-report", "txt", temporary))
+        fail("cannot create a temporary file for stdout's report: " +
+             ec.message());
+    } else {
+      llvm::StringRef extension = llvm::sys::path::extension(path);
+      temporary = path.substr(0, path.size() - extension.size()) + ".rnn-run-" +
+                  std::to_string(::getpid()) + extension.str();
+    }
+    llvm::sys::RemoveFileOnSignal(temporary);
+    files.emplace_back(std::string(temporary), path);
+    return files.back().first;
   }
-  /// Renames every staged file that was written into place.
+  /// Renames every staged file that was written into place, and prints
+  /// stdout's.
   llvm::Error commit() {
+    for (auto &[temporary, path] : files) {
+      if (!llvm::sys::fs::exists(temporary))
+        continue;
+      if (path == "-") {
+        auto text = llvm::MemoryBuffer::getFile(temporary);
+        if (!text)
+          return llvm::createStringError(text.getError(),
+                                         "cannot read " + temporary);
+        llvm::outs() << (*text)->getBuffer();
+        llvm::outs().flush();
+        continue;
+      }
+      llvm::sys::DontRemoveFileOnSignal(temporary);
+      if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
+        llvm::sys::RemoveFileOnSignal(temporary);
+        return llvm::createStringError(ec, "cannot write " + path + ": " +
+                                               ec.message());
+      }
+    }
     for (auto &[temporary, path] : files)
-      if (llvm::sys::fs::exists(temporary))
-        if (std::error_code ec = llvm::sys::fs::rename(temporary, path))
-          return llvm::createStringError(ec, "cannot write " + path + ": " +
-                                                 ec.message());
+      if (path == "-") {
+        llvm::sys::fs::remove(temporary);
+        llvm::sys::DontRemoveFileOnSignal(temporary);
+      }
     files.clear();
     return llvm::Error::success();
   }
   ~StagedFiles() {
-    for (auto &[temporary, path] : files)
+    for (auto &[temporary, path] : files) {
       llvm::sys::fs::remove(temporary);
+      llvm::sys::DontRemoveFileOnSignal(temporary);
+    }
   }
 
 private:
@@ -105,7 +137,7 @@ RunSession::RunSession(const DialectRegistry &registry, const RunFlags &flags)
   report.cudaGraph = flags.cudaGraph();
   report.iters = flags.iters;
   report.warmup = flags.warmup;
-  report.seed = static_cast<int64_t>(flags.seed.getValue());
+  report.seed = flags.seed.getValue();
 }
 
 void RunSession::readInputs() {

@@ -129,32 +129,61 @@ static RunFlags flags(category);
   std::exit(code);
 }
 
+/// Whether the paths `a` and `b` name one file: the same absolute path
+/// (without `.` and `..`, whether it exists or not), or one file by two
+/// names.
+static bool sameFile(const std::string &a, const std::string &b) {
+  namespace fs = llvm::sys::fs;
+  auto normal = [](const std::string &path) {
+    llvm::SmallString<256> absolute(path);
+    (void)fs::make_absolute(absolute);
+    llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+    return std::string(absolute);
+  };
+  bool equal = normal(a) == normal(b);
+  if (!equal && fs::exists(a) && fs::exists(b))
+    (void)fs::equivalent(a, b, equal);
+  return equal;
+}
+
 /// Checks before anything runs that each file the run writes (--outputs,
-/// --memory-report, --memory-svg; `-` is stdout) can be written and is
-/// neither the --inputs file nor another's: each is written when the run
-/// has succeeded and replaced atomically, which would overwrite the inputs,
-/// another output or a read-only file.
+/// --memory-report, --memory-svg; `-` is stdout for the reports) can be
+/// written and is neither a file the run reads (--inputs, MODEL.mlir) nor
+/// another's, and that stdout gets one of them at most: each is written
+/// when the run has succeeded, under a temporary name in its directory,
+/// and renamed into place, which would overwrite the inputs, another output
+/// or a read-only file.
 static void checkOutputFiles() {
   namespace fs = llvm::sys::fs;
+  if (flags.outputs == "-")
+    fail("--outputs=-: the arrays are an .npz archive, written to a file");
   std::vector<const cl::opt<std::string> *> written;
+  std::vector<const cl::Option *> toStdout;
+  if (flags.json)
+    toStdout.push_back(&flags.json);
   for (const cl::opt<std::string> *flag :
        {&flags.outputs, &flags.memoryReport, &flags.memorySVG})
-    if (!flag->getValue().empty() && flag->getValue() != "-")
+    if (flag->getValue() == "-")
+      toStdout.push_back(flag);
+    else if (!flag->getValue().empty())
       written.push_back(flag);
-  auto same = [](const std::string &a, const std::string &b) {
-    bool equal = a == b;
-    if (!equal && fs::exists(a) && fs::exists(b))
-      (void)fs::equivalent(a, b, equal);
-    return equal;
+  auto given = [](const cl::Option *flag) {
+    return "--" + flag->ArgStr.str() + (flag == &flags.json ? "" : "=-");
   };
+  if (toStdout.size() > 1)
+    fail(given(toStdout[0]) + " and " + given(toStdout[1]) +
+         " both write stdout");
+  std::pair<const char *, const std::string *> read[] = {
+      {"the --inputs file", &flags.inputs},
+      {"the model file", &flags.driver.modelFile.getValue()}};
   for (auto [i, flag] : llvm::enumerate(written)) {
     const std::string &path = flag->getValue();
     std::string name = "--" + flag->ArgStr.str();
-    if (!flags.inputs.empty() && same(path, flags.inputs))
-      fail(name + " names the --inputs file '" + path +
-           "'; the inputs would be overwritten");
+    for (auto [what, file] : read)
+      if (!file->empty() && sameFile(path, *file))
+        fail(name + " names " + what + " '" + path + "', which the run reads");
     for (const cl::opt<std::string> *other : llvm::drop_begin(written, i + 1))
-      if (same(path, other->getValue()))
+      if (sameFile(path, other->getValue()))
         fail(name + " and --" + other->ArgStr.str() + " name the same file '" +
              path + "'");
     if (fs::exists(path)) {
@@ -162,7 +191,6 @@ static void checkOutputFiles() {
         fail(name + " '" + path + "' is not a regular file");
       if (fs::access(path, fs::AccessMode::Write))
         fail(name + " '" + path + "' is not writable");
-      continue;
     }
     llvm::SmallString<256> parent(path);
     llvm::sys::path::remove_filename(parent);
@@ -178,10 +206,26 @@ static void checkOutputFiles() {
 /// Refuses rnn-run's own flags where they are out of range or inconsistent
 /// (DriverOptions::check, in the session, checks the shared ones).
 static void checkFlags() {
-  if (flags.iters <= 0)
-    fail("--iters must be positive, got " + std::to_string(flags.iters));
-  if (flags.warmup < 0)
-    fail("--warmup must be >= 0, got " + std::to_string(flags.warmup));
+  // The run keeps each measured step's times.
+  constexpr long long kMaxSteps = 10'000'000;
+  if (flags.iters <= 0 || flags.iters > kMaxSteps)
+    fail("--iters must be in [1, " + std::to_string(kMaxSteps) + "], got " +
+         std::to_string(flags.iters));
+  if (flags.warmup < 0 || flags.warmup > kMaxSteps)
+    fail("--warmup must be in [0, " + std::to_string(kMaxSteps) + "], got " +
+         std::to_string(flags.warmup));
+  for (const cl::opt<std::string> *file :
+       {&flags.inputs, &flags.outputs, &flags.memoryReport, &flags.memorySVG,
+        &flags.cublas})
+    if (file->getNumOccurrences() && file->empty())
+      fail("--" + file->ArgStr.str() + "= names no file");
+  // The arrays of an --inputs file are the run's, is_init and rng too.
+  if (!flags.inputs.empty())
+    for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
+             &flags.seed, &flags.resetProb})
+      if (flag->getNumOccurrences())
+        fail("--" + flag->ArgStr.str() +
+             " generates arrays, and the arrays come from --inputs");
   if (flags.threads <= 0)
     fail("--blas-threads must be positive, got " +
          std::to_string(flags.threads));
@@ -199,13 +243,20 @@ static void checkFlags() {
   if (flags.emit == Emit::PTX && !cuda)
     fail("--emit=ptx needs --target=cuda");
   // --emit prints the model or its kernels and runs nothing.
-  if (flags.emit != Emit::Run)
+  if (flags.emit != Emit::Run) {
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
              &flags.json, &flags.outputs, &flags.memoryReport,
              &flags.memorySVG})
       if (flag->getNumOccurrences())
         fail("--emit prints and runs nothing: --" + flag->ArgStr.str() +
              " has nothing to write");
+    for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
+             &flags.iters, &flags.warmup, &flags.seed, &flags.resetProb,
+             &flags.maxMemory, &flags.threads, &flags.jitListeners})
+      if (flag->getNumOccurrences())
+        fail("--emit prints and runs nothing: --" + flag->ArgStr.str() +
+             " applies to a run");
+  }
   for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
            &flags.tf32, &flags.noCudaGraph, &flags.cublas})
     if (flag->getNumOccurrences() && !cuda)

@@ -47,7 +47,8 @@ struct RunReport {
   /// What one step's host code issued.
   int64_t gemmCalls = 0, launches = 0, syncs = 0, allocations = 0;
   bool cudaGraph = false;
-  int64_t iters = 0, warmup = 0, seed = 0;
+  int64_t iters = 0, warmup = 0;
+  uint64_t seed = 0;
 };
 
 /// The median of `values` (not empty).

@@ -29,6 +29,11 @@ import subprocess
 import sys
 
 
+# rnn-run's flags of a run, which --emit refuses.
+RUN_FLAGS = {"--iters", "--warmup", "--seed", "--reset-prob", "--max-memory",
+             "--blas-threads", "--jit-listeners"}
+
+
 def main(argv):
     split = argv.index("--")
     own, flags = argv[:split], argv[split + 1:]
@@ -46,8 +51,13 @@ def main(argv):
     run = json.loads(r.stdout)
     dev = json.load(open(report))
     # The kernels of the step: each is resolved once, at its first launch.
-    ptx = subprocess.run(["rnn-run", "--target=cuda", "--emit=ptx", *flags],
+    # (--emit runs nothing: it takes none of a run's flags.)
+    model = [f for f in flags if f.split("=")[0] not in RUN_FLAGS]
+    ptx = subprocess.run(["rnn-run", "--target=cuda", "--emit=ptx", *model],
                          capture_output=True, text=True, env=env)
+    if ptx.returncode != 0:
+        print("rnn-run --emit=ptx failed:", ptx.returncode, ptx.stderr)
+        return 1
     kernels = ptx.stdout.count(".entry ")
     steps = run["warmup"] + run["iters"]
     failures = []
