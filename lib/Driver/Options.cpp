@@ -10,6 +10,7 @@
 #include "rnn/Dialect/RNNAttrs.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm-c/Core.h"
 #include "llvm/Support/Path.h"
 
 #include <cstdio>
@@ -186,6 +187,13 @@ void DriverOptions::apply(mlir::rnn::PipelineOptions &options) const {
 }
 
 std::string parseCommandLine(int argc, char **argv, StringRef overview) {
+  // --version: rnnc's, and the LLVM it runs.
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    os << "rnnc " RNNC_VERSION " (LLVM " << major << '.' << minor << '.'
+       << patch << ")\n";
+  });
   // An option reports a bad value on stderr itself, one line per option:
   // stderr goes to a temporary file while the parser runs.
   std::string errors;
