@@ -23,10 +23,10 @@ the outputs (y and the final states) and over the gradients.
 import argparse
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
+from cli import attempt, fail, last_line
 from variants import (ROOT, add_preset_args, bytes_column, heading,
                       interleaved, peak_mismatch, run)
 
@@ -45,18 +45,20 @@ def reference_errors(args, cell, storage, tmp):
     compare = os.path.join(os.path.dirname(args.rnn_run), "rnn-npz-compare")
     # Its exit status says whether the tolerance holds; the errors are in
     # its output either way.
-    text = subprocess.run([compare, out, f"{case}.ref.npz", "--rtol=1"],
-                          capture_output=True, text=True).stdout
-    outputs, grads = 0.0, 0.0
-    for line in text.splitlines():
+    done = attempt([compare, out, f"{case}.ref.npz", "--rtol=1"])
+    outputs, grads, found = 0.0, 0.0, False
+    for line in done.stdout.splitlines():
         m = re.match(r"(\S+)\s.*max_scaled_err=(\S+)", line)
         if not m:
             continue
+        found = True
         err = float(m.group(2))
         if m.group(1).startswith("grad_"):
             grads = max(grads, err)
         else:
             outputs = max(outputs, err)
+    if not found:
+        fail(last_line(done.stderr) or f"{compare} printed no errors")
     return outputs, grads
 
 

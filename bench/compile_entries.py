@@ -14,9 +14,10 @@ import argparse
 import os
 import resource
 import shutil
-import subprocess
 import tempfile
 import time
+
+from cli import positive_int, program, run_tool
 
 # (name, rnn-compile arguments)
 MODELS = [
@@ -40,7 +41,7 @@ def compile_once(compiler, args, out):
     """(wall s, cpu s) of one compile into `out`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([compiler, *args, "-o", out], check=True)
+    run_tool([compiler, *args, "-o", out])
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + \
@@ -51,10 +52,10 @@ def compile_once(compiler, args, out):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rnn-compile", default=os.path.join(
+    parser.add_argument("--rnn-compile", type=program, default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "build", "bin",
         "rnn-compile"))
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=positive_int, default=2)
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="rnnc-compile-entries-")
     print(f"{'model':<38} {'entries':<14} {'wall s':>7} {'cpu s':>7} "

@@ -20,12 +20,13 @@ import functools
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
+
+from cli import positive_int, program, run_tool
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "python"))
@@ -64,8 +65,7 @@ def compile_seconds(compiler, arguments, environment, out, rounds):
         shutil.rmtree(out, ignore_errors=True)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run([compiler, *arguments, "-o", out], check=True,
-                       env=env)
+        run_tool([compiler, *arguments, "-o", out], env=env)
         wall = min(wall, time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = min(cpu, after.ru_utime - before.ru_utime +
@@ -119,12 +119,12 @@ def best_call_seconds(calls, rounds, count):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
-    parser.add_argument("--rnn-compile", default=os.path.join(
+    parser.add_argument("--rnn-compile", type=program, default=os.path.join(
         here, "..", "build", "bin", "rnn-compile"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--calls", type=int, default=10)
-    parser.add_argument("--seq-len", type=int, default=32)
-    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--rounds", type=positive_int, default=3)
+    parser.add_argument("--calls", type=positive_int, default=10)
+    parser.add_argument("--seq-len", type=positive_int, default=32)
+    parser.add_argument("--batch", type=positive_int, default=64)
     args = parser.parse_args()
     shape = (args.seq_len, args.batch)
     print(f"{os.cpu_count()} cores; ratios default/peer")

@@ -82,6 +82,7 @@ import time
 import numpy as np
 import torch
 
+from cli import positive_int
 from torch_peer import (PeerError, TorchStep, cell_list, check, float_list,
                         int_list, launch, make_inputs)
 
@@ -153,7 +154,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5,
                     help="interleaved rounds; each side reports the median "
                          "of its per-round medians")
-    ap.add_argument("--threads", type=int, default=1,
+    ap.add_argument("--threads", type=positive_int, default=1,
                     help="BLAS threads of rnn-run and torch.set_num_threads")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rnn-run", default=os.path.join(REPO, "build", "bin",

@@ -20,11 +20,13 @@ import ctypes
 import json
 import os
 import random
+import shutil
 import statistics
 import struct
-import subprocess
 import tempfile
 import time
+
+from cli import positive_int, program, run_tool, shape_list
 
 
 def compile_library(args, directory, shape=None):
@@ -34,7 +36,7 @@ def compile_library(args, directory, shape=None):
     command += ["--dynamic"] if shape is None else [
         f"--seq-len={shape[0]}", f"--batch={shape[1]}"]
     start = time.perf_counter()
-    subprocess.run(command, check=True)
+    run_tool(command)
     return time.perf_counter() - start
 
 
@@ -124,17 +126,30 @@ def median_ms(calls, iters):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cell", default="lstm")
-    parser.add_argument("--I", type=int, default=64)
-    parser.add_argument("--H", type=int, default=64)
-    parser.add_argument("--L", type=int, default=1)
-    parser.add_argument("--shapes", default="1x8,32x64,17x5,100x3,64x16")
-    parser.add_argument("--iters", type=int, default=50)
-    parser.add_argument("--rnn-compile", default="rnn-compile")
+    parser.add_argument("--I", type=positive_int, default=64)
+    parser.add_argument("--H", type=positive_int, default=64)
+    parser.add_argument("--L", type=positive_int, default=1)
+    parser.add_argument("--shapes", type=shape_list,
+                        default="1x8,32x64,17x5,100x3,64x16")
+    parser.add_argument("--iters", type=positive_int, default=50,
+                        help="calls per entry point and shape, in 5 rounds "
+                             "(at least 5)")
+    parser.add_argument("--rnn-compile", type=program, default="rnn-compile")
     args = parser.parse_args()
+    if args.iters < 5:
+        parser.error(f"--iters must be at least 5 (5 rounds of --iters/5 "
+                     f"calls), got {args.iters}")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    shapes = [tuple(int(n) for n in s.split("x"))
-              for s in args.shapes.split(",")]
     work = tempfile.mkdtemp(prefix="rnnc-bench-")
+    try:
+        measure(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(args, work):
+    """Compiles the libraries into `work` and prints the table."""
+    shapes = args.shapes
     compile_library(args, os.path.join(work, "dynamic"))
     dynamic = Library(os.path.join(work, "dynamic"))
 

@@ -18,7 +18,8 @@ Usage: bench/dynamic_vs_static.py [--rounds 5] [--iters 20] [--threads 1]
 import argparse
 import json
 import statistics
-import subprocess
+
+from cli import nonnegative_int, positive_int, program, run_tool
 
 CONFIGS = [
     ("train L=1", ["--mode=train", "--seq-len=32", "--batch=64",
@@ -47,21 +48,23 @@ def step_ms(rnn_run, cell, flags, dynamic, args):
                f"--blas-threads={args.threads}"]
     if dynamic:
         command.append("--dynamic")
-    out = json.loads(subprocess.run(command, check=True, capture_output=True,
-                                    text=True).stdout)
+    out = json.loads(run_tool(command))
     return out["step_ms"]["median"], out["remat_plan"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--rnn-run", default="rnn-run")
+    parser.add_argument("--rounds", type=positive_int, default=5)
+    parser.add_argument("--iters", type=positive_int, default=20)
+    parser.add_argument("--warmup", type=nonnegative_int, default=3)
+    parser.add_argument("--threads", type=positive_int, default=1)
+    parser.add_argument("--rnn-run", type=program, default="rnn-run")
     parser.add_argument("--only", default="",
                         help="the configurations whose name contains it")
     args = parser.parse_args()
+    if not any(args.only in name for name, _ in CONFIGS):
+        parser.error(f"--only {args.only!r} matches no configuration ("
+                     + ", ".join(name for name, _ in CONFIGS) + ")")
     print(f"{'cell':5} {'config':10} {'static ms':>10} {'dynamic ms':>11} "
           f"{'dynamic/static':>15}  plan (static, dynamic)")
     for cell in ("lstm", "gru"):

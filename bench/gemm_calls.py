@@ -12,8 +12,9 @@ function the same module compiles. No GPU is needed for the cuda rows.
 import argparse
 import os
 import re
-import subprocess
 import sys
+
+from cli import attempt, fail, last_line, positive_int, run_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -21,24 +22,29 @@ BIN = os.path.join(ROOT, "build", "bin")
 
 def count(model, options):
     """GEMM calls per function, and the GEMM block rnn-autodiff chose."""
-    r = subprocess.run(
-        [os.path.join(BIN, "rnn-opt"), "-",
-         f"--rnn-train-to-buffers-pipeline={options}",
-         "--mlir-print-ir-after=rnn-autodiff",
-         "--test-rnn-gemm-calls", "-o", "/dev/null"],
-        input=model, capture_output=True, text=True, check=True)
+    # The IR printed after rnn-autodiff goes to stderr: on failure, its
+    # last line is rnn-opt's error.
+    r = attempt([os.path.join(BIN, "rnn-opt"), "-",
+                 f"--rnn-train-to-buffers-pipeline={options}",
+                 "--mlir-print-ir-after=rnn-autodiff",
+                 "--test-rnn-gemm-calls", "-o", "/dev/null"], input=model)
+    if r.returncode != 0:
+        fail(last_line(r.stderr) or
+             f"rnn-opt exited with status {r.returncode}")
     counts = {m.group(1): int(m.group(2))
               for m in re.finditer(r"gemm calls of @(\w+): (\d+)", r.stdout)}
     block = re.search(r"block\((\d+)\)", r.stderr)
+    if block is None:
+        fail("rnn-opt printed no GEMM block after rnn-autodiff")
     return counts, int(block.group(1))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seq-len", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--cuda-batch", type=int, default=4096)
-    ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--seq-len", type=positive_int, default=32)
+    ap.add_argument("--batch", type=positive_int, default=64)
+    ap.add_argument("--cuda-batch", type=positive_int, default=4096)
+    ap.add_argument("--size", type=positive_int, default=256)
     ap.add_argument("--policies", default="none,gates,chunk:8")
     args = ap.parse_args()
     policies = args.policies.split(",")
@@ -49,13 +55,12 @@ def main():
     for target, batch in (("cpu", args.batch), ("cuda", args.cuda_batch)):
         for cell in ("lstm", "gru"):
             for layers in (1, 2):
-                model = subprocess.run(
+                model = run_tool(
                     [os.path.join(BIN, "rnn-run"), f"--preset={cell}",
                      f"--seq-len={args.seq_len}", f"--batch={batch}",
                      f"--input-size={args.size}",
                      f"--hidden-size={args.size}", f"--layers={layers}",
-                     f"--target={target}", "--emit=mlir"],
-                    capture_output=True, text=True, check=True).stdout
+                     f"--target={target}", "--emit=mlir"])
                 cells = []
                 infer = block = None
                 for policy in policies:

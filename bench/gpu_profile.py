@@ -40,10 +40,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 
 import rnnc.torch as rt  # noqa: E402
-
-
-def int_list(s):
-    return [int(v) for v in s.split(",") if v]
+from cli import positive_int, positive_ints  # noqa: E402
 
 
 def profile_batch(args, B, device, activities, sort):
@@ -126,14 +123,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--cell", choices=("lstm", "gru"), default="lstm")
-    ap.add_argument("--batch", type=int_list, default=[4096, 64])
-    ap.add_argument("--seq-len", type=int, default=32)
-    ap.add_argument("--size", type=int, default=256, help="I = H")
-    ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--batch", type=positive_ints, default=[4096, 64])
+    ap.add_argument("--seq-len", type=positive_int, default=32)
+    ap.add_argument("--size", type=positive_int, default=256, help="I = H")
+    ap.add_argument("--layers", type=positive_int, default=1)
     ap.add_argument("--reset-prob", type=float, default=0.0)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--top", type=positive_int, default=25)
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     args = ap.parse_args()
     if args.steps < 1 or args.warmup < 1:

@@ -271,6 +271,13 @@ def main():
         ap.error("need --iters >= 1, --warmup >= 0, --rounds >= 1")
     if args.time_budget < 0:
         ap.error("need --time-budget >= 0")
+    if args.json_out:
+        # Checked before any configuration runs, not after the first.
+        try:
+            open(args.json_out, "a").close()
+        except OSError as e:
+            die(f"--json-out {args.json_out}: cannot write it: "
+                f"{e.strerror or e}")
     shape_defaults = ((5, 3, 4, 6) if args.dry_run else (32, 4096, 256, 256))
     for name, default in zip(("seq_len", "batch", "input_size",
                               "hidden_size"), shape_defaults):

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 
 import rnnc.jax as rj
+from cli import positive_ints
 from jax_vs_scan import (loss_and_grads, peers, print_device,
                          shape_arguments, timed)
 
@@ -32,7 +33,8 @@ from jax_vs_scan import (loss_and_grads, peers, print_device,
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     shape_arguments(ap, T=128, B=2, I=128, H=128, rollout_B=8, iters=10)
-    ap.add_argument("--seeds", default="1,4,16")
+    ap.add_argument("--seeds", type=positive_ints, default="1,4,16",
+                    help="comma list of seed counts, each at least 1")
     args = ap.parse_args()
     print_device()
     cell, I, H = args.cell, args.I, args.H
@@ -41,8 +43,8 @@ def main():
 
     def inputs(key, v, seq, batch):
         """Per-seed parameters, inputs, resets and states, stacked on a
-        leading axis of v (none for v = 0)."""
-        keys = jax.random.split(key, max(v, 1))
+        leading axis of v."""
+        keys = jax.random.split(key, v)
         cases = []
         for k in keys:
             kp, kx, kr = jax.random.split(k, 3)
@@ -51,11 +53,9 @@ def main():
             is_init = jax.random.uniform(kr, (seq, batch)) < 0.05
             state = tuple(jnp.zeros((1, batch, H)) for _ in range(states))
             cases.append((params, x, is_init, state))
-        if v == 0:
-            return cases[0]
         return jax.tree_util.tree_map(lambda *a: jnp.stack(a), *cases)
 
-    seeds = [int(v) for v in args.seeds.split(",")]
+    seeds = args.seeds
     for name, seq, batch, make in (("train", args.T, args.B, loss_and_grads),
                                    ("rollout", 1, args.rollout_B,
                                     lambda run: run)):

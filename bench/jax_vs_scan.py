@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 
 import rnnc.jax as rj
+from cli import positive_int
 
 
 def scanned(cell):
@@ -79,13 +80,13 @@ def shape_arguments(ap, T, B, I, H, rollout_B, iters):
     """The flags both benchmarks take: the cell, the shapes and the
     rounds, with these defaults."""
     ap.add_argument("--cell", default="gru", choices=["gru", "lstm"])
-    ap.add_argument("--T", type=int, default=T)
-    ap.add_argument("--B", type=int, default=B)
-    ap.add_argument("--I", type=int, default=I)
-    ap.add_argument("--H", type=int, default=H)
-    ap.add_argument("--rollout-B", type=int, default=rollout_B)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--iters", type=int, default=iters)
+    ap.add_argument("--T", type=positive_int, default=T)
+    ap.add_argument("--B", type=positive_int, default=B)
+    ap.add_argument("--I", type=positive_int, default=I)
+    ap.add_argument("--H", type=positive_int, default=H)
+    ap.add_argument("--rollout-B", type=positive_int, default=rollout_B)
+    ap.add_argument("--rounds", type=positive_int, default=5)
+    ap.add_argument("--iters", type=positive_int, default=iters)
 
 
 def print_device():

@@ -4,8 +4,11 @@ recompute-memory benchmark.
 
 For LSTM and GRU, 1 and 2 layers (default T=32, B=256, I=H=256, CPU), runs
 `rnn-run --json` once per policy (`none`, `gates`, `chunk:K` for K = 1, 2,
-4, ..., T, and `budget:` set to half of `none`'s measured peak) and once in
-inference, and prints per run: saved_bytes, predicted and measured peak,
+4, ..., T, and `budget:` set to half of `none`'s measured peak, or to the
+smallest budget some plan fits where no plan fits that half, as at small
+shapes: rnn-run names it when it refuses the half) and once in inference
+(which takes no remat policy), and prints per run: saved_bytes, predicted
+and measured peak,
 step time, and the ratios of saved bytes, peak and step time to `none` of
 the same model. The runs of one model are interleaved over --rounds rounds
 and the step time is the median of the per-round medians, so that machine
@@ -21,9 +24,12 @@ budget) and the fastest fixed policy that fits.
 import argparse
 import json
 import os
+import re
 import statistics
-import subprocess
 import sys
+
+from cli import (attempt, fail, last_line, positive_int, positive_ints,
+                 program, run_tool)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,17 +42,39 @@ def runs_for(seq_len, budget):
     chunks.append(seq_len)
     return ([("train", "none"), ("train", "gates")] +
             [("train", f"chunk:{k}") for k in chunks] +
-            [("train", f"budget:{budget}"), ("infer", "none")])
+            [("train", f"budget:{budget}"), ("infer", None)])
 
 
-def rnn_run(binary, cell, layers, args, mode, remat):
+def command(binary, cell, layers, args, mode, remat):
+    """The rnn-run command of one run; inference takes no remat policy."""
     cmd = [binary, f"--preset={cell}", f"--layers={layers}",
            f"--seq-len={args.seq_len}", f"--batch={args.batch}",
            f"--input-size={args.size}", f"--hidden-size={args.size}",
-           f"--mode={mode}", f"--remat={remat}", f"--iters={args.iters}",
-           "--warmup=1", f"--reset-prob={args.reset_prob}", "--json"]
-    return json.loads(subprocess.run(cmd, check=True, capture_output=True,
-                                     text=True).stdout)
+           f"--mode={mode}", f"--iters={args.iters}", "--warmup=1",
+           f"--reset-prob={args.reset_prob}", "--json"]
+    if remat is not None:
+        cmd.append(f"--remat={remat}")
+    return cmd
+
+
+def rnn_run(binary, cell, layers, args, mode, remat):
+    return json.loads(run_tool(command(binary, cell, layers, args, mode,
+                                       remat)))
+
+
+def feasible_budget(binary, cell, layers, args, half):
+    """(budget, how it was chosen): `half` where a plan fits it, else the
+    smallest feasible budget rnn-run names when it refuses `half`."""
+    done = attempt(command(binary, cell, layers, args, "train",
+                           f"budget:{half}"))
+    if done.returncode == 0:
+        return half, "half of none's peak"
+    m = re.search(r"smallest feasible budget is (\d+) bytes", done.stderr)
+    if m is None:
+        fail(last_line(done.stderr) or
+             f"rnn-run exited with status {done.returncode}")
+    return int(m.group(1)), (f"the smallest feasible budget: no plan fits "
+                             f"half of none's peak, {mib(half).strip()} MiB")
 
 
 def mib(n):
@@ -56,15 +84,15 @@ def mib(n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cells", default="lstm,gru")
-    ap.add_argument("--layers", default="1,2")
-    ap.add_argument("--seq-len", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--size", type=int, default=256)
+    ap.add_argument("--layers", type=positive_ints, default="1,2")
+    ap.add_argument("--seq-len", type=positive_int, default=32)
+    ap.add_argument("--batch", type=positive_int, default=256)
+    ap.add_argument("--size", type=positive_int, default=256)
     ap.add_argument("--reset-prob", type=float, default=0.05)
-    ap.add_argument("--iters", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--rnn-run", default=os.path.join(ROOT, "build", "bin",
-                                                      "rnn-run"))
+    ap.add_argument("--iters", type=positive_int, default=5)
+    ap.add_argument("--rounds", type=positive_int, default=3)
+    ap.add_argument("--rnn-run", type=program,
+                    default=os.path.join(ROOT, "build", "bin", "rnn-run"))
     args = ap.parse_args()
 
     ok = True
@@ -74,9 +102,11 @@ def main():
           f"{'measured':>8} {'step ms':>8}  {'saved/':>6} {'peak/':>6} "
           f"{'time/':>6}")
     for cell in args.cells.split(","):
-        for layers in map(int, args.layers.split(",")):
+        for layers in args.layers:
             probe = rnn_run(args.rnn_run, cell, layers, args, "train", "none")
-            budget = probe["peak_bytes"]["measured"] // 2
+            budget, chosen_how = feasible_budget(
+                args.rnn_run, cell, layers, args,
+                probe["peak_bytes"]["measured"] // 2)
             RUNS = runs_for(args.seq_len, budget)
             steps = {run: [] for run in RUNS}
             last = {}
@@ -96,7 +126,8 @@ def main():
                     flag, ok = "  MISMATCH", False
                 saved_ratio = (r["saved_bytes"] / base["saved_bytes"]
                                if base["saved_bytes"] else 0.0)
-                print(f"{cell} L={layers:<4} {mode + '/' + remat:19} "
+                label = mode if remat is None else f"{mode}/{remat}"
+                print(f"{cell} L={layers:<4} {label:19} "
                       f"{mib(r['saved_bytes'])} {mib(peak['predicted']):>9} "
                       f"{mib(peak['measured'])} {ms:8.2f}  "
                       f"{saved_ratio:6.3f} "
@@ -109,7 +140,8 @@ def main():
                     and last[(mode, remat)]["peak_bytes"]["measured"] <= budget}
             fastest = min(fits, key=fits.get) if fits else "none fits"
             chosen_ms = statistics.median(steps[("train", f"budget:{budget}")])
-            print(f"{cell} L={layers:<4} budget {mib(budget).strip()} MiB: "
+            print(f"{cell} L={layers:<4} budget {mib(budget).strip()} MiB "
+                  f"({chosen_how}): "
                   f"chose {chosen['remat_plan']}, measured "
                   f"{mib(chosen['peak_bytes']['measured']).strip()} MiB "
                   f"({'fits' if chosen['peak_bytes']['measured'] <= budget else 'DOES NOT FIT'}), "

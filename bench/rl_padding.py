@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import torch  # noqa: E402
 
 import rnnc._cache as rnnc_cache  # noqa: E402
+from cli import positive_int  # noqa: E402
 
 MODES = ("stock", "padded", "dynamic")
 
@@ -75,8 +76,10 @@ def counting(counters):
 
 def per_shape(module):
     """Makes `module` (an rnnc.torch layer) run as before one library
-    served every shape: a library per (T, B), and the adapters' padding."""
-    module._serves_every_shape = lambda device: False
+    served every shape: a library per (T, B), and the adapters' padding.
+    Both ask `_every_shape` (the library a call chooses, and through
+    `_serves_every_shape` the adapters' choice)."""
+    module._every_shape = lambda arguments: False
 
 
 # --------------------------------------------------------------------------
@@ -204,21 +207,21 @@ def torchrl_run(mode, args, counters):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("peer", choices=("sb3", "torchrl"))
-    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--hidden", type=positive_int, default=256)
     parser.add_argument("--modes", default=",".join(MODES))
     # sb3-contrib
-    parser.add_argument("--envs", type=int, default=16)
-    parser.add_argument("--n-steps", type=int, default=128)
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--timesteps", type=int, default=16384)
+    parser.add_argument("--envs", type=positive_int, default=16)
+    parser.add_argument("--n-steps", type=positive_int, default=128)
+    parser.add_argument("--batch-size", type=positive_int, default=128)
+    parser.add_argument("--epochs", type=positive_int, default=10)
+    parser.add_argument("--timesteps", type=positive_int, default=16384)
     # TorchRL
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--seq", type=int, default=32)
-    parser.add_argument("--input", type=int, default=64)
+    parser.add_argument("--batch", type=positive_int, default=64)
+    parser.add_argument("--seq", type=positive_int, default=32)
+    parser.add_argument("--input", type=positive_int, default=64)
     parser.add_argument("--reset", type=float, default=0.05)
-    parser.add_argument("--batches", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--batches", type=positive_int, default=4)
+    parser.add_argument("--repeats", type=positive_int, default=5)
     args = parser.parse_args()
     modes = args.modes.split(",")
     for mode in modes:

@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import torch  # noqa: E402
 
 import rnnc.torch as rt  # noqa: E402
+from cli import positive_int  # noqa: E402
 
 
 def median_ms(run, iters):
@@ -45,11 +46,11 @@ def median_ms(run, iters):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--seq", type=int, default=16)
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("-n", type=int, default=16)
-    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--hidden", type=positive_int, default=64)
+    parser.add_argument("--seq", type=positive_int, default=16)
+    parser.add_argument("--batch", type=positive_int, default=8)
+    parser.add_argument("-n", type=positive_int, default=16)
+    parser.add_argument("--iters", type=positive_int, default=20)
     args = parser.parse_args()
     torch.set_num_threads(1)
     T, B, H, N = args.seq, args.batch, args.hidden, args.n

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import torch  # noqa: E402
 
 import rnnc.torch as rt  # noqa: E402
+from cli import positive_int, shape_list  # noqa: E402
 from rnnc._dynamic import ShapedLibrary  # noqa: E402
 
 
@@ -41,13 +42,12 @@ def timed(lstm, x, is_init):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--hidden", type=int, default=64)
-    parser.add_argument("--shapes",
+    parser.add_argument("--hidden", type=positive_int, default=64)
+    parser.add_argument("--shapes", type=shape_list,
                         default="1x8,32x64,17x5,100x3,64x16,3x1,250x2")
-    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--iters", type=positive_int, default=20)
     args = parser.parse_args()
-    shapes = [tuple(int(n) for n in s.split("x"))
-              for s in args.shapes.split(",")]
+    shapes = args.shapes
     torch.set_num_threads(1)
     H = args.hidden
     print(f"# rnnc.torch LSTM I=H={H} L=1, training call, CPU, 1 thread; "
@@ -60,7 +60,9 @@ def main():
         every = rt.LSTM(H, H)
         per_shape = rt.LSTM(H, H)
         per_shape.load_state_dict(every.state_dict())
-        per_shape._serves_every_shape = lambda device: False
+        # Every call's library chosen as before the library of every
+        # shape: that of its (T, B).
+        per_shape._every_shape = lambda arguments: False
         # The library of every shape loaded (compiled) at another shape.
         warm = torch.randn(2, 2, H, requires_grad=True)
         step(every, warm, torch.zeros(2, 2, dtype=torch.bool))

@@ -22,7 +22,9 @@ rnn-run's outputs against it.
   which is first copied to the host when it lives on the GPU, as TorchRL's
   split reads segment lengths back to the host) and the gather/scatter are
   part of the step.
-* check(): max|ours - torch| / max|torch| over every array, the worst one.
+* check(): max|ours - torch| / max|torch| over every array, the worst one;
+  a NaN in either side's array is worse than any number (the result is
+  nan), and an infinity that the other side does not match gives inf.
 * launch(): runs an rnn-run command line.
 
 Errors are raised as PeerError; the scripts turn them into their one-line
@@ -30,12 +32,15 @@ exits.
 """
 
 import argparse
+import math
 import statistics
 import subprocess
 import time
 
 import numpy as np
 import torch
+
+from cli import positive_ints
 
 
 class PeerError(Exception):
@@ -56,7 +61,8 @@ def launch(cmd):
 
 
 def int_list(s):
-    return [int(v) for v in s.split(",") if v]
+    """A comma list of sizes or layer counts, each at least 1."""
+    return positive_ints(s)
 
 
 def float_list(s):
@@ -245,8 +251,14 @@ class TorchStep:
 # Check
 # --------------------------------------------------------------------------
 
+def _badness(r):
+    """The order of check's ratios: NaN above every number."""
+    return (math.isnan(r), 0.0 if math.isnan(r) else r)
+
+
 def check(ours_npz, torch_res):
-    """(worst max|ours - torch| / max|torch|, the array where it is)."""
+    """(worst max|ours - torch| / max|torch|, the array where it is); the
+    scale is the largest finite |torch|, equal infinities differ by 0."""
     ours = np.load(ours_npz)
     worst, where = 0.0, None
     for k, ref in torch_res.items():
@@ -259,8 +271,13 @@ def check(ours_npz, torch_res):
             else:
                 raise PeerError(f"'{k}' has shape {a.shape} in rnn-run, "
                                 f"{ref.shape} in torch")
-        scale = max(float(np.abs(ref).max()), 1e-30)
-        r = float(np.abs(a - ref).max()) / scale
-        if where is None or r > worst:
+        a64, ref64 = a.astype(np.float64), ref.astype(np.float64)
+        # NaN != NaN: a NaN on either side stays NaN, and max keeps it.
+        with np.errstate(invalid="ignore"):
+            diff = np.where(a64 == ref64, 0.0, np.abs(a64 - ref64))
+        finite = np.abs(ref64[np.isfinite(ref64)])
+        scale = max(float(finite.max()) if finite.size else 0.0, 1e-30)
+        r = float(diff.max()) / scale if diff.size else 0.0
+        if where is None or _badness(r) > _badness(worst):
             worst, where = r, k
     return worst, where

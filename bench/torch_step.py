@@ -1,35 +1,48 @@
 """What the PyTorch benchmarks of rnnc.torch share (bench/torch_module.py,
-bench/torch_dropout.py): their command line, the timing of a step, an LSTM
-training step, what PyTorch's autograd saves, and the BLAS in use.
+bench/torch_dropout.py, bench/torch_custom_op.py,
+bench/torch_cuda_replay.py): their command line, the timing of a step, an
+LSTM training step, what PyTorch's autograd saves, and the BLAS in use.
 
 Import it after setting the environment the BLAS libraries read at load
 time (parse_args does: call it before importing torch)."""
 
 import argparse
+import atexit
 import ctypes
 import os
+import shutil
 import statistics
 import tempfile
 import time
+
+from cli import nonnegative_int, positive_int
 
 
 def parse_args(description, **extra):
     """The shape (--T --B --I --H --L), --threads, --iters, --warmup and
     --openblas-coretype, plus `extra` (name: default, which may also
-    change one of those defaults); sets the BLAS
-    threads, the OpenBLAS core and a fresh rnnc cache from them."""
+    change one of those defaults; an int is a count of at least 1, but
+    --warmup may be 0); sets the BLAS threads and the OpenBLAS core from
+    them, and the rnnc cache: the caller's RNNC_CACHE_DIR where set, else
+    a fresh directory removed when the process exits."""
     parser = argparse.ArgumentParser(description=description)
     defaults = {"T": 32, "B": 64, "I": 256, "H": 256, "L": 1, "threads": 1,
                 "iters": 20, "warmup": 3, **extra}
     for name, default in defaults.items():
-        parser.add_argument("--" + name, type=type(default), default=default)
+        kind = type(default)
+        if kind is int:
+            kind = nonnegative_int if name == "warmup" else positive_int
+        parser.add_argument("--" + name, type=kind, default=default)
     parser.add_argument("--openblas-coretype", default="")
     args = parser.parse_args()
     if args.openblas_coretype:
         os.environ["OPENBLAS_CORETYPE"] = args.openblas_coretype
     # OpenBLAS reads its thread count when the first library loads it.
     os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
-    os.environ["RNNC_CACHE_DIR"] = tempfile.mkdtemp(prefix="rnnc-bench-")
+    if not os.environ.get("RNNC_CACHE_DIR"):
+        cache = tempfile.mkdtemp(prefix="rnnc-bench-")
+        atexit.register(shutil.rmtree, cache, ignore_errors=True)
+        os.environ["RNNC_CACHE_DIR"] = cache
     return args
 
 

@@ -33,6 +33,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torchrl_peer  # noqa: E402
+from cli import positive_int  # noqa: E402
 from torch_peer import make_inputs  # noqa: E402
 
 
@@ -41,11 +42,11 @@ def main():
     ap.add_argument("--cell", choices=("lstm", "gru"), required=True)
     ap.add_argument("--mode", choices=sorted(torchrl_peer.MODES),
                     required=True)
-    ap.add_argument("--seq-len", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--input-size", type=int, default=256)
-    ap.add_argument("--hidden-size", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--seq-len", type=positive_int, default=32)
+    ap.add_argument("--batch", type=positive_int, default=64)
+    ap.add_argument("--input-size", type=positive_int, default=256)
+    ap.add_argument("--hidden-size", type=positive_int, default=256)
+    ap.add_argument("--layers", type=positive_int, default=1)
     args = ap.parse_args()
     ok, what = torchrl_peer.available("triton")
     if not ok:

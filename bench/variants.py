@@ -7,7 +7,8 @@ noise hits every variant alike."""
 import json
 import os
 import statistics
-import subprocess
+
+from cli import positive_int, program, run_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -15,27 +16,27 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def add_preset_args(ap, cells):
     """The preset's shape and the run's flags, with `cells` by default."""
     ap.add_argument("--cells", default=cells)
-    ap.add_argument("--seq-len", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--size", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--seq-len", type=positive_int, default=32)
+    ap.add_argument("--batch", type=positive_int, default=64)
+    ap.add_argument("--size", type=positive_int, default=256)
+    ap.add_argument("--layers", type=positive_int, default=1)
     ap.add_argument("--reset-prob", type=float, default=0.05)
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=positive_int, default=20)
+    ap.add_argument("--rounds", type=positive_int, default=3)
     ap.add_argument("--openblas-coretype", default="",
                     help="OPENBLAS_CORETYPE for the runs (e.g. SkylakeX)")
     ap.add_argument("--target", default="cpu", choices=("cpu", "cuda"))
-    ap.add_argument("--rnn-run", default=os.path.join(ROOT, "build", "bin",
-                                                      "rnn-run"))
+    ap.add_argument("--rnn-run", type=program,
+                    default=os.path.join(ROOT, "build", "bin", "rnn-run"))
 
 
 def run(args, cmd):
-    """The stdout of `cmd`, under --openblas-coretype."""
+    """The stdout of `cmd`, under --openblas-coretype; a tool that fails
+    ends the script with its one line (cli.run_tool)."""
     env = dict(os.environ)
     if args.openblas_coretype:
         env["OPENBLAS_CORETYPE"] = args.openblas_coretype
-    return subprocess.run(cmd, check=True, capture_output=True, text=True,
-                          env=env).stdout
+    return run_tool(cmd, env=env)
 
 
 def rnn_run(args, cell, remat, flags):
