@@ -34,6 +34,17 @@ static bool handlesBuffers(func::FuncOp func) {
       .wasInterrupted();
 }
 
+/// Whether rnn-place-in-arena has placed `func`'s buffers: it takes the
+/// arena, an argument named "arena", and allocates nothing of its own.
+static bool placedInArena(func::FuncOp func) {
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            i, RNNDialect::NameAttrHelper::getNameStr());
+        name && name.getValue() == "arena")
+      return true;
+  return false;
+}
+
 namespace {
 struct RNNPlanMemoryPass
     : public rnn::impl::RNNPlanMemoryPassBase<RNNPlanMemoryPass> {
@@ -49,6 +60,12 @@ struct RNNPlanMemoryPass
   }
 
   LogicalResult attachPlan(func::FuncOp func) {
+    // Planned again, its views of the arena would make an empty plan.
+    if (placedInArena(func))
+      return rnn::emitErrorAt(func, "rnn-plan-memory: @")
+             << func.getSymName()
+             << " is placed in its arena already (rnn-place-in-arena runs "
+                "after rnn-plan-memory, once)";
     const MemoryPlan &plan = getChildAnalysis<MemoryPlan>(func);
     // A function for every T and B has its plan in closed form
     // (MemoryPlan::getSymbolic), evaluated per call; a variant under a

@@ -364,6 +364,27 @@ struct RNNRematerializePass
       rnn::emitErrorAt(module) << "rnn-rematerialize: " << message;
       return signalPassFailure();
     }
+    // Another policy would apply to kernels the first one rewrote, and
+    // its label would misname them; the same one again changes nothing.
+    MLIRContext *ctx = &getContext();
+    bool again = false;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      auto applied = RNNDialect::RematAttrHelper(ctx).getAttr(func);
+      if (!applied &&
+          !RNNDialect::RematVariantAttrHelper(ctx).isAttrPresent(func))
+        continue;
+      if (applied && !parsed->budget && applied.getValue() == policy) {
+        again = true;
+        continue;
+      }
+      rnn::emitErrorAt(func, "rnn-rematerialize: @")
+          << func.getSymName() << " has a remat policy already"
+          << (applied ? " (" + applied.getValue().str() + ")" : "") << ", not "
+          << policy.getValue();
+      return signalPassFailure();
+    }
+    if (again)
+      return;
     if (!parsed->budget)
       return applyRematPlan(module, parsed->plan);
     // Under a budget the plan that fits depends on T and B: a function

@@ -10,6 +10,18 @@
 // RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t > %t/directory.out 2> %t/directory.err
 // RUN: FileCheck %s --check-prefix=DIRECTORY --input-file=%t/directory.err --implicit-check-not="see current operation"
 // RUN: count 0 < %t/directory.out
+// RUN: count 1 < %t/directory.err
+// A report is not the output, nor the other report, however spelled.
+// RUN: echo keep > %t/out.txt && mkdir -p %t/sub
+// RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/./out.txt -o %t/out.txt 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// RUN: FileCheck %s --check-prefix=KEPT --input-file=%t/out.txt
+// RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/same --rnn-memory-svg=%t/sub/../same -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAME
+// RUN: not ls %t/same
+// RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=- --rnn-memory-svg=- 2>&1 | FileCheck %s --check-prefix=STDOUT
+// A run that fails writes no report, though its rnn-plan-memory ran.
+// RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/failed.txt --rnn-memory-svg=%t/failed.svg --rnn-emit-c-abi -o /dev/null 2> /dev/null
+// RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=- --rnn-emit-c-abi -o /dev/null 2> /dev/null | count 0
+// RUN: ls -A %t | not grep -e failed -e rnn-opt-
 
 // rnn-opt --rnn-memory-report=FILE, --rnn-memory-svg=FILE: after
 // rnn-plan-memory, the report of every function to a file, text or (for a
@@ -74,8 +86,12 @@
 // SVG-NEXT: <line class="peak"
 // SVG-NEXT: >peak 560 bytes (op 6)</text>
 
-// UNWRITABLE: error: cannot write the memory report {{.*}}missing/plan.json: No such file or directory
-// DIRECTORY: error: cannot write the memory report {{.*}}: Is a directory
+// UNWRITABLE: rnn-opt: --rnn-memory-report: cannot write {{.*}}missing/plan.json: No such file or directory
+// DIRECTORY: rnn-opt: --rnn-memory-report: cannot write {{.*}}: Is a directory
+// OUTPUT: rnn-opt: --rnn-memory-report names the output file '{{.*}}out.txt'
+// KEPT: keep
+// SAME: rnn-opt: --rnn-memory-report and --rnn-memory-svg name the same file '{{.*}}same'
+// STDOUT: rnn-opt: --rnn-memory-report and --rnn-memory-svg both write stdout
 
 func.func @first_fit(%i: index, %v: f32) -> memref<50xf32> {
   %gates = memref.alloc() {rnn.role = "gates"} : memref<100xf32>  // 0

@@ -6,9 +6,14 @@
 // RUN: FileCheck %s --input-file=%t.none.mlir --check-prefix=NOREPLAY
 // RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-rematerialize="policy=gates" | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --rnn-autodiff --rnn-rematerialize="policy=gates" --rnn-rematerialize="policy=gates" | FileCheck %s
+// RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=gates" --rnn-rematerialize="policy=chunk:2" 2>&1 | FileCheck %s --check-prefix=TWICE --implicit-check-not="see current operation"
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=chunk:0" 2>&1 | FileCheck %s --check-prefix=CHUNK0
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=budget:lots" 2>&1 | FileCheck %s --check-prefix=BUDGETX
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
+
+// The same policy twice changes nothing (above); another one after it is
+// refused, since it would rewrite kernels the first one rewrote.
+// TWICE: rnn-rematerialize: @{{[a-z0-9_]+}}_grad has a remat policy already (gates), not chunk:2
 
 // rnn-rematerialize runs on the output of rnn-autodiff. Under policy=none
 // (the default) it changes nothing: the output is identical to

@@ -2,14 +2,17 @@
 //
 // mlir-opt for rnnc: every rnn pass and pipeline, plus the upstream dialects
 // and passes the pipelines use. --rnn-memory-report and --rnn-memory-svg
-// describe the memory plan each rnn-plan-memory leaves (MemoryReport.h);
-// a report that cannot be written fails the run with no output, so main
-// opens the input and output itself, around the core of MlirOptMain.
+// describe the memory plan each rnn-plan-memory leaves (MemoryReport.h).
+// They are written under temporary names and put in place (stdout's
+// printed) only when the run succeeds, and a report that cannot be written
+// fails the run with no output, so main opens the input and output itself,
+// around the core of MlirOptMain.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Analysis/MemoryReport.h"
 #include "rnn/InitAll.h"
+#include "rnn/Support/StagedFiles.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassInstrumentation.h"
@@ -17,6 +20,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -49,23 +53,38 @@ static llvm::cl::opt<std::string> memorySVG(
 
 namespace {
 /// The memory report writer of one chunk of the input, telling main if it
-/// failed.
-struct ChunkReportWriter : public rnn::MemoryReportWriter {
-  ChunkReportWriter(std::optional<rnn::ReportShape> shape, bool &anyFailed)
-      : MemoryReportWriter(memoryReport, memorySVG, shape),
-        anyFailed(anyFailed) {}
+/// failed. A report for stdout, written to the temporary file `toStdout`,
+/// is moved to `printed` after each chunk, to be printed when the run
+/// succeeds: the reports of every chunk, as a file holds the last one's.
+struct ChunkReportWriter : public mlir::rnn::MemoryReportWriter {
+  ChunkReportWriter(std::string reportFile, std::string svgFile,
+                    std::optional<mlir::rnn::ReportShape> shape,
+                    bool &anyFailed, std::string toStdout,
+                    std::string &printed)
+      : MemoryReportWriter(std::move(reportFile), std::move(svgFile), shape),
+        anyFailed(anyFailed), toStdout(std::move(toStdout)), printed(printed) {
+  }
   void runAfterPass(Pass *pass, Operation *op) override {
     MemoryReportWriter::runAfterPass(pass, op);
     anyFailed |= failed();
+    if (toStdout.empty() || !llvm::sys::fs::exists(toStdout))
+      return;
+    if (auto text = llvm::MemoryBuffer::getFile(toStdout))
+      printed += (*text)->getBuffer();
+    else
+      anyFailed = true;
+    llvm::sys::fs::remove(toStdout);
   }
   bool &anyFailed;
+  std::string toStdout;
+  std::string &printed;
 };
 
 /// The shape of --rnn-memory-report-shape, "TxB" with T and B at least 1;
 /// nothing if it is malformed.
-std::optional<rnn::ReportShape> parseReportShape(llvm::StringRef text) {
+std::optional<mlir::rnn::ReportShape> parseReportShape(llvm::StringRef text) {
   auto [seqLen, batch] = text.split('x');
-  rnn::ReportShape shape;
+  mlir::rnn::ReportShape shape;
   if (seqLen.getAsInteger(10, shape.seqLen) ||
       batch.getAsInteger(10, shape.batch) || shape.seqLen < 1 ||
       shape.batch < 1)
@@ -77,9 +96,9 @@ std::optional<rnn::ReportShape> parseReportShape(llvm::StringRef text) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   DialectRegistry registry;
-  rnn::registerAllDialects(registry);
-  rnn::registerAllPasses();
-  rnn::registerTestPasses();
+  mlir::rnn::registerAllDialects(registry);
+  mlir::rnn::registerAllPasses();
+  mlir::rnn::registerTestPasses();
   auto [inputFile, outputFile] = registerAndParseCLIOptions(
       argc, argv, "rnnc optimizer driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
@@ -87,7 +106,7 @@ int main(int argc, char **argv) {
   if (config.shouldShowDialects() || config.shouldListPasses())
     return asMainReturnCode(
         MlirOptMain(llvm::outs(), nullptr, registry, config));
-  std::optional<rnn::ReportShape> reportShape;
+  std::optional<mlir::rnn::ReportShape> reportShape;
   if (!memoryReportShape.empty()) {
     if (memoryReport.empty() && memorySVG.empty()) {
       llvm::errs() << "rnn-opt: --rnn-memory-report-shape needs "
@@ -102,17 +121,51 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
   }
+  // Each report is a file of its own, not the output.
+  if (!memoryReport.empty() && !memorySVG.empty() &&
+      (memoryReport == memorySVG ||
+       (memoryReport != "-" && memorySVG != "-" &&
+        ::rnn::namesSameFile(memoryReport, memorySVG)))) {
+    llvm::errs() << "rnn-opt: --rnn-memory-report and --rnn-memory-svg "
+                 << (memoryReport == "-"
+                         ? "both write stdout"
+                         : "name the same file '" + memoryReport + "'")
+                 << "\n";
+    return EXIT_FAILURE;
+  }
+  for (const llvm::cl::opt<std::string> *report : {&memoryReport, &memorySVG})
+    if (!report->empty() && *report != "-" && outputFile != "-" &&
+        ::rnn::namesSameFile(*report, outputFile)) {
+      llvm::errs() << "rnn-opt: --" << report->ArgStr
+                   << " names the output file '" << outputFile << "'\n";
+      return EXIT_FAILURE;
+    }
+  ::rnn::StagedFiles staged("rnn-opt");
+  const llvm::cl::opt<std::string> *reports[] = {&memoryReport, &memorySVG};
+  std::string staging[2];
+  for (auto [report, path] : llvm::zip_equal(reports, staging)) {
+    auto temporary = staged.stage(*report);
+    if (!temporary) {
+      llvm::errs() << "rnn-opt: --" << report->ArgStr << ": "
+                   << llvm::toString(temporary.takeError()) << "\n";
+      return EXIT_FAILURE;
+    }
+    path = *temporary;
+  }
   // One pass manager per chunk of a split input, each chunk's reports
   // written in turn (a file: the last chunk's).
   bool reportFailed = false;
+  std::string toStdout =
+      memoryReport == "-" ? staging[0] : memorySVG == "-" ? staging[1] : "";
+  std::string printed;
   MlirOptMainConfig pipeline = config;
   config.setPassPipelineSetupFn([&](PassManager &pm) -> LogicalResult {
     if (failed(pipeline.setupPassPipeline(pm)))
       return failure();
     if (memoryReport.empty() && memorySVG.empty())
       return success();
-    pm.addInstrumentation(
-        std::make_unique<ChunkReportWriter>(reportShape, reportFailed));
+    pm.addInstrumentation(std::make_unique<ChunkReportWriter>(
+        staging[0], staging[1], reportShape, reportFailed, toStdout, printed));
     return success();
   });
   std::string error;
@@ -134,6 +187,14 @@ int main(int argc, char **argv) {
   if (failed(MlirOptMain(resultStream, std::move(input), registry, config)) ||
       reportFailed)
     return EXIT_FAILURE;
+  if (llvm::Error error = staged.commit()) {
+    llvm::errs() << "rnn-opt: " << llvm::toString(std::move(error)) << "\n";
+    return EXIT_FAILURE;
+  }
+  if (!printed.empty()) {
+    llvm::outs() << printed;
+    llvm::outs().flush();
+  }
   output->os() << result;
   output->keep();
   return EXIT_SUCCESS;

@@ -10,6 +10,7 @@
 #include "rnn/Dialect/RNNRoles.h"
 #include "rnn/Driver/ArrayIO.h"
 #include "rnn/Runtime/Runtime.h"
+#include "rnn/Support/StagedFiles.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -18,7 +19,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -38,77 +38,10 @@ static void check(llvm::Error error) {
     fail(llvm::toString(std::move(error)));
 }
 
-namespace {
-/// Files the run writes before it has succeeded (the memory report and its
-/// SVG, written while compiling), each under a temporary name beside its
-/// own (stdout's in the temporary directory): renamed into place (printed)
-/// by commit(), removed otherwise, also when a signal ends the run. rnn-run
-/// fails through std::exit, which destroys this object.
-class StagedFiles {
-public:
-  /// The name to write `path` under (`path` itself for none), with its
-  /// extension, which chooses the report's format (text for stdout).
-  std::string stage(const std::string &path) {
-    if (path.empty())
-      return path;
-    llvm::SmallString<256> temporary;
-    if (path == "-") {
-      if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-              "rnn-run-report", "txt", temporary))
-        fail("cannot create a temporary file for stdout's report: " +
-             ec.message());
-    } else {
-      llvm::StringRef extension = llvm::sys::path::extension(path);
-      temporary = path.substr(0, path.size() - extension.size()) + ".rnn-run-" +
-                  std::to_string(::getpid()) + extension.str();
-    }
-    llvm::sys::RemoveFileOnSignal(temporary);
-    files.emplace_back(std::string(temporary), path);
-    return files.back().first;
-  }
-  /// Renames every staged file that was written into place, and prints
-  /// stdout's.
-  llvm::Error commit() {
-    for (auto &[temporary, path] : files) {
-      if (!llvm::sys::fs::exists(temporary))
-        continue;
-      if (path == "-") {
-        auto text = llvm::MemoryBuffer::getFile(temporary);
-        if (!text)
-          return llvm::createStringError(text.getError(),
-                                         "cannot read " + temporary);
-        llvm::outs() << (*text)->getBuffer();
-        llvm::outs().flush();
-        continue;
-      }
-      llvm::sys::DontRemoveFileOnSignal(temporary);
-      if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
-        llvm::sys::RemoveFileOnSignal(temporary);
-        return llvm::createStringError(ec, "cannot write " + path + ": " +
-                                               ec.message());
-      }
-    }
-    for (auto &[temporary, path] : files)
-      if (path == "-") {
-        llvm::sys::fs::remove(temporary);
-        llvm::sys::DontRemoveFileOnSignal(temporary);
-      }
-    files.clear();
-    return llvm::Error::success();
-  }
-  ~StagedFiles() {
-    for (auto &[temporary, path] : files) {
-      llvm::sys::fs::remove(temporary);
-      llvm::sys::DontRemoveFileOnSignal(temporary);
-    }
-  }
-
-private:
-  std::vector<std::pair<std::string, std::string>> files;
-};
-} // namespace
-
-static StagedFiles stagedFiles;
+/// The memory report and its SVG, written while compiling: in place only
+/// when the run succeeds. rnn-run fails through std::exit, which destroys
+/// this object.
+static ::rnn::StagedFiles stagedFiles("rnn-run");
 
 RunSession::RunSession(const DialectRegistry &registry, const RunFlags &flags)
     : flags(flags), context(registry) {
@@ -335,9 +268,12 @@ void RunSession::planMemory() {
   std::optional<mlir::rnn::ReportShape> reportShape;
   if (shape.dynamic)
     reportShape = mlir::rnn::ReportShape{shape.seqLen, shape.batch};
-  switch (compileToBuffers(
-      *module, pipelineOptions, stagedFiles.stage(flags.memoryReport),
-      stagedFiles.stage(flags.memorySVG), error, reportShape)) {
+  auto reportFile = stagedFiles.stage(flags.memoryReport);
+  check(reportFile.takeError());
+  auto svgFile = stagedFiles.stage(flags.memorySVG);
+  check(svgFile.takeError());
+  switch (compileToBuffers(*module, pipelineOptions, *reportFile, *svgFile,
+                           error, reportShape)) {
   case CompileStatus::Compiled:
     break;
   case CompileStatus::Failed:

@@ -22,6 +22,7 @@
 
 #include "rnn/InitAll.h"
 #include "rnn/Pipelines/Pipelines.h"
+#include "rnn/Support/StagedFiles.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -129,23 +130,6 @@ static RunFlags flags(category);
   std::exit(code);
 }
 
-/// Whether the paths `a` and `b` name one file: the same absolute path
-/// (without `.` and `..`, whether it exists or not), or one file by two
-/// names.
-static bool sameFile(const std::string &a, const std::string &b) {
-  namespace fs = llvm::sys::fs;
-  auto normal = [](const std::string &path) {
-    llvm::SmallString<256> absolute(path);
-    (void)fs::make_absolute(absolute);
-    llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
-    return std::string(absolute);
-  };
-  bool equal = normal(a) == normal(b);
-  if (!equal && fs::exists(a) && fs::exists(b))
-    (void)fs::equivalent(a, b, equal);
-  return equal;
-}
-
 /// Checks before anything runs that each file the run writes (--outputs,
 /// --memory-report, --memory-svg; `-` is stdout for the reports) can be
 /// written and is neither a file the run reads (--inputs, MODEL.mlir) nor
@@ -180,10 +164,10 @@ static void checkOutputFiles() {
     const std::string &path = flag->getValue();
     std::string name = "--" + flag->ArgStr.str();
     for (auto [what, file] : read)
-      if (!file->empty() && sameFile(path, *file))
+      if (!file->empty() && ::rnn::namesSameFile(path, *file))
         fail(name + " names " + what + " '" + path + "', which the run reads");
     for (const cl::opt<std::string> *other : llvm::drop_begin(written, i + 1))
-      if (sameFile(path, other->getValue()))
+      if (::rnn::namesSameFile(path, other->getValue()))
         fail(name + " and --" + other->ArgStr.str() + " name the same file '" +
              path + "'");
     if (fs::exists(path)) {
