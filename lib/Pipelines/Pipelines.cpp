@@ -304,20 +304,28 @@ void rnn::buildTrainPipeline(OpPassManager &pm,
   buildInferPipeline(pm, options);
 }
 
-/// Registers a pipeline whose options are checked before it is built.
+/// Registers a pipeline whose options are checked before it is built; one
+/// that makes no training function (not `training`) takes no remat policy.
 static void registerChecked(StringRef arg, StringRef description,
                             void (*build)(OpPassManager &,
-                                          const rnn::PipelineOptions &)) {
+                                          const rnn::PipelineOptions &),
+                            bool training = false) {
   registerPassPipeline(
       arg, description,
-      [build](OpPassManager &pm, StringRef optionsStr,
-              function_ref<LogicalResult(const Twine &)> errorHandler) {
+      [build, training,
+       arg](OpPassManager &pm, StringRef optionsStr,
+            function_ref<LogicalResult(const Twine &)> errorHandler) {
         rnn::PipelineOptions options;
         if (failed(options.parseFromString(optionsStr)))
           return failure();
         std::string message;
         if (failed(rnn::verifyPipelineOptions(options, message)))
           return errorHandler(message);
+        if (!training && options.remat != "none")
+          return errorHandler(arg + ": remat applies to the training "
+                                    "pipelines (rnn-train-pipeline, "
+                                    "rnn-train-to-buffers-pipeline); this one "
+                                    "makes no training function");
         build(pm, options);
         return success();
       },
@@ -331,7 +339,7 @@ void rnn::registerPipelines() {
       "rnn-train-pipeline",
       "Compile rnn model functions into training functions (LLVM dialect; "
       "with target=cuda, kernels as PTX in a gpu.binary)",
-      buildTrainPipeline);
+      buildTrainPipeline, /*training=*/true);
   registerChecked("rnn-infer-pipeline",
                   "Compile rnn model functions for inference (LLVM dialect; "
                   "with target=cuda, kernels as PTX in a gpu.binary)",
@@ -343,7 +351,8 @@ void rnn::registerPipelines() {
       [](OpPassManager &pm, const rnn::PipelineOptions &options) {
         rnn::buildTrainingFunctionsStage(pm, options);
         rnn::buildToBuffersPipeline(pm, options);
-      });
+      },
+      /*training=*/true);
   registerChecked("rnn-to-buffers-pipeline",
                   "The infer pipeline up to planned buffers: what "
                   "rnn-rematerialize's budget policy predicts peaks with",

@@ -1,5 +1,11 @@
 // RUN: rnn-opt %s --rnn-infer-pipeline | FileCheck %s
 // RUN: rnn-opt %s --rnn-infer-pipeline | FileCheck %s --check-prefix=NOLIBM
+// RUN: not rnn-opt %s --rnn-infer-pipeline=remat=budget:1 2>&1 | FileCheck %s --check-prefix=REMAT
+// RUN: not rnn-opt %s --rnn-to-buffers-pipeline=remat=gates 2>&1 | FileCheck %s --check-prefix=REMAT-BUFFERS
+
+// A pipeline that makes no training function takes no remat policy.
+// REMAT: rnn-infer-pipeline: remat applies to the training pipelines (rnn-train-pipeline, rnn-train-to-buffers-pipeline); this one makes no training function
+// REMAT-BUFFERS: rnn-to-buffers-pipeline: remat applies to the training pipelines
 
 // rnn-infer-pipeline compiles the model function itself (no training
 // function, no phase marker) to the LLVM dialect: buffers through the
