@@ -11,15 +11,20 @@ import subprocess
 import sys
 
 
-def positive_int(text):
-    """An argparse type: an integer of at least 1."""
+def _int_at_least(text, least):
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(
+            f"must be at least {least}, got {value}")
     return value
+
+
+def positive_int(text):
+    """An argparse type: an integer of at least 1."""
+    return _int_at_least(text, 1)
 
 
 def positive_ints(text):
@@ -44,13 +49,7 @@ def shape_list(text):
 
 def nonnegative_int(text):
     """An argparse type: an integer of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
+    return _int_at_least(text, 0)
 
 
 def program(text):
