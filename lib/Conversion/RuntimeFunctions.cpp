@@ -1,6 +1,7 @@
 //===- RuntimeFunctions.cpp - declarations of the runtime's entry points --===//
 
 #include "rnn/Conversion/RuntimeFunctions.h"
+#include "rnn/Support/Diagnostics.h"
 
 using namespace mlir;
 
@@ -12,7 +13,8 @@ FailureOr<func::FuncOp> rnn::declareRuntimeFunction(ModuleOp module,
     auto function = dyn_cast<func::FuncOp>(existing);
     if (function && function.getFunctionType() == type && function.isExternal())
       return function;
-    return existing->emitError("@")
+    // The symbol may be a whole function: name it without printing it.
+    return rnn::emitErrorAt(existing, "@")
            << name << " is the rnnc runtime's function of type " << type
            << " that " << caller
            << " calls; the module defines the symbol otherwise";

@@ -196,6 +196,13 @@ static Value buildExtents(OpBuilder &b, Location loc, ModuleOp module,
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), symbol);
 }
 
+/// Whether C can call a function named `name`: [A-Za-z_][A-Za-z0-9_]*.
+static bool isCIdentifier(StringRef name) {
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
 namespace {
 struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
   using EmitCABIPassBase::EmitCABIPassBase;
@@ -205,6 +212,13 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (!isCIdentifier(prefix)) {
+      rnn::emitErrorAt(module, "rnn-emit-c-abi: prefix '")
+          << prefix.getValue()
+          << "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*): C could not "
+             "call the entry points";
+      return signalPassFailure();
+    }
     // Descriptor sizes and strides are i64: the index type must be 64-bit.
     if (DataLayout(module).getTypeSizeInBits(IndexType::get(&getContext())) !=
         64) {

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -83,19 +84,21 @@ struct RNNCheckPipelineInputPass
           return WalkResult::interrupt();
         }
       }
+      // The op named in these two may hold regions (a whole function for a
+      // loop of branches): the error gives its name and location only.
       if (op != function && !hasKnownMemoryEffects(op)) {
-        op->emitError() << "the rnn pipelines place every deallocation "
-                           "themselves, so each op of their input must "
-                           "declare what it does to memory: '"
-                        << op->getName() << "' has unknown memory effects";
+        rnn::emitErrorAt(op) << "the rnn pipelines place every deallocation "
+                                "themselves, so each op of their input must "
+                                "declare what it does to memory: '"
+                             << op->getName() << "' has unknown memory effects";
         return WalkResult::interrupt();
       }
       for (Region &region : op->getRegions())
         if (hasBackEdge(region, dominance)) {
-          op->emitError() << "the rnn pipelines place every deallocation "
-                             "themselves, for structured loops (scf.for, "
-                             "scf.while) only: '"
-                          << op->getName() << "' has a loop of branches";
+          rnn::emitErrorAt(op) << "the rnn pipelines place every deallocation "
+                                  "themselves, for structured loops (scf.for, "
+                                  "scf.while) only: '"
+                               << op->getName() << "' has a loop of branches";
           return WalkResult::interrupt();
         }
       return WalkResult::advance();

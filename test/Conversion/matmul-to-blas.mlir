@@ -2,6 +2,9 @@
 // RUN: rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=rnnrt_cuda_sgemm callee-bf16=rnnrt_cuda_gemm_bf16" | FileCheck %s --check-prefix=CUDA
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=" 2>&1 | FileCheck %s --check-prefix=EMPTY
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee-f64=" 2>&1 | FileCheck %s --check-prefix=NOF64
+// RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=1x" 2>&1 | FileCheck %s --check-prefix=DIGIT
+// RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee-f64=a-b" 2>&1 | FileCheck %s --check-prefix=DASH
+// RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=plain callee-bf16=rnnrt_cuda_gemm_bf16" 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFINED --implicit-check-not="see current operation"
 
 // rnn-matmul-to-blas turns each f32 linalg.matmul on memrefs into
 // call @rnnrt_sgemm(transA, transB, alpha = 1, beta, A, B, C) with the
@@ -10,14 +13,17 @@
 // beta = 0.
 
 // With callee=rnnrt_cuda_sgemm (the cuda pipeline) the same calls go to
-// the runtime's GPU GEMM, declared with the same C interface; an empty
-// callee is an error.
+// the runtime's GPU GEMM, declared with the same C interface. A callee is
+// a C function: a name C cannot call (empty for callee; callee-f64 and
+// callee-bf16 may be empty, for none) is an error naming the option.
 // CUDA-NOT: call @rnnrt_sgemm(
 // CUDA: func.func private @rnnrt_cuda_sgemm(i64, i64, f32, f32, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
 // CUDA-LABEL: func.func @plain(
 // CUDA: call @rnnrt_cuda_sgemm(
 // CUDA-NOT: call @rnnrt_sgemm(
-// EMPTY: empty callee name
+// EMPTY: error: rnn-matmul-to-blas: callee '' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)
+// DIGIT: error: rnn-matmul-to-blas: callee '1x' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)
+// DASH: error: rnn-matmul-to-blas: callee-f64 'a-b' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*); empty: the target has no such GEMM
 
 // A plain product: no transposition, beta = 1 (C += A B), and one private
 // declaration with the C interface.
@@ -36,6 +42,9 @@
 // CHECK: call @rnnrt_sgemm([[NOTRANS_A]], [[NOTRANS_B]], [[ALPHA]], [[BETA]], [[CA]], [[CB]], [[CC]])
 // CHECK-NOT: linalg.matmul
 // CHECK: return
+// With callee=plain this function takes the calls: the error names it at
+// its location, without printing it.
+// DEFINED: matmul-to-blas.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: @plain is the rnnc runtime's function of type '(i64, i64, f32, f32, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> ()' that rnn-matmul-to-blas calls; the module defines the symbol otherwise
 func.func @plain(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x5xf32>) {
   linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>)
       outs(%c : memref<4x5xf32>)

@@ -2,6 +2,9 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi="prefix=lib_" | FileCheck %s --check-prefix=PREFIX
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi --rnn-infer-pipeline 2>&1 | FileCheck %s --check-prefix=LLVM
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-emit-c-abi="caller-stream=1" | FileCheck %s --check-prefix=STREAM
+// RUN: not rnn-opt %s --rnn-emit-c-abi="prefix=1x" 2>&1 | FileCheck %s --check-prefix=DIGIT
+// RUN: not rnn-opt %s --rnn-emit-c-abi="prefix=a-b" 2>&1 | FileCheck %s --check-prefix=DASH
+// RUN: not rnn-opt %s --rnn-emit-c-abi="prefix=" 2>&1 | FileCheck %s --check-prefix=EMPTY
 
 // rnn-emit-c-abi: each public function with a body gets
 // rnnc_<name>(ptr buffers, ptr stream) -> i32 that loads buffers[i], builds
@@ -33,6 +36,12 @@
 // CHECK-NOT: func.func @rnnc_external
 
 // PREFIX: func.func @lib_step(
+
+// The prefix starts the name of a C function: one that is not a C
+// identifier (empty, a leading digit, a dash) is an error naming it.
+// DIGIT: error: rnn-emit-c-abi: prefix '1x' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*): C could not call the entry points
+// DASH: error: rnn-emit-c-abi: prefix 'a-b' is not a C identifier
+// EMPTY: error: rnn-emit-c-abi: prefix '' is not a C identifier
 
 // caller-stream (the cuda target): the entry point takes the caller's
 // context first, and the call runs between rnnrt_cuda_enter, given the

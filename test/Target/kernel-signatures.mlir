@@ -1,5 +1,6 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-kernel-signatures | FileCheck %s
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-kernel-signatures --rnn-kernel-signatures=annotate=1 | FileCheck %s --check-prefix=PTX
+// RUN: not rnn-opt %s -split-input-file --rnn-kernel-signatures 2>&1 >/dev/null | FileCheck %s --check-prefix=ONELINE --implicit-check-not="see current operation"
 
 // rnn-kernel-signatures records how the host's arguments map onto each
 // kernel's PTX parameters (m<element bytes>x<rank> for a memref, s<bytes> for
@@ -31,11 +32,13 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A kernel argument the kernel ABI passes in no fixed way is an error.
+// A kernel argument the kernel ABI passes in no fixed way is an error,
+// naming the kernel at its location without printing it.
 
 module attributes {gpu.container_module} {
   gpu.module @rnn_kernels {
-    // expected-error @below {{rnn-kernel-signatures: argument 1 of type 'vector<4xf32>' has no place in the kernel ABI}}
+    // ONELINE: kernel-signatures.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: rnn-kernel-signatures: argument 1 of type 'vector<4xf32>' of @k has no place in the kernel ABI
+    // expected-error @below {{rnn-kernel-signatures: argument 1 of type 'vector<4xf32>' of @k has no place in the kernel ABI}}
     gpu.func @k(%a: memref<4xf32>, %v: vector<4xf32>) kernel {
       gpu.return
     }

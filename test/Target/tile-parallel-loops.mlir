@@ -1,12 +1,16 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-tile-parallel-loops | FileCheck %s
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-tile-parallel-loops="block-size=32" | FileCheck %s --check-prefix=B32
 // RUN: not rnn-opt %s -split-input-file --rnn-tile-parallel-loops="block-size=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not rnn-opt %s -split-input-file --rnn-tile-parallel-loops="block-size=1025" 2>&1 | FileCheck %s --check-prefix=LARGE
 
 // rnn-tile-parallel-loops splits every outermost scf.parallel into a loop
 // over blocks and a nested loop over the threads of a block (at most
 // block-size, default 256), filling the innermost dimension first.
 
-// ZERO: block-size must be positive, got 0
+// A block has 1 to 1024 threads (CUDA's limit, which the pipelines check
+// too).
+// ZERO: error: rnn-tile-parallel-loops: block-size must be in [1, 1024], got 0
+// LARGE: error: rnn-tile-parallel-loops: block-size must be in [1, 1024], got 1025
 
 // [64, 512]: a block is 256 consecutive elements of one row; 512 is a
 // multiple of 256, so no bound check.

@@ -1,5 +1,6 @@
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-check-pipeline-input | FileCheck %s
 // RUN: rnn-opt %s -split-input-file -verify-diagnostics --rnn-train-pipeline -o /dev/null
+// RUN: not rnn-opt %s -split-input-file --rnn-check-pipeline-input 2>&1 >/dev/null | FileCheck %s --check-prefix=ONELINE --implicit-check-not='see current operation: "func.func"' --implicit-check-not='see current operation: "gpu.barrier"'
 
 // rnn-check-pipeline-input, the first pass of the rnn pipelines: a program
 // that allocates buffers may enter them, one that frees a memref may not
@@ -32,6 +33,7 @@ func.func @frees(%i: index) -> f32 {
 // are not supported", which came after the rnn passes had run.
 func.func @unknown_effects(%i: index) -> f32 {
   %a = memref.alloc() : memref<8xf32>
+  // ONELINE: check-pipeline-input.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: the rnn pipelines place every deallocation themselves, so each op of their input must declare what it does to memory: 'gpu.barrier' has unknown memory effects
   // expected-error @+1 {{the rnn pipelines place every deallocation themselves, so each op of their input must declare what it does to memory: 'gpu.barrier' has unknown memory effects}}
   gpu.barrier
   %r = memref.load %a[%i] : memref<8xf32>
@@ -41,7 +43,9 @@ func.func @unknown_effects(%i: index) -> f32 {
 // -----
 
 // A loop of branches (upstream: "Only structured control-flow loops are
-// supported.").
+// supported."). The error is on the whole function: one line at it, without
+// the function printed in full.
+// ONELINE: check-pipeline-input.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: the rnn pipelines place every deallocation themselves, for structured loops (scf.for, scf.while) only: 'func.func' has a loop of branches
 // expected-error @+1 {{the rnn pipelines place every deallocation themselves, for structured loops (scf.for, scf.while) only: 'func.func' has a loop of branches}}
 func.func @branch_loop(%n: index) -> f32 {
   %a = memref.alloc() : memref<4xf32>

@@ -81,6 +81,13 @@ static FailureOr<bool> isTransposed(linalg::MatmulOp op, unsigned which) {
   return failure();
 }
 
+/// Whether C can call a function named `name`: [A-Za-z_][A-Za-z0-9_]*.
+static bool isCIdentifier(StringRef name) {
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
 namespace {
 struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
   /// Rewrites the products of `types` into calls to `callee`.
@@ -150,8 +157,18 @@ struct MatmulToBLASPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    if (callee.empty()) {
-      rnn::emitErrorAt(module, "rnn-matmul-to-blas: empty callee name");
+    // The callees are the runtime's C functions. callee-f64 and callee-bf16
+    // may be empty (the target has no such GEMM); callee may not.
+    for (auto [option, name, optional] :
+         {std::make_tuple("callee", StringRef(callee), false),
+          std::make_tuple("callee-f64", StringRef(calleeF64), true),
+          std::make_tuple("callee-bf16", StringRef(calleeBF16), true)}) {
+      if (isCIdentifier(name) || (optional && name.empty()))
+        continue;
+      rnn::emitErrorAt(module, "rnn-matmul-to-blas: ")
+          << option << " '" << name
+          << "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)"
+          << (optional ? "; empty: the target has no such GEMM" : "");
       return signalPassFailure();
     }
     Type f32 = Float32Type::get(ctx), f64 = Float64Type::get(ctx),

@@ -109,7 +109,9 @@ struct DeviceBuffersPass
     : public rnn::impl::DeviceBuffersPassBase<DeviceBuffersPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    bool hostAccess = false;
+    // The host accesses in program order: the first is reported, with how
+    // many more there are (on a whole model there can be thousands).
+    SmallVector<Operation *> hostAccesses;
     std::vector<std::pair<func::FuncOp, HostWork>> functions;
     for (auto function : module.getOps<func::FuncOp>()) {
       if (function.isExternal())
@@ -131,18 +133,23 @@ struct DeviceBuffersPass
           work.lanes.push_back(op);
         else if (isa<memref::AllocaOp, memref::ReallocOp>(op) ||
                  rnn::hasMemRefEffect<MemoryEffects::Read,
-                                      MemoryEffects::Write>(op)) {
-          op->emitError("rnn-device-buffers: host code accesses buffer "
-                        "memory (every access must be in a kernel)");
-          hostAccess = true;
-        }
+                                      MemoryEffects::Write>(op))
+          hostAccesses.push_back(op);
         return WalkResult::advance();
       });
       if (!work.empty())
         functions.emplace_back(function, std::move(work));
     }
-    if (hostAccess)
+    if (!hostAccesses.empty()) {
+      InFlightDiagnostic diag = hostAccesses.front()->emitError(
+          "rnn-device-buffers: host code accesses buffer memory (every "
+          "access must be in a kernel)");
+      if (size_t more = hostAccesses.size() - 1)
+        diag.attachNote(hostAccesses[1]->getLoc())
+            << more << " more host " << (more == 1 ? "access" : "accesses")
+            << " of buffer memory, the next here";
       return signalPassFailure();
+    }
     for (auto &[function, work] : functions)
       if (failed(rewrite(function, work)))
         return signalPassFailure();

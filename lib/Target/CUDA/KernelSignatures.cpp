@@ -72,8 +72,10 @@ static FailureOr<std::string> signatureOf(gpu::GPUFuncOp kernel,
           llvm::formatv("s{0}", layout.getTypeSize(type).getFixedValue()));
       continue;
     }
-    kernel.emitError("rnn-kernel-signatures: argument ")
-        << i << " of type " << type << " has no place in the kernel ABI";
+    // The kernel's name and location, not the kernel printed in full.
+    rnn::emitErrorAt(kernel, "rnn-kernel-signatures: argument ")
+        << i << " of type " << type << " of @" << kernel.getName()
+        << " has no place in the kernel ABI";
     return failure();
   }
   return llvm::join(args, ",");

@@ -13,11 +13,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rnn/Support/Diagnostics.h"
 #include "rnn/Target/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 
 namespace mlir {
 namespace rnn {
@@ -41,17 +43,23 @@ struct MergeGPUModulesPass
     for (gpu::GPUModuleOp source : sources) {
       if (source.getSymName() == kMergedModule || source.getTargetsAttr() ||
           source.getOffloadingHandlerAttr()) {
-        source.emitError("rnn-merge-gpu-modules: expected only modules "
-                         "from gpu-kernel-outlining, without targets");
+        // At the gpu.module, without printing it: it may hold every kernel.
+        rnn::emitErrorAt(source, "rnn-merge-gpu-modules: expected only "
+                                 "modules from gpu-kernel-outlining, without "
+                                 "targets");
         return signalPassFailure();
       }
     }
 
-    // At the end of the module: host code first, then the device code.
+    // At the end of the module: host code first, then the device code. It
+    // is located at the modules it gathers (a diagnostic shows the first),
+    // not at the host module.
     IRRewriter rewriter(&getContext());
     rewriter.setInsertionPointToEnd(module.getBody());
-    auto merged =
-        gpu::GPUModuleOp::create(rewriter, module.getLoc(), kMergedModule);
+    SmallVector<Location> locations = llvm::map_to_vector(
+        sources, [](gpu::GPUModuleOp source) { return source.getLoc(); });
+    auto merged = gpu::GPUModuleOp::create(
+        rewriter, rewriter.getFusedLoc(locations), kMergedModule);
     SymbolTable(module).insert(merged);
 
     // Old kernel reference -> new one.
@@ -62,8 +70,8 @@ struct MergeGPUModulesPass
                         ? dyn_cast<gpu::GPUFuncOp>(*body.begin())
                         : gpu::GPUFuncOp();
       if (!kernel) {
-        source.emitError("rnn-merge-gpu-modules: expected one gpu.func in "
-                         "an outlined module");
+        rnn::emitErrorAt(source, "rnn-merge-gpu-modules: expected one "
+                                 "gpu.func in an outlined module");
         return signalPassFailure();
       }
       StringAttr name = source.getSymNameAttr();

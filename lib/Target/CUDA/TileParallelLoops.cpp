@@ -64,10 +64,12 @@ struct TileParallelLoopsPass
   using TileParallelLoopsPassBase::TileParallelLoopsPassBase;
 
   void runOnOperation() override {
-    if (blockSize < 1) {
+    // CUDA's limit on the threads of a block, which the pipelines check
+    // too: a larger block would fail only when launched.
+    if (blockSize < 1 || blockSize > 1024) {
       rnn::emitErrorAt(getOperation(),
-                       "rnn-tile-parallel-loops: block-size must be "
-                       "positive, got ")
+                       "rnn-tile-parallel-loops: block-size must be in "
+                       "[1, 1024], got ")
           << blockSize.getValue();
       return signalPassFailure();
     }
