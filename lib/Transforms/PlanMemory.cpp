@@ -60,12 +60,10 @@ struct RNNPlanMemoryPass
   }
 
   LogicalResult attachPlan(func::FuncOp func) {
-    // Planned again, its views of the arena would make an empty plan.
+    // Its plan is the one it was placed by: planned again, its views of
+    // the arena would make an empty plan.
     if (placedInArena(func))
-      return rnn::emitErrorAt(func, "rnn-plan-memory: @")
-             << func.getSymName()
-             << " is placed in its arena already (rnn-place-in-arena runs "
-                "after rnn-plan-memory, once)";
+      return success();
     const MemoryPlan &plan = getChildAnalysis<MemoryPlan>(func);
     // A function for every T and B has its plan in closed form
     // (MemoryPlan::getSymbolic), evaluated per call; a variant under a

@@ -210,10 +210,12 @@ func.func @phases(%i: index, %v: f32) -> (memref<8xf32>, memref<4xf32>) {
 // -----
 
 // A function placed in its arena (rnn-place-in-arena: an argument named
-// arena, views instead of allocations) is not planned again, which would
-// record an empty plan.
-// expected-error @below {{rnn-plan-memory: @placed is placed in its arena already (rnn-place-in-arena runs after rnn-plan-memory, once)}}
-func.func @placed(%x: memref<4xf32>, %arena: memref<64xi8> {rnn.name = "arena"}) {
+// arena, views instead of allocations) keeps the plan it was placed by;
+// planned again, it would record an empty one.
+// CHECK-LABEL: func.func @placed(
+// CHECK-SAME: rnn.arena_bytes = 64 : i64, rnn.predicted_peak_bytes = 16 : i64
+func.func @placed(%x: memref<4xf32>, %arena: memref<64xi8> {rnn.name = "arena"})
+    attributes {rnn.arena_bytes = 64 : i64, rnn.predicted_peak_bytes = 16 : i64} {
   %c0 = arith.constant 0 : index
   %v = memref.view %arena[%c0][] : memref<64xi8> to memref<4xf32>
   memref.copy %x, %v : memref<4xf32> to memref<4xf32>
