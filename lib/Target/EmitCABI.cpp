@@ -196,13 +196,6 @@ static Value buildExtents(OpBuilder &b, Location loc, ModuleOp module,
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), symbol);
 }
 
-/// Whether C can call a function named `name`: [A-Za-z_][A-Za-z0-9_]*.
-static bool isCIdentifier(StringRef name) {
-  return !name.empty() && !llvm::isDigit(name.front()) &&
-         llvm::all_of(name,
-                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
-}
-
 namespace {
 struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
   using EmitCABIPassBase::EmitCABIPassBase;

@@ -12,9 +12,19 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir {
 namespace rnn {
+/// Whether C can call a function named `name`: [A-Za-z_][A-Za-z0-9_]*
+/// (the runtime's functions and the entry points rnn-emit-c-abi names).
+inline bool isCIdentifier(StringRef name) {
+  return !name.empty() && !llvm::isDigit(name.front()) &&
+         llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
 /// The private declaration of the runtime function `name` of `type` in
 /// `module`: an existing external func.func of that type, or a new one at the
 /// start of the module. A symbol `name` that is not such a declaration is an

@@ -81,13 +81,6 @@ static FailureOr<bool> isTransposed(linalg::MatmulOp op, unsigned which) {
   return failure();
 }
 
-/// Whether C can call a function named `name`: [A-Za-z_][A-Za-z0-9_]*.
-static bool isCIdentifier(StringRef name) {
-  return !name.empty() && !llvm::isDigit(name.front()) &&
-         llvm::all_of(name,
-                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
-}
-
 namespace {
 struct MatmulToCall : public OpRewritePattern<linalg::MatmulOp> {
   /// Rewrites the products of `types` into calls to `callee`.
@@ -163,7 +156,7 @@ struct MatmulToBLASPass
          {std::make_tuple("callee", StringRef(callee), false),
           std::make_tuple("callee-f64", StringRef(calleeF64), true),
           std::make_tuple("callee-bf16", StringRef(calleeBF16), true)}) {
-      if (isCIdentifier(name) || (optional && name.empty()))
+      if (rnn::isCIdentifier(name) || (optional && name.empty()))
         continue;
       rnn::emitErrorAt(module, "rnn-matmul-to-blas: ")
           << option << " '" << name
