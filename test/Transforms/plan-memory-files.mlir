@@ -15,6 +15,9 @@
 // RUN: echo keep > %t/out.txt && mkdir -p %t/sub
 // RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/./out.txt -o %t/out.txt 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // RUN: FileCheck %s --check-prefix=KEPT --input-file=%t/out.txt
+// RUN: cp %s %t/in.mlir
+// RUN: not rnn-opt %t/in.mlir --rnn-plan-memory --rnn-memory-svg=%t/sub/../in.mlir -o /dev/null 2>&1 | FileCheck %s --check-prefix=INPUT
+// RUN: cmp %s %t/in.mlir
 // RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=%t/same --rnn-memory-svg=%t/sub/../same -o /dev/null 2>&1 | FileCheck %s --check-prefix=SAME
 // RUN: not ls %t/same
 // RUN: not rnn-opt %s --rnn-plan-memory --rnn-memory-report=- --rnn-memory-svg=- 2>&1 | FileCheck %s --check-prefix=STDOUT
@@ -90,6 +93,7 @@
 // DIRECTORY: rnn-opt: --rnn-memory-report: cannot write {{.*}}: Is a directory
 // OUTPUT: rnn-opt: --rnn-memory-report names the output file '{{.*}}out.txt'
 // KEPT: keep
+// INPUT: rnn-opt: --rnn-memory-svg names the input file '{{.*}}in.mlir'
 // SAME: rnn-opt: --rnn-memory-report and --rnn-memory-svg name the same file '{{.*}}same'
 // STDOUT: rnn-opt: --rnn-memory-report and --rnn-memory-svg both write stdout
 

@@ -134,12 +134,15 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   }
   for (const llvm::cl::opt<std::string> *report : {&memoryReport, &memorySVG})
-    if (!report->empty() && *report != "-" && outputFile != "-" &&
-        ::rnn::namesSameFile(*report, outputFile)) {
-      llvm::errs() << "rnn-opt: --" << report->ArgStr
-                   << " names the output file '" << outputFile << "'\n";
-      return EXIT_FAILURE;
-    }
+    for (auto [what, file] :
+         {std::pair<const char *, const std::string *>{"output", &outputFile},
+          {"input", &inputFile}})
+      if (!report->empty() && *report != "-" && *file != "-" &&
+          ::rnn::namesSameFile(*report, *file)) {
+        llvm::errs() << "rnn-opt: --" << report->ArgStr << " names the " << what
+                     << " file '" << *file << "'\n";
+        return EXIT_FAILURE;
+      }
   ::rnn::StagedFiles staged("rnn-opt");
   const llvm::cl::opt<std::string> *reports[] = {&memoryReport, &memorySVG};
   std::string staging[2];
