@@ -304,8 +304,7 @@ def _vmapped():
     functorch's stack): a module that drops draws its seed before its
     call reaches the vmap rule, and vmap refuses or batches that draw."""
     stack = torch._C._functorch.get_interpreter_stack() or ()
-    return any(interpreter.key() == torch._C._functorch.TransformType.Vmap
-               for interpreter in stack)
+    return any(interpreter.key().name == "Vmap" for interpreter in stack)
 
 
 def _no_dropout_under_vmap(rng):

@@ -428,7 +428,8 @@ def test_constant_result_marks_as_torch_does_without_importing_dynamo():
 # The private PyTorch APIs rnnc uses, each checked on the PyTorch the
 # tests run (their comments in the package name the versions).
 PRIVATE_APIS = {"torch._C._len_torch_dispatch_stack",
-                "torch.autograd._unsafe_preserve_version_counter"}
+                "torch.autograd._unsafe_preserve_version_counter",
+                "torch._C._functorch.get_interpreter_stack"}
 
 
 def test_private_pytorch_apis():
@@ -454,6 +455,14 @@ def test_private_pytorch_apis():
     with torch.autograd._unsafe_preserve_version_counter(t):
         t.add_(1)
     assert t._version == version
+    # functorch's transforms as rnnc.torch tells vmap (_autograd._vmapped).
+    stack = torch._C._functorch.get_interpreter_stack
+    assert not stack()
+    seen = []
+    torch.func.vmap(torch.func.grad(
+        lambda x: seen.append([i.key().name for i in stack()]) or x.sum()))(
+            torch.ones(2, 3))
+    assert seen == [["Vmap", "Grad"]]
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.trace:FutureWarning")
