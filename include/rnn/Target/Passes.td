@@ -218,7 +218,7 @@ def TileParallelLoopsPass : Pass<"rnn-tile-parallel-loops"> {
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block">
+           "Threads per block, 1 to 1024">
   ];
   let dependentDialects = ["arith::ArithDialect", "scf::SCFDialect"];
 }
