@@ -387,6 +387,21 @@ struct RNNRematerializePass
       return;
     if (!parsed->budget)
       return applyRematPlan(module, parsed->plan);
+    // A budget chooses among the plans of the training functions' backward
+    // kernels; without one there is nothing to choose (nor a peak to
+    // predict).
+    if (!module
+             .walk([](Operation *op) {
+               return isPhase(op, KernelPhase::Bwd) ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+             })
+             .wasInterrupted()) {
+      rnn::emitErrorAt(module)
+          << "rnn-rematerialize: policy " << policy.getValue()
+          << " chooses among the plans of training functions, and the "
+             "module has none (rnn-autodiff makes them)";
+      return signalPassFailure();
+    }
     // Under a budget the plan that fits depends on T and B: a function
     // for every T and B becomes variants, one per plan, among which each
     // call chooses (rnn-dispatch-remat).

@@ -2,6 +2,7 @@
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:100000" | FileCheck %s --check-prefix=LARGE
 // RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:2600" 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3300" --rnn-expand-forward --rnn-kernels-to-loops --rnn-plan-memory --rnn-memory-report=- -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: not rnn-opt %s --rnn-rematerialize="policy=budget:100000" 2>&1 | FileCheck %s --check-prefix=NOTRAINING --implicit-check-not=error
 
 // rnn-rematerialize with policy=budget:BYTES on a 1-layer LSTM (T = 5,
 // B = 3, I = 4, H = 5; GEMM blocks of one step, gemm-rows=3). The memory
@@ -44,3 +45,6 @@ func.func @lstm(%x: tensor<5x3x4xf32>, %is_init: tensor<5x3xi1>,
   return %y, %h_n, %c_n : tensor<5x3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
 }
 
+// A budget without a training function (no rnn-autodiff) has no plans to
+// choose among: one error saying so.
+// NOTRAINING: {{.*}}error: rnn-rematerialize: policy budget:100000 chooses among the plans of training functions, and the module has none (rnn-autodiff makes them)
