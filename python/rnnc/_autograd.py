@@ -307,8 +307,9 @@ def _vmapped():
     return any(interpreter.key().name == "Vmap" for interpreter in stack)
 
 
-def _no_dropout_under_vmap(rng):
-    if rng is not None:
+def _no_dropout_under_vmap(dropping):
+    """Refuses a call that drops (`dropping`) under torch.func.vmap."""
+    if dropping:
         raise RNNCValueError("rnnc's dropout does not run under "
                              "torch.func.vmap (its masks are drawn per "
                              "call): vmap the module in eval() or with "
@@ -374,7 +375,7 @@ class _Forward(torch.autograd.Function):
     @staticmethod
     def vmap(info, in_dims, key, counts, *args):
         # args: x, is_init, rng, the states, reset states, parameters.
-        _no_dropout_under_vmap(args[2])
+        _no_dropout_under_vmap(args[2] is not None)
         n, dims = info.batch_size, in_dims[2:]
         columns = 3 + sum(counts)
         if any(d is not None for d in dims[columns:]):

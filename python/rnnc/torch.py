@@ -453,9 +453,8 @@ class _RNNBase(_CallArguments, nn.Module):
                                   device=x.device),
                     torch.zeros(1, dtype=torch.int64, device=x.device)])
             else:
-                if _vmapped():
-                    # Before the draw, which vmap refuses in its own words.
-                    _no_dropout_under_vmap(True)
+                # Before the draw, which vmap refuses in its own words.
+                _no_dropout_under_vmap(_vmapped())
                 rng = torch.zeros(2, dtype=torch.int64, device=x.device)
                 rng[0].random_()
         grad = torch.is_grad_enabled() and any(t.requires_grad
