@@ -244,6 +244,13 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
       if (failed(checkSignature(func)))
         return signalPassFailure();
       std::string name = prefix + func.getName().str();
+      if (!isCIdentifier(name)) {
+        rnn::emitOpErrorAt(func, "cannot have a C entry point: '")
+            << name
+            << "' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*): C could "
+               "not call it";
+        return signalPassFailure();
+      }
       if (module.lookupSymbol(name) ||
           (isDynamic(func) && module.lookupSymbol(name + "_sizes"))) {
         rnn::emitOpErrorAt(func, "cannot have a C entry point: symbol @")

@@ -344,6 +344,22 @@ struct RNNRematerializePass
     return pm;
   }
 
+  /// The passes of `pipeline`, the value of option `option` (none where
+  /// it is empty), or failure with an error on `module` naming it.
+  static FailureOr<OpPassManager> parseOption(ModuleOp module, StringRef option,
+                                              StringRef pipeline) {
+    if (pipeline.empty())
+      return OpPassManager(ModuleOp::getOperationName());
+    std::string errorText;
+    llvm::raw_string_ostream errors(errorText);
+    FailureOr<OpPassManager> passes = parsePasses(pipeline, errors);
+    if (failed(passes))
+      return rnn::emitErrorAt(module)
+             << "rnn-rematerialize: bad " << option << " '" << pipeline
+             << "': " << llvm::StringRef(errorText).trim();
+    return passes;
+  }
+
   void getDependentDialects(DialectRegistry &registry) const override {
     RNNRematerializePassBase::getDependentDialects(registry);
     // A pipeline that does not parse is reported when the pass runs.
@@ -385,6 +401,14 @@ struct RNNRematerializePass
     }
     if (again)
       return;
+    // The pipelines are checked whatever the policy and shape: one that
+    // does not parse is an error even where no budget search would run it.
+    FailureOr<OpPassManager> predict =
+        parseOption(module, "predict-pipeline", predictPipeline);
+    FailureOr<OpPassManager> fallback = parseOption(
+        module, "fallback-predict-pipeline", fallbackPredictPipeline);
+    if (failed(predict) || failed(fallback))
+      return signalPassFailure();
     if (!parsed->budget)
       return applyRematPlan(module, parsed->plan);
     // A budget chooses among the plans of the training functions' backward
@@ -412,8 +436,9 @@ struct RNNRematerializePass
                                               : WalkResult::advance();
             })
             .wasInterrupted();
-    if (failed(dynamic ? makeVariants(module, *parsed->budget)
-                       : applyBudget(module, *parsed->budget)))
+    if (failed(dynamic
+                   ? makeVariants(module, *parsed->budget)
+                   : applyBudget(module, *parsed->budget, *predict, *fallback)))
       signalPassFailure();
   }
 
@@ -500,22 +525,14 @@ struct RNNRematerializePass
   /// names): the cheapest whose predicted peak fits `budget` in `best`, the
   /// one of the smallest peak in `smallest` (kept if smaller than the one
   /// given).
-  LogicalResult searchPlans(ModuleOp module, StringRef option,
-                            StringRef pipeline, int64_t budget,
-                            std::optional<PlanPeak> &best,
+  LogicalResult searchPlans(ModuleOp module, const OpPassManager &passes,
+                            int64_t budget, std::optional<PlanPeak> &best,
                             std::optional<PlanPeak> &smallest) {
-    std::string errorText;
-    llvm::raw_string_ostream errors(errorText);
-    FailureOr<OpPassManager> passes = parsePasses(pipeline, errors);
-    if (failed(passes))
-      return rnn::emitErrorAt(module)
-             << "rnn-rematerialize: bad " << option << " '" << pipeline
-             << "': " << llvm::StringRef(errorText).trim();
     double bestCost = 0;
     for (const RematPlan &plan : candidatePlans(module)) {
       OwningOpRef<ModuleOp> copy = module.clone();
       applyRematPlan(*copy, plan);
-      FailureOr<int64_t> peak = predictPeak(*copy, *passes);
+      FailureOr<int64_t> peak = predictPeak(*copy, passes);
       if (failed(peak))
         return rnn::emitErrorAt(module)
                << "rnn-rematerialize: could not plan the memory of "
@@ -537,16 +554,16 @@ struct RNNRematerializePass
 
   /// Applies the cheapest candidate plan whose predicted peak fits, with
   /// the layers in sequence if only the fallback pipeline's plans fit.
-  LogicalResult applyBudget(ModuleOp module, int64_t budget) {
+  LogicalResult applyBudget(ModuleOp module, int64_t budget,
+                            const OpPassManager &predict,
+                            const OpPassManager &fallback) {
     std::optional<PlanPeak> best, smallest;
-    if (failed(searchPlans(module, "predict-pipeline", predictPipeline, budget,
-                           best, smallest)))
+    if (failed(searchPlans(module, predict, budget, best, smallest)))
       return failure();
     bool sequential = false, smallestSequential = false;
     if (!best && !fallbackPredictPipeline.empty()) {
       int64_t smallestPeak = smallest->second;
-      if (failed(searchPlans(module, "fallback-predict-pipeline",
-                             fallbackPredictPipeline, budget, best, smallest)))
+      if (failed(searchPlans(module, fallback, budget, best, smallest)))
         return failure();
       sequential = best.has_value();
       smallestSequential = smallest->second < smallestPeak;

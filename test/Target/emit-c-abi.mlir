@@ -143,6 +143,14 @@ func.func @taken(%x: memref<2xf32>) {
   return
 }
 
+// -----
+
+// A symbol C cannot spell has no entry point.
+// expected-error-re @+1 {{cannot have a C entry point: '{{rnnc|lib}}_f.grad' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*): C could not call it}}
+func.func @"f.grad"(%x: memref<2xf32>) {
+  return
+}
+
 
 // -----
 

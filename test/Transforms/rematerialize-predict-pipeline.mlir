@@ -8,6 +8,9 @@
 // RUN: rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 fallback-predict-pipeline=rnn-to-buffers-pipeline{target=cuda gemm-rows=3}" | FileCheck %s --check-prefix=FALLBACK
 // RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 fallback-predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BADFALLBACK
 // RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3159 fallback-predict-pipeline=rnn-to-buffers-pipeline{target=cuda gemm-rows=3}" 2>&1 | FileCheck %s --check-prefix=TIGHTFALLBACK
+// RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=gates predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 predict-pipeline=rnn-to-buffers-pipeline{target=cuda gemm-rows=3} fallback-predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BADFALLBACK
+// RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=none fallback-predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BADFALLBACK
 // RUN: rnn-opt %s --pass-pipeline='builtin.module(rnn-train-to-buffers-pipeline{remat=budget:4000 gemm-rows=3 wavefront=1})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMPWAVE
 
 // rnn-rematerialize's budget policy predicts peaks with the pipeline the
@@ -33,6 +36,8 @@
 
 // DUMP: rnn-rematerialize{fallback-predict-pipeline= policy=budget:3200 predict-pipeline=rnn-to-buffers-pipeline{{[{]}}{{.*}} gemm-rows=3 {{.*}}out-params=false remat=none split=false target=cuda {{.*}}}}
 
+// A pipeline that does not parse is an error whatever the policy, and the
+// fallback is one also where the first pipeline's plans fit.
 // BAD: error: rnn-rematerialize: bad predict-pipeline 'no-such-pass': {{.*}}no-such-pass
 // A pipeline that plans no memory predicts no peak.
 // NOPLAN: error: rnn-rematerialize: the predict-pipeline plans no training function's peak (rnn.predicted_peak_bytes); it must end with rnn-plan-memory, as rnn-train-to-buffers-pipeline does

@@ -56,6 +56,8 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
     `stream` and not waited for.
     The memref calling convention (descriptors of five fields per
     argument) stays internal; a library exports only these entry points.
+    An entry point's name that is not a C identifier (the prefix, or a
+    function named `@"f.g"`) is an error naming it.
 
     A function for every T and B (an argument of dynamic size) gets two:
 

@@ -158,6 +158,7 @@ def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
     out-params), so `--dump-pass-pipeline` shows it whole and rnn-opt given
     it decides the same. The functions whose peak counts are those the
     planner finds a backward phase in (`rnn.predicted_bwd_peak_bytes`).
+    Either pipeline that does not parse is an error under any policy.
 
     With `fallback-predict-pipeline` (the pipelines set it to their own
     pipeline without the wavefront when they form one), a budget that no
