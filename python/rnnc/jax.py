@@ -564,6 +564,13 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
                             f"torch.nn module's state_dict, got "
                             f"{type(params).__name__}")
     library.check_remat(remat)
+    # A flag that chooses the layout: a string or a traced value is none.
+    if not isinstance(batch_first, (bool, np.bool_)):
+        raise RNNCTypeError(f"batch_first must be a bool, got "
+                            f"{batch_first!r}")
+    if platform is not None and not isinstance(platform, str):
+        raise RNNCTypeError(f"platform must be None, 'cpu' or 'cuda', got "
+                            f"{platform!r}")
     x = jnp.asarray(x)
     if x.ndim != 3:
         raise RNNCValueError(f"x must be [T, B, I] ([B, T, I] with "

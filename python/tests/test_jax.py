@@ -790,3 +790,25 @@ def test_bad_inputs_are_one_clear_error():
         jax.grad(lambda x: jax.grad(total)(x).sum())(x)
     with pytest.raises(RNNCError, match="first derivatives only"):
         jax.hessian(total)(x)
+
+
+def test_layout_and_platform_arguments_are_checked():
+    """batch_first chooses the layout: a string (truthy, whatever it
+    says) or a traced flag is one error naming it, not a call in the
+    other layout; so is a platform that is not a name."""
+    params, x, is_init, state, _, _ = case("gru", 4, 2, 3, 5, 1,
+                                           jnp.float32)
+    for flag in ("no", 1, None):
+        with pytest.raises(TypeError, match=re.escape(
+                f"batch_first must be a bool, got {flag!r}")):
+            rj.rnn(params, x, is_init, state, cell="gru", batch_first=flag)
+    with pytest.raises(TypeError, match="batch_first must be a bool"):
+        jax.jit(lambda f: rj.rnn(params, x, is_init, state, cell="gru",
+                                 batch_first=f))(True)
+    with pytest.raises(TypeError, match=r"platform must be None, 'cpu' or "
+                                        r"'cuda', got \['cpu'\]"):
+        rj.rnn(params, x, is_init, state, cell="gru", platform=["cpu"])
+    # NumPy's bool is a bool.
+    y, _ = rj.rnn(params, x, is_init, state, cell="gru",
+                  batch_first=np.bool_(False))
+    assert y.shape == (4, 2, 5)
