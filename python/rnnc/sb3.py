@@ -166,8 +166,25 @@ class RecurrentActorCriticPolicy(_policies.RecurrentActorCriticPolicy):
         [L, n_seq, H])`, `episode_starts` `[n_seq * T]` (0. or 1.).
         Returns the output `[n_seq * T, H]` and the final states."""
         h0, c0 = lstm_states
-        n_seq, H = h0.shape[1], lstm.hidden_size
-        x = features.reshape((n_seq, -1, lstm.input_size)).transpose(0, 1)
+        H, I = lstm.hidden_size, lstm.input_size
+        # sb3-contrib's reshape would cut features of another width, or
+        # states of another batch, into sequences of other lengths.
+        if features.dim() != 2 or features.shape[1] != I:
+            raise RNNCValueError(f"features must be [n_observations, {I}] "
+                                 f"(the LSTM's input_size), got "
+                                 f"{list(features.shape)}")
+        n_seq = h0.shape[1] if h0.dim() == 3 else -1
+        shape = (lstm.num_layers, n_seq, H)
+        if tuple(h0.shape) != shape or tuple(c0.shape) != shape:
+            raise RNNCValueError(f"lstm_states must be two tensors of shape "
+                                 f"{list(shape)} (n_lstm_layers, n_seq, "
+                                 f"lstm_hidden_size), got "
+                                 f"{list(h0.shape)} and {list(c0.shape)}")
+        if n_seq == 0 or features.shape[0] % n_seq:
+            raise RNNCValueError(f"lstm_states: {features.shape[0]} "
+                                 f"observations do not split into sequences "
+                                 f"of {n_seq} columns")
+        x = features.reshape((n_seq, -1, I)).transpose(0, 1)
         if episode_starts.numel() != features.shape[0]:
             raise RNNCValueError(f"episode_starts must have one entry per "
                                  f"observation ({features.shape[0]}), got "
@@ -185,6 +202,25 @@ class RecurrentActorCriticPolicy(_policies.RecurrentActorCriticPolicy):
                                  is_init=starts != 0)
             return y.transpose(0, 1).reshape(-1, H), (h_n, c_n)
         return self._padded_sequence(x, starts, keep, h0, c0, lstm)
+
+    def _predict(self, observation, lstm_states, episode_starts,
+                 deterministic=False):
+        """sb3-contrib's `_predict` (under `predict`), one step of each
+        environment: the state must have one column per observation,
+        which sb3-contrib would otherwise run as one sequence."""
+        first = next(iter(observation.values())) \
+            if isinstance(observation, dict) else observation
+        n_envs = first.shape[0]
+        shape = (self.lstm_actor.num_layers, n_envs,
+                 self.lstm_actor.hidden_size)
+        if any(tuple(s.shape) != shape for s in lstm_states):
+            raise RNNCValueError(
+                f"predict: state must be two arrays of shape {list(shape)} "
+                f"(n_lstm_layers, n_envs, lstm_hidden_size) for {n_envs} "
+                f"observations, got "
+                f"{' and '.join(str(list(s.shape)) for s in lstm_states)}")
+        return super()._predict(observation, lstm_states, episode_starts,
+                                deterministic)
 
     @staticmethod
     def _padded_sequence(x, starts, keep, h0, c0, lstm):

@@ -424,6 +424,53 @@ def test_episode_starts_of_another_length_raise():
         ours(torch.zeros(4, 3), states(2, 0), torch.zeros(6))
 
 
+def test_states_of_another_shape_raise():
+    """States whose batch the observations do not divide, or whose shape
+    is not [n_lstm_layers, n_seq, lstm_hidden_size], and features of
+    another width than the LSTM's input, are one error naming them, in
+    place of sb3-contrib's reshape failing or cutting the observations
+    into sequences of other lengths."""
+    _, ours = policy_pair("critic_lstm")
+    L, H = LSTM["n_lstm_layers"], LSTM["lstm_hidden_size"]
+    with pytest.raises(RNNCError, match=re.escape(
+            "lstm_states: 4 observations do not split into sequences of "
+            "3 columns")):
+        ours(torch.zeros(4, 3), states(3, 0), torch.zeros(4))
+    uneven = RNNStates((torch.zeros(L, 2, H), torch.zeros(L, 4, H)),
+                       states(2, 0).vf)
+    with pytest.raises(RNNCError, match=re.escape(
+            f"lstm_states must be two tensors of shape {[L, 2, H]} "
+            f"(n_lstm_layers, n_seq, lstm_hidden_size), got "
+            f"{[L, 2, H]} and {[L, 4, H]}")):
+        ours(torch.zeros(4, 3), uneven, torch.zeros(4))
+    # Features of another width: observations of 6 numbers in a policy of
+    # 3, which sb3-contrib would read as 2-step sequences.
+    with pytest.raises(RNNCError, match=re.escape(
+            "features must be [n_observations, 3] (the LSTM's input_size), "
+            "got [2, 6]")):
+        ours.predict_values(torch.zeros(2, 6), states(2, 0).vf,
+                            torch.zeros(2))
+
+
+def test_predict_state_of_another_batch_raises():
+    """predict() takes one state column per environment: a state of
+    another batch is one error naming it, where sb3-contrib's would run
+    the observations as one sequence of the state's columns."""
+    stock, ours = policy_pair("critic_lstm")
+    L, H = LSTM["n_lstm_layers"], LSTM["lstm_hidden_size"]
+    obs = np.zeros((2, 3), np.float32)
+    state = (np.zeros((L, 1, H), np.float32),) * 2
+    # sb3-contrib's runs: a state for 1 environment comes back.
+    _, stock_state = stock.predict(obs, state=state,
+                                   episode_start=np.zeros(2))
+    assert stock_state[0].shape == (L, 1, H)
+    with pytest.raises(RNNCError, match=re.escape(
+            f"predict: state must be two arrays of shape {[L, 2, H]} "
+            f"(n_lstm_layers, n_envs, lstm_hidden_size) for 2 "
+            f"observations, got {[L, 1, H]} and {[L, 1, H]}")):
+        ours.predict(obs, state=state, episode_start=np.zeros(2))
+
+
 def test_recurrent_ppo_learns_cartpole_without_velocities(monkeypatch):
     """RecurrentPPO with rnnc's policy on CartPole whose observations lack
     the velocities (so the policy must remember), with rl-zoo's
