@@ -28,6 +28,7 @@ from typing import Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import linen as nn
 
 from . import _cells
@@ -59,6 +60,13 @@ class _RNN(nn.Module):
                                 f"a pair (x, resets), as ScannedRNN's, got "
                                 f"{type(inputs).__name__}")
         x, resets = inputs
+        x = jnp.asarray(x)
+        if x.ndim != 3:
+            raise RNNCValueError(f"x of {type(self).__name__} must be [T, B, "
+                                 f"I], got shape {list(x.shape)}")
+        # Checked whether or not this call drops: a module of a bad rate
+        # is refused in evaluation too.
+        dropout = rnnc_jax._dropout_of(self.dropout)
         cell = _cells.BY_NAME[self._cell]
         G, H = cell.gates, self.hidden_size
         states = cell.states
@@ -88,9 +96,14 @@ class _RNN(nn.Module):
                                                     shape, self.param_dtype)
         deterministic = nn.merge_param("deterministic", self.deterministic,
                                        deterministic) \
-            if self.dropout else True
+            if dropout else True
+        if not isinstance(deterministic, (bool, np.bool_)):
+            raise RNNCTypeError(f"{type(self).__name__}: deterministic must "
+                                f"be a bool (whether dropout's masks are "
+                                f"drawn: a static argument under jit), got "
+                                f"{deterministic!r}")
         dropping = 0.0 if deterministic or self.num_layers == 1 else \
-            self.dropout
+            dropout
         rng = self.make_rng("dropout") if dropping else None
         y, state = rnnc_jax.rnn(params, x, resets, tuple(carry),
                                 cell=self._cell, remat=self.remat,

@@ -537,17 +537,7 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if storage not in (None, "bf16"):
         raise RNNCValueError(f"storage must be None or 'bf16' (or "
                              f"jnp.bfloat16), got {storage!r}")
-    # A Python or NumPy real number (a concrete JAX scalar too); a traced
-    # one cannot choose the library.
-    if isinstance(dropout, jax.core.Tracer):
-        raise RNNCValueError("dropout must be a concrete number: it is "
-                             "compiled into the library (make it a static "
-                             "argument of jit)")
-    if np.ndim(dropout) != 0 or np.asarray(dropout).dtype.kind not in "iuf" \
-            or not 0 <= float(dropout) < 1:
-        raise RNNCValueError(f"dropout must be a probability in [0, 1), got "
-                             f"{dropout!r}")
-    dropout = float(dropout)
+    dropout = _dropout_of(dropout)
     if dropout and rng is None:
         raise RNNCValueError("dropout needs rng, a jax.random key: the "
                              "masks are drawn from it")
@@ -652,6 +642,21 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if batch_first:
         y = jnp.swapaxes(y, 0, 1)
     return y, state_n
+
+
+def _dropout_of(dropout):
+    """`dropout` as a float, refused unless it is a probability in [0, 1):
+    a Python or NumPy real number (a concrete JAX scalar too); a traced
+    one cannot choose the library."""
+    if isinstance(dropout, jax.core.Tracer):
+        raise RNNCValueError("dropout must be a concrete number: it is "
+                             "compiled into the library (make it a static "
+                             "argument of jit)")
+    if np.ndim(dropout) != 0 or np.asarray(dropout).dtype.kind not in "iuf" \
+            or not 0 <= float(dropout) < 1:
+        raise RNNCValueError(f"dropout must be a probability in [0, 1), got "
+                             f"{dropout!r}")
+    return float(dropout)
 
 
 def dropout_rng(key):

@@ -231,3 +231,30 @@ def test_module_sizes_and_carry_are_checked():
         with pytest.raises(TypeError, match=r"the inputs of GRU are a pair "
                                              r"\(x, resets\)"):
             gru.init(key, gru.initialize_carry(2), alone)
+
+
+def test_dropout_and_deterministic_are_checked():
+    """A dropout rate outside [0, 1) is refused whether or not the call
+    drops (in evaluation too, and with one layer, which drops nothing);
+    a traced deterministic flag is one error naming it; so is an x of
+    other than three axes (not parameters of its last axis' width)."""
+    x, resets = jnp.zeros((3, 2, 4), jnp.float32), jnp.zeros((3, 2), bool)
+    key = jax.random.PRNGKey(0)
+    for layers in (1, 2):
+        rnn = rf.GRU(hidden_size=5, num_layers=layers, dropout=1.5)
+        with pytest.raises(ValueError, match=r"dropout must be a "
+                                             r"probability in \[0, 1\), "
+                                             r"got 1.5"):
+            rnn.init(key, rnn.initialize_carry(2), (x, resets),
+                     deterministic=True)
+    rnn = rf.GRU(hidden_size=5, num_layers=2, dropout=0.3)
+    carry = rnn.initialize_carry(2)
+    variables = rnn.init(key, carry, (x, resets), deterministic=True)
+    with pytest.raises(TypeError, match="GRU: deterministic must be a "
+                                        "bool"):
+        jax.jit(lambda d: rnn.apply(variables, carry, (x, resets),
+                                    deterministic=d,
+                                    rngs={"dropout": key}))(True)
+    with pytest.raises(ValueError, match=r"x of GRU must be \[T, B, I\], "
+                                         r"got shape \[3, 2\]"):
+        rnn.apply(variables, carry, (x[..., 0], resets), deterministic=True)
