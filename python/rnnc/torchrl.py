@@ -65,6 +65,8 @@ needs it (the recurrent mode, the primer).
 
 import torch
 
+from ._abi import _FLOATS
+from ._arguments import _AUTOCAST_INPUTS
 from ._errors import RNNCValueError
 from .library import RNNCError
 from .torch import GRU, LSTM
@@ -370,6 +372,17 @@ class _RecurrentModule(TensorDictModuleBase):
                     f"batch shape {list(shape)} and [num_layers, "
                     f"hidden_size] = {[rnn.num_layers, rnn.hidden_size]}, "
                     f"got {list(tensordict.get(key).shape)}")
+        # The layers' dtype rule (the parameters', or under torch.autocast
+        # any float autocast converts), checked here to name the key.
+        cast, _ = rnn._autocast(value)
+        dtype = rnn._dtype
+        for key, tensor in zip(self.in_keys, [value, *stored]):
+            if tensor is not None and tensor.dtype != dtype and not (
+                    cast is not None and tensor.dtype in _AUTOCAST_INPUTS):
+                raise RNNCValueError(
+                    f"{type(self).__name__}: {key} must be "
+                    f"{_FLOATS[dtype]} (the parameters' dtype), got "
+                    f"{tensor.dtype}")
         if any(s is None for s in stored) and \
                 any(s is not None for s in stored):
             raise RNNCError(f"{type(self).__name__}: the tensordict has "

@@ -617,6 +617,30 @@ def test_input_and_state_shapes_are_named():
                 ours(flat.clone())
 
 
+@pytest.mark.parametrize("cell", NN_CELLS)
+def test_input_and_state_dtypes_are_named(cell):
+    """An input or a stored state of another dtype than the parameters'
+    is an error naming its key, in both modes (the layers' own error
+    names their arguments, h0 and input, which the tensordict has not)."""
+    ours = CLASSES[cell][0](I, H, num_layers=2, **KEYS)
+    data = make_data(ours, (B, T), pattern("random"), torch.float32)
+    key = state_keys(ours)[-1]
+    wide = data.clone()
+    wide[key] = wide[key].double()
+    ints = data.clone()
+    ints["x"] = torch.zeros(B, T, I, dtype=torch.long)
+    for recurrent in (True, False):
+        with set_recurrent_mode(recurrent):
+            with pytest.raises(RNNCError, match=re.escape(
+                    f"{key} must be float32 (the parameters' dtype), got "
+                    f"torch.float64")):
+                ours(wide.clone())
+            with pytest.raises(RNNCError, match=re.escape(
+                    "x must be float32 (the parameters' dtype), got "
+                    "torch.int64")):
+                ours(ints.clone())
+
+
 def test_one_state_missing_refused():
     ours = rr.LSTMModule(I, H, **KEYS)
     data = make_data(ours, (B, T), pattern("random"), torch.float32)
