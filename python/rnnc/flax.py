@@ -158,6 +158,38 @@ _FLAX_GATES = {
 }
 
 
+def _check_dense(k, tree, gates):
+    """Refuses gates of layer k's `tree` that are not one Flax Dense's
+    parameters each (a kernel [in, H], perhaps a bias [H]), or whose
+    kernels read inputs of different widths."""
+    rows = set()
+    for g in gates:
+        dense = tree[g]
+        kernel = dense.get("kernel") if isinstance(dense, Mapping) else None
+        if kernel is None or jnp.ndim(kernel) != 2:
+            raise RNNCValueError(f"layer {k}: gate {g} is not a Flax Dense's "
+                                 f"parameters (a 2-D kernel, perhaps a "
+                                 f"bias), got {_describe(dense)}")
+        bias = dense.get("bias")
+        if bias is not None and jnp.shape(bias) != jnp.shape(kernel)[1:]:
+            raise RNNCValueError(f"layer {k}: gate {g}'s bias has shape "
+                                 f"{list(jnp.shape(bias))}, its kernel "
+                                 f"{list(jnp.shape(kernel))}")
+        rows.add(jnp.shape(kernel)[0])
+    if len(rows) > 1:
+        raise RNNCValueError(f"layer {k}: the kernels of gates "
+                             f"{', '.join(gates)} read inputs of different "
+                             f"widths {sorted(rows)}")
+
+
+def _describe(value):
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{name}: {_describe(v)}"
+                               for name, v in value.items()) + "}"
+    shape = getattr(value, "shape", None)
+    return list(shape) if shape is not None else type(value).__name__
+
+
 def convert(cell_params, cell):
     """The parameters of Flax cells (`OptimizedLSTMCell` or `LSTMCell` for
     "lstm", `GRUCell` for "gru"; one parameter tree per layer, a list, or
@@ -177,13 +209,18 @@ def convert(cell_params, cell):
             raise RNNCTypeError(f"layer {k}: a Flax cell's parameters are a "
                                 f"dict, got {type(tree).__name__}")
         tree = tree.get("params", tree)
+        if not isinstance(tree, Mapping):
+            raise RNNCTypeError(f"layer {k}: a Flax cell's parameters are a "
+                                f"dict, got {type(tree).__name__} under "
+                                f"'params'")
         names = _FLAX_GATES[cell]
         missing = [n for n in names[0] + names[1] if n not in tree]
         if missing:
             raise RNNCValueError(f"layer {k}: not a Flax {cell} cell's "
                                  f"parameters (no {', '.join(missing)}; "
-                                 f"it has {', '.join(sorted(tree))})")
+                                 f"it has {', '.join(map(str, tree))})")
         for side, gates in zip(("ih", "hh"), names):
+            _check_dense(k, tree, gates)
             kernels = [tree[g]["kernel"] for g in gates]
             out[f"weight_{side}_l{k}"] = jnp.concatenate(kernels, 1).T
             out[f"bias_{side}_l{k}"] = jnp.concatenate([

@@ -258,3 +258,37 @@ def test_dropout_and_deterministic_are_checked():
     with pytest.raises(ValueError, match=r"x of GRU must be \[T, B, I\], "
                                          r"got shape \[3, 2\]"):
         rnn.apply(variables, carry, (x[..., 0], resets), deterministic=True)
+
+
+def test_convert_refuses_gates_that_are_not_dense_layers():
+    """A gate without a 2-D kernel, a bias of another width than its
+    kernel's, kernels reading inputs of different widths, and a list
+    under "params" are one error naming the layer and the gate."""
+    good = flax_params("gru", 1, jax.random.PRNGKey(0))[0]["params"]
+
+    def edited(gate, dense):
+        return {"params": {**good, gate: dense}}
+    with pytest.raises(ValueError, match=r"layer 0: gate hz is not a Flax "
+                                         r"Dense's parameters .*got \{\}"):
+        rf.convert(edited("hz", {}), "gru")
+    with pytest.raises(ValueError, match=r"gate ir is not a Flax Dense's "
+                                         r".*got \{kernel: \[12\]\}"):
+        rf.convert(edited("ir", {"kernel": jnp.zeros(12)}), "gru")
+    with pytest.raises(ValueError, match=r"gate hz is not a Flax Dense's "
+                                         r".*got list"):
+        rf.convert(edited("hz", [jnp.zeros((H, H))]), "gru")
+    with pytest.raises(ValueError, match=rf"layer 0: gate in's bias has "
+                                         rf"shape \[{H + 1}\], its kernel "
+                                         rf"\[{I}, {H}\]"):
+        rf.convert(edited("in", {"kernel": good["in"]["kernel"],
+                                 "bias": jnp.zeros(H + 1)}), "gru")
+    with pytest.raises(ValueError, match=rf"layer 0: the kernels of gates "
+                                         rf"ir, iz, in read inputs of "
+                                         rf"different widths \[{I}, "
+                                         rf"{I + 1}\]"):
+        rf.convert(edited("iz", {"kernel": jnp.zeros((I + 1, H)),
+                                 "bias": jnp.zeros(H)}), "gru")
+    with pytest.raises(TypeError, match="layer 0: a Flax cell's parameters "
+                                        "are a dict, got list under "
+                                        "'params'"):
+        rf.convert({"params": [good]}, "gru")
