@@ -224,6 +224,13 @@ class _RecurrentModule(TensorDictModuleBase):
             rnn = cls(input_size, hidden_size, num_layers, bias=bias,
                       batch_first=True, dropout=dropout, device=device,
                       dtype=dtype, remat=remat, storage=storage)
+        if default_recurrent_mode is not None and \
+                not isinstance(default_recurrent_mode, bool):
+            raise RNNCValueError(f"{name}: default_recurrent_mode="
+                                 f"{default_recurrent_mode!r} must be True, "
+                                 f"False or None (TorchRL's module would "
+                                 f"take any truthy value as the recurrent "
+                                 f"mode)")
         self.in_keys, self.out_keys = _check_keys(
             name, in_key, in_keys, out_key, out_keys, self.DEFAULT_IN_KEYS,
             self.DEFAULT_OUT_KEYS, self._states)

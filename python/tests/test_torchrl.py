@@ -567,6 +567,11 @@ REFUSED = {
         I, H, in_keys=["x", "h"], out_key="y"), "in_keys"),
     "out_keys_length": (lambda: rr.GRUModule(
         I, H, in_key="x", out_keys=["y"]), "out_keys"),
+    # TorchRL's module takes bool() of it: "sequential" would be the
+    # recurrent mode.
+    "recurrent_mode_string": (lambda: rr.LSTMModule(
+        I, H, default_recurrent_mode="sequential", **KEYS),
+        "default_recurrent_mode='sequential'"),
 }
 
 
