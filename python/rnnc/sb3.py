@@ -30,13 +30,20 @@ library serves every shape (with remat "none", "gates" or "chunk:K", or
 "budget:BYTES" where the cache holds its library of every shape, made by
 rnnc.precompile with seq_len=None, batch=None; and no wavefront): each
 batch runs as it comes, from the given states. Where a library is
-compiled per shape (the GPU, a budget not precompiled so), the call
-pads both to powers of two, so that a run
-compiles a few libraries (4 for the 30000 steps of CartPole in
-tests/test_sb3.py, whose batches come in 61 shapes). Padding columns
+compiled per shape (the GPU, a wavefront, a budget not precompiled so),
+the call pads both to powers of two, so that a run compiles a few
+libraries (4 for the 30000 steps of CartPole in tests/test_sb3.py, whose
+batches come in 61 shapes). Padding columns
 start from zero and are dropped; padding steps go before the sequence,
 and the first real step is reset to the given state (`reset_state`), so
 the outputs and the final states are those of the unpadded batch.
+
+Where sb3-contrib's reshape would read a batch as sequences of other
+lengths, rnnc's policy refuses it with one error naming it: features of
+another width than the LSTM's input, states that are not `[n_lstm_layers,
+n_seq, lstm_hidden_size]` or whose `n_seq` does not divide the
+observations, and a `predict()` state without one column per
+environment.
 """
 
 import inspect
