@@ -67,6 +67,8 @@ class _RNN(nn.Module):
         # Checked whether or not this call drops: a module of a bad rate
         # is refused in evaluation too.
         dropout = rnnc_jax._dropout_of(self.dropout)
+        rnnc_jax._check_param_dtype(
+            f"{type(self).__name__}: param_dtype", self.param_dtype)
         cell = _cells.BY_NAME[self._cell]
         G, H = cell.gates, self.hidden_size
         states = cell.states
@@ -124,10 +126,16 @@ class _RNN(nn.Module):
     def initialize_carry(self, batch_size, dtype=None):
         """Zero states, each `[L, batch_size, H]`."""
         self._check_sizes()
+        name = type(self).__name__
+        if dtype is None:
+            dtype = self.param_dtype
+            rnnc_jax._check_param_dtype(f"{name}: param_dtype", dtype)
+        else:
+            rnnc_jax._check_param_dtype(f"{name}.initialize_carry: dtype",
+                                        dtype)
         states = _cells.BY_NAME[self._cell].states
         shape = (self.num_layers, batch_size, self.hidden_size)
-        return tuple(jnp.zeros(shape, dtype or self.param_dtype)
-                     for _ in states)
+        return tuple(jnp.zeros(shape, dtype) for _ in states)
 
 
 class LSTM(_RNN):

@@ -703,6 +703,23 @@ def _reset_states(reset_state, states, dtype, T, B, L, H, batch_first):
     return tuple(arrays), forms.pop()
 
 
+def _check_param_dtype(name, dtype):
+    """Refuses a parameter dtype (`name`) other than float32 and float64,
+    and float64 where JAX would draw float32 in its place (without
+    jax_enable_x64)."""
+    try:
+        parsed = np.dtype(dtype)
+    except TypeError:
+        parsed = None
+    if parsed not in _DTYPES:
+        got = str(parsed) if parsed is not None else repr(dtype)
+        raise RNNCValueError(f"{name} must be float32 or float64, got {got}")
+    dtype = parsed
+    if jax.dtypes.canonicalize_dtype(dtype) != dtype:
+        raise RNNCValueError(f"{name} {dtype} needs jax_enable_x64: "
+                             f"without it JAX makes float32 arrays")
+
+
 def init_params(key, cell, input_size, hidden_size, num_layers=1,
                 dtype=jnp.float32):
     """Parameters of `cell`'s layers drawn from U(-1/sqrt(H), 1/sqrt(H)),
@@ -717,9 +734,7 @@ def init_params(key, cell, input_size, hidden_size, num_layers=1,
             raise RNNCTypeError(f"{name} must be an int, got {size!r}")
         if size < 1:
             raise RNNCValueError(f"{name} must be positive, got {size}")
-    if np.dtype(dtype) not in _DTYPES:
-        raise RNNCValueError(f"dtype must be float32 or float64, got "
-                             f"{np.dtype(dtype)}")
+    _check_param_dtype("dtype", dtype)
     G, H = _cells.BY_NAME[cell].gates, hidden_size
     bound = 1.0 / np.sqrt(H)
     params = {}

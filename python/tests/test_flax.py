@@ -292,3 +292,27 @@ def test_convert_refuses_gates_that_are_not_dense_layers():
                                         "are a dict, got list under "
                                         "'params'"):
         rf.convert({"params": [good]}, "gru")
+
+
+def test_float64_parameters_need_x64():
+    """A module of param_dtype float64 without jax_enable_x64 is one
+    error saying so, not float32 parameters (JAX's warning and
+    truncation)."""
+    rnn = rf.GRU(hidden_size=5, param_dtype=jnp.float64)
+    with jax.enable_x64(False):
+        x, resets = jnp.zeros((3, 2, 4)), jnp.zeros((3, 2), bool)
+        with pytest.raises(ValueError, match="GRU: param_dtype float64 "
+                                             "needs jax_enable_x64"):
+            rnn.init(jax.random.PRNGKey(0), (jnp.zeros((1, 2, 5)),),
+                     (x, resets))
+        with pytest.raises(ValueError, match="GRU: param_dtype float64 "
+                                             "needs jax_enable_x64"):
+            rnn.initialize_carry(2)
+        with pytest.raises(ValueError, match="GRU.initialize_carry: dtype "
+                                             "float64 needs jax_enable_x64"):
+            rf.GRU(hidden_size=5).initialize_carry(2, jnp.float64)
+    with pytest.raises(ValueError, match="GRU: param_dtype must be float32 "
+                                         "or float64, got bfloat16"):
+        rf.GRU(hidden_size=5, param_dtype=jnp.bfloat16).init(
+            jax.random.PRNGKey(0), (jnp.zeros((1, 2, 5), jnp.float32),),
+            (jnp.zeros((3, 2, 4), jnp.float32), jnp.zeros((3, 2), bool)))

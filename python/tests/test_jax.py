@@ -812,3 +812,21 @@ def test_layout_and_platform_arguments_are_checked():
     y, _ = rj.rnn(params, x, is_init, state, cell="gru",
                   batch_first=np.bool_(False))
     assert y.shape == (4, 2, 5)
+
+
+def test_float64_parameters_need_x64():
+    """init_params(dtype=float64) without jax_enable_x64 is one error
+    saying so, not float32 parameters under a float64 request (JAX's
+    warning and truncation); a dtype that is not one is named."""
+    key = jax.random.PRNGKey(0)
+    with jax.enable_x64(False):
+        with pytest.raises(ValueError, match="dtype float64 needs "
+                                             "jax_enable_x64"):
+            rj.init_params(key, "gru", 3, 5, 1, jnp.float64)
+        assert rj.init_params(key, "gru", 3, 5)["weight_ih_l0"].dtype == \
+            jnp.float32
+    assert rj.init_params(key, "gru", 3, 5, 1, jnp.float64)[
+        "weight_ih_l0"].dtype == jnp.float64
+    with pytest.raises(ValueError, match="dtype must be float32 or float64, "
+                                         "got 'lstm'"):
+        rj.init_params(key, "gru", 3, 5, 1, "lstm")
