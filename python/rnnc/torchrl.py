@@ -379,11 +379,17 @@ class _RecurrentModule(TensorDictModuleBase):
                     f"batch shape {list(shape)} and [num_layers, "
                     f"hidden_size] = {[rnn.num_layers, rnn.hidden_size]}, "
                     f"got {list(tensordict.get(key).shape)}")
-        # The layers' dtype rule (the parameters', or under torch.autocast
-        # any float autocast converts), checked here to name the key.
+        # The layers' device and dtype rules (the parameters', or under
+        # torch.autocast any float autocast converts), checked here to
+        # name the key.
         cast, _ = rnn._autocast(value)
         dtype = rnn._dtype
+        device = next(rnn.parameters()).device
         for key, tensor in zip(self.in_keys, [value, *stored]):
+            if tensor is not None and tensor.device != device:
+                raise RNNCValueError(
+                    f"{type(self).__name__}: {key} is on {tensor.device}, "
+                    f"the parameters on {device}")
             if tensor is not None and tensor.dtype != dtype and not (
                     cast is not None and tensor.dtype in _AUTOCAST_INPUTS):
                 raise RNNCValueError(

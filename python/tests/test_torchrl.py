@@ -646,6 +646,24 @@ def test_input_and_state_dtypes_are_named(cell):
                 ours(ints.clone())
 
 
+@pytest.mark.parametrize("cell", NN_CELLS)
+def test_input_and_state_devices_are_named(cell):
+    """An input or a stored state on another device than the parameters'
+    is an error naming its key and both devices, in both modes (a meta
+    tensor stands in for another device on a machine without a GPU)."""
+    ours = CLASSES[cell][0](I, H, num_layers=2, **KEYS)
+    data = make_data(ours, (B, T), pattern("random"), torch.float32)
+    key = state_keys(ours)[-1]
+    for name in ("x", key):
+        moved = data.clone()
+        moved[name] = torch.empty(moved[name].shape, device="meta")
+        for recurrent in (True, False):
+            with set_recurrent_mode(recurrent), pytest.raises(
+                    RNNCError, match=re.escape(
+                        f"{name} is on meta, the parameters on cpu")):
+                ours(moved.clone())
+
+
 def test_one_state_missing_refused():
     ours = rr.LSTMModule(I, H, **KEYS)
     data = make_data(ours, (B, T), pattern("random"), torch.float32)
