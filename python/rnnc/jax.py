@@ -592,6 +592,13 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
             raise RNNCValueError(f"state {name} must be {x.dtype} [L, B, H] "
                                  f"with B = {B}, got {s.dtype} "
                                  f"{list(s.shape)}")
+    # The library's sizes: no feature is no layer rnn-compile builds.
+    if H < 1:
+        raise RNNCValueError(f"the state's hidden size (its last axis) must "
+                             f"be positive, got {list(state[0].shape)}")
+    if I < 1:
+        raise RNNCValueError(f"x's input size (its last axis) must be "
+                             f"positive, got {list(x.shape)}")
     names = _param_names(L)
     if set(params) != set(names):
         raise RNNCValueError(f"params must name {', '.join(names)}, got "

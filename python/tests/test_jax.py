@@ -830,3 +830,25 @@ def test_float64_parameters_need_x64():
     with pytest.raises(ValueError, match="dtype must be float32 or float64, "
                                          "got 'lstm'"):
         rj.init_params(key, "gru", 3, 5, 1, "lstm")
+
+
+def test_no_feature_is_one_error_naming_the_input():
+    """A state of hidden size 0 or an x of input size 0 is refused naming
+    that input (whatever T and B), not rnn-compile's error about its
+    flags."""
+    params, x, is_init, state, _, _ = case("gru", 4, 2, 3, 5, 1,
+                                           jnp.float32)
+    empty = {k: v[:0] if v.ndim == 1 else v[:0, :0] if "hh" in k else
+             v[:0] for k, v in params.items()}
+    for T in (4, 0):
+        with pytest.raises(ValueError, match=re.escape(
+                "the state's hidden size (its last axis) must be positive, "
+                "got [1, 2, 0]")):
+            rj.rnn(empty, x[:T], is_init[:T], (state[0][..., :0],),
+                   cell="gru")
+        narrow = {k: v[:, :0] if k == "weight_ih_l0" else v
+                  for k, v in params.items()}
+        with pytest.raises(ValueError, match=re.escape(
+                f"x's input size (its last axis) must be positive, got "
+                f"[{T}, 2, 0]")):
+            rj.rnn(narrow, x[:T, :, :0], is_init[:T], state, cell="gru")
