@@ -23,6 +23,7 @@ user trained with Flax's cells run in rnnc. (Flax's LSTM carry is `(c,
 h)`; rnnc's is `(h, c)`.)
 """
 
+import warnings
 from collections.abc import Mapping
 from typing import Optional
 
@@ -96,6 +97,10 @@ class _RNN(nn.Module):
             for kind, shape in rnnc_jax._param_shapes(G, width, H).items():
                 params[f"{kind}_l{k}"] = self.param(f"{kind}_l{k}", uniform,
                                                     shape, self.param_dtype)
+        if dropout and self.num_layers == 1:
+            warnings.warn(f"{type(self).__name__}: dropout applies between "
+                          f"layers: with num_layers=1 and dropout={dropout} "
+                          f"nothing is dropped", stacklevel=2)
         deterministic = nn.merge_param("deterministic", self.deterministic,
                                        deterministic) \
             if dropout else True

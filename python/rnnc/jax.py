@@ -49,6 +49,7 @@ import ctypes
 import functools
 import json
 import os
+import warnings
 from collections.abc import Mapping
 
 import jax
@@ -599,6 +600,9 @@ def rnn(params, x, is_init, state, *, cell="lstm", remat="none",
     if I < 1:
         raise RNNCValueError(f"x's input size (its last axis) must be "
                              f"positive, got {list(x.shape)}")
+    if dropout and L == 1:
+        warnings.warn(f"dropout applies between layers: with one layer and "
+                      f"dropout={dropout} nothing is dropped", stacklevel=2)
     names = _param_names(L)
     if set(params) != set(names):
         raise RNNCValueError(f"params must name {', '.join(names)}, got "

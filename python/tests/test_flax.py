@@ -316,3 +316,19 @@ def test_float64_parameters_need_x64():
         rf.GRU(hidden_size=5, param_dtype=jnp.bfloat16).init(
             jax.random.PRNGKey(0), (jnp.zeros((1, 2, 5), jnp.float32),),
             (jnp.zeros((3, 2, 4), jnp.float32), jnp.zeros((3, 2), bool)))
+
+
+def test_dropout_with_one_layer_warns_that_nothing_is_dropped():
+    """A module of one layer with dropout drops nothing (rnnc.jax.rnn's
+    output without dropout), and warns that it does not, as rnnc.torch's
+    modules do."""
+    x, resets, carry, _ = data("gru", 1)
+    rnn = rf.GRU(hidden_size=H, dropout=0.3)
+    with pytest.warns(UserWarning, match="GRU: dropout applies between "
+                                         "layers: with num_layers=1"):
+        variables = rnn.init(jax.random.PRNGKey(0), carry, (x, resets),
+                             deterministic=False)
+        _, y = rnn.apply(variables, carry, (x, resets), deterministic=False,
+                         rngs={"dropout": jax.random.PRNGKey(1)})
+    want, _ = rj.rnn(dict(variables["params"]), x, resets, carry, cell="gru")
+    assert np.array_equal(np.asarray(y), np.asarray(want))

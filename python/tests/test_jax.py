@@ -852,3 +852,18 @@ def test_no_feature_is_one_error_naming_the_input():
                 f"x's input size (its last axis) must be positive, got "
                 f"[{T}, 2, 0]")):
             rj.rnn(narrow, x[:T, :, :0], is_init[:T], state, cell="gru")
+
+
+def test_dropout_with_one_layer_warns_that_nothing_is_dropped():
+    """Dropout acts between layers, as rnnc.torch's and torch.nn's: with
+    one layer nothing is dropped (the reference's output), and a warning
+    says so, as rnnc.torch's does."""
+    params, x, is_init, state, _, _ = case("gru", 4, 2, 3, 5, 1,
+                                           jnp.float64)
+    with pytest.warns(UserWarning, match="dropout applies between layers: "
+                                         "with one layer and dropout=0.3 "
+                                         "nothing is dropped"):
+        y, _ = rj.rnn(params, x, is_init, state, cell="gru", dropout=0.3,
+                      rng=jax.random.PRNGKey(0))
+    want, _ = reference("gru", params, x, is_init, state)
+    assert rel(y, want) < TOL[jnp.float64]
