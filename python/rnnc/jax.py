@@ -18,16 +18,18 @@ per-step reset state `[L, B, T, H]` and `y` `[B, T, H]`.
 parameters as PyTorch initializes them.
 
 Each call runs the compiled library (`rnnc.library.compile_model`,
-compiled when the function is traced, or loaded from the cache; with remat
-"none", "gates" or "chunk:K" one library for every sequence length and
-batch size)
+compiled when the function is traced, or loaded from the cache; on the
+CPU with remat "none", "gates" or "chunk:K" one library for every sequence
+length and batch size)
 through an XLA FFI call on XLA's buffers: the inference entry point without
-gradients; under `jax.grad` and friends the forward entry point, whose
+gradients (the forward entry point with dropout, which inference does not
+apply); under `jax.grad` and friends the forward entry point, whose
 saved region is the residual of a `jax.custom_vjp`, and the backward entry
 point. `jit` and `grad` work; float32 and float64 (with
 `jax_enable_x64`). `vmap` of inference over an axis with shared weights
-folds it into the batch (one call of more columns); otherwise (per-seed
-weights, training, nested vmaps) it is one grouped call, which runs the
+folds it into the batch (one call of more columns) where one library
+serves every shape; otherwise (per-seed weights, training, dropout,
+libraries of one shape, nested vmaps) it is one grouped call, which runs the
 entry point once per element of the mapped axes; under `jax.shard_map`
 and `jax.pmap` each shard is its own call.
 `storage="bf16"` (or jnp.bfloat16; float32 only) stores the saved values
