@@ -208,7 +208,9 @@ def convert(cell_params, cell):
     "lstm", `GRUCell` for "gru"; one parameter tree per layer, a list, or
     one tree for one layer; with or without the outer "params") in rnnc's
     names (weight_ih_l0, ...). A Flax `GRUCell` computes PyTorch's GRU,
-    and a Flax LSTM cell PyTorch's LSTM, gate for gate."""
+    and a Flax LSTM cell PyTorch's LSTM, gate for gate, with the cells'
+    default `gate_fn` (sigmoid) and `activation_fn` (tanh): the parameters
+    do not say which a cell was made with, and rnnc's cells have those."""
     if cell not in _FLAX_GATES:
         raise RNNCValueError(f"convert takes Flax's LSTM and GRU cells "
                              f"(cell 'lstm' or 'gru'), got {cell!r}")
