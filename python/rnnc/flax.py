@@ -86,6 +86,13 @@ class _RNN(nn.Module):
                     f"carry {name} must be [num_layers, B, hidden_size] = "
                     f"[{self.num_layers}, B, {H}] of this "
                     f"{type(self).__name__}, got {list(shape)}")
+        # rnnc computes in its parameters' dtype: x of another is named
+        # with the module's param_dtype, which the parameters come from.
+        if x.dtype != np.dtype(self.param_dtype):
+            raise RNNCValueError(f"x of {type(self).__name__} is {x.dtype}, "
+                                 f"its param_dtype "
+                                 f"{np.dtype(self.param_dtype)}: rnnc "
+                                 f"computes in one dtype")
         bound = 1.0 / jnp.sqrt(H)
 
         def uniform(key, shape, dtype):

@@ -332,3 +332,22 @@ def test_dropout_with_one_layer_warns_that_nothing_is_dropped():
                          rngs={"dropout": jax.random.PRNGKey(1)})
     want, _ = rj.rnn(dict(variables["params"]), x, resets, carry, cell="gru")
     assert np.array_equal(np.asarray(y), np.asarray(want))
+
+
+def test_x_of_another_dtype_than_param_dtype_names_it():
+    """Under jax_enable_x64 an x of float64 (JAX's default there) with a
+    module of param_dtype float32 is one error naming param_dtype, which
+    the parameters come from, not one about a weight the user never
+    made."""
+    rnn = rf.GRU(hidden_size=5)
+    with jax.enable_x64(True):
+        x, resets = jnp.zeros((3, 2, 4), jnp.float64), jnp.zeros((3, 2), bool)
+        with pytest.raises(ValueError, match="x of GRU is float64, its "
+                                             "param_dtype float32"):
+            rnn.init(jax.random.PRNGKey(0), rnn.initialize_carry(2),
+                     (x, resets))
+        wide = rf.GRU(hidden_size=5, param_dtype=jnp.float64)
+        _, y = wide.apply(wide.init(jax.random.PRNGKey(0),
+                                    wide.initialize_carry(2), (x, resets)),
+                          wide.initialize_carry(2), (x, resets))
+        assert y.dtype == jnp.float64
