@@ -23,6 +23,7 @@ user trained with Flax's cells run in rnnc. (Flax's LSTM carry is `(c,
 h)`; rnnc's is `(h, c)`.)
 """
 
+import numbers
 import warnings
 from collections.abc import Mapping
 from typing import Optional
@@ -128,7 +129,9 @@ class _RNN(nn.Module):
     def _check_sizes(self):
         for name in ("hidden_size", "num_layers"):
             size = getattr(self, name)
-            if isinstance(size, bool) or not isinstance(size, int):
+            # Any integer (NumPy's too, as init_params takes), not a bool.
+            if isinstance(size, bool) or not isinstance(size,
+                                                        numbers.Integral):
                 raise RNNCTypeError(f"{type(self).__name__}: {name} must be "
                                     f"an int, got {size!r}")
             if size < 1:

@@ -218,6 +218,17 @@ def test_module_sizes_and_carry_are_checked():
     with pytest.raises(ValueError, match="num_layers must be positive"):
         rf.GRU(hidden_size=5, num_layers=0).initialize_carry(2)
     gru = rf.GRU(hidden_size=5, num_layers=2)
+    # NumPy's integers are sizes as Python's are: the same function.
+    numpy_sized = rf.GRU(hidden_size=np.int64(5), num_layers=np.int32(2))
+    x32 = (x + 1).astype(jnp.float32)  # float32 under jax_enable_x64 too
+    carry = gru.initialize_carry(2)
+    variables = gru.init(key, carry, (x32, resets))
+    expected = gru.apply(variables, carry, (x32, resets))
+    got = numpy_sized.apply(variables, numpy_sized.initialize_carry(2),
+                            (x32, resets))
+    for a, b in zip(jax.tree_util.tree_leaves(got),
+                    jax.tree_util.tree_leaves(expected)):
+        np.testing.assert_array_equal(a, b)
     for carry in ((jnp.zeros((1, 2, 5)),), (jnp.zeros((2, 2, 6)),)):
         with pytest.raises(ValueError, match=r"carry h must be \[num_layers"
                                              r", B, hidden_size\] = \[2, B, "
