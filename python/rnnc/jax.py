@@ -184,9 +184,12 @@ def _address(function):
 
 def _addresses(lib, kind):
     """The FFI call's attributes naming entry point `kind` of `lib`: its
-    address, and for the cuda target those of the library's
-    rnnc_context_create and rnnc_last_error."""
-    attributes = dict(entry=np.int64(_address(lib.entries[kind]._fn)))
+    address, the library's directory (in the handler's errors, and telling
+    apart computations of libraries whose entry points lie at one address,
+    as in two processes), and for the cuda target the addresses of the
+    library's rnnc_context_create and rnnc_last_error."""
+    attributes = dict(entry=np.int64(_address(lib.entries[kind]._fn)),
+                      library=os.path.abspath(lib.directory))
     if lib.target == "cuda":
         functions = lib.manifest["functions"]
         for name in ("context_create", "last_error"):

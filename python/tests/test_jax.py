@@ -6,6 +6,7 @@ states and the gradients of every parameter, x and the initial states."""
 
 import functools
 import json
+import os
 import re
 
 import jax
@@ -610,6 +611,30 @@ def test_jit_and_every_remat_policy_give_the_same_bits(cell):
         assert all(np.array_equal(a, b) for a, b in zip(results[0], other))
 
 
+def test_calls_name_their_library():
+    """Each FFI call names its library's directory beside the entry
+    point's address: computations of two libraries differ by it, as they
+    would where the two entry points lay at one address (in two
+    processes), and the handler's errors name it."""
+    params, x, is_init, state, gy, gs = case("gru", 4, 2, 3, 5, 1,
+                                             jnp.float32, seed=3)
+    named = {}
+    for remat in ("none", "gates"):
+        run = lambda *a, r=remat: rj.rnn(*a, cell="gru", remat=r)  # noqa
+        grad = jax.jit(jax.grad(loss_of(run, is_init, gy, gs)))
+        text = grad.lower(params, x, state).as_text()
+        assert text.count("rnnc_xla_call") == 2
+        named[remat] = set(re.findall(r'\blibrary = "([^"]*)"', text))
+    for remat, directories in named.items():
+        want = dict(cell="gru", target="cpu", remat=remat, input_size=3,
+                    hidden_size=5, layers=1, dtype="float32", dropout=0.0,
+                    storage=None, reset_to="zero")
+        [lib] = [lib for config, lib in rj._LIBRARIES.items()
+                 if want.items() <= json.loads(config).items()]
+        assert directories == {os.path.abspath(lib.directory)}
+    assert named["none"] != named["gates"]
+
+
 def test_batch_first_and_inference_without_gradients():
     params, x, is_init, state, _, _ = case("gru", 5, 2, 3, 4, 1,
                                            jnp.float32, seed=2)
@@ -661,6 +686,8 @@ def test_lowers_for_cuda_through_one_library_for_every_gpu(cell):
 
     assert attribute("entry") == {rj._address(lib.entries[k]._fn)
                                   for k in ("fwd", "bwd")}
+    assert set(re.findall(r'\blibrary = "([^"]*)"', text)) == {
+        os.path.abspath(lib.directory)}
     assert attribute("context_create") == {address("context_create")}
     assert attribute("last_error") == {address("last_error")}
     assert attribute("groups") == {0}

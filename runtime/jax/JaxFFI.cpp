@@ -30,7 +30,11 @@
 // read weights that are not in the cache at a fraction of the speed of a
 // copy, which brings them there.
 //
-// The handlers' attribute `entry` is the entry point's address. The cpu
+// The handlers' attribute `entry` is the entry point's address, and
+// `library` the library's directory, which names it in the handler's
+// errors and makes a computation of one library differ from one of
+// another whose entry point lies at the same address (as in another
+// process), for any cache of compiled computations keyed by them. The cpu
 // library runs on the calling thread. A cuda library serves every device,
 // through a context per device: the cuda handler's attributes
 // `context_create` and `last_error` are the addresses of the library's
@@ -57,6 +61,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -192,18 +197,20 @@ int32_t forEachGroup(int64_t groups, const Buffers &buffers, Call call) {
   return 0;
 }
 
-/// The message of a failed call, with the library's when `lastError` is
-/// given.
-ffi::Error failure(const char *what, LastError lastError) {
-  std::string message = std::string("rnnc: ") + what;
+/// The message of a failed call of the library in `library`, with the
+/// library's when `lastError` is given.
+ffi::Error failure(std::string_view library, const std::string &what,
+                   LastError lastError) {
+  std::string message = "rnnc: " + std::string(library) + ": " + what;
   if (lastError)
     message += std::string(": ") + lastError();
   return ffi::Error::Internal(message);
 }
 
 ffi::Error callOnCpu(ffi::RemainingArgs args, ffi::RemainingRets rets,
-                     int64_t entry, ffi::Span<const int64_t> order,
-                     int64_t seqLen, int64_t batch, int64_t groups,
+                     int64_t entry, std::string_view library,
+                     ffi::Span<const int64_t> order, int64_t seqLen,
+                     int64_t batch, int64_t groups,
                      ffi::Span<const int64_t> strided, int64_t staging) {
   Buffers buffers;
   if (ffi::Error error =
@@ -215,22 +222,23 @@ ffi::Error callOnCpu(ffi::RemainingArgs args, ffi::RemainingRets rets,
                        : reinterpret_cast<ShapedEntryPoint>(entry)(
                              seqLen, batch, group, nullptr);
   });
-  return status == 0 ? ffi::Error::Success()
-                     : failure("the library's entry point failed", nullptr);
+  return status == 0
+             ? ffi::Error::Success()
+             : failure(library, "the library's entry point failed", nullptr);
 }
 
 ffi::Error callOnCuda(void *stream, int32_t device, ffi::RemainingArgs args,
                       ffi::RemainingRets rets, int64_t entry,
-                      int64_t contextCreate, int64_t lastErrorAddress,
-                      ffi::Span<const int64_t> order, int64_t seqLen,
-                      int64_t batch, int64_t groups,
+                      std::string_view library, int64_t contextCreate,
+                      int64_t lastErrorAddress, ffi::Span<const int64_t> order,
+                      int64_t seqLen, int64_t batch, int64_t groups,
                       ffi::Span<const int64_t> strided) {
   auto lastError = reinterpret_cast<LastError>(lastErrorAddress);
   void *context = contextFor(contextCreate, device);
   if (!context)
-    return failure(
-        ("no context on CUDA device " + std::to_string(device)).c_str(),
-        lastError);
+    return failure(library,
+                   "no context on CUDA device " + std::to_string(device),
+                   lastError);
   Buffers buffers;
   if (ffi::Error error = gatherBuffers(args, rets, order, groups, strided,
                                        /*staging=*/-1, buffers);
@@ -242,8 +250,9 @@ ffi::Error callOnCuda(void *stream, int32_t device, ffi::RemainingArgs args,
                : reinterpret_cast<ShapedCudaEntryPoint>(entry)(
                      context, seqLen, batch, group, stream);
   });
-  return status == 0 ? ffi::Error::Success()
-                     : failure("the library's entry point failed", lastError);
+  return status == 0
+             ? ffi::Error::Success()
+             : failure(library, "the library's entry point failed", lastError);
 }
 } // namespace
 
@@ -258,6 +267,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(rnnc_xla_call, callOnCpu,
                                   .RemainingArgs()
                                   .RemainingRets()
                                   .Attr<int64_t>("entry")
+                                  .Attr<std::string_view>("library")
                                   .Attr<ffi::Span<const int64_t>>("order")
                                   .Attr<int64_t>("seq_len")
                                   .Attr<int64_t>("batch")
@@ -272,6 +282,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(rnnc_xla_call_cuda, callOnCuda,
                                   .RemainingArgs()
                                   .RemainingRets()
                                   .Attr<int64_t>("entry")
+                                  .Attr<std::string_view>("library")
                                   .Attr<int64_t>("context_create")
                                   .Attr<int64_t>("last_error")
                                   .Attr<ffi::Span<const int64_t>>("order")
