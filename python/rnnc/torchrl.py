@@ -236,7 +236,12 @@ class _RecurrentModule(TensorDictModuleBase):
             self.DEFAULT_OUT_KEYS, self._states)
         setattr(self, self._attr, rnn)
         self._recurrent_mode = default_recurrent_mode
+        # TorchRL's settings as its module keeps them (the triton
+        # backend's at the only values rnnc takes).
         self.recurrent_backend = recurrent_backend
+        self.recurrent_compute_dtype = torch.float32
+        self.recurrent_recompute = "none"
+        self.recurrent_matmul_precision = "auto"
 
     @property
     def _rnn(self):

@@ -507,6 +507,16 @@ def test_torchrl_module_with_ours_points_to_the_adapter(cell):
 
 
 @pytest.mark.parametrize("cell", NN_CELLS)
+def test_settings_read_as_torchrl_keeps_them(cell):
+    """The settings TorchRL's module keeps as attributes read the same on
+    rnnc's, for code that inspects them."""
+    ours, ref = make_pair(cell, 1, torch.float32)
+    for name in ("recurrent_backend", "recurrent_compute_dtype",
+                 "recurrent_recompute", "recurrent_matmul_precision"):
+        assert getattr(ours, name) == getattr(ref, name), name
+
+
+@pytest.mark.parametrize("cell", NN_CELLS)
 def test_primer_matches_torchrl(cell):
     ours, ref = make_pair(cell, 2, torch.float32)
     primer, primer_ref = ours.make_tensordict_primer(), \
