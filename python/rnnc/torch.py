@@ -266,6 +266,27 @@ class _RNNBase(_CallArguments, nn.Module):
         params = self._flat_params
         kept = 4 if self.bias else 2
         return [params[4 * k:4 * k + kept] for k in range(self.num_layers)]
+
+    # torch.nn.RNNBase's attributes that code written for it reads: the
+    # parameters' names, per layer (`_all_weights`) and flat
+    # (`_flat_weights_names`), and the parameters themselves in that order
+    # (`_flat_weights`, None for one that is missing), as the module holds
+    # them now (after an assignment or under a parametrization too).
+    @property
+    def _flat_weights_names(self):
+        return [name for name in self._param_names
+                if self.bias or name.startswith("weight")]
+
+    @property
+    def _all_weights(self):
+        names, kept = self._flat_weights_names, 4 if self.bias else 2
+        return [names[kept * k:kept * (k + 1)]
+                for k in range(self.num_layers)]
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name) if hasattr(self, name) else None
+                for name in self._flat_weights_names]
     def flatten_parameters(self):
         """A no-op, as `torch.nn.LSTM`'s is off cuDNN: rnnc reads every
         parameter where it is."""

@@ -157,6 +157,28 @@ def test_module_surface_of_torch_nn(cell):
         assert rel_err(ours(x)[0], ref(x)[0]) < 1e-5
 
 
+@pytest.mark.parametrize("cell", NN_CELLS)
+@pytest.mark.parametrize("bias", [True, False])
+def test_flat_weights_of_torch_nn(cell, bias):
+    """torch.nn.RNNBase's `_flat_weights_names`, `_all_weights` and
+    `_flat_weights`, which code written for nn.LSTM / nn.GRU reads, are
+    torch.nn's names and the module's parameters as it holds them now:
+    after an assignment and under a parametrization."""
+    cls, ref_cls = getattr(rt, cell.upper()), getattr(torch.nn, cell.upper())
+    ours, ref = cls(3, 4, 2, bias=bias), ref_cls(3, 4, 2, bias=bias)
+    assert ours._flat_weights_names == ref._flat_weights_names
+    assert ours._all_weights == ref._all_weights
+    assert len(ours._flat_weights) == len(ref._flat_weights)
+    assert all(p is getattr(ours, n) for n, p in
+               zip(ref._flat_weights_names, ours._flat_weights))
+    ours.weight_hh_l1 = torch.nn.Parameter(torch.randn(4 * ours._gates, 4))
+    assert ours._flat_weights[ref._flat_weights_names.index(
+        "weight_hh_l1")] is ours.weight_hh_l1
+    torch.nn.utils.parametrizations.weight_norm(ours, "weight_ih_l0")
+    want = ours.weight_ih_l0
+    assert torch.equal(ours._flat_weights[0], want)
+
+
 def test_storage_as_torch_dtypes():
     """storage=torch.bfloat16 is storage="bf16" and torch.float32 the
     default: the same module and the same bits."""
