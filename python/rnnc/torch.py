@@ -153,7 +153,8 @@ class _RNNBase(_CallArguments, nn.Module):
             warnings.warn(f"dropout applies between layers: with "
                           f"num_layers=1 and dropout={dropout} nothing is "
                           f"dropped")
-        dtype = torch.float32 if dtype is None else dtype
+        # As torch.nn's: PyTorch's default dtype unless one is given.
+        dtype = torch.get_default_dtype() if dtype is None else dtype
         if dtype in (torch.bfloat16, torch.float16):
             raise RNNCValueError(f"rnnc supports float32 and float64, got "
                             f"{dtype}: {_NARROW_PARAMETERS}")

@@ -179,6 +179,32 @@ def test_flat_weights_of_torch_nn(cell, bias):
     assert torch.equal(ours._flat_weights[0], want)
 
 
+@pytest.mark.parametrize("cell", NN_CELLS)
+def test_parameters_take_the_default_dtype(cell):
+    """Without dtype=, the parameters are PyTorch's default dtype, as
+    torch.nn's are: under torch.set_default_dtype(torch.float64) the
+    module runs float64 inputs as torch.nn's does; a bf16 default is
+    refused as dtype=torch.bfloat16 is."""
+    cls, ref_cls = getattr(rt, cell.upper()), getattr(torch.nn, cell.upper())
+    default = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        torch.manual_seed(0)
+        ref = ref_cls(3, 4, 2)
+        ours = cls(3, 4, 2)
+        assert all(p.dtype == torch.float64 for p in ours.parameters())
+        ours.load_state_dict(ref.state_dict())
+        x = torch.randn(5, 2, 3)
+        with torch.no_grad():
+            assert rel_err(ours(x)[0], ref(x)[0]) < 1e-12
+        torch.set_default_dtype(torch.bfloat16)
+        with pytest.raises(RNNCError, match="float32 and float64, got "
+                                            "torch.bfloat16"):
+            cls(3, 4)
+    finally:
+        torch.set_default_dtype(default)
+
+
 def test_storage_as_torch_dtypes():
     """storage=torch.bfloat16 is storage="bf16" and torch.float32 the
     default: the same module and the same bits."""
