@@ -715,6 +715,10 @@ def cache_entries(directory=None):
 def _listings(directory):
     """(root, sorted names) of `directory`, or of compile_model's cache and
     the per-user temporary cache; roots that do not exist are skipped."""
+    if directory is not None and not isinstance(directory, (str,
+                                                            os.PathLike)):
+        raise RNNCTypeError(f"the cache directory must be a path or None, "
+                            f"got {directory!r}")
     roots = [os.path.abspath(directory)] if directory else \
         _roots(cache_dir(), listing=True)
     for root in roots:

@@ -150,7 +150,7 @@ class ShapedEntry:
         self.shape = (T, B)
 
     def call(self, pointers, stream=None):
-        self.entry.call_at(self.shape, pointers, stream)
+        self.entry.call_at(self.shape, pointers, stream, self.args)
 
 
 class ShapedLibrary:
@@ -228,7 +228,8 @@ def bind(entry, lib, spec, last_error, leading=()):
     entry.unplanned = lambda T, B: (f"the library refuses T={T}, B={B} "
                                     f"(status 2)")
     entry.sizes = sizes_function(sizes, count,
-                                 lambda T, B: entry.unplanned(T, B))
+                                 lambda T, B: entry.unplanned(T, B),
+                                 entry.sizes_symbol)
     entry.saved_sizes = saved_sizes(spec, entry.symbol)
     entry._array = ctypes.c_void_p * count
     entry._last_error = last_error
@@ -272,21 +273,36 @@ class Unplanned(RNNCError):
     """No remat plan fits the library's budget at a shape."""
 
 
-def sizes_function(lib_function, count, unplanned):
+# Slots past the manifest's arguments that a sizes call gets, filled with
+# _UNWRITTEN: a library that writes one (or leaves one of the arguments'
+# unwritten) takes another argument list than its manifest describes.
+_GUARD_SLOTS = 64
+_UNWRITTEN = -1
+
+
+def sizes_function(lib_function, count, unplanned, symbol="the sizes "
+                   "entry point"):
     """`(T, B) -> [bytes per argument]` through a sizes entry point;
     `unplanned(T, B)` says why no remat plan fits a budget there (status
-    2)."""
-    array = ctypes.c_int64 * count
+    2). An RNNCError where the entry point writes the sizes of more or
+    fewer than the manifest's `count` arguments."""
+    array = ctypes.c_int64 * (count + _GUARD_SLOTS)
 
     def sizes(T, B):
-        out = array()
+        out = array(*[_UNWRITTEN] * (count + _GUARD_SLOTS))
         status = lib_function(T, B, out)
         if status == 2:
             raise Unplanned(unplanned(T, B))
         if status != 0:
             raise RNNCError(f"the library cannot run T={T}, B={B}: a size "
                             f"does not fit in 63 bits")
-        return list(out)
+        written = [i for i, n in enumerate(out) if n != _UNWRITTEN]
+        if written != list(range(count)) or min(out[:count]) < 0:
+            raise RNNCError(
+                f"{symbol} gives {len(written)} sizes at T={T}, B={B}, not "
+                f"those of the manifest's {count} arguments: the manifest "
+                f"does not describe this library (compile it again)")
+        return list(out[:count])
     return sizes
 
 

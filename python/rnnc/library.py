@@ -74,9 +74,11 @@ cannot release its CUDA module and cuBLAS handle.
 
 import _ctypes
 import collections
+import collections.abc
 import ctypes
 import inspect
 import json
+import operator
 import os
 import re
 import shutil
@@ -144,6 +146,131 @@ class Arg:
         return f"{self.name}{layer}:{self.dtype}{list(self.shape)}"
 
 
+# The roles of an entry point's arguments (the manifest's "role").
+_ROLES = ("input", "parameter", "output", "cotangent", "gradient", "saved",
+          "scratch")
+# An entry point's symbol: rnnc_<model> and the suffix of its kind.
+_SYMBOL_SUFFIXES = {"infer": "", "train": "_grad", "fwd": "_fwd",
+                    "bwd": "_bwd"}
+
+
+def _is_count(value):
+    """Whether `value` is a JSON integer >= 0 (not a bool or a float)."""
+    return type(value) is int and value >= 0
+
+
+def _check_manifest(manifest, path, dynamic):
+    """Refuses a manifest that is not one rnn-compile writes (hand-edited,
+    or of another version) before its library is loaded, with an RNNCError
+    naming `path` and the part that is wrong: a library that is no file
+    name beside it, an unknown target, an entry point of an unknown kind
+    or whose symbol is not its kind's, an argument without a name, role,
+    dtype, shape of sizes or layer, and sizes of the arena or the saved
+    region that disagree with its argument. Nothing here reads the library,
+    so an argument list that merely differs from the library's is not
+    caught."""
+    library = manifest["library"]
+    if library in ("", ".", "..") or os.path.basename(library) != library:
+        raise RNNCError(f"{path}: \"library\" must be the name of a file "
+                        f"beside the manifest, got {library!r}")
+    target = manifest.get("target", "cpu")
+    if target not in ("cpu", "cuda"):
+        raise RNNCError(f"{path}: unknown target {target!r} (expected "
+                        f"\"cpu\" or \"cuda\")")
+    entries = manifest["entries"]
+    if not entries:
+        raise RNNCError(f"{path}: no entry points")
+    model = manifest.get("model")
+    if not isinstance(model, str) or not model:
+        raise RNNCError(f"{path}: \"model\" must be the model's name, got "
+                        f"{model!r}")
+    shape = manifest.get("shape")
+    sizes = ("T", "B") if dynamic else ()
+    if not isinstance(shape, dict) or not all(
+            (shape.get(k) == k if k in sizes else
+             _is_count(shape.get(k)) and shape[k] > 0)
+            for k in ("T", "B", "I", "H", "L")):
+        raise RNNCError(f"{path}: \"shape\" must give the sizes T, B, I, H "
+                        f"and L" + (" (T and B as \"T\" and \"B\")" if dynamic
+                                    else "") + f", got {shape!r}")
+    layers = shape["L"]
+    for kind, entry in entries.items():
+        where = f"{path}: a malformed entry point {kind!r}"
+        if kind not in ENTRY_KINDS:
+            raise RNNCError(f"{where}: an unknown kind (expected one of "
+                            f"{', '.join(ENTRY_KINDS)})")
+        if not isinstance(entry, dict):
+            raise RNNCError(f"{where}: not an object")
+        symbol = f"rnnc_{model}{_SYMBOL_SUFFIXES[kind]}"
+        if entry.get("symbol") != symbol:
+            raise RNNCError(f"{where}: its symbol must be {symbol!r}, the "
+                            f"{kind} entry point of model {model!r}, got "
+                            f"{entry.get('symbol')!r}")
+        if dynamic and entry.get("sizes_symbol") != symbol + "_sizes":
+            raise RNNCError(f"{where}: its sizes_symbol must be "
+                            f"{symbol + '_sizes'!r}, got "
+                            f"{entry.get('sizes_symbol')!r}")
+        args = entry.get("args")
+        if not isinstance(args, list) or not args:
+            raise RNNCError(f"{where}: \"args\" must be a list of "
+                            f"arguments, got {args!r}")
+        for index, arg in enumerate(args):
+            _check_arg(arg, f"{where}: argument {index}", dynamic, layers)
+        sizes = {}
+        for key in ("arena_bytes", "saved_bytes"):
+            if key in entry and not _is_count(entry[key]):
+                raise RNNCError(f"{where}: {key} must be a number of bytes, "
+                                f"got {entry[key]!r}")
+            sizes[key] = entry.get(key, 0)
+        if dynamic:
+            continue
+        for arg in args:
+            key = {"scratch": "arena_bytes",
+                   "saved": "saved_bytes"}.get(arg["role"])
+            if key and Arg(arg).nbytes != sizes[key]:
+                raise RNNCError(f"{where}: its {arg['role']} argument "
+                                f"{arg['name']} has shape {arg['shape']}, "
+                                f"its {key} {sizes[key]}")
+        layout = entry.get("saved", [])
+        if not isinstance(layout, list) or not all(
+                isinstance(v, dict) and _is_count(v.get("offset")) and
+                _is_count(v.get("bytes")) and
+                v["offset"] + v["bytes"] <= sizes["saved_bytes"]
+                for v in layout):
+            raise RNNCError(f"{where}: \"saved\" must list values with "
+                            f"the offset and bytes of each within its "
+                            f"{sizes['saved_bytes']} saved_bytes, got "
+                            f"{layout!r}")
+
+
+def _check_arg(arg, where, dynamic, layers):
+    """Refuses an argument of an entry point in the manifest that is not
+    one rnn-compile writes."""
+    if not isinstance(arg, dict) or not isinstance(arg.get("name"), str):
+        raise RNNCError(f"{where}: an argument must be an object with a "
+                        f"name, got {arg!r}")
+    where = f"{where} ({arg['name']})"
+    if arg.get("role") not in _ROLES:
+        raise RNNCError(f"{where}: unknown role {arg.get('role')!r} "
+                        f"(expected one of {', '.join(_ROLES)})")
+    if not isinstance(arg.get("dtype"), str) or \
+            arg["dtype"] not in _DTYPE_BYTES:
+        raise RNNCError(f"{where}: unknown dtype {arg.get('dtype')!r} "
+                        f"(expected one of {', '.join(_DTYPE_BYTES)})")
+    layer = arg.get("layer")
+    if layer is not None and not (_is_count(layer) and layer < layers):
+        raise RNNCError(f"{where}: layer must be a layer index below the "
+                        f"model's L={layers!r}, got {layer!r}")
+    shape = arg.get("shape")
+    sized = dynamic and shape is None and arg["role"] in ("saved",
+                                                          "scratch")
+    if not sized and not (isinstance(shape, list) and all(
+            _is_count(d) or (dynamic and d in ("T", "B")) for d in shape)):
+        raise RNNCError(f"{where}: shape must be a list of sizes"
+                        + (" (or \"T\" and \"B\")" if dynamic else "")
+                        + f", got {shape!r}")
+
+
 class _Context:
     """The rnnc_context a cuda library object's calls pass: one of its
     device (0 unless `Library.use_device` chose another), made at the
@@ -205,26 +332,66 @@ class Entry:
         """The arguments before the entry point's own: the context."""
         return () if self._context is None else (self._context.get(),)
 
-    def call_at(self, shape, pointers, stream=None):
-        """Calls the entry point of a dynamic library at `shape` (T, B)."""
-        self._check(pointers, len(self.specs))
-        self._status(self._fn(*self._leading(), *shape,
-                              self._array(*pointers), stream))
-
-    def _check(self, pointers, count):
-        if len(pointers) != count:
-            raise RNNCError(f"{self.symbol} takes {count} buffers, "
-                            f"got {len(pointers)}")
+    def call_at(self, shape, pointers, stream=None, args=None):
+        """Calls the entry point of a dynamic library at `shape` (T, B),
+        whose arguments there are `args` (`Library.at(T, B)`'s)."""
+        self._run(pointers, stream, args, shape)
 
     def call(self, pointers, stream=None):
-        """Calls the entry point with one data pointer per argument, on
-        `stream` (the address of a CUDA stream; cuda target only)."""
+        """Calls the entry point with one data pointer per argument (an
+        int address, in the manifest's order; null only for a buffer of
+        no bytes), on `stream` (the address of a CUDA stream; cuda target
+        only). Nothing can check that an address holds the argument's
+        bytes: the caller passes buffers of the manifest's sizes."""
         if self.args is None:
             raise RNNCError(f"{self.symbol} takes T and B: call it through "
                             f"Library.at(T, B)")
-        self._check(pointers, len(self.args))
-        self._status(self._fn(*self._leading(), self._array(*pointers),
-                              stream))
+        self._run(pointers, stream, self.args)
+
+    def _run(self, pointers, stream, args, shape=()):
+        count = len(self.specs)
+        if len(pointers) != count:
+            raise RNNCError(f"{self.symbol} takes {count} buffers, "
+                            f"got {len(pointers)}")
+        try:
+            array = self._array(*pointers)
+        except TypeError:
+            array = None
+        if array is None or not all(pointers):
+            self._check_pointers(pointers, args)
+        if stream is not None and type(stream) is not int:
+            try:
+                stream = None if isinstance(stream, bool) else \
+                    operator.index(stream)
+            except TypeError:
+                stream = None
+            if stream is None:
+                raise RNNCTypeError(f"{self.symbol}: stream must be the "
+                                    f"address of a CUDA stream (an int) or "
+                                    f"None")
+        self._status(self._fn(*self._leading(), *shape, array, stream))
+
+    def _check_pointers(self, pointers, args):
+        """Refuses a pointer that is no address, or null for a buffer of
+        bytes (the library would write through it)."""
+        for index, pointer in enumerate(pointers):
+            name = str(args[index]) if args else self.specs[index]["name"]
+            try:
+                address = 0 if pointer is None else pointer.value or 0 \
+                    if isinstance(pointer, ctypes.c_void_p) else \
+                    operator.index(pointer)
+            except TypeError:
+                address = None
+            if isinstance(pointer, bool) or address is not None and \
+                    not 0 <= address < 2 ** 64:
+                address = None
+            if address is None:
+                raise RNNCTypeError(f"{self.symbol}: buffer {index} ({name}) "
+                                    f"must be an address (an int), got "
+                                    f"{pointer!r}")
+            if not address and (args is None or args[index].nbytes):
+                raise RNNCValueError(f"{self.symbol}: buffer {index} ({name}) "
+                                     f"is null")
 
     def _status(self, rc):
         if rc != 0:
@@ -273,15 +440,20 @@ class Library:
             raise RNNCError(f"{manifest_path} is not a manifest: a JSON "
                             f"object, got {type(self.manifest).__name__}")
         # Version 2: a library for every T and B (_dynamic.py).
-        self.dynamic = \
-            self.manifest.get("abi_version") == DYNAMIC_ABI_VERSION and \
-            self.manifest.get("dynamic") is True
-        if self.manifest.get("abi_version") != ABI_VERSION and \
-                not self.dynamic:
+        version = self.manifest.get("abi_version")
+        dynamic = self.manifest.get("dynamic")
+        self.dynamic = type(version) is int and \
+            version == DYNAMIC_ABI_VERSION and dynamic is True
+        if not self.dynamic and (type(version) is not int or
+                                 version != ABI_VERSION or
+                                 dynamic not in (None, False)):
             raise RNNCError(
-                f"{manifest_path}: ABI version "
-                f"{self.manifest.get('abi_version')}, this package speaks "
-                f"{ABI_VERSION}")
+                f"{manifest_path}: ABI version {version!r} with dynamic "
+                f"{dynamic!r}; this package speaks ABI version "
+                f"{ABI_VERSION} (a library of one shape) and "
+                f"{DYNAMIC_ABI_VERSION} with dynamic true (a library of "
+                f"every shape): compile the library again with this "
+                f"package's rnn-compile")
         missing = [key for key in ("library", "entries")
                    if key not in self.manifest]
         if missing or not isinstance(self.manifest["entries"], dict) or \
@@ -290,6 +462,7 @@ class Library:
                             + (f"no {' and no '.join(missing)}" if missing
                                else "\"library\" must be a file name and "
                                "\"entries\" an object"))
+        _check_manifest(self.manifest, manifest_path, self.dynamic)
         path = os.path.join(directory, self.manifest["library"])
         _native.load_blas()
         try:
@@ -392,9 +565,11 @@ class Library:
         """Runs this object's calls on GPU `ordinal` (cuda target): chosen
         once, before the first call. The loaded library serves every
         device, through an object per device (`load`)."""
+        ordinal = _device(ordinal)
         if self._context is None:
             raise RNNCError(f"{self.directory} is a library for "
-                            f"{self.target}, which has no GPU to choose")
+                            f"{self.target}, which has no GPU to choose "
+                            f"(device {ordinal!r}: pass None)")
         if self.device == ordinal:
             return
         if self.device is not None:
@@ -432,7 +607,8 @@ class Library:
 
     @property
     def saved_bytes(self):
-        return self.entries["fwd"].saved_bytes
+        """The bytes of the saved region the forward entry point writes."""
+        return entry_of(self, "fwd").saved_bytes
 
     def _saved_gaps(self):
         """The byte ranges [start, end) of the saved region that no saved
@@ -664,10 +840,32 @@ def _load(directory, device):
     return library
 
 
+def _device(device):
+    """`device` as a GPU ordinal (an int from 0; None: not chosen), or an
+    RNNCError naming it."""
+    if device is None:
+        return None
+    try:
+        ordinal = None if isinstance(device, bool) else \
+            operator.index(device)
+    except TypeError:
+        ordinal = None
+    if ordinal is None:
+        raise RNNCTypeError(f"device must be a GPU ordinal (an int) or "
+                            f"None, got {device!r}")
+    if not 0 <= ordinal < 2 ** 31:
+        raise RNNCValueError(f"device must be a GPU ordinal from 0, got "
+                             f"{device!r}")
+    return ordinal
+
+
 def load(directory, device=None):
     """The library in `directory` (an entry of a cache, or a directory
     `rnn-compile -o` wrote), loaded without the compiler; `device` is the
-    GPU ordinal a cuda library runs on."""
+    GPU ordinal (an int) a cuda library runs on (None: 0, chosen at its
+    first call), None for a cpu library. An RNNCError names what is wrong
+    with the directory, its manifest or its library."""
+    device = _device(device)
     with _registry_lock:
         try:
             return _load(os.path.abspath(directory), device)
@@ -736,6 +934,11 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
             _used(library)
             return library
     # Checked here, on the first call for these arguments.
+    device = _device(device)
+    if device is not None and target != "cuda":
+        raise RNNCValueError(f"device={device!r} chooses a GPU, which a "
+                             f"library for target {target!r} has not: "
+                             f"pass None")
     request = _request(cell, seq_len, batch, input_size, hidden_size,
                        layers, remat, target, chip, dtype, dropout, reset_to,
                        storage, gemm_rows, wavefront, entries)
@@ -791,9 +994,19 @@ def precompile(requests, directory=None, jobs=1):
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise RNNCValueError(f"precompile: jobs must be a positive int, got "
                              f"{jobs!r}")
+    if isinstance(requests, (str, bytes, dict)) or \
+            not isinstance(requests, collections.abc.Iterable):
+        raise RNNCTypeError(f"precompile takes a list of requests (dicts "
+                            f"of compile_model's arguments), got "
+                            f"{requests!r}")
     signature = inspect.signature(compile_model)
     checked = []
     for spec in requests:
+        if isinstance(spec, (str, bytes)) or not isinstance(
+                spec, (dict, collections.abc.Sequence)):
+            raise RNNCTypeError(f"precompile: a request is a dict of "
+                                f"compile_model's arguments or a sequence "
+                                f"of them in order, got {spec!r}")
         unknown = sorted(set(spec) - set(signature.parameters)) \
             if isinstance(spec, dict) else []
         if unknown:
