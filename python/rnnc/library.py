@@ -906,9 +906,9 @@ def compile_model(cell, seq_len, batch, input_size, hidden_size, layers,
     target (in program order on the CPU, with the same results); it needs
     at least two GEMM blocks, and holds every layer's scratch at once.
     For the cuda target, `chip` is the GPU chip of the PTX (sm_NN) and
-    `device` the GPU ordinal the returned object runs on: one loaded
-    library serves every device, through an object (and a context) per
-    device.
+    `device` the GPU ordinal (an int; None: 0) the returned object runs
+    on: one loaded library serves every device, through an object (and a
+    context) per device. For the cpu target `device` is None.
     `entries` are the entry points the library has, of "infer", "train"
     (the fused training function), "fwd" and "bwd" (rnn-compile's
     --entries): by default those rnnc.torch and rnnc.jax call, without
