@@ -44,6 +44,10 @@ def _buffer(tensor, arg, layer_count, device):
     if not part.is_contiguous():
         raise RNNCError(f"{arg.name} is not contiguous; rnnc reads tensors "
                         f"in place (call .contiguous() if a copy is meant)")
+    if part.is_neg():
+        raise RNNCError(f"{arg.name} is a negative view, whose memory holds "
+                        f"the values' negations; rnnc reads tensors in "
+                        f"place (call .resolve_neg() for its values)")
     if part.device != device:
         raise RNNCError(f"{arg.name} is on {part.device}, the input on "
                         f"{device}; rnnc needs every tensor on one device")

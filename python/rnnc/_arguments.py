@@ -15,6 +15,23 @@ from ._errors import RNNCError, RNNCTypeError, RNNCValueError
 _AUTOCAST_INPUTS = (torch.float32, torch.bfloat16, torch.float16)
 
 
+def _dense(tensor, name):
+    """Refuses a tensor that is not dense (sparse, mkldnn, ...), naming
+    it: the library reads strided memory."""
+    if tensor.layout != torch.strided:
+        raise RNNCValueError(f"{name} must be a dense (strided) tensor, got "
+                             f"{tensor.layout}")
+
+
+def _in_place(tensor):
+    """`tensor` as the library reads it in place: contiguous, and its
+    values in memory (a negative view, such as the imaginary part of a
+    conjugate, holds the values' negations there, so it is resolved)."""
+    # resolve_neg returns any other tensor itself (and traces, where
+    # torch.compile cannot branch on is_neg()).
+    return tensor.contiguous().resolve_neg()
+
+
 class _CallArguments:
     """A mixin of rnnc.torch's modules (`_RNNBase`), reading their
     input_size, hidden_size, num_layers, batch_first, _states and
@@ -61,9 +78,7 @@ class _CallArguments:
                                 "the padded tensor, and is_init to start "
                                 "each sequence from a fresh state")
             raise RNNCTypeError(f"input must be a tensor, got {type(input)}")
-        if input.layout != torch.strided:
-            raise RNNCValueError(f"input must be a dense (strided) tensor, "
-                                 f"got {input.layout}")
+        _dense(input, "input")
         if input.dim() != 3:
             raise RNNCValueError(f"input must be 3-D ([T, B, I], or [B, T, I] "
                             f"with batch_first) or 2-D [T, I] (unbatched), "
@@ -83,7 +98,7 @@ class _CallArguments:
             input = input.transpose(0, 1)
         # The library reads [T, B, I] in place: anything else is copied
         # once (a batch_first input always is).
-        input = input.contiguous()
+        input = _in_place(input)
         T, B = input.shape[0], input.shape[1]
         if is_init is None:
             is_init = torch.zeros((T, B), dtype=torch.bool,
@@ -91,6 +106,7 @@ class _CallArguments:
         else:
             if not isinstance(is_init, torch.Tensor):
                 raise RNNCTypeError("is_init must be a bool tensor")
+            _dense(is_init, "is_init")
             if is_init.dtype != torch.bool:
                 raise RNNCValueError(f"is_init must be torch.bool, got "
                                 f"{is_init.dtype}")
@@ -110,11 +126,12 @@ class _CallArguments:
             return torch.zeros((L, B, H), dtype=dtype, device=device)
         if not isinstance(state, torch.Tensor):
             raise RNNCTypeError(f"{name} must be a tensor")
+        _dense(state, name)
         if tuple(state.shape) != (L, B, H):
             raise RNNCValueError(f"{name} must have shape [{L}, {B}, {H}] "
                             f"(num_layers, batch, hidden_size), got "
                             f"{list(state.shape)}")
-        return self._converted(state, name, dtype, cast).contiguous()
+        return _in_place(self._converted(state, name, dtype, cast))
 
     def _reset_states(self, reset_state, T, B, dtype, cast):
         """The reset states as the library takes them (time-major), one
@@ -138,15 +155,16 @@ class _CallArguments:
         for name, state in zip(names, given):
             if not isinstance(state, torch.Tensor):
                 raise RNNCTypeError(f"{name} must be a tensor")
+            _dense(state, name)
             state = self._converted(state, name, dtype, cast)
             if tuple(state.shape) == step:
                 forms.append("step")
                 if self.batch_first:
                     state = state.transpose(1, 2)
-                states.append(state.contiguous())
+                states.append(_in_place(state))
             elif tuple(state.shape) == (L, B, H):
                 forms.append("column")
-                states.append(state.contiguous())
+                states.append(_in_place(state))
             else:
                 raise RNNCValueError(f"{name} must have shape {order} {list(step)} "
                                 f"(one state per step) or [L, B, H] "

@@ -59,7 +59,7 @@ if _torch_version(torch.__version__) < _TORCH_MIN:
 # with their autograd formula (_ops.py); a call's arguments checked and
 # laid out for the library (_arguments.py).
 from ._abi import _FLOATS, set_graph_replay  # noqa: E402
-from ._arguments import _CallArguments  # noqa: E402
+from ._arguments import _CallArguments, _in_place  # noqa: E402
 from ._autograd import (_no_dropout_under_vmap, _run,  # noqa: E402
                         _tracing, _vmapped)
 from ._ops import _library_key, _library_of  # noqa: E402
@@ -424,9 +424,11 @@ class _RNNBase(_CallArguments, nn.Module):
                                       dtype, cast))
         resets, reset_to = self._reset_states(reset_state, T, B, dtype, cast)
         # A parameter that is not contiguous (a transposed or padded view)
-        # is copied, its gradient going back through the copy.
-        params = [p if p.layout != torch.strided or p.is_contiguous()
-                  else p.contiguous() for p in self._flat_params]
+        # is copied, its gradient going back through the copy; a negative
+        # view is resolved (`_in_place`). One that is not dense is refused
+        # by name where the library binds it.
+        params = [p if p.layout != torch.strided else _in_place(p)
+                  for p in self._flat_params]
         inputs = [x, *states, *resets, *params]
         if B == 0:
             # No library runs to check each buffer's device.

@@ -366,6 +366,33 @@ def test_layout_and_unbatched_errors_name_the_tensor():
         rt.LSTM(3, 4)(x[:, 0], is_init=torch.zeros(4, dtype=torch.bool))
 
 
+def test_states_and_masks_that_are_not_dense_are_named():
+    """A sparse h0, c0, is_init or reset state, batched or unbatched, is
+    an error naming it, as a sparse input is."""
+    x = torch.randn(5, 2, 3)
+    dense, none = torch.zeros(1, 2, 4), torch.zeros(5, 2, dtype=torch.bool)
+    sparse = dense.to_sparse()
+    calls = {
+        "h0": lambda: rt.GRU(3, 4)(x, sparse),
+        "c0": lambda: rt.LSTM(3, 4)(x, (dense, sparse)),
+        "is_init": lambda: rt.GRU(3, 4)(x, is_init=none.to_sparse()),
+        "h_reset": lambda: rt.GRU(3, 4)(x, is_init=none,
+                                        reset_state=sparse),
+        "c_reset": lambda: rt.LSTM(3, 4)(x, is_init=none,
+                                         reset_state=(dense, sparse)),
+    }
+    unbatched = {
+        "h0": lambda: rt.GRU(3, 4)(x[:, 0], sparse[:, 0]),
+        "is_init": lambda: rt.GRU(3, 4)(x[:, 0], is_init=none[:, 0]
+                                        .to_sparse()),
+    }
+    for name, call in [*calls.items(), *unbatched.items()]:
+        with pytest.raises(RNNCError, match=re.escape(
+                f"{name} must be a dense (strided) tensor, got "
+                f"torch.sparse_coo")):
+            call()
+
+
 @pytest.mark.parametrize("cell", NN_CELLS)
 def test_batched_gradients(cell):
     """autograd's own batched gradients (is_grads_batched, a vectorized

@@ -134,6 +134,47 @@ def test_non_contiguous_inputs_and_states_are_copied(cell, batch_first):
 
 
 @pytest.mark.parametrize("cell", ALL_CELLS)
+def test_negative_views_give_their_values(cell):
+    # A negative view holds its values' negations in memory (the
+    # imaginary part of a conjugate is one): contiguous ones, as input,
+    # states, reset states and parameters, give what their values give,
+    # gradients included, not what their memory holds.
+    T, B, I, H, L = 1, 1, 1, 1, 1
+    ours, _ = make_pair(cell, I, H, L)
+    twin, _ = make_pair(cell, I, H, L)
+    g = torch.Generator().manual_seed(5)
+    x, h0, c0, hr, cr = (torch.randn(s, generator=g) for s in
+                         [(T, B, I)] + [(L, B, H)] * 4)
+    # The public way to a contiguous negative view: a single element's
+    # conjugate's imaginary part.
+    x_neg = torch.complex(torch.zeros_like(x), -x).conj().imag
+    assert x_neg.is_neg() and x_neg.is_contiguous()
+    assert torch.equal(x_neg, x)
+    for name, p in ours.named_parameters():
+        # torch._neg_view: a negative view of any shape.
+        view = torch._neg_view(-p.detach())
+        assert view.is_neg() and view.is_contiguous()
+        setattr(ours, name, torch.nn.Parameter(view))
+    negs = [torch._neg_view(-t).requires_grad_() for t in (h0, c0, hr, cr)]
+    plain = [t.clone().requires_grad_() for t in (h0, c0, hr, cr)]
+    is_init = torch.ones(T, B, dtype=torch.bool)
+    out = []
+    for module, xx, (h, c, r, rc) in ((ours, x_neg, negs),
+                                      (twin, x, plain)):
+        y, state = module(xx, state_of(cell, h, c), is_init=is_init,
+                          reset_state=state_of(cell, r, rc))
+        y0, state0 = module(xx, state_of(cell, h, c))
+        flat = results(cell, (y, state)) + results(cell, (y0, state0))
+        loss = sum((t * (k + 1)).sum() for k, t in enumerate(flat))
+        wrt = [h, r] + ([c, rc] if cell in LSTM_LIKE else []) + \
+            list(module.parameters())
+        out.append((flat, torch.autograd.grad(loss, wrt)))
+    (got, got_grads), (want, want_grads) = out
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+    assert all(torch.equal(a, b) for a, b in zip(got_grads, want_grads))
+
+
+@pytest.mark.parametrize("cell", ALL_CELLS)
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_empty_batch_returns_empty_outputs(cell, batch_first):
     # As torch.nn: outputs [T, 0, H] ([0, T, H] batch_first) and states
