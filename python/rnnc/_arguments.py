@@ -37,15 +37,17 @@ class _CallArguments:
     input_size, hidden_size, num_layers, batch_first, _states and
     _interface."""
 
-    def _autocast(self, input):
+    def _autocast(self, input, h0=None):
         """(autocast's dtype, the dtype of the results) for this call, or
         (None, None) where torch.autocast is off for the input's device.
         The results' dtype is torch.nn's: autocast's on CUDA and for
-        torch.nn.LSTM on the CPU, the input's for torch.nn.GRU on the CPU
-        (which CPU autocast does not list; its GEMMs still run in
-        autocast's dtype). The one exception is bf16 autocast on CUDA:
-        torch.nn's cuDNN path casts to float16 under any CUDA autocast,
-        rnnc gives bfloat16, what autocast asked for."""
+        torch.nn.LSTM on the CPU. CPU autocast does not list torch.nn.GRU
+        and casts only its GEMMs, whose results meet the hidden state:
+        its results have that state's dtype (h0's, else the input's, as
+        its zero h0 has) promoted with autocast's (bf16 h0 gives bf16,
+        float32 or fp16 float32). The one exception is bf16 autocast on
+        CUDA: torch.nn's cuDNN path casts to float16 under any CUDA
+        autocast, rnnc gives bfloat16, what autocast asked for."""
         if not isinstance(input, torch.Tensor):
             return None, None
         kind = input.device.type
@@ -56,7 +58,9 @@ class _CallArguments:
             return None, None
         if self._interface is nn.GRU and kind == "cpu" and \
                 input.dtype in _AUTOCAST_INPUTS:
-            return cast, input.dtype
+            state = h0 if isinstance(h0, torch.Tensor) and \
+                h0.dtype in _AUTOCAST_INPUTS else input
+            return cast, torch.promote_types(cast, state.dtype)
         return cast, cast
 
     @staticmethod

@@ -412,7 +412,7 @@ class _RNNBase(_CallArguments, nn.Module):
             return (y.squeeze(self._batch_dim),) + tuple(s.squeeze(1)
                                                          for s in final)
         dtype = self._dtype
-        cast, result = self._autocast(input)
+        cast, result = self._autocast(input, h0)
         if cast is not None and dtype != torch.float32:
             raise RNNCError(f"torch.autocast needs a float32 module, this "
                             f"one is {dtype}")

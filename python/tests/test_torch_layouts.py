@@ -24,9 +24,9 @@ def results(cell, out):
 def test_autocast_bf16_returns_what_torch_nn_returns(cell, given):
     # Under CPU bf16 autocast the module runs with bf16 storage and f32
     # accumulation. Its results have the dtypes of the torch.nn module
-    # whose interface it has (bf16 for an LSTM's; a GRU's follow its
-    # input, as CPU autocast leaves torch.nn.GRU's call alone and casts
-    # only its GEMMs) and, as bf16 storage does, lie within 2e-2 of
+    # whose interface it has (bf16 for an LSTM's; a GRU's follow its h0,
+    # else its input, as CPU autocast leaves torch.nn.GRU's call alone and
+    # casts only its GEMMs) and, as bf16 storage does, lie within 2e-2 of
     # torch.nn in float64 (about five bf16 unit roundoffs, 2^-8) in
     # outputs and every gradient, further than f32 gets (the rounding
     # happens).
@@ -55,7 +55,10 @@ def test_autocast_bf16_returns_what_torch_nn_returns(cell, given):
         y, _, grads = loss_and_grads(cell, ours, xg, h0, c0, gy, ghn,
                                      is_init)
     assert got == want
-    assert y.dtype == got[0] and grads[0].dtype == given
+    # With h0 (float32) a GRU's results have h0's dtype, as torch.nn.GRU's
+    # (test_autocast_gru_results_have_torch_nns_dtypes_for_each_h0).
+    assert y.dtype == (got[0] if cell in LSTM_LIKE else torch.float32)
+    assert grads[0].dtype == given
     y_ref, _, grads_ref = episodes_loss_and_grads(
         cell, ref.double(), x.double(), h0.double(), c0.double(),
         gy.double(), ghn.double(), is_init)
@@ -63,6 +66,31 @@ def test_autocast_bf16_returns_what_torch_nn_returns(cell, given):
     # Outside autocast the same module computes in float32 again.
     y32, _, _ = loss_and_grads(cell, ours, x, h0, c0, gy, ghn, is_init)
     assert y32.dtype == torch.float32 and rel_err(y32.double(), y_ref) < 1e-5
+
+
+@pytest.mark.parametrize("cell", [c for c in ALL_CELLS
+                                  if c not in LSTM_LIKE])
+def test_autocast_gru_results_have_torch_nns_dtypes_for_each_h0(cell):
+    # CPU autocast casts torch.nn.GRU's GEMMs only, whose bf16 results
+    # meet the hidden state: its results have h0's dtype (the input's
+    # without h0) promoted with bf16. A module of its interface returns
+    # the same dtypes for every input and h0 dtype autocast takes.
+    T, B, I, H, L = 5, 2, 3, 4, 2
+    ours, _ = make_pair(cell, I, H, L)
+    nn_gru = torch.nn.GRU(I, H, L)
+    floats = (torch.float32, torch.bfloat16, torch.float16)
+    for given in floats:
+        for h0_dtype in (None, *floats):
+            x = torch.randn(T, B, I).to(given)
+            h0 = None if h0_dtype is None else \
+                torch.randn(L, B, H).to(h0_dtype)
+            with torch.autocast("cpu", dtype=torch.bfloat16), \
+                    torch.no_grad():
+                want = [t.dtype for t in results(cell, nn_gru(x, h0))]
+                got = [t.dtype for t in results(cell, ours(x, h0))]
+                got_unbatched = [t.dtype for t in results(cell, ours(
+                    x[:, 0], None if h0 is None else h0[:, 0]))]
+            assert got == got_unbatched == want, (given, h0_dtype)
 
 
 @pytest.mark.parametrize("cell", ALL_CELLS)
