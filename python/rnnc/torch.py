@@ -507,15 +507,18 @@ class LSTM(_RNNBase):
     forward(input, hx=None, is_init=None, reset_state=None):
 
       input: [T, B, I] ([B, T, I] with batch_first; [T, I] unbatched).
-      hx: (h0, c0), each [L, B, H]; zeros if None.
-      is_init: bool [T, B] ([B, T] with batch_first): True at step t of
-          column b starts a new episode there; its entering state is zero,
-          or reset_state's.
+      hx: (h0, c0), each [L, B, H] ([L, H] unbatched); zeros if None.
+      is_init: bool [T, B] ([B, T] with batch_first; [T] unbatched): True
+          at step t of column b starts a new episode there; its entering
+          state is zero, or reset_state's.
       reset_state: (h_reset, c_reset), each [L, T, B, H] (per step,
-          [L, B, T, H] with batch_first) or [L, B, H] (per column): the
-          state a reset step enters; gradients flow into it.
+          [L, B, T, H] with batch_first; [L, T, H] unbatched) or [L, B, H]
+          (per column; [L, H] unbatched): the state a reset step enters;
+          gradients flow into it.
 
-    Returns y [T, B, H] and (h_n, c_n), each [L, B, H], as torch.nn.LSTM.
+    Returns y [T, B, H] ([B, T, H] with batch_first; [T, H] unbatched) and
+    (h_n, c_n), each [L, B, H] ([L, H] unbatched), as torch.nn.LSTM. A
+    PackedSequence input is refused (pass the padded tensor and is_init).
     """
 
     _cell = "lstm"
@@ -556,7 +559,8 @@ class GRU(_RNNBase):
 
     forward(input, hx=None, is_init=None, reset_state=None): as `LSTM`'s,
     with hx = h0 [L, B, H] and reset_state = h_reset ([L, T, B, H] or
-    [L, B, H]). Returns y [T, B, H] and h_n [L, B, H], as torch.nn.GRU.
+    [L, B, H]; unbatched as `LSTM`'s). Returns y [T, B, H] and h_n
+    [L, B, H] (batch_first and unbatched as `LSTM`'s), as torch.nn.GRU.
     """
 
     _cell = "gru"
