@@ -366,6 +366,21 @@ def test_layout_and_unbatched_errors_name_the_tensor():
         rt.LSTM(3, 4)(x[:, 0], is_init=torch.zeros(4, dtype=torch.bool))
 
 
+@pytest.mark.parametrize("cell", ALL_CELLS)
+def test_packed_sequence_is_one_error_naming_it(cell):
+    """torch.nn takes a PackedSequence; rnnc refuses it, with or without
+    states, in one TypeError saying what to pass instead."""
+    module = getattr(rt, cell.upper())(3, 4)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.randn(5, 2, 3),
+                                                     [5, 3])
+    h0 = torch.zeros(1, 2, 4)
+    for hx in (None, state_of(cell, h0, h0)):
+        with pytest.raises(TypeError, match="rnnc does not take a "
+                                            "PackedSequence: pass the "
+                                            "padded tensor, and is_init"):
+            module(packed, hx)
+
+
 def test_states_and_masks_that_are_not_dense_are_named():
     """A sparse h0, c0, is_init or reset state, batched or unbatched, is
     an error naming it, as a sparse input is."""
