@@ -19,18 +19,19 @@ using namespace ::rnn::compile;
 namespace driver = ::rnn::driver;
 using mlir::rnn::RNNDialect;
 
-/// The manifest's name of an argument's element type.
+/// The manifest's name of an argument's element type; empty for one it
+/// has none for.
 static llvm::StringRef dtypeName(Type element) {
   return element.isInteger(1)    ? "bool"
          : element.isInteger(8)  ? "uint8"
          : element.isF32()       ? "float32"
          : element.isF64()       ? "float64"
          : element.isInteger(64) ? "int64"
-                                 : "unknown";
+                                 : "";
 }
 
-void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
-                        const driver::EntryPlan &plan) {
+llvm::Error Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
+                               const driver::EntryPlan &plan) {
   if (plan.remat)
     rematPlan = *plan.remat;
   else if (plan.rematBudget && shape.dynamic)
@@ -56,6 +57,18 @@ void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
     llvm::json::Array shape;
     bool sized = func.getArgAttr(i, RNNDialect::SizeAttrHelper::getNameStr()) !=
                  nullptr;
+    // What a caller could not size or type from the manifest fails the
+    // compile rather than leave a shape short or a dtype unnamed.
+    auto unnamed = [&](llvm::StringRef what) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << memref;
+      return llvm::createStringError(
+          llvm::formatv("argument {0} ({1}) of @{2}, {3}, has {4} the "
+                        "manifest cannot name",
+                        i, argName, func.getName(), type, what)
+              .str());
+    };
     for (auto [dim, size] : llvm::enumerate(memref.getShape())) {
       std::optional<char> symbol =
           mlir::rnn::argumentSymbol(func.getArgument(i), dim);
@@ -63,12 +76,17 @@ void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
         shape.push_back(size);
       else if (symbol)
         shape.push_back(std::string(1, *symbol));
+      else if (!sized)
+        return unnamed("a dynamic size other than T and B");
     }
     if (sized)
       arg["shape"] = nullptr;
     else
       arg["shape"] = std::move(shape);
-    arg["dtype"] = dtypeName(memref.getElementType());
+    llvm::StringRef dtype = dtypeName(memref.getElementType());
+    if (dtype.empty())
+      return unnamed("an element type");
+    arg["dtype"] = dtype;
     args.push_back(std::move(arg));
   }
   llvm::json::Object entry;
@@ -99,6 +117,7 @@ void Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
     entry["saved_alignment"] = plan.savedAlignment;
   }
   entries[kind] = std::move(entry);
+  return llvm::Error::success();
 }
 
 void Manifest::addRematVariant(func::FuncOp variant) {

@@ -17,6 +17,7 @@
 #include "rnn/Driver/Model.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
 #include <optional>
@@ -43,9 +44,10 @@ struct Manifest {
 
   /// Adds the entry point `func` (`kind`: infer, train, fwd or bwd), its
   /// buffers and memory plan; its remat plan and schedule are the
-  /// library's.
-  void addEntry(llvm::StringRef kind, mlir::func::FuncOp func,
-                const driver::EntryPlan &plan);
+  /// library's. Fails on an argument whose dtype or shape (a dynamic size
+  /// other than T and B) the manifest has no name for.
+  llvm::Error addEntry(llvm::StringRef kind, mlir::func::FuncOp func,
+                       const driver::EntryPlan &plan);
 
   /// Adds `variant`, a training function's remat variant under a budget
   /// for every T and B: its plan, its peak (the candidates of a maximum,

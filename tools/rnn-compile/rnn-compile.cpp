@@ -267,8 +267,9 @@ compileEntryPoints(MLIRContext &context,
     if (!func)
       fail("internal: no @" + name + suffix + " after compiling", 1);
     if (entries.empty() || llvm::is_contained(entries, kind))
-      manifest.addEntry(kind, func,
-                        readEntryPlan(func, /*train=*/suffix[0] != 0));
+      if (llvm::Error error = manifest.addEntry(
+              kind, func, readEntryPlan(func, /*train=*/suffix[0] != 0)))
+        fail("internal: " + llvm::toString(std::move(error)), 1);
   }
   // Under a budget for every T and B: the plans each call chooses among.
   SmallVector<func::FuncOp> variants;
