@@ -288,6 +288,7 @@ class _RNNBase(_CallArguments, nn.Module):
     def _flat_weights(self):
         return [getattr(self, name) if hasattr(self, name) else None
                 for name in self._flat_weights_names]
+
     def flatten_parameters(self):
         """A no-op, as `torch.nn.LSTM`'s is off cuDNN: rnnc reads every
         parameter where it is."""
