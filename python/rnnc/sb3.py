@@ -187,6 +187,13 @@ class RecurrentActorCriticPolicy(_policies.RecurrentActorCriticPolicy):
                                  f"{list(shape)} (n_lstm_layers, n_seq, "
                                  f"lstm_hidden_size), got "
                                  f"{list(h0.shape)} and {list(c0.shape)}")
+        device = lstm.weight_hh_l0.device
+        for name, tensor in (("features", features), ("lstm_states", h0),
+                             ("lstm_states", c0),
+                             ("episode_starts", episode_starts)):
+            if tensor.device != device:
+                raise RNNCValueError(f"{name} is on {tensor.device}, the "
+                                     f"LSTM's parameters on {device}")
         if n_seq == 0 or features.shape[0] % n_seq:
             raise RNNCValueError(f"lstm_states: {features.shape[0]} "
                                  f"observations do not split into sequences "

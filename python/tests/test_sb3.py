@@ -452,6 +452,28 @@ def test_states_of_another_shape_raise():
                             torch.zeros(2))
 
 
+def test_tensors_on_another_device_raise():
+    """Features, states or episode starts on another device than the
+    LSTM's parameters are one error naming them (a meta tensor stands in
+    for another device on a machine without a GPU), not the layer's about
+    its own arguments."""
+    _, ours = policy_pair("critic_lstm")
+    L, H = LSTM["n_lstm_layers"], LSTM["lstm_hidden_size"]
+    given = dict(features=torch.zeros(4, 3), lstm_states=states(2, 0).pi,
+                 episode_starts=torch.zeros(4))
+    for name in given:
+        moved = dict(given)
+        if name == "lstm_states":
+            moved[name] = (torch.empty(L, 2, H, device="meta"),
+                           given[name][1])
+        else:
+            moved[name] = torch.empty(given[name].shape, device="meta")
+        with pytest.raises(RNNCError, match=re.escape(
+                f"{name} is on meta, the LSTM's parameters on cpu")):
+            ours._process_sequence(moved["features"], moved["lstm_states"],
+                                   moved["episode_starts"], ours.lstm_actor)
+
+
 def test_predict_state_of_another_batch_raises():
     """predict() takes one state column per environment: a state of
     another batch is one error naming it, where sb3-contrib's would run
