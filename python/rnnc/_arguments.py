@@ -184,6 +184,9 @@ class _CallArguments:
         H]`, `is_init` `[T]`, reset states `[L, T, H]` or `[L, H]`, whatever
         `batch_first`), made a batch of one column."""
         col = self._batch_dim
+        if input.shape[0] == 0:
+            raise RNNCValueError(f"input must have at least one step, got "
+                                 f"shape {list(input.shape)}")
 
         def column(state, name, step_dim=None):
             if state is None:

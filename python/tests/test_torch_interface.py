@@ -61,6 +61,10 @@ def test_errors_are_one_clear_exception():
     with pytest.raises(RNNCError, match=r"at least one step, got shape "
                                         r"\[0, 2, 3\]"):
         lstm(torch.randn(0, 2, 3))
+    # Unbatched: the shape as given, not as a batch of one.
+    with pytest.raises(RNNCError, match=r"at least one step, got shape "
+                                        r"\[0, 3\]$"):
+        lstm(torch.randn(0, 3))
     with pytest.raises(RNNCError, match=r"or 2-D \[T, I\] \(unbatched\), "
                                         r"got shape \[5\]"):
         lstm(torch.randn(5))
