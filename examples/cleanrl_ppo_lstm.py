@@ -59,6 +59,42 @@ from torch import nn, optim
 from torch.distributions.categorical import Categorical
 
 
+def positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer, got {text}")
+    return value
+
+
+def positive_float(text):
+    value = float(text)
+    if not value > 0:  # NaN included
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number, got {text}")
+    return value
+
+
+def unit_float(text):
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(
+            f"must be in [0, 1], got {text}")
+    return value
+
+
+def device(text):
+    try:
+        dev = torch.device(text)
+    except RuntimeError:
+        raise argparse.ArgumentTypeError(
+            f"not a torch device: {text!r} (cpu or cuda)") from None
+    if dev.type not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(
+            f"must be cpu or cuda, got {text!r}")
+    return text
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lstm", choices=("rnnc", "torch"), default="rnnc",
@@ -66,25 +102,26 @@ def parse_args(argv=None):
                         "minibatch), or torch.nn.LSTM with CleanRL's "
                         "per-step loop")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--total-timesteps", type=int, default=100000)
-    p.add_argument("--num-envs", type=int, default=8)
-    p.add_argument("--num-steps", type=int, default=128,
+    p.add_argument("--total-timesteps", type=positive_int, default=100000)
+    p.add_argument("--num-envs", type=positive_int, default=8)
+    p.add_argument("--num-steps", type=positive_int, default=128,
                    help="steps per environment per rollout (the update's T)")
-    p.add_argument("--num-minibatches", type=int, default=4,
+    p.add_argument("--num-minibatches", type=positive_int, default=4,
                    help="minibatches of whole environments per epoch")
-    p.add_argument("--update-epochs", type=int, default=4)
-    p.add_argument("--learning-rate", type=float, default=1e-3)
+    p.add_argument("--update-epochs", type=positive_int, default=4)
+    p.add_argument("--learning-rate", type=positive_float, default=1e-3)
     p.add_argument("--no-anneal-lr", dest="anneal_lr", action="store_false")
-    p.add_argument("--gamma", type=float, default=0.99)
-    p.add_argument("--gae-lambda", type=float, default=0.95)
-    p.add_argument("--clip-coef", type=float, default=0.2)
+    p.add_argument("--gamma", type=unit_float, default=0.99)
+    p.add_argument("--gae-lambda", type=unit_float, default=0.95)
+    p.add_argument("--clip-coef", type=positive_float, default=0.2)
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--vf-coef", type=float, default=0.5)
-    p.add_argument("--max-grad-norm", type=float, default=0.5)
-    p.add_argument("--target-kl", type=float, default=None)
-    p.add_argument("--hidden-size", type=int, default=64)
-    p.add_argument("--device", default="cpu", help="cpu or cuda")
-    p.add_argument("--threads", type=int, default=1,
+    p.add_argument("--max-grad-norm", type=positive_float, default=0.5)
+    p.add_argument("--target-kl", type=positive_float, default=None)
+    p.add_argument("--hidden-size", type=positive_int, default=64)
+    p.add_argument("--device", type=device, default="cpu",
+                   help="cpu or cuda")
+    p.add_argument("--threads", type=positive_int, default=1,
                    help="torch.set_num_threads (default 1: the layers are "
                         "small)")
     p.add_argument("--check-first-update", action="store_true",
@@ -94,6 +131,9 @@ def parse_args(argv=None):
     if args.num_envs % args.num_minibatches:
         p.error("--num-envs must be a multiple of --num-minibatches "
                 "(a minibatch holds whole environments)")
+    if (torch.device(args.device).type == "cuda"
+            and not torch.cuda.is_available()):
+        p.error(f"--device {args.device}: CUDA is not available")
     args.batch_size = args.num_envs * args.num_steps
     args.num_iterations = args.total_timesteps // args.batch_size
     if args.num_iterations < 1:

@@ -202,22 +202,49 @@ def make_train(config):
     return train
 
 
-def main(argv=None):
+def positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive integer, got {text}")
+    return value
+
+
+def positive_float(text):
+    value = float(text)
+    if not value > 0:  # NaN included
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number, got {text}")
+    return value
+
+
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rnn", choices=("rnnc", "flax"), default="rnnc")
-    parser.add_argument("--timesteps", type=int, default=300_000)
-    parser.add_argument("--num-envs", type=int, default=8)
-    parser.add_argument("--num-steps", type=int, default=128)
-    parser.add_argument("--num-minibatches", type=int, default=4)
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--lr", type=float, default=2.5e-4)
+    parser.add_argument("--timesteps", type=positive_int, default=300_000)
+    parser.add_argument("--num-envs", type=positive_int, default=8)
+    parser.add_argument("--num-steps", type=positive_int, default=128)
+    parser.add_argument("--num-minibatches", type=positive_int, default=4,
+                        help="minibatches of whole environments per epoch "
+                             "(--num-envs must be a multiple)")
+    parser.add_argument("--epochs", type=positive_int, default=4)
+    parser.add_argument("--lr", type=positive_float, default=2.5e-4)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--num-seeds", type=int, default=1,
+    parser.add_argument("--num-seeds", type=positive_int, default=1,
                         help="independent runs, vmapped as PureJaxRL "
                              "vmaps them (seeds split from --seed)")
     args = parser.parse_args(argv)
-    if args.num_seeds < 1:
-        parser.error(f"--num-seeds must be at least 1, got {args.num_seeds}")
+    if args.num_envs % args.num_minibatches:
+        parser.error("--num-envs must be a multiple of --num-minibatches "
+                     "(a minibatch holds whole environments)")
+    if args.timesteps < args.num_envs * args.num_steps:
+        parser.error(f"--timesteps must be at least num_envs * num_steps "
+                     f"= {args.num_envs * args.num_steps} (one update)")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
     config = dict(rnn=args.rnn, timesteps=args.timesteps,
                   num_envs=args.num_envs, num_steps=args.num_steps,
                   num_minibatches=args.num_minibatches, epochs=args.epochs,

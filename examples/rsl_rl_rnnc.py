@@ -45,7 +45,9 @@ class RnncMemory(nn.Module):
     def __init__(self, input_size, hidden_dim=256, num_layers=1, type="lstm",
                  remat="none"):
         super().__init__()
-        self.is_lstm = type.lower() != "gru"
+        if type.lower() not in ("lstm", "gru"):
+            raise ValueError(f"type must be 'lstm' or 'gru', got {type!r}")
+        self.is_lstm = type.lower() == "lstm"
         cls = rnnc.torch.LSTM if self.is_lstm else rnnc.torch.GRU
         self.rnn = cls(input_size, hidden_dim, num_layers, remat=remat)
         self.hidden_state = None
@@ -174,6 +176,11 @@ if RNNModel is not None:
         `rnn_remat` is rnnc's `remat` policy."""
 
         def __init__(self, *args, rnn_remat="none", **kwargs):
+            # RNNModel builds an LSTM for any rnn_type but "gru".
+            rnn_type = kwargs.get("rnn_type", "lstm")
+            if str(rnn_type).lower() not in ("lstm", "gru"):
+                raise ValueError(f"rnn_type must be 'lstm' or 'gru', got "
+                                 f"{rnn_type!r}")
             super().__init__(*args, **kwargs)
             self.rnn = RnncMemory.from_torch(self.rnn, rnn_remat)
 

@@ -57,14 +57,20 @@ SMALL = ["--num-envs", "4", "--num-steps", "32", "--num-minibatches", "2",
 RTOL = 1e-4
 
 
-def run_ppo(lstm):
+def example_env():
+    """The environment of an example's subprocess: the rnnc package the
+    tests import first on PYTHONPATH."""
     env = dict(os.environ)
     package_root = os.path.dirname(os.path.dirname(rnnc.__file__))
     env["PYTHONPATH"] = os.pathsep.join(
         [package_root] + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
+
+
+def run_ppo(lstm):
     result = subprocess.run(
         [sys.executable, PPO, "--lstm", lstm, "--check-first-update"] + SMALL,
-        capture_output=True, text=True, env=env, timeout=300)
+        capture_output=True, text=True, env=example_env(), timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     return result.stdout
 
@@ -117,6 +123,49 @@ def test_ppo_first_update_matches_torch(ppo_runs):
     for name, value in ref["grad_norms"].items():
         assert close(ours["grad_norms"][name], value), \
             (name, ours["grad_norms"][name], value)
+
+
+# Each bad value is one argparse error (exit 2) naming the option, before
+# any environment is made or anything is compiled.
+PPO_BAD_ARGS = [
+    (["--num-minibatches", "0"], "--num-minibatches"),
+    (["--num-envs", "0"], "--num-envs"),
+    (["--num-envs", "-4", "--num-minibatches", "2"], "--num-envs"),
+    (["--num-steps", "0"], "--num-steps"),
+    (["--update-epochs", "0"], "--update-epochs"),
+    (["--threads", "0"], "--threads"),
+    (["--hidden-size", "0"], "--hidden-size"),
+    (["--learning-rate", "0"], "--learning-rate"),
+    (["--clip-coef=-0.2"], "--clip-coef"),
+    (["--gamma", "1.5"], "--gamma"),
+    (["--max-grad-norm", "0"], "--max-grad-norm"),
+    (["--device", "foo"], "--device"),
+    (["--device", "tpu"], "--device"),
+    (["--num-envs", "6", "--num-minibatches", "4"], "--num-minibatches"),
+    (["--total-timesteps", "100"], "--total-timesteps"),
+]
+
+
+@pytest.mark.parametrize("argv,option", PPO_BAD_ARGS,
+                         ids=[" ".join(a) for a, _ in PPO_BAD_ARGS])
+def test_ppo_bad_arguments_are_argparse_errors(argv, option, capsys):
+    import cleanrl_ppo_lstm
+    with pytest.raises(SystemExit) as exc:
+        cleanrl_ppo_lstm.parse_args(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    # The usage line lists every option: the message after it names one.
+    assert "error:" in err and option in err.split("error:", 1)[1], err
+
+
+def test_ppo_bad_argument_from_the_command_line():
+    """As a user runs it: one usage error, no traceback."""
+    result = subprocess.run(
+        [sys.executable, PPO, "--update-epochs", "0"],
+        capture_output=True, text=True, env=example_env(), timeout=120)
+    assert result.returncode == 2, result.stderr[-4000:]
+    assert "--update-epochs" in result.stderr.split("error:", 1)[-1]
+    assert "Traceback" not in result.stderr, result.stderr
 
 
 # --------------------------------------------------------------------------
@@ -226,6 +275,16 @@ def test_rsl_rl_memory_rollout_and_reset():
                 assert rel_err(s, s_ref) < 1e-5
                 assert not s[..., dones, :].any()
 
+
+
+@pytest.mark.parametrize("type", ["rnn", "LSTMCell", ""])
+def test_rsl_rl_memory_refuses_unknown_type(type):
+    """rsl_rl builds an LSTM for any type but "gru"; RnncMemory names the
+    unknown type instead."""
+    with pytest.raises(ValueError, match="type must be 'lstm' or 'gru'"):
+        rsl_rl_rnnc.RnncMemory(3, 4, 1, type)
+    assert rsl_rl_rnnc.RnncMemory(3, 4, 1, "GRU").is_lstm is False
+    assert rsl_rl_rnnc.RnncMemory(3, 4, 1, "LSTM").is_lstm is True
 
 
 class ToyVecEnv:
@@ -351,6 +410,14 @@ def test_rsl_rl_runner_trains_as_with_rnn_model(rnn_type, layers,
             assert rel_err(torch.from_numpy(actions), ours) < 1e-5
 
 
+def test_rsl_rl_model_refuses_unknown_rnn_type():
+    """rsl_rl's RNNModel builds an LSTM for rnn_type "rnn";
+    RnncRNNModel's configuration error names it."""
+    pytest.importorskip("rsl_rl")
+    with pytest.raises(ValueError, match="rnn_type must be .* got 'rnn'"):
+        train_rsl_rl("rsl_rl_rnnc:RnncRNNModel", "rnn", 1)
+
+
 @pytest.mark.parametrize("rnn_type,layers", [("lstm", 1), ("gru", 2)])
 def test_rsl_rl_distillation_trains_as_with_rnn_model(rnn_type, layers):
     """rsl_rl's DistillationRunner with a recurrent student: the student
@@ -414,17 +481,42 @@ def test_purejaxrl_ppo_rnn_learns_with_rnnc_flax_gru():
     59.8)."""
     pytest.importorskip("gymnax")
     pytest.importorskip("flax")
-    env = dict(os.environ)
-    package_root = os.path.dirname(os.path.dirname(rnnc.__file__))
-    env["PYTHONPATH"] = os.pathsep.join(
-        [package_root] + [p for p in [env.get("PYTHONPATH")] if p])
     result = subprocess.run(
         [sys.executable, JAX_PPO, "--rnn", "rnnc", "--timesteps", "100000",
          "--num-seeds", "2"],
-        capture_output=True, text=True, env=env, timeout=900)
+        capture_output=True, text=True, env=example_env(), timeout=900)
     assert result.returncode == 0, result.stderr[-4000:]
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["rnn"] == "rnnc" and out["updates"] == 97
     assert out["seeds"] == 2 and len(set(out["first_return"])) == 2, out
     assert max(out["first_return"]) < 32, out
     assert sum(out["last_return"]) > 1.5 * sum(out["first_return"]), out
+
+
+
+# Before: a ZeroDivisionError or a JAX shape error inside the jitted
+# training, or (too few timesteps) zero updates printed as returns of 0.
+JAX_PPO_BAD_ARGS = [
+    (["--num-minibatches", "0"], "--num-minibatches"),
+    (["--num-envs", "0"], "--num-envs"),
+    (["--num-steps", "0"], "--num-steps"),
+    (["--epochs", "0"], "--epochs"),
+    (["--lr", "-1"], "--lr"),
+    (["--num-seeds", "0"], "--num-seeds"),
+    (["--num-envs", "6"], "--num-minibatches"),
+    (["--timesteps", "100"], "--timesteps"),
+]
+
+
+@pytest.mark.parametrize("argv,option", JAX_PPO_BAD_ARGS,
+                         ids=[" ".join(a) for a, _ in JAX_PPO_BAD_ARGS])
+def test_purejaxrl_bad_arguments_are_argparse_errors(argv, option, capsys):
+    pytest.importorskip("gymnax")
+    pytest.importorskip("flax")
+    import purejaxrl_ppo_rnn
+    with pytest.raises(SystemExit) as exc:
+        purejaxrl_ppo_rnn.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    # The usage line lists every option: the message after it names one.
+    assert "error:" in err and option in err.split("error:", 1)[1], err
