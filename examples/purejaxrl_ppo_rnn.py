@@ -123,32 +123,35 @@ def make_train(config):
                 new_done = term | trunc
                 ret = ret + reward
                 finished = jnp.where(new_done, ret, jnp.nan)
-                step = (obs, done, action, logp, value[0], reward, term,
-                        finished)
+                step = (obs, done, action, logp, value[0], reward, finished)
                 return (state, env_state, observe(obs2), new_done, new_carry,
                         jnp.where(new_done, 0.0, ret), key), step
 
             start_carry = runner[4]
             runner, batch = jax.lax.scan(rollout_step, runner, None, T)
             state, env_state, obs, done, carry, ret, key = runner
-            (b_obs, b_done, b_action, b_logp, b_value, b_reward, b_term,
+            (b_obs, b_done, b_action, b_logp, b_value, b_reward,
              b_finished) = batch
             _, _, last_value = net.apply(state.params, carry, obs[None],
                                          done[None])
             last_value = last_value[0]
 
+            # An episode's end (termination or time limit) cuts the
+            # advantage and the bootstrap, as PureJaxRL's: after it the
+            # next value is the new episode's. `done` of a step is whether
+            # an episode ended before it.
             def gae_step(carry, step):
                 gae, next_value, next_done = carry
-                value, reward, term, done = step
-                delta = reward + config["gamma"] * next_value * (1 - term) \
-                    - value
-                gae = delta + config["gamma"] * config["gae_lambda"] * \
-                    (1 - term) * gae
-                return (gae, value, done), gae
+                value, reward, done = step
+                cont = 1.0 - next_done
+                delta = reward + config["gamma"] * next_value * cont - value
+                gae = delta + config["gamma"] * config["gae_lambda"] * cont * \
+                    gae
+                return (gae, value, done.astype(jnp.float32)), gae
             _, advantages = jax.lax.scan(
-                gae_step, (jnp.zeros(E), last_value, done),
-                (b_value, b_reward, b_term.astype(jnp.float32), b_done),
-                reverse=True)
+                gae_step, (jnp.zeros(E), last_value,
+                           done.astype(jnp.float32)),
+                (b_value, b_reward, b_done), reverse=True)
             targets = advantages + b_value
 
             def epoch(state_key, _):
