@@ -360,11 +360,7 @@ class Entry:
         if array is None or not all(pointers):
             self._check_pointers(pointers, args)
         if stream is not None and type(stream) is not int:
-            try:
-                stream = None if isinstance(stream, bool) else \
-                    operator.index(stream)
-            except TypeError:
-                stream = None
+            stream = _integer(stream)
             if stream is None:
                 raise RNNCTypeError(f"{self.symbol}: stream must be the "
                                     f"address of a CUDA stream (an int) or "
@@ -376,14 +372,10 @@ class Entry:
         bytes (the library would write through it)."""
         for index, pointer in enumerate(pointers):
             name = str(args[index]) if args else self.specs[index]["name"]
-            try:
-                address = 0 if pointer is None else pointer.value or 0 \
-                    if isinstance(pointer, ctypes.c_void_p) else \
-                    operator.index(pointer)
-            except TypeError:
-                address = None
-            if isinstance(pointer, bool) or address is not None and \
-                    not 0 <= address < 2 ** 64:
+            address = 0 if pointer is None else pointer.value or 0 \
+                if isinstance(pointer, ctypes.c_void_p) else \
+                _integer(pointer)
+            if address is not None and not 0 <= address < 2 ** 64:
                 address = None
             if address is None:
                 raise RNNCTypeError(f"{self.symbol}: buffer {index} ({name}) "
@@ -840,16 +832,23 @@ def _load(directory, device):
     return library
 
 
+def _integer(value):
+    """`value` as an int if it is an integer (Python's, NumPy's: any
+    with __index__) other than a bool; else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def _device(device):
     """`device` as a GPU ordinal (an int from 0; None: not chosen), or an
     RNNCError naming it."""
     if device is None:
         return None
-    try:
-        ordinal = None if isinstance(device, bool) else \
-            operator.index(device)
-    except TypeError:
-        ordinal = None
+    ordinal = _integer(device)
     if ordinal is None:
         raise RNNCTypeError(f"device must be a GPU ordinal (an int) or "
                             f"None, got {device!r}")
