@@ -232,6 +232,23 @@ def test_cells_are_the_dialects(cache):
     assert not leftovers(cache)
 
 
+def test_manifest_states_dropout_and_storage(cache):
+    """The manifest says what the arguments do not: the dropout compiled
+    into the training entry points (probability and site, between each
+    pair of layers) and each layer's storage type."""
+    plain = compile_model("lstm", 3, 2, 4, 5, 2, entries=("fwd",))
+    assert plain.manifest["dropout"] == []
+    assert plain.manifest["storage"] == ["float32", "float32"]
+    lib = compile_model("gru", 3, 2, 4, 5, 3, dropout=0.375, storage="bf16",
+                        entries=("fwd",))
+    assert lib.manifest["dropout"] == [{"p": 0.375, "layer": 0},
+                                       {"p": 0.375, "layer": 1}]
+    assert lib.manifest["storage"] == ["bfloat16"] * 3
+    wide = compile_model("mgu", 3, 2, 4, 5, 1, dtype="float64",
+                         entries=("fwd",))
+    assert wide.manifest["storage"] == ["float64"]
+
+
 def test_entries_are_those_asked_for(cache):
     """By default a library has the entry points rnnc.torch and rnnc.jax
     call (infer, fwd, bwd: rnn-compile --entries), not the fused training

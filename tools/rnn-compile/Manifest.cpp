@@ -9,6 +9,7 @@
 #include "rnn/Analysis/SizeExpr.h"
 #include "rnn/Dialect/RNNAttrs.h"
 #include "rnn/Dialect/RNNDialect.h"
+#include "rnn/Dialect/RNNOps.h"
 #include "rnn/Dialect/RNNRoles.h"
 #include "rnn/Transforms/Passes.h"
 
@@ -28,6 +29,29 @@ static llvm::StringRef dtypeName(Type element) {
          : element.isF64()       ? "float64"
          : element.isInteger(64) ? "int64"
                                  : "";
+}
+
+llvm::Error Manifest::describeModel(func::FuncOp model) {
+  llvm::Error error = llvm::Error::success();
+  model.walk([&](Operation *op) {
+    if (auto layer = dyn_cast<mlir::rnn::LayerOpInterface>(op)) {
+      Type type = layer.getStorageType();
+      llvm::StringRef name = type.isBF16() ? "bfloat16" : dtypeName(type);
+      if (name.empty() && !error) {
+        std::string text;
+        llvm::raw_string_ostream(text) << type;
+        error = llvm::createStringError("a layer of @" + model.getName().str() +
+                                        " stores " + text +
+                                        ", which the manifest cannot name");
+      }
+      storage.push_back(name);
+    } else if (auto drop = dyn_cast<mlir::rnn::DropoutOp>(op)) {
+      dropout.push_back(
+          llvm::json::Object{{"p", drop.getP().convertToDouble()},
+                             {"layer", static_cast<int64_t>(drop.getLayer())}});
+    }
+  });
+  return error;
 }
 
 llvm::Error Manifest::addEntry(llvm::StringRef kind, func::FuncOp func,
@@ -171,6 +195,8 @@ std::string Manifest::render(MLIRContext &context) const {
       {"remat_plan", rematPlan},
       {"gemm_rows", gemmRows},
       {"wavefront", wavefront},
+      {"storage", llvm::json::Array(storage)},
+      {"dropout", llvm::json::Array(dropout)},
       {"functions", std::move(functions)},
       {"shape", llvm::json::Object{{"T", std::move(T)},
                                    {"B", std::move(B)},

@@ -4,7 +4,9 @@
 // (cell, states, shape), how it was compiled (target, remat policy and the
 // plan chosen, schedule) and each entry point's symbol, buffers in the
 // order the entry point takes them (name, role, layer, shape, dtype) and
-// memory plan (arena, predicted peak, saved region and its layout). Under a
+// memory plan (arena, predicted peak, saved region and its layout), and
+// what the entry points compute beyond their arguments: each layer's
+// storage type and each dropout's probability. Under a
 // budget for every T and B each call chooses its plan (remat_plan "per
 // call"), among `remat_variants`.
 //
@@ -42,6 +44,11 @@ struct Manifest {
   };
   std::optional<CUDA> cuda;
 
+  /// Reads from the model function what its arguments do not say: each
+  /// layer's storage type and each rnn.dropout's probability and site, in
+  /// program order. Fails on a storage type the manifest has no name for.
+  llvm::Error describeModel(mlir::func::FuncOp model);
+
   /// Adds the entry point `func` (`kind`: infer, train, fwd or bwd), its
   /// buffers and memory plan; its remat plan and schedule are the
   /// library's. Fails on an argument whose dtype or shape (a dynamic size
@@ -59,6 +66,7 @@ struct Manifest {
   std::string render(mlir::MLIRContext &context) const;
 
 private:
+  llvm::json::Array storage, dropout;
   llvm::json::Object entries;
   llvm::json::Array rematVariants;
 };

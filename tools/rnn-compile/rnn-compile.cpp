@@ -243,6 +243,10 @@ compileEntryPoints(MLIRContext &context,
       other.erase();
   std::string name = model.getName().str();
   model.setPublic();
+  // What the entry points compute beyond their arguments, read before
+  // inference loses its dropouts.
+  if (llvm::Error error = manifest.describeModel(model))
+    fail("cannot compile @" + name + ": " + llvm::toString(std::move(error)));
 
   if (failed(buildTrainingFunctions(module, options, error)))
     fail("cannot compile @" + name + (error.empty() ? "" : ": " + error));
