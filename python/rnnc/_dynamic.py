@@ -12,6 +12,7 @@ entry points with their arguments' shapes and sizes at (T, B), called as
 a library of that static shape is called."""
 
 import ctypes
+import operator
 import re
 
 from ._errors import RNNCError
@@ -260,13 +261,19 @@ def set_schedule(entries, manifest, directory):
 
 
 def check_shape(library, T, B):
-    """Refuses a shape the sizes entry point cannot take, naming it and
-    the library."""
+    """(T, B) as Python integers (NumPy's included); a shape the sizes
+    entry point cannot take is refused, naming it and the library."""
+    shape = []
     for name, value in (("T", T), ("B", B)):
-        if isinstance(value, bool) or not isinstance(value, int) or \
-                not 1 <= value < 2 ** 63:
+        try:
+            number = None if isinstance(value, bool) else operator.index(value)
+        except TypeError:
+            number = None
+        if number is None or not 1 <= number < 2 ** 63:
             raise RNNCError(f"{library}: {name} must be a positive integer, "
                             f"got {value!r}")
+        shape.append(number)
+    return tuple(shape)
 
 
 class Unplanned(RNNCError):

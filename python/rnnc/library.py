@@ -619,15 +619,16 @@ class Library:
         library's entry points with their buffers' shapes and sizes there
         (a static library is its own shape only)."""
         from . import _dynamic
+        given = (T, B)
+        T, B = _dynamic.check_shape(self.directory, T, B)
         if not self.dynamic:
             shape = tuple(self.manifest["shape"][k] for k in ("T", "B"))
             if (T, B) != shape:
                 raise RNNCError(f"{self.directory} is compiled for T, B = "
-                                f"{shape}, not {(T, B)}")
+                                f"{shape}, not {given}")
             return self
         shaped = self._shapes.get((T, B))
         if shaped is None:
-            _dynamic.check_shape(self.directory, T, B)
             shaped = _dynamic.ShapedLibrary(self, T, B)
             if len(self._shapes) >= _KEPT_SHAPES:
                 self._shapes.clear()

@@ -10,6 +10,7 @@ Needs `rnn-compile` (RNNC_COMPILE or PATH).
 
 import subprocess
 
+import numpy as np
 import pytest
 import torch
 
@@ -131,6 +132,16 @@ def test_refuses_shapes_it_cannot_take(dynamic, T, B):
         dynamic.at(T, B)
 
 
+def test_shapes_are_integers_also_once_held(dynamic):
+    """A shape the library already holds is checked as a new one is (a
+    float or a bool equal to it is refused); NumPy integers are shapes."""
+    held = dynamic.at(3, 2)
+    assert dynamic.at(np.int64(3), np.int32(2)) is held
+    for T, B in ((3.0, 2), (3, True)):
+        with pytest.raises(RNNCError, match="must be a positive integer"):
+            dynamic.at(T, B)
+
+
 def test_refuses_sizes_beyond_63_bits(dynamic):
     with pytest.raises(RNNCError, match="does not fit in 63 bits"):
         dynamic.at(2 ** 40, 2 ** 40)
@@ -145,6 +156,9 @@ def test_entry_points_need_a_shape(dynamic):
 def test_static_library_is_its_own_shape(cell, tmp_path):
     static = compile_library(tmp_path / "static", cell, (4, 3))
     assert static.at(4, 3) is static
+    assert static.at(np.int64(4), 3) is static
+    with pytest.raises(RNNCError, match="T must be a positive integer"):
+        static.at(4.0, 3)
     with pytest.raises(RNNCError, match=r"compiled for T, B = \(4, 3\), "
                                         r"not \(5, 3\)"):
         static.at(5, 3)
