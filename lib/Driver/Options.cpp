@@ -142,6 +142,10 @@ LogicalResult DriverOptions::check(MLIRContext &context,
       if (*size <= 0)
         return refuse("--" + size->ArgStr + " must be positive, got " +
                       Twine(size->getValue()));
+    // Refused before the GPU's driver is looked for (checkTarget refuses
+    // an f64 model file once it is read).
+    if (dtype == ElementType::F64 && isCUDA())
+      return refuse("--target=cuda computes in f32 only; the model is f64");
     return success();
   }
   // A model file's IR fixes what a preset's flags set.
