@@ -123,6 +123,11 @@ LogicalResult DriverOptions::check(MLIRContext &context,
   if (preset.empty() && modelFile.empty())
     return refuse("no model: give MODEL.mlir or --preset=CELL (" +
                   mlir::rnn::listCells(&context, "", ", ") + ")");
+  // A flag given empty names nothing: it is not taken as its default.
+  if (entry.getNumOccurrences() && entry.empty())
+    return refuse("--entry= names no function");
+  if (cudaToolkit.getNumOccurrences() && cudaToolkit.empty())
+    return refuse("--cuda-toolkit= names no directory");
   if (!entry.empty() && modelFile.empty())
     return refuse("--entry needs a model file (MODEL.mlir)");
   if (cudaToolkit.getNumOccurrences() && !isCUDA())

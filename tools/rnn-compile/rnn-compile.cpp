@@ -1,6 +1,6 @@
 //===- rnn-compile.cpp - compile a model into a shared library ------------===//
 //
-// rnn-compile [MODEL.mlir | --preset=lstm|gru --seq-len=T ...]
+// rnn-compile [MODEL.mlir | --preset=lstm|gru|mgu|cifg --seq-len=T ...]
 //             [--remat=POLICY] [--target=cpu|cuda [--chip=sm_NN]]
 //             [--entries=infer,train,fwd,bwd] -o DIR
 //
@@ -155,6 +155,15 @@ static void checkFlags(MLIRContext &context,
            "' (expected infer, train, fwd or bwd)");
   if (entries.getNumOccurrences() && entries.empty())
     fail("--entries: no entry point");
+  // A path given empty names nothing: it is not taken as its default.
+  std::pair<const cl::opt<std::string> *, const char *> paths[] = {
+      {&linkFlags.runtimeLib, "file"},
+      {&linkFlags.cudaRuntimeLib, "file"},
+      {&linkFlags.linker, "compiler driver"},
+      {&linkFlags.linkKit, "directory"}};
+  for (auto [flag, what] : paths)
+    if (flag->getNumOccurrences() && flag->empty())
+      fail("--" + flag->ArgStr.str() + "= names no " + what);
   std::string error;
   if (failed(flags.check(context, error)))
     fail(error);
