@@ -236,7 +236,8 @@ static void checkFlags() {
              " has nothing to write");
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
              &flags.iters, &flags.warmup, &flags.seed, &flags.resetProb,
-             &flags.maxMemory, &flags.threads, &flags.jitListeners})
+             &flags.maxMemory, &flags.threads, &flags.jitListeners, &flags.tf32,
+             &flags.noCudaGraph, &flags.cublas})
       if (flag->getNumOccurrences())
         fail("--emit prints and runs nothing: --" + flag->ArgStr.str() +
              " applies to a run");
