@@ -27,6 +27,8 @@
 #   ./dev.sh fuzz [RUNS] [SECONDS] the rnn-opt mutation fuzzer on the release
 #                                  build (default 800 runs, about 40 s), 100
 #                                  runs of rnn-compile's fuzzer (about 25 s),
+#                                  1000 runs of a pass on another stage's IR
+#                                  (tools/fuzz/fuzz-stages.py, about 2 minutes),
 #                                  then the libFuzzer target rnn-fuzz
 #                                  (build-fuzz/, clang) for SECONDS (default
 #                                  60); fails on any crash, timeout or
@@ -166,6 +168,9 @@ case "${1:-}" in
     python3 tools/fuzz/fuzz-compile.py --runs 100 --seed 1 \
       --rnn-compile "$BUILD_DIR/bin/rnn-compile" \
       --out "$BUILD_DIR/fuzz-compile-out" --quiet
+    python3 tools/fuzz/fuzz-stages.py --runs 1000 --seed 1 \
+      --rnn-opt "$BUILD_DIR/bin/rnn-opt" --out "$BUILD_DIR/fuzz-stages-out" \
+      --quiet
     install_missing "${FUZZ_PACKAGES[@]}"
     dir=${RNN_FUZZ_BUILD_DIR:-build-fuzz}
     if [ ! -f "$dir/build.ninja" ]; then
