@@ -55,11 +55,6 @@ RunSession::RunSession(const DialectRegistry &registry, const RunFlags &flags)
   if (failed(flags.driver.check(context, error)) ||
       failed(mlir::rnn::verifyPipelineOptions(pipelineOptions, error)))
     fail(error);
-  // Where the program runs, chosen once. Running on the GPU needs its
-  // driver: this fails before anything is compiled.
-  runner = flags.driver.isCUDA() && flags.emit == Emit::Run
-               ? createCudaTarget(flags.cublas, flags.tf32)
-               : createHostTarget();
   report.target = mlir::rnn::stringifyTarget(flags.driver.target).str();
   if (flags.driver.isCUDA())
     report.gpuMath =
@@ -174,6 +169,12 @@ void RunSession::loadModel() {
       failed(checkTarget(shape, flags.driver.target, error)))
     fail(error);
   entryName = model.getName().str();
+  // Where the program runs, chosen once the model is known to suit the
+  // target. Running on the GPU needs its driver: this fails before
+  // anything is compiled.
+  runner = flags.driver.isCUDA() && flags.emit == Emit::Run
+               ? createCudaTarget(flags.cublas, flags.tf32)
+               : createHostTarget();
 }
 
 int RunSession::printModel() {

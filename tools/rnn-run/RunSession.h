@@ -62,7 +62,8 @@ public:
   RunSession(const mlir::DialectRegistry &registry, const RunFlags &flags);
   /// --inputs, if given.
   void readInputs();
-  /// The model function: from the model file, or built from the preset.
+  /// The model function: from the model file, or built from the preset;
+  /// then where it runs (on the GPU, its driver loaded).
   void loadModel();
   /// --emit=mlir: prints the model.
   int printModel();

@@ -31,7 +31,8 @@ import sys
 
 # rnn-run's flags of a run, which --emit refuses.
 RUN_FLAGS = {"--iters", "--warmup", "--seed", "--reset-prob", "--max-memory",
-             "--blas-threads", "--jit-listeners"}
+             "--blas-threads", "--jit-listeners", "--no-cuda-graph", "--tf32",
+             "--cublas"}
 
 
 def main(argv):
