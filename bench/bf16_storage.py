@@ -70,7 +70,7 @@ def main():
     failed = False
     variants = {s: [f"--storage={s}"] for s in STORAGE}
     with tempfile.TemporaryDirectory() as tmp:
-        for cell in args.cells.split(","):
+        for cell in args.cells:
             times, last = interleaved(args, cell, variants, POLICIES)
             print(heading(args, cell, next(iter(last.values()))))
             print(f"  {'remat':8s} {'storage':7s} {'step ms':>9s} "

@@ -1,6 +1,7 @@
 """What the bench scripts share on their command lines: counts and sizes
 that must be positive (argparse types, so that 0 is refused before any
-run instead of giving inf, nan or an empty median), the tools they run,
+run instead of giving inf, nan or an empty median), probabilities in
+[0, 1], lists of known names (cells, policies, modes), the tools they run,
 and the one-line exit (status 2) where a tool cannot run or refuses its
 input: the tool's own last line of stderr rather than a traceback."""
 
@@ -20,6 +21,13 @@ def _int_at_least(text, least):
         raise argparse.ArgumentTypeError(
             f"must be at least {least}, got {value}")
     return value
+
+
+def int_at_least(least):
+    """An argparse type: an integer of at least `least`."""
+    def integer(text):
+        return _int_at_least(text, least)
+    return integer
 
 
 def positive_int(text):
@@ -47,6 +55,45 @@ def shape_list(text):
     return shapes
 
 
+def probability(text):
+    """An argparse type: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text}")
+    return value
+
+
+def probabilities(text):
+    """An argparse type: a comma list of numbers in [0, 1]."""
+    values = [probability(v) for v in text.split(",") if v.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("no value given")
+    return values
+
+
+def name_list(choices=None):
+    """An argparse type: a comma list of non-empty names, each one of
+    `choices` where given."""
+    def names(text):
+        values = [v.strip() for v in text.split(",")]
+        for v in values:
+            if not v:
+                raise argparse.ArgumentTypeError(
+                    f"an empty name in {text!r}")
+            if choices is not None and v not in choices:
+                raise argparse.ArgumentTypeError(
+                    f"unknown name {v!r} (expected "
+                    + ", ".join(choices) + ")")
+        return values
+    return names
+
+
+CELLS = ("lstm", "gru", "mgu", "cifg")
+
+
 def nonnegative_int(text):
     """An argparse type: an integer of at least 0."""
     return _int_at_least(text, 0)
@@ -71,9 +118,12 @@ def fail(message):
 
 
 def last_line(text):
-    """The last non-empty line of a tool's stderr, or None."""
+    """The last line of a tool's stderr that says "error:", else its last
+    non-empty line (an MLIR diagnostic is followed by the source it
+    points at), or None."""
     lines = [s.strip() for s in (text or "").splitlines() if s.strip()]
-    return lines[-1] if lines else None
+    errors = [s for s in lines if "error:" in s]
+    return (errors or lines or [None])[-1]
 
 
 def attempt(cmd, **kwargs):

@@ -82,9 +82,9 @@ import time
 import numpy as np
 import torch
 
-from cli import positive_int
-from torch_peer import (PeerError, TorchStep, cell_list, check, float_list,
-                        int_list, launch, make_inputs)
+from cli import nonnegative_int, positive_int, probabilities
+from torch_peer import (PeerError, TorchStep, cell_list, check, int_list,
+                        launch, make_inputs)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -145,13 +145,13 @@ def main():
     ap.add_argument("--batch", type=int_list, default=[64])
     ap.add_argument("--input-size", type=int_list, default=[256])
     ap.add_argument("--hidden-size", type=int_list, default=[256])
-    ap.add_argument("--reset-prob", type=float_list, default=[0.0],
+    ap.add_argument("--reset-prob", type=probabilities, default=[0.0],
                     help="probability of is_init[t,b]; comma list")
-    ap.add_argument("--iters", type=int, default=20,
+    ap.add_argument("--iters", type=positive_int, default=20,
                     help="measured steps per run (both sides)")
-    ap.add_argument("--warmup", type=int, default=5,
+    ap.add_argument("--warmup", type=nonnegative_int, default=5,
                     help="unmeasured steps per run (both sides)")
-    ap.add_argument("--rounds", type=int, default=5,
+    ap.add_argument("--rounds", type=positive_int, default=5,
                     help="interleaved rounds; each side reports the median "
                          "of its per-round medians")
     ap.add_argument("--threads", type=positive_int, default=1,
@@ -164,8 +164,6 @@ def main():
     ap.add_argument("--json", action="store_true",
                     help="print one JSON object per configuration")
     args = ap.parse_args()
-    if args.iters < 1 or args.warmup < 0 or args.rounds < 1:
-        ap.error("need --iters >= 1, --warmup >= 0, --rounds >= 1")
     if not os.access(args.rnn_run, os.X_OK):
         ap.error(f"rnn-run not found at {args.rnn_run} (build it: "
                  "ninja -C build rnn-run, or pass --rnn-run)")

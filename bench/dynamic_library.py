@@ -26,7 +26,7 @@ import struct
 import tempfile
 import time
 
-from cli import positive_int, program, run_tool, shape_list
+from cli import CELLS, positive_int, program, run_tool, shape_list
 
 
 def compile_library(args, directory, shape=None):
@@ -125,7 +125,7 @@ def median_ms(calls, iters):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cell", default="lstm")
+    parser.add_argument("--cell", choices=CELLS, default="lstm")
     parser.add_argument("--I", type=positive_int, default=64)
     parser.add_argument("--H", type=positive_int, default=64)
     parser.add_argument("--L", type=positive_int, default=1)

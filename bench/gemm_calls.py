@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-from cli import attempt, fail, last_line, positive_int, run_tool
+from cli import attempt, fail, last_line, name_list, positive_int, run_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -45,9 +45,10 @@ def main():
     ap.add_argument("--batch", type=positive_int, default=64)
     ap.add_argument("--cuda-batch", type=positive_int, default=4096)
     ap.add_argument("--size", type=positive_int, default=256)
-    ap.add_argument("--policies", default="none,gates,chunk:8")
+    ap.add_argument("--policies", type=name_list(),
+                    default="none,gates,chunk:8")
     args = ap.parse_args()
-    policies = args.policies.split(",")
+    policies = args.policies
     print(f"# T={args.seq_len} I=H={args.size}; B={args.batch} (cpu), "
           f"B={args.cuda_batch} (cuda)")
     print(f"{'target':6} {'cell':4} {'L':>2} {'block':>5} {'infer':>6} " +

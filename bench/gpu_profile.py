@@ -40,7 +40,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "python"))
 
 import rnnc.torch as rt  # noqa: E402
-from cli import positive_int, positive_ints  # noqa: E402
+from cli import positive_int, positive_ints, probability  # noqa: E402
 
 
 def profile_batch(args, B, device, activities, sort):
@@ -127,15 +127,14 @@ def main():
     ap.add_argument("--seq-len", type=positive_int, default=32)
     ap.add_argument("--size", type=positive_int, default=256, help="I = H")
     ap.add_argument("--layers", type=positive_int, default=1)
-    ap.add_argument("--reset-prob", type=float, default=0.0)
-    ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--reset-prob", type=probability, default=0.0)
+    ap.add_argument("--steps", type=positive_int, default=3)
+    ap.add_argument("--warmup", type=positive_int, default=2,
+                    help="unprofiled steps of each side, at least 1 (the "
+                         "first call compiles)")
     ap.add_argument("--top", type=positive_int, default=25)
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     args = ap.parse_args()
-    if args.steps < 1 or args.warmup < 1:
-        ap.error("need --steps >= 1 and --warmup >= 1 (the first call "
-                 "compiles)")
     if args.device == "cuda" and not torch.cuda.is_available():
         print("gpu_profile: PyTorch has no CUDA device (--device=cpu runs "
               "the script on the CPU)", file=sys.stderr)

@@ -173,8 +173,9 @@ import time
 import numpy as np
 import torch
 
-from torch_peer import (PeerError, TorchStep, cell_list, check, float_list,
-                        int_list, make_inputs)
+from cli import nonnegative_int, positive_int, probabilities
+from torch_peer import (PeerError, TorchStep, cell_list, check, int_list,
+                        make_inputs)
 import torchrl_peer
 from gpu_vs_cudnn_sides import (MODES, TORCH_TF32, Triton, die,
                                 first_difference, log, run_ours, set_tf32,
@@ -215,7 +216,7 @@ def main():
                     help="default 256 (--dry-run: 4)")
     ap.add_argument("--hidden-size", type=int_list, default=None,
                     help="default 256 (--dry-run: 6)")
-    ap.add_argument("--reset-prob", type=float_list, default=None,
+    ap.add_argument("--reset-prob", type=probabilities, default=None,
                     help="probability of is_init[t,b]; comma list (default "
                          "0,0.05; --dry-run: 0,0.3)")
     ap.add_argument("--sweep", action="store_true",
@@ -240,11 +241,11 @@ def main():
                          "(0: no limit)")
     ap.add_argument("--remat", default="none",
                     help="rnn-run --remat policy (default none)")
-    ap.add_argument("--iters", type=int, default=20,
+    ap.add_argument("--iters", type=positive_int, default=20,
                     help="measured steps per run (every side)")
-    ap.add_argument("--warmup", type=int, default=5,
+    ap.add_argument("--warmup", type=nonnegative_int, default=5,
                     help="unmeasured steps per run (every side)")
-    ap.add_argument("--rounds", type=int, default=3,
+    ap.add_argument("--rounds", type=positive_int, default=3,
                     help="interleaved rounds; each side reports the median "
                          "of its per-round medians")
     ap.add_argument("--seed", type=int, default=0)
@@ -267,17 +268,20 @@ def main():
                     help="everything on the CPU at a tiny shape, to test "
                          "this script without a GPU (times mean nothing)")
     args = ap.parse_args()
-    if args.iters < 1 or args.warmup < 0 or args.rounds < 1:
-        ap.error("need --iters >= 1, --warmup >= 0, --rounds >= 1")
     if args.time_budget < 0:
         ap.error("need --time-budget >= 0")
     if args.json_out:
-        # Checked before any configuration runs, not after the first.
+        # Checked before any configuration runs, not after the first; a
+        # file made by the check is removed, so that a run that ends before
+        # its first row leaves none.
+        existed = os.path.exists(args.json_out)
         try:
             open(args.json_out, "a").close()
         except OSError as e:
             die(f"--json-out {args.json_out}: cannot write it: "
                 f"{e.strerror or e}")
+        if not existed:
+            os.remove(args.json_out)
     shape_defaults = ((5, 3, 4, 6) if args.dry_run else (32, 4096, 256, 256))
     for name, default in zip(("seq_len", "batch", "input_size",
                               "hidden_size"), shape_defaults):

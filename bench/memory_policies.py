@@ -28,8 +28,8 @@ import re
 import statistics
 import sys
 
-from cli import (attempt, fail, last_line, positive_int, positive_ints,
-                 program, run_tool)
+from cli import (CELLS, attempt, fail, last_line, name_list, positive_int,
+                 positive_ints, probability, program, run_tool)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -83,12 +83,12 @@ def mib(n):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cells", default="lstm,gru")
+    ap.add_argument("--cells", type=name_list(CELLS), default="lstm,gru")
     ap.add_argument("--layers", type=positive_ints, default="1,2")
     ap.add_argument("--seq-len", type=positive_int, default=32)
     ap.add_argument("--batch", type=positive_int, default=256)
     ap.add_argument("--size", type=positive_int, default=256)
-    ap.add_argument("--reset-prob", type=float, default=0.05)
+    ap.add_argument("--reset-prob", type=probability, default=0.05)
     ap.add_argument("--iters", type=positive_int, default=5)
     ap.add_argument("--rounds", type=positive_int, default=3)
     ap.add_argument("--rnn-run", type=program,
@@ -101,7 +101,7 @@ def main():
     print(f"{'model':10} {'run':19} {'saved':>8} {'predicted':>9} "
           f"{'measured':>8} {'step ms':>8}  {'saved/':>6} {'peak/':>6} "
           f"{'time/':>6}")
-    for cell in args.cells.split(","):
+    for cell in args.cells:
         for layers in args.layers:
             probe = rnn_run(args.rnn_run, cell, layers, args, "train", "none")
             budget, chosen_how = feasible_budget(

@@ -33,7 +33,7 @@ def main():
 
     failed = False
     variants = {f: [f"--reset-to={f}"] for f in FORMS}
-    for cell in args.cells.split(","):
+    for cell in args.cells:
         times, last = interleaved(args, cell, variants, POLICIES)
         print(heading(args, cell, next(iter(last.values()))))
         print(f"  {'reset-to':8s} {'remat':8s} {'step ms':>9s} "

@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import torch  # noqa: E402
 
 import rnnc._cache as rnnc_cache  # noqa: E402
-from cli import positive_int  # noqa: E402
+from cli import name_list, positive_int, probability  # noqa: E402
 
 MODES = ("stock", "padded", "dynamic")
 
@@ -208,7 +208,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("peer", choices=("sb3", "torchrl"))
     parser.add_argument("--hidden", type=positive_int, default=256)
-    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--modes", type=name_list(MODES),
+                        default=",".join(MODES))
     # sb3-contrib
     parser.add_argument("--envs", type=positive_int, default=16)
     parser.add_argument("--n-steps", type=positive_int, default=128)
@@ -219,20 +220,17 @@ def main():
     parser.add_argument("--batch", type=positive_int, default=64)
     parser.add_argument("--seq", type=positive_int, default=32)
     parser.add_argument("--input", type=positive_int, default=64)
-    parser.add_argument("--reset", type=float, default=0.05)
+    parser.add_argument("--reset", type=probability, default=0.05)
     parser.add_argument("--batches", type=positive_int, default=4)
     parser.add_argument("--repeats", type=positive_int, default=5)
     args = parser.parse_args()
-    modes = args.modes.split(",")
-    for mode in modes:
-        if mode not in MODES:
-            parser.error(f"--modes: unknown mode {mode!r} (expected "
-                         f"{', '.join(MODES)})")
+    # Stock first, so that the others have its time for their ratio.
+    modes = args.modes = [mode for mode in MODES if mode in args.modes]
     torch.set_num_threads(1)
     run = sb3_run if args.peer == "sb3" else torchrl_run
-    print(f"# {args.peer}: " + " ".join(f"{k}={v}" for k, v in
-                                          sorted(vars(args).items())
-                                          if k != "peer"))
+    print(f"# {args.peer}: " + " ".join(
+        f"{k}={','.join(v) if k == 'modes' else v}"
+        for k, v in sorted(vars(args).items()) if k != "peer"))
     print(f"# torch {torch.__version__}, OPENBLAS_CORETYPE="
           f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     unit = "s (learn)" if args.peer == "sb3" else "ms (one update)"

@@ -39,7 +39,13 @@ import torch  # noqa: E402
 import rnnc.torch as rt  # noqa: E402
 
 T, B, I, H, L = args.T, args.B, args.I, args.H, args.L
-device = torch.device(args.device)
+try:
+    device = torch.device(args.device)
+except RuntimeError:
+    device = None
+if device is None or device.type not in ("cpu", "cuda"):
+    sys.exit(f"torch_cuda_replay: --device {args.device!r}: expected cuda, "
+             "cuda:N or cpu")
 if device.type == "cuda" and not torch.cuda.is_available():
     sys.exit("torch_cuda_replay: no CUDA device (use --device cpu)")
 

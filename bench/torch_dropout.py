@@ -20,10 +20,26 @@ than it; the core in use is printed; see docs/design.md.)
 Needs rnn-compile on PATH (or RNNC_COMPILE) and the rnnc package.
 """
 
+import argparse
+
+from cli import int_at_least
 from torch_step import (autograd_saved, blas_line, median_ms, parse_args,
                         train_step)
 
-args = parse_args(__doc__.split("\n")[0], L=2, p=0.3)
+
+def dropout(text):
+    """--p: a probability strictly between 0 and 1."""
+    try:
+        p = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+    if not 0.0 < p < 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
+    return p
+
+
+args = parse_args(__doc__.split("\n")[0],
+                  types={"p": dropout, "L": int_at_least(2)}, L=2, p=0.3)
 
 import torch  # noqa: E402
 
@@ -72,5 +88,6 @@ for p, (ours, ref) in modules.items():
           f"{torch_own:12,d}")
 base, drop = min(rows[0.0][0]), min(rows[args.p][0])
 base_nn, drop_nn = min(rows[0.0][1]), min(rows[args.p][1])
-print(f"dropout's cost: rnnc +{drop - base:.3f} ms ({drop / base - 1:+.1%}), "
-      f"nn.LSTM +{drop_nn - base_nn:.3f} ms ({drop_nn / base_nn - 1:+.1%})")
+print(f"dropout's cost: rnnc {drop - base:+.3f} ms ({drop / base - 1:+.1%}), "
+      f"nn.LSTM {drop_nn - base_nn:+.3f} ms "
+      f"({drop_nn / base_nn - 1:+.1%})")

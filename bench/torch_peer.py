@@ -65,10 +65,6 @@ def int_list(s):
     return positive_ints(s)
 
 
-def float_list(s):
-    return [float(v) for v in s.split(",") if v]
-
-
 def cell_list(s):
     cells = [v.strip().lower() for v in s.split(",") if v.strip()]
     for c in cells:

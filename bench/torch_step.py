@@ -18,11 +18,11 @@ import time
 from cli import nonnegative_int, positive_int
 
 
-def parse_args(description, **extra):
+def parse_args(description, types=None, **extra):
     """The shape (--T --B --I --H --L), --threads, --iters, --warmup and
     --openblas-coretype, plus `extra` (name: default, which may also
     change one of those defaults; an int is a count of at least 1, but
-    --warmup may be 0); sets the BLAS threads and the OpenBLAS core from
+    --warmup may be 0; `types` names an argparse type of its own); sets the BLAS threads and the OpenBLAS core from
     them, and the rnnc cache: the caller's RNNC_CACHE_DIR where set, else
     a fresh directory removed when the process exits."""
     parser = argparse.ArgumentParser(description=description)
@@ -32,6 +32,7 @@ def parse_args(description, **extra):
         kind = type(default)
         if kind is int:
             kind = nonnegative_int if name == "warmup" else positive_int
+        kind = (types or {}).get(name, kind)
         parser.add_argument("--" + name, type=kind, default=default)
     parser.add_argument("--openblas-coretype", default="")
     args = parser.parse_args()

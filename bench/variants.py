@@ -8,19 +8,20 @@ import json
 import os
 import statistics
 
-from cli import positive_int, program, run_tool
+from cli import (CELLS, name_list, positive_int, probability, program,
+                 run_tool)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def add_preset_args(ap, cells):
     """The preset's shape and the run's flags, with `cells` by default."""
-    ap.add_argument("--cells", default=cells)
+    ap.add_argument("--cells", type=name_list(CELLS), default=cells)
     ap.add_argument("--seq-len", type=positive_int, default=32)
     ap.add_argument("--batch", type=positive_int, default=64)
     ap.add_argument("--size", type=positive_int, default=256)
     ap.add_argument("--layers", type=positive_int, default=1)
-    ap.add_argument("--reset-prob", type=float, default=0.05)
+    ap.add_argument("--reset-prob", type=probability, default=0.05)
     ap.add_argument("--iters", type=positive_int, default=20)
     ap.add_argument("--rounds", type=positive_int, default=3)
     ap.add_argument("--openblas-coretype", default="",
