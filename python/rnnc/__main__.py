@@ -11,7 +11,10 @@ library of every shape that rnnc.torch runs on the CPU;
 rnnc.torch calls); `--file` reads a
 JSON list of objects. `precompile` prints the entry directory of each request, so that
 an image can be built with its cache filled for machines without the
-compiler (set RNNC_CACHE_DIR to it there).
+compiler (set RNNC_CACHE_DIR to it there). `cache` acts on --cache-dir,
+else on the default cache and the per-user temporary cache that stands in
+for it where it cannot be written. Errors in requests and in the cache
+exit with status 1, flags given bad values with argparse's status 2.
 """
 
 import argparse
@@ -20,7 +23,7 @@ import os
 import re
 import sys
 
-from . import library
+from . import _cache, library
 
 # The types of compile_model's arguments given as key=value.
 _INTEGERS = ("seq_len", "batch", "input_size", "hidden_size", "layers",
@@ -82,29 +85,78 @@ def _human(count):
         count /= 1024
 
 
+def _count(count):
+    """`count` libraries, in words."""
+    return f"{count} {'library' if count == 1 else 'libraries'}"
+
+
+def _value(value):
+    """A request's value as a request on the command line gives it."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "+".join(map(str, value))
+    return str(value)
+
+
 def _list(directory):
-    """Prints a line per library of the cache, then their count and
-    size."""
-    entries = library.cache_entries(directory)
-    if not entries:
+    """Prints a line per library of the cache, then their count, how many
+    are damaged and their size; the directories that cannot be listed are
+    an RNNCError after that."""
+    unlisted = []
+    entries = _cache._entries(directory, unlisted)
+    if not entries and not unlisted:
         print(f"{directory or library.cache_dir()}: no libraries")
-        return
-    total = 0
+    elif entries:
+        _print(entries)
+    if unlisted:
+        raise library.RNNCError("; ".join(unlisted))
+
+
+def _print(entries):
+    """The lines of `_list` for `entries`."""
+    total = damaged = 0
     for entry in entries:
         total += entry["bytes"]
         request = entry["request"]
         # seq_len=none batch=none: the library of every shape.
         what = "?" if request is None else " ".join(
-            f"{k}={'none' if v is None else v}" for k, v in request.items()
+            f"{k}={_value(v)}" for k, v in request.items()
             if (v is not None or k in ("seq_len", "batch")) and
             not (k == "dropout" and v == 0.0))
         state = "" if entry["state"] == "complete" else \
             f"  [damaged: {entry['state']}]"
+        damaged += bool(state)
         copy = re.search(r"\.cuda([0-9]+)$", entry["path"])
         if copy:
             state += f"  (copy for cuda:{copy.group(1)})"
         print(f"{entry['path']}  {_human(entry['bytes'])}  {what}{state}")
-    print(f"{len(entries)} libraries, {_human(total)}")
+    print(_count(len(entries)) +
+          (f" ({damaged} damaged)" if damaged else "") +
+          f", {_human(total)}")
+
+
+def _directory(text):
+    """--cache-dir's value: a path, not empty (an empty one would name the
+    default cache)."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a directory, got an "
+                                         "empty path")
+    return text
+
+
+def _jobs(text):
+    """--jobs's value: a positive int."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive int, got "
+                                         f"{text!r}")
+    return count
 
 
 def main(argv=None):
@@ -121,22 +173,28 @@ def main(argv=None):
                           "key=value,...")
     pre.add_argument("--file", action="append", default=[],
                      help="a JSON file holding a list of requests")
-    pre.add_argument("--cache-dir", help="the cache directory to fill "
-                                         "(default: $RNNC_CACHE_DIR, else "
-                                         "~/.cache/rnnc)")
-    pre.add_argument("--jobs", type=int, default=1,
+    pre.add_argument("--cache-dir", type=_directory,
+                     help="the cache directory to fill (default: "
+                          "$RNNC_CACHE_DIR, else ~/.cache/rnnc)")
+    pre.add_argument("--jobs", type=_jobs, default=1,
                      help="compiles to run at once (default 1)")
     cache = commands.add_parser("cache", help="show or clear the cache")
     cache.add_argument("action", choices=("dir", "list", "clear"))
-    cache.add_argument("--cache-dir", help="the cache directory (default: "
-                                           "$RNNC_CACHE_DIR, else "
-                                           "~/.cache/rnnc)")
+    cache.add_argument("--cache-dir", type=_directory,
+                       help="the cache directory (default: "
+                            "$RNNC_CACHE_DIR, else ~/.cache/rnnc; list "
+                            "and clear also the per-user temporary cache)")
     args = parser.parse_args(argv)
     try:
         if args.command == "precompile":
             requests = [_parse_request(text) for text in args.requests]
             for name in args.file:
-                with open(name) as f:
+                try:
+                    f = open(name)
+                except OSError as e:
+                    pre.error(f"argument --file: cannot read {name}: "
+                              f"{e.strerror or e}")
+                with f:
                     try:
                         listed = json.load(f)
                     except ValueError as e:
@@ -148,13 +206,19 @@ def main(argv=None):
                                             f"of requests (objects)")
                 requests.extend(listed)
             if not requests:
-                parser.error("no requests (give REQUEST or --file)")
+                pre.error("no requests (give REQUEST or --file)")
             for directory in library.precompile(requests, args.cache_dir,
                                                 jobs=args.jobs):
                 print(directory)
         elif args.action == "dir":
             print(os.path.abspath(args.cache_dir) if args.cache_dir
                   else library.cache_dir())
+            reason = None if args.cache_dir else \
+                _cache._unwritable(library.cache_dir(), create=False)
+            if reason:
+                print(f"rnnc: it cannot be written ({reason}): compiled "
+                      f"libraries go to {_cache._fallback_path()}",
+                      file=sys.stderr)
         elif args.action == "list":
             _list(args.cache_dir)
         else:
@@ -162,7 +226,7 @@ def main(argv=None):
             count = sum(1 for path in removed
                         if not re.search(r"\.lock$|\.tmp-|\.old-",
                                          os.path.basename(path)))
-            print(f"removed {count} libraries")
+            print(f"removed {_count(count)}")
     except (library.RNNCError, OSError, ValueError) as e:
         print(f"rnnc: {e}", file=sys.stderr)
         return 1

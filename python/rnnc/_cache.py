@@ -393,6 +393,14 @@ def _inspect(directory):
         if not os.path.isdir(directory):
             return "it is not a directory"
         return "it has no manifest.json"
+    except PermissionError as e:
+        try:
+            os.lstat(directory)
+        except OSError:
+            # A cache directory this process cannot search holds nothing
+            # it can use.
+            return _MISSING
+        return f"cannot read {manifest}: {e}"
     except (OSError, ValueError) as e:
         return f"cannot read {manifest}: {e}"
     if not isinstance(text, dict) or text.get("abi_version") not in (
@@ -599,11 +607,16 @@ def _build(directory, request, compiler, why=_MISSING, failed=None):
     return directory
 
 
+def _fallback_path():
+    """The path of the per-user temporary cache."""
+    return os.path.join(tempfile.gettempdir(), f"rnnc-cache-{os.getuid()}")
+
+
 def _fallback_root(create):
     """The per-user temporary cache, `<tmp>/rnnc-cache-<uid>` (mode 0700),
     created when `create`; None when it is absent or not this user's
     alone."""
-    path = os.path.join(tempfile.gettempdir(), f"rnnc-cache-{os.getuid()}")
+    path = _fallback_path()
     if create:
         try:
             os.mkdir(path, 0o700)
@@ -653,14 +666,28 @@ def _unwritable(directory, create=True):
         if not os.path.isdir(probe):
             return os.strerror(errno.ENOTDIR)
         return None if os.access(probe, os.W_OK | os.X_OK) else \
-            os.strerror(errno.EACCES)
+            _denied(probe)
     try:
         os.makedirs(directory, exist_ok=True)
         if os.access(directory, os.W_OK | os.X_OK):
             return None
-        return os.strerror(errno.EACCES)
+        return _denied(directory)
+    except FileExistsError:
+        # (makedirs' answer for a file at the path.)
+        return os.strerror(errno.ENOTDIR)
     except OSError as e:
         return e.strerror or str(e)
+
+
+def _denied(directory):
+    """Why the directory `directory`, which os.access says cannot be
+    written, cannot be: a read-only file system, else no permission."""
+    try:
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            return os.strerror(errno.EROFS)
+    except OSError:
+        pass
+    return os.strerror(errno.EACCES)
 
 
 def _warn_of_fallback(primary, reason, root):
@@ -706,15 +733,25 @@ def cache_entries(directory=None):
     path, state ("complete", or what is wrong with it), request and
     compiler (from rnnc-entry.json, None where absent) and size in
     bytes."""
+    return _entries(directory)
+
+
+def _entries(directory, unlisted=None):
+    """cache_entries' list; the roots that cannot be listed are appended
+    to the list `unlisted` (None: an RNNCError)."""
     found = []
-    for root, names in _listings(directory):
+    for root, names in _listings(directory, unlisted):
         found.extend(_entries_in(root, names))
     return found
 
 
-def _listings(directory):
+def _listings(directory, unlisted=None):
     """(root, sorted names) of `directory`, or of compile_model's cache and
-    the per-user temporary cache; roots that do not exist are skipped."""
+    the per-user temporary cache; roots that do not exist are skipped, and
+    so is a default cache directory that is not a directory (a cache that
+    cannot be written, which the per-user one stands in for). A root that
+    cannot be listed is an RNNCError, or where `unlisted` is a list, a
+    message appended to it."""
     if directory is not None and not isinstance(directory, (str,
                                                             os.PathLike)):
         raise RNNCTypeError(f"the cache directory must be a path or None, "
@@ -727,7 +764,13 @@ def _listings(directory):
         except FileNotFoundError:
             continue
         except OSError as e:
-            raise RNNCError(f"cannot list {root}: {e}") from None
+            if not directory and isinstance(e, NotADirectoryError):
+                continue
+            message = f"cannot list {root}: {e.strerror or e}"
+            if unlisted is None:
+                raise RNNCError(message) from None
+            unlisted.append(message)
+            continue
         yield root, names
 
 
@@ -795,19 +838,24 @@ def clear_cache(directory=None):
     """Deletes what rnnc wrote in a cache directory (default:
     compile_model's, and the per-user temporary cache) and returns the
     paths deleted; temporary directories younger than an hour (compiles
-    in progress) are left. Libraries already loaded stay loaded. Files
-    that cannot be deleted (another account's, in a shared cache) are an
-    RNNCError naming them, after the rest are gone."""
+    in progress) are left, and of a symbolic link the link alone goes.
+    Libraries already loaded stay loaded. Files that cannot be deleted
+    (another account's, in a shared cache; a read-only cache) and
+    directories that cannot be listed are an RNNCError naming them, after
+    the rest are gone."""
     has_entry.known.clear()
-    removed, left = [], []
+    removed, left, unlisted = [], [], []
+    owner = False
     now = time.time()
-    for root, names in _listings(directory):
+    for root, names in _listings(directory, unlisted):
         for name in names:
             if not _OWNED_NAME.fullmatch(name):
                 continue
             path = os.path.join(root, name)
             try:
-                if name.endswith(".lock") or not os.path.isdir(path):
+                # A symbolic link goes, never what it points to.
+                if name.endswith(".lock") or os.path.islink(path) or \
+                        not os.path.isdir(path):
                     os.unlink(path)
                 elif ".tmp-" in name or ".old-" in name:
                     if ".tmp-" in name and \
@@ -822,11 +870,14 @@ def clear_cache(directory=None):
                 continue
             except OSError as e:
                 left.append(f"{path} ({e.strerror or e})")
+                owner |= e.errno in (errno.EACCES, errno.EPERM)
                 continue
             removed.append(path)
-    if left:
-        raise RNNCError("cannot delete " + ", ".join(left) + " (remove them "
-                        "as their owner)")
+    if left or unlisted:
+        raise RNNCError("; ".join(
+            unlisted + (["cannot delete " + ", ".join(left) +
+                         (" (remove them as their owner)" if owner
+                          else "")] if left else [])))
     return removed
 
 

@@ -714,7 +714,11 @@ def _entry(request, primary, fallback=True):
         why = _inspect(directory)
         if why is None:
             return _served(directory, primary), compiler
-        if why is not _MISSING:
+        # A damaged entry of a cache that cannot be written is compiled
+        # into the per-user temporary cache.
+        if why is not _MISSING and not (
+                fallback and root == primary and
+                _cache._unwritable(primary, create=False)):
             return _build(directory, request, compiler, why), compiler
     directory = os.path.join(_writable_root(primary, fallback), name)
     return _build(directory, request, compiler), compiler

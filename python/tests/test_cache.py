@@ -842,9 +842,6 @@ def test_command_line_fills_lists_and_clears(tmp_path, compiler):
     assert os.listdir(root) == ["notes.txt"]
     # An unknown argument is named, though required ones are missing too.
     assert "unknown arguments bogus" in refused("cell=lstm,bogus=1")
-    assert "jobs must be a positive int, got 0" in refused(
-        "--jobs", "0", "cell=gru,seq_len=4,batch=2,input_size=3,"
-        "hidden_size=3,layers=1")
     listed = tmp_path / "requests.json"
     listed.write_text("[{")
     assert f"{listed}: not JSON" in refused("--file", str(listed))
@@ -884,3 +881,176 @@ def test_clear_cache_keeps_loaded_libraries(cache):
         library._loaded.clear()
         assert compile_model(*GRU).directory == lib.directory
     assert entries(cache) == [os.path.basename(lib.directory)]
+
+
+def cli(*args, env, prefix=(sys.executable,)):
+    """`python3 -m rnnc ARGS` (as the account of `prefix`)."""
+    return subprocess.run([*prefix, "-m", "rnnc", *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_command_line_refuses_bad_flags(tmp_path):
+    """A flag given a bad value, and precompile without requests, are
+    argparse's errors: status 2, the subcommand's usage, a line naming
+    the flag; an empty --cache-dir is refused, not taken as the default
+    cache, which keeps its entries."""
+    root = tmp_path / "cache"
+    entry = root / ("0" * 32 + "-" + "1" * 16)
+    entry.mkdir(parents=True)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, RNNC_CACHE_DIR=str(root))
+    request = "cell=gru,seq_len=4,batch=2,input_size=3,hidden_size=3,layers=1"
+    cases = [
+        (["precompile", "--jobs", "0", request],
+         "precompile", "argument --jobs: expected a positive int, got '0'"),
+        (["precompile", "--jobs", "two", request],
+         "precompile", "argument --jobs: expected a positive int, got "
+                       "'two'"),
+        (["precompile", "--cache-dir", "", request],
+         "precompile", "argument --cache-dir: expected a directory, got an "
+                       "empty path"),
+        (["cache", "clear", "--cache-dir", ""],
+         "cache", "argument --cache-dir: expected a directory, got an empty "
+                  "path"),
+        (["cache", "list", "--cache-dir="],
+         "cache", "argument --cache-dir: expected a directory, got an empty "
+                  "path"),
+        (["precompile"],
+         "precompile", "no requests (give REQUEST or --file)"),
+        (["precompile", "--file", str(tmp_path / "absent.json")],
+         "precompile", f"argument --file: cannot read "
+                       f"{tmp_path / 'absent.json'}: No such file or "
+                       f"directory"),
+    ]
+    for args, command, message in cases:
+        run = cli(*args, env=env)
+        assert run.returncode == 2 and run.stdout == "", (args, run)
+        lines = run.stderr.splitlines()
+        assert lines[0].startswith(f"usage: python3 -m rnnc {command} "), \
+            (args, run.stderr)
+        assert lines[-1] == f"python3 -m rnnc {command}: error: {message}", \
+            (args, run.stderr)
+        assert "Traceback" not in run.stderr
+    assert os.listdir(root) == [entry.name]
+
+
+def test_command_line_lists_the_temporary_cache_of_a_file(tmp_path,
+                                                          compiler):
+    """RNNC_CACHE_DIR naming a file is a cache that cannot be written,
+    which the per-user temporary cache stands in for: cache list shows
+    the entries there, cache dir says where they go, cache clear deletes
+    them and keeps the file; --cache-dir naming the file is one error."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(mode=0o700)
+    fallback = tmp / f"rnnc-cache-{os.getuid()}"
+    [directory] = library.precompile([GRU], directory=str(fallback))
+    os.chmod(fallback, 0o700)
+    afile = tmp_path / "afile"
+    afile.write_text("not a cache")
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, RNNC_COMPILE=compiler,
+               RNNC_CACHE_DIR=str(afile), TMPDIR=str(tmp))
+    listed = cli("cache", "list", env=env)
+    assert listed.returncode == 0 and listed.stderr == "", listed
+    assert listed.stdout.splitlines()[0].startswith(
+        f"{directory}  ") and "cell=gru seq_len=4 batch=2" in listed.stdout
+    assert listed.stdout.splitlines()[-1].startswith("1 library, ")
+    where = cli("cache", "dir", env=env)
+    assert where.returncode == 0 and where.stdout == f"{afile}\n"
+    assert where.stderr == f"rnnc: it cannot be written (Not a " \
+                           f"directory): compiled libraries go to " \
+                           f"{fallback}\n"
+    refused = cli("cache", "list", "--cache-dir", str(afile), env=env)
+    assert (refused.returncode, refused.stdout, refused.stderr) == \
+        (1, "", f"rnnc: cannot list {afile}: Not a directory\n")
+    cleared = cli("cache", "clear", env=env)
+    assert (cleared.returncode, cleared.stdout, cleared.stderr) == \
+        (0, "removed 1 library\n", "")
+    assert entries(fallback) == [] and afile.read_text() == "not a cache"
+
+
+def test_cache_list_shows_requests_as_requests_and_counts_damage(
+        tmp_path, compiler):
+    """cache list gives each request's values as a request on the command
+    line takes them (entries=infer+fwd+bwd, wavefront=false) and counts
+    the damaged entries apart."""
+    root = tmp_path / "cache"
+    good, bad = library.precompile([GRU, ("gru", 5, 2, 3, 3, 1)],
+                                   directory=str(root))
+    os.remove(os.path.join(bad, "rnnc-entry.json"))
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, RNNC_COMPILE=compiler)
+    listed = cli("cache", "list", "--cache-dir", str(root), env=env)
+    assert listed.returncode == 0, listed
+    lines = {line.split("  ")[0]: line for line in listed.stdout.splitlines()}
+    assert "wavefront=false entries=infer+fwd+bwd" in lines[good]
+    assert lines[bad].endswith("[damaged: it has no rnnc-entry.json]")
+    assert re.fullmatch(r"2 libraries \(1 damaged\), [0-9.]+ KiB",
+                        listed.stdout.splitlines()[-1])
+
+
+def test_clear_cache_deletes_links_not_what_they_point_to(tmp_path):
+    """A symbolic link in a cache under a name rnnc writes is deleted by
+    clear_cache, and what it points to is left."""
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "keep").write_text("keep")
+    root = tmp_path / "cache"
+    root.mkdir()
+    names = ["0" * 32 + "-" + "1" * 16, "0" * 32 + "-" + "1" * 16 + ".old-x",
+             "2" * 32 + ".tmp-y"]
+    for name in names:
+        os.symlink(outside, root / name)
+    os.utime(root / names[2], (0, 0), follow_symlinks=False)
+    removed = library.clear_cache(str(root))
+    assert sorted(removed) == sorted(str(root / name) for name in names)
+    assert os.listdir(root) == []
+    assert (outside / "sub" / "keep").read_text() == "keep"
+
+
+def test_unsearchable_cache_falls_back(other_account, shared):
+    """A cache directory this account cannot search (mode 000) is one it
+    cannot write: compile_model uses the per-user temporary cache with the
+    warning; cache list shows that one's entries and names the directory
+    it cannot list; cache clear empties that one and names it too."""
+    cache = made(shared, "unsearchable", 0o000)
+    tmp = made(shared, "tmp-unsearchable", 0o1777)
+    copy = os.path.join(shared, "bin", "rnn-compile")
+    env = child_env(RNNC_CACHE_DIR=cache, RNNC_COMPILE=copy, TMPDIR=tmp)
+    theirs = run_child(other_account, [GRU], env)
+    fallback = os.path.join(tmp, f"rnnc-cache-{OTHER_UID}")
+    assert "error" not in theirs, theirs
+    assert [os.path.dirname(d) for d in theirs["directories"]] == [fallback]
+    [warning] = theirs["warnings"]
+    assert f"{cache} cannot be written (Permission denied)" in warning
+    listed = cli("cache", "list", env=env, prefix=other_account)
+    assert listed.returncode == 1, listed
+    assert listed.stdout.startswith(theirs["directories"][0] + "  ")
+    assert listed.stderr == f"rnnc: cannot list {cache}: Permission " \
+                            f"denied\n"
+    cleared = cli("cache", "clear", env=env, prefix=other_account)
+    assert (cleared.returncode, cleared.stdout) == (1, ""), cleared
+    assert cleared.stderr == f"rnnc: cannot list {cache}: Permission " \
+                             f"denied\n"
+    assert entries(fallback) == []
+
+
+def test_damaged_entry_of_a_read_only_cache_goes_to_the_temporary_one(
+        other_account, shared):
+    """A damaged entry in a cache this account cannot write is compiled
+    into the per-user temporary cache, with the warning, and left as it
+    is; an intact one there is loaded."""
+    cache = made(shared, "readonly-damaged", 0o755)
+    tmp = made(shared, "tmp-readonly-damaged", 0o1777)
+    copy = os.path.join(shared, "bin", "rnn-compile")
+    env = child_env(RNNC_CACHE_DIR=cache, RNNC_COMPILE=copy, TMPDIR=tmp)
+    other = ("gru", 5, 2, 3, 3, 1)
+    damaged, intact = with_umask(0o022, lambda: run_child(
+        [sys.executable], [GRU, other], env))["directories"]
+    library_file = os.path.join(damaged, "librnnc_model.so")
+    os.truncate(library_file, 100)
+    theirs = run_child(other_account, [GRU, other], env)
+    fallback = os.path.join(tmp, f"rnnc-cache-{OTHER_UID}")
+    assert "error" not in theirs, theirs
+    assert theirs["directories"] == [
+        os.path.join(fallback, os.path.basename(damaged)), intact]
+    [warning] = theirs["warnings"]
+    assert "RNNC_CACHE_DIR" in warning and fallback in warning
+    assert os.path.getsize(library_file) == 100
