@@ -316,8 +316,19 @@ static void registerChecked(StringRef arg, StringRef description,
        arg](OpPassManager &pm, StringRef optionsStr,
             function_ref<LogicalResult(const Twine &)> errorHandler) {
         rnn::PipelineOptions options;
-        if (failed(options.parseFromString(optionsStr)))
-          return failure();
+        // A value an option's parser refuses (an unknown target, a number
+        // that does not parse) is described on stderr by that parser; an
+        // unknown option, in `errors`. Either way the error line names the
+        // options.
+        std::string errors;
+        llvm::raw_string_ostream errorStream(errors);
+        if (failed(options.parseFromString(optionsStr, errorStream))) {
+          std::string message =
+              (arg + ": bad options '" + optionsStr + "'").str();
+          if (StringRef detail = StringRef(errors).trim(); !detail.empty())
+            message += ": " + detail.str();
+          return errorHandler(message);
+        }
         std::string message;
         if (failed(rnn::verifyPipelineOptions(options, message)))
           return errorHandler(message);

@@ -150,6 +150,20 @@ LogicalResult rnn::verifyCUDATarget(const PipelineOptions &options,
                 "' (expected +ptxNN, e.g. +ptx80)";
       return failure();
     }
+    // The chip is `chip`'s and the PTX version the first feature's: a
+    // feature that names another chip, or a second version, enabled or
+    // disabled, would contradict them (NVPTX aborts on a chip the version
+    // is too old for, and takes a disabled version as none).
+    if (name.starts_with("sm_")) {
+      message = "PTX feature '" + feature.str() +
+                "' names a chip; the chip is chip=" + options.chip;
+      return failure();
+    }
+    if (ptx && name.starts_with("ptx")) {
+      message = "PTX features '" + options.features +
+                "' give more than one PTX version (expected one +ptxNN)";
+      return failure();
+    }
     if (feature.starts_with("+ptx"))
       (void)name.drop_front(3).getAsInteger(10, ptx);
   }
