@@ -409,11 +409,11 @@ struct RNNRematerializePass
         module, "fallback-predict-pipeline", fallbackPredictPipeline);
     if (failed(predict) || failed(fallback))
       return signalPassFailure();
-    if (!parsed->budget)
-      return applyRematPlan(module, parsed->plan);
-    // A budget chooses among the plans of the training functions' backward
-    // kernels; without one there is nothing to choose (nor a peak to
-    // predict).
+    if (!parsed->budget && parsed->plan.kind == RematPlan::Kind::None)
+      return;
+    // Every other policy rewrites the training functions' backward kernels
+    // (a budget chooses among their plans, and predicts their peaks);
+    // without one it would do nothing.
     if (!module
              .walk([](Operation *op) {
                return isPhase(op, KernelPhase::Bwd) ? WalkResult::interrupt()
@@ -422,10 +422,14 @@ struct RNNRematerializePass
              .wasInterrupted()) {
       rnn::emitErrorAt(module)
           << "rnn-rematerialize: policy " << policy.getValue()
-          << " chooses among the plans of training functions, and the "
-             "module has none (rnn-autodiff makes them)";
+          << (parsed->budget ? " chooses among the plans of"
+                             : " rewrites the backward kernels of")
+          << " training functions, and the module has none (rnn-autodiff "
+             "makes them)";
       return signalPassFailure();
     }
+    if (!parsed->budget)
+      return applyRematPlan(module, parsed->plan);
     // Under a budget the plan that fits depends on T and B: a function
     // for every T and B becomes variants, one per plan, among which each
     // call chooses (rnn-dispatch-remat).
@@ -494,9 +498,10 @@ struct RNNRematerializePass
     return success();
   }
 
-  /// The largest peak `passes` plan for a training function of `module`.
-  static FailureOr<int64_t> predictPeak(ModuleOp module,
-                                        const OpPassManager &passes) {
+  /// The largest peak `passes` (the pipeline option `option` gives) plan
+  /// for a training function of `module`.
+  static FailureOr<int64_t>
+  predictPeak(ModuleOp module, const OpPassManager &passes, StringRef option) {
     PassManager pm(module.getContext());
     static_cast<OpPassManager &>(pm) = passes;
     if (failed(pm.run(module)))
@@ -510,33 +515,35 @@ struct RNNRematerializePass
           peak = std::max(peak.value_or(0), bytes.getInt());
     // A pipeline that plans no training function predicts nothing.
     if (!peak)
-      return rnn::emitErrorAt(
-          module,
-          "rnn-rematerialize: the predict-pipeline plans no training "
-          "function's peak (rnn.predicted_peak_bytes); it must end with "
-          "rnn-plan-memory, as rnn-train-to-buffers-pipeline does");
+      return rnn::emitErrorAt(module, "rnn-rematerialize: the ")
+             << option
+             << " plans no training function's peak "
+                "(rnn.predicted_peak_bytes); it must end with "
+                "rnn-plan-memory, as rnn-train-to-buffers-pipeline does";
     return *peak;
   }
 
   /// A plan and the peak predicted for it.
   using PlanPeak = std::pair<RematPlan, int64_t>;
 
-  /// Searches the candidate plans under `pipeline` (the option `option`
-  /// names): the cheapest whose predicted peak fits `budget` in `best`, the
-  /// one of the smallest peak in `smallest` (kept if smaller than the one
-  /// given).
+  /// Searches the candidate plans under `passes` (the pipeline `pipeline`
+  /// of option `option`): the cheapest whose predicted peak fits `budget` in
+  /// `best`, the one of the smallest peak in `smallest` (kept if smaller than
+  /// the one given).
   LogicalResult searchPlans(ModuleOp module, const OpPassManager &passes,
+                            StringRef option, StringRef pipeline,
                             int64_t budget, std::optional<PlanPeak> &best,
                             std::optional<PlanPeak> &smallest) {
     double bestCost = 0;
     for (const RematPlan &plan : candidatePlans(module)) {
       OwningOpRef<ModuleOp> copy = module.clone();
       applyRematPlan(*copy, plan);
-      FailureOr<int64_t> peak = predictPeak(*copy, passes);
+      FailureOr<int64_t> peak = predictPeak(*copy, passes, option);
       if (failed(peak))
         return rnn::emitErrorAt(module)
                << "rnn-rematerialize: could not plan the memory of "
-               << plan.str();
+               << plan.str() << " with the " << option << " '" << pipeline
+               << "'";
       if (!smallest || *peak < smallest->second)
         smallest = {plan, *peak};
       if (*peak > budget)
@@ -558,12 +565,14 @@ struct RNNRematerializePass
                             const OpPassManager &predict,
                             const OpPassManager &fallback) {
     std::optional<PlanPeak> best, smallest;
-    if (failed(searchPlans(module, predict, budget, best, smallest)))
+    if (failed(searchPlans(module, predict, "predict-pipeline", predictPipeline,
+                           budget, best, smallest)))
       return failure();
     bool sequential = false, smallestSequential = false;
     if (!best && !fallbackPredictPipeline.empty()) {
       int64_t smallestPeak = smallest->second;
-      if (failed(searchPlans(module, fallback, budget, best, smallest)))
+      if (failed(searchPlans(module, fallback, "fallback-predict-pipeline",
+                             fallbackPredictPipeline, budget, best, smallest)))
         return failure();
       sequential = best.has_value();
       smallestSequential = smallest->second < smallestPeak;

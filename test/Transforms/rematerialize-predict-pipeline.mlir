@@ -12,6 +12,7 @@
 // RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 predict-pipeline=rnn-to-buffers-pipeline{target=cuda gemm-rows=3} fallback-predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BADFALLBACK
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=none fallback-predict-pipeline=no-such-pass" 2>&1 | FileCheck %s --check-prefix=BADFALLBACK
 // RUN: rnn-opt %s --pass-pipeline='builtin.module(rnn-train-to-buffers-pipeline{remat=budget:4000 gemm-rows=3 wavefront=1})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=DUMPWAVE
+// RUN: not rnn-opt %s --rnn-autodiff="gemm-rows=3" --rnn-rematerialize="policy=budget:3200 fallback-predict-pipeline=canonicalize" 2>&1 | FileCheck %s --check-prefix=NOPLANFALLBACK
 
 // rnn-rematerialize's budget policy predicts peaks with the pipeline the
 // module is compiled by (`predict-pipeline`). A 1-layer LSTM with bf16
@@ -41,6 +42,7 @@
 // BAD: error: rnn-rematerialize: bad predict-pipeline 'no-such-pass': {{.*}}no-such-pass
 // A pipeline that plans no memory predicts no peak.
 // NOPLAN: error: rnn-rematerialize: the predict-pipeline plans no training function's peak (rnn.predicted_peak_bytes); it must end with rnn-plan-memory, as rnn-train-to-buffers-pipeline does
+// NOPLAN: error: rnn-rematerialize: could not plan the memory of none with the predict-pipeline 'canonicalize'
 
 // `fallback-predict-pipeline` (the pipelines' own without the wavefront,
 // when they form one) is searched when no plan fits `predict-pipeline`:
@@ -52,6 +54,9 @@
 // FALLBACK-LABEL: func.func @lstm_grad(
 // FALLBACK-SAME: attributes {rnn.remat = "none", rnn.remat_budget = 3200 : i64, rnn.sequential_layers}
 // BADFALLBACK: error: rnn-rematerialize: bad fallback-predict-pipeline 'no-such-pass': {{.*}}no-such-pass
+// The errors of a search under the fallback name it.
+// NOPLANFALLBACK: error: rnn-rematerialize: the fallback-predict-pipeline plans no training function's peak (rnn.predicted_peak_bytes); it must end with rnn-plan-memory, as rnn-train-to-buffers-pipeline does
+// NOPLANFALLBACK: error: rnn-rematerialize: could not plan the memory of none with the fallback-predict-pipeline 'canonicalize'
 // TIGHTFALLBACK: error: rnn-rematerialize: no plan fits budget:3159; the smallest feasible budget is 3160 bytes (none, layers in sequence)
 // DUMPWAVE: rnn-rematerialize{fallback-predict-pipeline=rnn-to-buffers-pipeline{{[{]}}{{.*}} wavefront=false} policy=budget:4000 predict-pipeline=rnn-to-buffers-pipeline{{[{]}}{{.*}} wavefront=true}}
 

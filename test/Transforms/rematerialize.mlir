@@ -10,6 +10,8 @@
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=chunk:0" 2>&1 | FileCheck %s --check-prefix=CHUNK0
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=budget:lots" 2>&1 | FileCheck %s --check-prefix=BUDGETX
 // RUN: not rnn-opt %s --rnn-autodiff --rnn-rematerialize="policy=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
+// RUN: not rnn-opt %s -split-input-file --rnn-rematerialize="policy=gates" 2>&1 | FileCheck %s --check-prefix=NOTRAINING
+// RUN: not rnn-opt %s -split-input-file --rnn-rematerialize="policy=chunk:2" 2>&1 | FileCheck %s --check-prefix=NOTRAININGCHUNK
 
 // The same policy twice changes nothing (above); another one after it is
 // refused, since it would rewrite kernels the first one rewrote.
@@ -34,6 +36,11 @@
 // CHUNK0: error: rnn-rematerialize: bad remat policy 'chunk:0': K must be a positive integer
 // BUDGETX: error: rnn-rematerialize: bad remat policy 'budget:lots': BYTES must be a positive integer
 // BOGUS: error: rnn-rematerialize: unknown remat policy 'bogus' (expected none, gates, chunk:K or budget:BYTES)
+// A policy other than none on a module without training functions (no
+// rnn-autodiff before it; the last input has one of its own) would rewrite
+// nothing: an error naming it.
+// NOTRAINING: error: rnn-rematerialize: policy gates rewrites the backward kernels of training functions, and the module has none (rnn-autodiff makes them)
+// NOTRAININGCHUNK: error: rnn-rematerialize: policy chunk:2 rewrites the backward kernels of training functions, and the module has none (rnn-autodiff makes them)
 
 // A 1-layer LSTM: the replay takes the forward's inputs (x, is_init, h0,
 // c0, both weights and both biases) and the states y and cells, and writes

@@ -92,7 +92,8 @@ def RNNExpandForwardPass : Pass<"rnn-expand-forward", "ModuleOp"> {
 def RNNRematerializePass : Pass<"rnn-rematerialize", "ModuleOp"> {
   let summary = "Decide which forward values the backward recomputes";
   let description = [{
-    Runs after `rnn-autodiff`, on tensors. Under `policy=none` the backward
+    Runs after `rnn-autodiff`, on tensors; any policy but `none` on a module
+    without a backward kernel is an error. Under `policy=none` the backward
     reads every value the forward saved. Under `policy=gates` it reads only
     the states (`y`, and `cells` for LSTM): an `rnn.cell_replay` placed
     before each backward kernel recomputes the cell's replayed roles (the
