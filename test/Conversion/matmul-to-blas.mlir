@@ -5,6 +5,8 @@
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=1x" 2>&1 | FileCheck %s --check-prefix=DIGIT
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee-f64=a-b" 2>&1 | FileCheck %s --check-prefix=DASH
 // RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee=plain callee-bf16=rnnrt_cuda_gemm_bf16" 2>&1 >/dev/null | FileCheck %s --check-prefix=DEFINED --implicit-check-not="see current operation"
+// RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee-f64=rnnrt_sgemm" 2>&1 | FileCheck %s --check-prefix=SAMEF64
+// RUN: not rnn-opt %s -split-input-file --rnn-matmul-to-blas="callee-f64=gemm callee-bf16=gemm" 2>&1 | FileCheck %s --check-prefix=SAMEBF16
 
 // rnn-matmul-to-blas turns each f32 linalg.matmul on memrefs into
 // call @rnnrt_sgemm(transA, transB, alpha = 1, beta, A, B, C) with the
@@ -24,6 +26,10 @@
 // EMPTY: error: rnn-matmul-to-blas: callee '' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)
 // DIGIT: error: rnn-matmul-to-blas: callee '1x' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*)
 // DASH: error: rnn-matmul-to-blas: callee-f64 'a-b' is not a C identifier ([A-Za-z_][A-Za-z0-9_]*); empty: the target has no such GEMM
+// Each callee has the type of its GEMM's element types: one name given
+// to two options is an error naming both, not a clash of declarations.
+// SAMEF64: error: rnn-matmul-to-blas: callee-f64 'rnnrt_sgemm' is also callee: each GEMM callee has a type of its own
+// SAMEBF16: error: rnn-matmul-to-blas: callee-bf16 'gemm' is also callee-f64: each GEMM callee has a type of its own
 
 // A plain product: no transposition, beta = 1 (C += A B), and one private
 // declaration with the C interface.

@@ -164,6 +164,22 @@ struct MatmulToBLASPass
           << (optional ? "; empty: the target has no such GEMM" : "");
       return signalPassFailure();
     }
+    // Each callee has a type of its own (the element types of A, B and C):
+    // one symbol cannot be two of them.
+    for (auto [option, name, other, otherName] :
+         {std::make_tuple("callee-f64", StringRef(calleeF64), "callee",
+                          StringRef(callee)),
+          std::make_tuple("callee-bf16", StringRef(calleeBF16), "callee",
+                          StringRef(callee)),
+          std::make_tuple("callee-bf16", StringRef(calleeBF16), "callee-f64",
+                          StringRef(calleeF64))}) {
+      if (name.empty() || name != otherName)
+        continue;
+      rnn::emitErrorAt(module, "rnn-matmul-to-blas: ")
+          << option << " '" << name << "' is also " << other
+          << ": each GEMM callee has a type of its own";
+      return signalPassFailure();
+    }
     Type f32 = Float32Type::get(ctx), f64 = Float64Type::get(ctx),
          bf16 = BFloat16Type::get(ctx);
     SmallVector<std::pair<GemmTypes, std::string>> callees = {
