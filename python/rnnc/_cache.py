@@ -379,13 +379,19 @@ def _compiler_identity(compiler, target):
     return hashlib.sha256(text.encode()).hexdigest()[:16], parts
 
 
+def _manifest_record(raw):
+    """What an entry's record says of its manifest's text `raw`."""
+    return {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
 def _inspect(directory):
     """None when `directory` is a complete library, `_MISSING` when there
     is nothing there, else what is wrong with it."""
     manifest = os.path.join(directory, "manifest.json")
     try:
-        with open(manifest) as f:
-            text = json.load(f)
+        with open(manifest, "rb") as f:
+            raw = f.read()
+        text = json.loads(raw)
     except (FileNotFoundError, NotADirectoryError):
         # (A cache directory that is a file holds nothing.)
         if not os.path.lexists(directory):
@@ -416,11 +422,16 @@ def _inspect(directory):
     entry = os.path.join(directory, _ENTRY_FILE)
     try:
         with open(entry) as f:
-            record = json.load(f).get("library")
+            written = json.load(f)
+        record = written.get("library")
     except FileNotFoundError:
         return f"it has no {_ENTRY_FILE}"
     except (OSError, ValueError, AttributeError) as e:
         return f"cannot read {entry}: {e}"
+    # The manifest is the library's own (which loading checks again); one
+    # changed in the cache makes the entry damaged, to be compiled again.
+    if written.get("manifest") != _manifest_record(raw):
+        return "its manifest.json is not the one it was written with"
     if not isinstance(record, dict) or record.get("file") != library or \
             not isinstance(record.get("bytes"), int) or \
             not isinstance(record.get("sha256"), str):
@@ -580,11 +591,13 @@ def _build(directory, request, compiler, why=_MISSING, failed=None):
         path = os.path.join(tmp, library)
         record = dict(file=library, bytes=os.path.getsize(path),
                       sha256=_digest(path))
+        with open(manifest, "rb") as f:
+            manifest_record = _manifest_record(f.read())
         with open(os.path.join(tmp, _ENTRY_FILE), "w") as f:
             json.dump({"abi_version": ABI_VERSION, "request": request,
                        "compiler": dict(identity=identity, **parts),
-                       "library": record, "created": time.time()}, f,
-                      indent=2)
+                       "library": record, "manifest": manifest_record,
+                       "created": time.time()}, f, indent=2)
             f.write("\n")
 
     with _entry_lock(directory):

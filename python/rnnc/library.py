@@ -35,7 +35,7 @@ CPU (`_cache._compiler_identity`); so the same compiler at another path (a
 cache filled in a build image, used on a training node) finds the same
 entries. `rnnc-entry.json`
 records the request, what the compiler's identity was computed from, and
-the library's size and sha256.
+the size and sha256 of the library and of its manifest.
 The rule that chooses an entry:
 
 * with a compiler found, only the entry that compiler wrote serves (it is
@@ -51,7 +51,7 @@ open it), so concurrent processes compile it once, and a writer that loses
 the rename to a complete entry uses that one. Entries get the modes the
 umask allows, so a cache shared by a group serves all its accounts. An
 entry damaged outside rnnc (an interrupted copy without its manifest, a
-library of another size or digest than it was written with, or no
+library or manifest of another size or digest than it was written with, or no
 `rnnc-entry.json`) is moved aside and compiled again; when it cannot be (no
 compiler, or no right to replace it) an `RNNCError` names it and says how
 to remove it. A cache directory that cannot be written is replaced, for
@@ -462,6 +462,8 @@ class Library:
         except OSError as e:
             raise _DlopenError(f"cannot load {path}: {e}") from None
         try:
+            _check_embedded_manifest(self._lib, self.manifest, manifest_path,
+                                     path)
             self._bind(path)
         except BaseException:
             # Nothing was called: the handle goes, so that a library
@@ -634,6 +636,29 @@ class Library:
                 self._shapes.clear()
             self._shapes[(T, B)] = shaped
         return shaped
+
+
+def _check_embedded_manifest(lib, manifest, manifest_path, path):
+    """Refuses a manifest (`manifest`, read from `manifest_path`) other
+    than the one the library `lib` (at `path`) holds as `rnnc_manifest`:
+    its argument lists are what the entry points read buffers by, and they
+    cannot check them. (The same content written otherwise is the same
+    manifest.)"""
+    try:
+        embedded = ctypes.string_at(ctypes.addressof(
+            ctypes.c_char.in_dll(lib, "rnnc_manifest")))
+    except ValueError:
+        raise RNNCError(f"{path} holds no manifest (rnnc_manifest): a "
+                        f"library of an older rnn-compile; compile it "
+                        f"again") from None
+    try:
+        same = json.loads(embedded) == manifest
+    except ValueError:
+        same = False
+    if not same:
+        raise RNNCError(f"{manifest_path} is not the manifest {path} was "
+                        f"compiled with (edited, or another library's); "
+                        f"compile it again")
 
 
 def saved_gaps(values, total):

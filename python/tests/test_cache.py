@@ -441,8 +441,9 @@ def test_partial_entry_is_rebuilt(cache, monkeypatch):
 
     # Compiled, never loaded in this process, then damaged: cut short
     # (at 64 bytes the loader refuses it; cut at half its size it loads and
-    # faults where it is read), one byte changed, or the entry's record of
-    # the library gone (an entry written before the record was).
+    # faults where it is read), one byte changed, the entry's record of
+    # the library gone (an entry written before the record was), or the
+    # manifest edited.
     [directory] = library.precompile([("mgu", 3, 2, 3, 3, 1)])
     so = os.path.join(directory, "librnnc_model.so")
     record = os.path.join(directory, "rnnc-entry.json")
@@ -466,10 +467,20 @@ def test_partial_entry_is_rebuilt(cache, monkeypatch):
         with open(record, "w") as f:
             json.dump(info, f)
 
+    def edit_manifest():
+        path = os.path.join(directory, "manifest.json")
+        with open(path) as f:
+            manifest = json.load(f)
+        manifest["entries"]["infer"]["args"].pop()
+        with open(path, "w") as f:
+            json.dump(manifest, f, indent=2)
+
     for damage, why in [(lambda: truncate(64), "has 64 bytes"),
                         (lambda: truncate(size // 2), f"has {size // 2} "),
                         (flip, "another sha256"),
                         (forget_library, "does not record the size"),
+                        (edit_manifest, "manifest.json is not the one it "
+                                        "was written with"),
                         (lambda: os.remove(record), "no rnnc-entry.json")]:
         damage()
         assert why in library._inspect(directory)

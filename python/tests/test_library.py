@@ -25,8 +25,8 @@ LSTM = ["--preset=lstm", "--seq-len=4", "--batch=2", "--input-size=3",
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    """`rnn-compile -o` directories by name: a static LSTM and a dynamic
-    one."""
+    """`rnn-compile -o` directories by name: a static LSTM, one of its
+    inference entry point alone, and a dynamic one."""
     try:
         compiler = library.find_compiler()
     except RNNCError as e:
@@ -34,6 +34,7 @@ def compiled(tmp_path_factory):
     root = tmp_path_factory.mktemp("libraries")
     made = {}
     for name, flags in (("static", LSTM),
+                        ("infer-only", LSTM + ["--entries=infer"]),
                         ("dynamic", ["--preset=lstm", "--input-size=3",
                                      "--hidden-size=5", "--dynamic"])):
         subprocess.run([compiler, *flags, "-o", str(root / name)],
@@ -104,17 +105,17 @@ def test_hand_edited_manifest_is_refused_naming_it(compiled, tmp_path):
                            "/manifest.json: .*" + message):
             library.load(directory)
     # The library without a forward has no saved region to size.
-    directory = edited(compiled["static"], tmp_path / "no-fwd",
-                       lambda m: m["entries"].pop("fwd"))
     with pytest.raises(RNNCError, match="has no entry point 'fwd'"):
-        library.load(directory).saved_bytes
+        library.load(str(compiled["infer-only"])).saved_bytes
 
 
-def test_dynamic_manifest_of_other_arguments_is_refused(compiled, tmp_path):
-    """A dynamic library's manifest that lists fewer or more arguments than
-    its library takes is refused at the shape's sizes call (which would
-    otherwise write past the sizes of the manifest's arguments), naming
-    the sizes entry point."""
+def test_manifest_other_than_the_librarys_is_refused(compiled, tmp_path):
+    """A manifest that rnn-compile could have written but whose content is
+    not the one the library holds (rnnc_manifest) is refused when the
+    library is loaded, before an entry point reads buffers by its argument
+    lists: arguments dropped, added or reordered, an entry point left out,
+    another library's manifest. The same manifest written otherwise (other
+    indentation) loads."""
     def drop(manifest):
         for entry in manifest["entries"].values():
             entry["args"].pop(2)
@@ -123,13 +124,40 @@ def test_dynamic_manifest_of_other_arguments_is_refused(compiled, tmp_path):
         for entry in manifest["entries"].values():
             entry["args"].insert(2, dict(entry["args"][2]))
 
-    for name, edit in (("fewer", drop), ("more", add)):
-        lib = library.load(edited(compiled["dynamic"], tmp_path / name,
-                                  edit))
-        with pytest.raises(RNNCError, match=r"_sizes gives \d+ sizes at T=4, "
-                           r"B=2, not those of the manifest's \d+ "
-                           r"arguments"):
-            lib.at(4, 2)
+    def swap(manifest):
+        args = manifest["entries"]["infer"]["args"]
+        args[3], args[4] = args[4], args[3]
+
+    def other(manifest):
+        with open(compiled["infer-only"] / "manifest.json") as f:
+            manifest.clear()
+            manifest.update(json.load(f))
+
+    cases = [("static", "fewer", drop), ("static", "more", add),
+             ("static", "swapped", swap), ("dynamic", "fewer", drop),
+             ("dynamic", "more", add),
+             ("static", "no-fwd", lambda m: m["entries"].pop("fwd")),
+             ("static", "other", other)]
+    for good, name, edit in cases:
+        directory = edited(compiled[good], tmp_path / f"{good}-{name}", edit)
+        with pytest.raises(RNNCError, match=str(tmp_path) + f"/{good}-{name}"
+                           r"/manifest.json is not the manifest .*/"
+                           r"librnnc_model.so was compiled with"):
+            library.load(directory)
+    # A library that holds no manifest (its symbol renamed here, as in a
+    # library of an older rnn-compile) is refused as such.
+    older = edited(compiled["static"], tmp_path / "older", lambda m: None)
+    path = tmp_path / "older" / "librnnc_model.so"
+    data = path.read_bytes()
+    assert data.count(b"rnnc_manifest\0") >= 1
+    path.write_bytes(data.replace(b"rnnc_manifest\0", b"rnnc_manifesX\0"))
+    with pytest.raises(RNNCError, match=r"older/librnnc_model.so holds no "
+                       r"manifest \(rnnc_manifest\): a library of an older "
+                       r"rnn-compile"):
+        library.load(older)
+    same = edited(compiled["static"], tmp_path / "same", lambda m: None)
+    assert library.load(same).manifest == library.load(
+        str(compiled["static"])).manifest
 
 
 def test_device_must_be_a_gpu_ordinal(compiled):

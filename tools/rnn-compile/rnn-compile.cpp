@@ -16,7 +16,10 @@
 // `buffers` holds one data pointer per argument, in the order the manifest
 // lists them, all owned by the caller: inputs, parameters, outputs,
 // gradients, the saved region (fwd and bwd) and a scratch arena of the
-// planned size (contents not kept between calls). The library links the
+// planned size (contents not kept between calls). The library also holds
+// its manifest's text (`const char rnnc_manifest[]`), which a loader
+// compares with manifest.json before it trusts the argument lists, since an
+// entry point cannot check its buffers. The library links the
 // project's runtime and OpenBLAS, and needs neither LLVM nor MLIR at run
 // time. LLD links it in this process (no toolchain needed), from the link
 // kit (--link-kit: the C runtime objects and the static C++ runtime, as
@@ -61,6 +64,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm-c/Core.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -313,6 +318,19 @@ compileToLLVM(ModuleOp module, const mlir::rnn::PipelineOptions &options,
   return llvmModule;
 }
 
+/// The manifest's text in the library, as the NUL-terminated
+/// `const char rnnc_manifest[]`: a loader compares it with manifest.json
+/// before it trusts the file's argument lists, which the entry points do
+/// not check.
+static void embedManifest(llvm::Module &llvmModule, llvm::StringRef text) {
+  llvm::Constant *data = llvm::ConstantDataArray::getString(
+      llvmModule.getContext(), text, /*AddNull=*/true);
+  auto *global = new llvm::GlobalVariable(
+      llvmModule, data->getType(), /*isConstant=*/true,
+      llvm::GlobalValue::ExternalLinkage, data, "rnnc_manifest");
+  global->setAlignment(llvm::Align(1));
+}
+
 /// The library and its manifest in the output directory.
 static void writeLibrary(llvm::Module &llvmModule,
                          const std::string &manifest) {
@@ -361,6 +379,8 @@ int main(int argc, char **argv) {
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       compileToLLVM(*module, options, manifest.model, llvmContext);
-  writeLibrary(*llvmModule, manifest.render(context));
+  std::string text = manifest.render(context);
+  embedManifest(*llvmModule, text);
+  writeLibrary(*llvmModule, text);
   return 0;
 }
