@@ -14,7 +14,8 @@ an image can be built with its cache filled for machines without the
 compiler (set RNNC_CACHE_DIR to it there). `cache` acts on --cache-dir,
 else on the default cache and the per-user temporary cache that stands in
 for it where it cannot be written. Errors in requests and in the cache
-exit with status 1, flags given bad values with argparse's status 2.
+exit with status 1, flags given bad values with argparse's status 2, an
+interrupt (Ctrl-C) with 130.
 """
 
 import argparse
@@ -230,6 +231,11 @@ def main(argv=None):
     except (library.RNNCError, OSError, ValueError) as e:
         print(f"rnnc: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # A compile cut short leaves nothing at an entry's name (each is
+        # written under a temporary name, removed on the way out).
+        print("rnnc: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

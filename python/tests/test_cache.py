@@ -15,11 +15,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import warnings
 from pathlib import Path
 
@@ -892,6 +894,39 @@ def test_clear_cache_keeps_loaded_libraries(cache):
         library._loaded.clear()
         assert compile_model(*GRU).directory == lib.directory
     assert entries(cache) == [os.path.basename(lib.directory)]
+
+
+def test_command_line_interrupted_leaves_nothing(tmp_path, compiler):
+    """precompile interrupted (SIGINT, as Ctrl-C sends) while it compiles
+    exits 130 with one line, no traceback, and leaves no entry and no
+    temporary directory in the cache."""
+    started = tmp_path / "started"
+    wrapper = tmp_path / "rnn-compile"
+    wrapper.write_text(f"#!/bin/sh\n[ \"$1\" = --print-identity ] && "
+                       f"exec '{compiler}' \"$@\"\ntouch '{started}'\n"
+                       f"exec sleep 60\n")
+    wrapper.chmod(0o755)
+    root = tmp_path / "cache"
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, RNNC_COMPILE=str(wrapper),
+               RNNC_CACHE_DIR=str(root))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "rnnc", "precompile",
+         "cell=gru,seq_len=4,batch=2,input_size=3,hidden_size=3,layers=1"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not started.exists() and child.poll() is None and \
+                time.time() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), child.communicate(timeout=60)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130, err
+    assert err == "rnnc: interrupted\n" and out == ""
+    assert entries(root) == [] and leftovers(root) == []
 
 
 def cli(*args, env, prefix=(sys.executable,)):
