@@ -367,7 +367,8 @@ def KernelSignaturesPass : Pass<"rnn-kernel-signatures", "ModuleOp"> {
     records the signatures of the `gpu.func` kernels on the module as
     `rnn.kernel_signatures`; with `annotate=1`, after
     `gpu-module-to-binary`, it appends the lines to the PTX of every
-    `gpu.binary` and removes the attribute.
+    `gpu.binary` and removes the attribute (a module that records them and
+    holds no PTX is an error).
 
     ```mlir
     gpu.module @rnn_kernels {

@@ -126,6 +126,7 @@ struct KernelSignaturesPass
       lines += "// rnnc.kernel " + entry.getName().str() + " " +
                text.getValue().str() + "\n";
     }
+    bool appended = false;
     for (auto binary : module.getOps<gpu::BinaryOp>()) {
       SmallVector<Attribute> objects;
       for (Attribute attr : binary.getObjects()) {
@@ -134,6 +135,7 @@ struct KernelSignaturesPass
           objects.push_back(attr);
           continue;
         }
+        appended = true;
         // The driver reads PTX up to its NUL terminator, which the
         // serialized object carries and the embedded copy relies on.
         std::string ptx = object.getObject().getValue().str();
@@ -152,6 +154,14 @@ struct KernelSignaturesPass
       }
       binary.setObjectsAttr(ArrayAttr::get(&getContext(), objects));
     }
+    // Recorded signatures with no PTX to carry them would be lost, and the
+    // null device could then check no launch.
+    if (!appended && !signatures.empty())
+      return rnn::emitErrorAt(module, "rnn-kernel-signatures: the module "
+                                      "records its kernels' signatures (")
+             << kSignatures
+             << ") and holds no gpu.binary of PTX to append them to; "
+                "annotate=1 runs after gpu-module-to-binary{format=isa}";
     return success();
   }
 };
