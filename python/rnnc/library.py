@@ -166,9 +166,9 @@ def _check_manifest(manifest, path, dynamic):
     name beside it, an unknown target, an entry point of an unknown kind
     or whose symbol is not its kind's, an argument without a name, role,
     dtype, shape of sizes or layer, and sizes of the arena or the saved
-    region that disagree with its argument. Nothing here reads the library,
-    so an argument list that merely differs from the library's is not
-    caught."""
+    region that disagree with its argument. Nothing here reads the library:
+    an argument list that merely differs from the library's is caught when
+    the library is loaded (_check_embedded_manifest)."""
     library = manifest["library"]
     if library in ("", ".", "..") or os.path.basename(library) != library:
         raise RNNCError(f"{path}: \"library\" must be the name of a file "
