@@ -430,7 +430,10 @@ def _inspect(directory):
         return f"cannot read {entry}: {e}"
     # The manifest is the library's own (which loading checks again); one
     # changed in the cache makes the entry damaged, to be compiled again.
-    if written.get("manifest") != _manifest_record(raw):
+    if "manifest" not in written:
+        return f"{entry} does not record the size and digest of " \
+            f"manifest.json (an entry of an older rnnc)"
+    if written["manifest"] != _manifest_record(raw):
         return "its manifest.json is not the one it was written with"
     if not isinstance(record, dict) or record.get("file") != library or \
             not isinstance(record.get("bytes"), int) or \

@@ -469,6 +469,13 @@ def test_partial_entry_is_rebuilt(cache, monkeypatch):
         with open(record, "w") as f:
             json.dump(info, f)
 
+    def forget_manifest():
+        with open(record) as f:
+            info = json.load(f)
+        del info["manifest"]
+        with open(record, "w") as f:
+            json.dump(info, f)
+
     def edit_manifest():
         path = os.path.join(directory, "manifest.json")
         with open(path) as f:
@@ -483,6 +490,8 @@ def test_partial_entry_is_rebuilt(cache, monkeypatch):
                         (forget_library, "does not record the size"),
                         (edit_manifest, "manifest.json is not the one it "
                                         "was written with"),
+                        (forget_manifest, "does not record the size and "
+                                          "digest of manifest.json"),
                         (lambda: os.remove(record), "no rnnc-entry.json")]:
         damage()
         assert why in library._inspect(directory)
