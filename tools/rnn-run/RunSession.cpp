@@ -55,6 +55,15 @@ RunSession::RunSession(const DialectRegistry &registry, const RunFlags &flags)
   if (failed(flags.driver.check(context, error)) ||
       failed(mlir::rnn::verifyPipelineOptions(pipelineOptions, error)))
     fail(error);
+  // Where the program runs, chosen once. Running on the GPU needs its
+  // driver: this fails before anything is compiled. (It is loaded before
+  // the model is read, as the first thing of the run: LeakSanitizer reads
+  // garbage in a thread's dynamic TLS when the driver is loaded after the
+  // model, and so an f64 model file on the cuda target without a driver
+  // is refused for the driver.)
+  runner = flags.driver.isCUDA() && flags.emit == Emit::Run
+               ? createCudaTarget(flags.cublas, flags.tf32)
+               : createHostTarget();
   report.target = mlir::rnn::stringifyTarget(flags.driver.target).str();
   if (flags.driver.isCUDA())
     report.gpuMath =
@@ -169,12 +178,6 @@ void RunSession::loadModel() {
       failed(checkTarget(shape, flags.driver.target, error)))
     fail(error);
   entryName = model.getName().str();
-  // Where the program runs, chosen once the model is known to suit the
-  // target. Running on the GPU needs its driver: this fails before
-  // anything is compiled.
-  runner = flags.driver.isCUDA() && flags.emit == Emit::Run
-               ? createCudaTarget(flags.cublas, flags.tf32)
-               : createHostTarget();
 }
 
 int RunSession::printModel() {

@@ -62,8 +62,7 @@ public:
   RunSession(const mlir::DialectRegistry &registry, const RunFlags &flags);
   /// --inputs, if given.
   void readInputs();
-  /// The model function: from the model file, or built from the preset;
-  /// then where it runs (on the GPU, its driver loaded).
+  /// The model function: from the model file, or built from the preset.
   void loadModel();
   /// --emit=mlir: prints the model.
   int printModel();
