@@ -462,19 +462,15 @@ def test_partial_entry_is_rebuilt(cache, monkeypatch):
             f.seek(size // 2)
             f.write(bytes([byte[0] ^ 1]))
 
-    def forget_library():
-        with open(record) as f:
-            info = json.load(f)
-        del info["library"]
-        with open(record, "w") as f:
-            json.dump(info, f)
-
-    def forget_manifest():
-        with open(record) as f:
-            info = json.load(f)
-        del info["manifest"]
-        with open(record, "w") as f:
-            json.dump(info, f)
+    def unrecord(key):
+        """The damage: the record of the entry's `key` gone."""
+        def damage():
+            with open(record) as f:
+                info = json.load(f)
+            del info[key]
+            with open(record, "w") as f:
+                json.dump(info, f)
+        return damage
 
     def edit_manifest():
         path = os.path.join(directory, "manifest.json")
@@ -487,11 +483,11 @@ def test_partial_entry_is_rebuilt(cache, monkeypatch):
     for damage, why in [(lambda: truncate(64), "has 64 bytes"),
                         (lambda: truncate(size // 2), f"has {size // 2} "),
                         (flip, "another sha256"),
-                        (forget_library, "does not record the size"),
+                        (unrecord("library"), "does not record the size"),
                         (edit_manifest, "manifest.json is not the one it "
                                         "was written with"),
-                        (forget_manifest, "does not record the size and "
-                                          "digest of manifest.json"),
+                        (unrecord("manifest"), "does not record the size and "
+                                             "digest of manifest.json"),
                         (lambda: os.remove(record), "no rnnc-entry.json")]:
         damage()
         assert why in library._inspect(directory)
