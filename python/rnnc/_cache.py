@@ -584,8 +584,9 @@ def _build(directory, request, compiler, why=_MISSING, failed=None):
         _compile(tmp, compiler, request)
         manifest = os.path.join(tmp, "manifest.json")
         try:
-            with open(manifest) as f:
-                library = json.load(f)["library"]
+            with open(manifest, "rb") as f:
+                raw = f.read()
+            library = json.loads(raw)["library"]
             if not isinstance(library, str):
                 raise TypeError("\"library\" is not a file name")
         except (OSError, ValueError, KeyError, TypeError) as e:
@@ -594,12 +595,10 @@ def _build(directory, request, compiler, why=_MISSING, failed=None):
         path = os.path.join(tmp, library)
         record = dict(file=library, bytes=os.path.getsize(path),
                       sha256=_digest(path))
-        with open(manifest, "rb") as f:
-            manifest_record = _manifest_record(f.read())
         with open(os.path.join(tmp, _ENTRY_FILE), "w") as f:
             json.dump({"abi_version": ABI_VERSION, "request": request,
                        "compiler": dict(identity=identity, **parts),
-                       "library": record, "manifest": manifest_record,
+                       "library": record, "manifest": _manifest_record(raw),
                        "created": time.time()}, f, indent=2)
             f.write("\n")
 
