@@ -191,8 +191,11 @@ void DriverOptions::apply(mlir::rnn::PipelineOptions &options) const {
   options.gemmRows = gemmRows.getValue();
   options.wavefront = wavefront.getValue();
   options.gpuMath = gpuMath.getValue();
-  options.toolkit =
-      mlir::rnn::PipelineOptions::toolkitFromFlag(cudaToolkit.getValue());
+  // The cpu target takes no toolkit (--cuda-toolkit is refused there, and
+  // $RNNC_CUDA_TOOLKIT does not apply).
+  if (isCUDA())
+    options.toolkit =
+        mlir::rnn::PipelineOptions::toolkitFromFlag(cudaToolkit.getValue());
 }
 
 std::string parseCommandLine(int argc, char **argv, StringRef overview) {

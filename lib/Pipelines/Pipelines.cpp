@@ -54,8 +54,8 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
                                          std::string &message) {
   if (failed(parseRematPolicy(options.remat, message)))
     return failure();
-  // Checked for every target, so that a typo is reported even where the
-  // option does not matter.
+  // Checked for every target: a malformed value is named as such before the
+  // cpu target refuses any value other than the default.
   if (!llvm::Regex("^sm_[0-9]{2,3}[af]?$").match(options.chip)) {
     message = "bad GPU chip '" + options.chip +
               "' (expected sm_NN, sm_NNa or sm_NNf, e.g. sm_90)";
@@ -95,6 +95,22 @@ LogicalResult rnn::verifyPipelineOptions(const PipelineOptions &options,
               "polynomials";
     return failure();
   }
+  // The other cuda options would change nothing on the cpu target; a value
+  // other than the default is refused rather than ignored. (Compared with
+  // the defaults, not by presence: predictPipeline prints every option.)
+  PipelineOptions defaults;
+  auto refuse = [&](StringRef name, const std::string &value) {
+    message = (name + "=" + value + " needs the cuda target").str();
+    return failure();
+  };
+  if (options.chip != defaults.chip)
+    return refuse("chip", options.chip);
+  if (options.features != defaults.features)
+    return refuse("features", options.features);
+  if (options.toolkit != defaults.toolkit)
+    return refuse("toolkit", options.toolkit);
+  if (options.blockSize != defaults.blockSize)
+    return refuse("block-size", std::to_string(options.blockSize));
   return success();
 }
 

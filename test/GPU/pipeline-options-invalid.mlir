@@ -11,6 +11,11 @@
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm_70 features=+ptx70 gpu-math=approx" 2>&1 | FileCheck %s --check-prefix=TANH
 // RUN: not rnn-opt %s --rnn-infer-pipeline="gpu-math=ex2" 2>&1 | FileCheck %s --check-prefix=CPUMATH
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda chip=sm_75 features=+ptx63 gpu-math=approx" 2>&1 | FileCheck %s --check-prefix=TANHPTX
+// RUN: not rnn-opt %s --rnn-infer-pipeline="chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CPUONLY -DOPTION=chip=sm_80
+// RUN: not rnn-opt %s --rnn-train-pipeline="target=cpu features=+ptx81" 2>&1 | FileCheck %s --check-prefix=CPUONLY -DOPTION=features=+ptx81
+// RUN: not rnn-opt %s --rnn-infer-pipeline="toolkit=%t.none" 2>&1 | FileCheck %s --check-prefix=CPUONLY -DOPTION=toolkit=%t.none
+// RUN: not rnn-opt %s --rnn-to-buffers-pipeline="block-size=128" 2>&1 | FileCheck %s --check-prefix=CPUONLY -DOPTION=block-size=128
+// RUN: rnn-opt %s --rnn-infer-pipeline="chip=sm_90 block-size=256" -o /dev/null
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda features=+ptx80,+sm_100" 2>&1 | FileCheck %s --check-prefix=CHIPFEATURE
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda features=+ptx80,-ptx80" 2>&1 | FileCheck %s --check-prefix=TWOPTX -DFEATURES=+ptx80,-ptx80
 // RUN: not rnn-opt %s --rnn-infer-pipeline="target=cuda features=+ptx60,+ptx80" 2>&1 | FileCheck %s --check-prefix=TWOPTX -DFEATURES=+ptx60,+ptx80
@@ -36,6 +41,10 @@
 // TANH: gpu-math=approx needs sm_75 or newer and +ptx70 or newer (tanh.approx.f32), not sm_70 with +ptx70
 // TANHPTX: gpu-math=approx needs sm_75 or newer and +ptx70 or newer (tanh.approx.f32), not sm_75 with +ptx63
 // CPUMATH: gpu-math=ex2 needs the cuda target: the CPU computes tanh and exp as polynomials
+
+// The other cuda options change nothing on the cpu target: a value other
+// than the default is refused, not ignored.
+// CPUONLY: error: [[OPTION]] needs the cuda target
 
 // A feature that names a chip contradicts `chip` (NVPTX aborts when the
 // PTX version is too old for it); a second PTX version, enabled or
