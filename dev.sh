@@ -14,8 +14,11 @@
 #   ./dev.sh bundle [DIR]          build, then pack the tools for a GPU machine
 #                                  without LLVM (gpu/make-bundle.sh; default
 #                                  DIR .gpu)
-#   ./dev.sh test-bundle           pack into build/gpu-bundle and check that
-#                                  the packed tools run with LLVM hidden
+#   ./dev.sh test-bundle           pack into build/gpu-bundle, check that
+#                                  the packed tools run with LLVM hidden,
+#                                  then run the GPU session's calls from it
+#                                  without a GPU (gpu/dry-run.sh, about 6
+#                                  minutes)
 #   ./dev.sh wheel [DIR]           build, then the self-contained wheel
 #                                  (tools/package/make-wheel.py; default DIR
 #                                  dist)
@@ -145,6 +148,7 @@ case "${1:-}" in
     build
     gpu/make-bundle.sh "$BUILD_DIR" "$BUILD_DIR/gpu-bundle"
     gpu/test-bundle.sh "$BUILD_DIR/gpu-bundle"
+    gpu/dry-run.sh "$BUILD_DIR/gpu-bundle"
     ;;
   wheel)
     build

@@ -28,6 +28,8 @@ begin_call() {
   python3 -c 'import triton; print("triton", triton.__version__)' ||
     echo "no triton: the TorchRL triton peer is left out"
   source .gpu/unpack.sh
+  # gpu/dry-run.sh's stand-ins, before the bundle's tools.
+  [ -z "${RNNC_DRY_RUN_SHIMS:-}" ] || export PATH="$RNNC_DRY_RUN_SHIMS:$PATH"
   export RNNC_CACHE_DIR=/tmp/rnnc-cache
 }
 # Seconds left until $1 seconds (of a 585 s call, scaled to
