@@ -914,8 +914,16 @@ def test_command_line_interrupted_leaves_nothing(tmp_path, compiler):
     root = tmp_path / "cache"
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR, RNNC_COMPILE=str(wrapper),
                RNNC_CACHE_DIR=str(root))
+    # `python3 -m rnnc` as a shell starts it: SIGINT raises
+    # KeyboardInterrupt, whatever the test's process ignores (a child
+    # inherits an ignored signal, and Python then leaves it ignored).
     child = subprocess.Popen(
-        [sys.executable, "-m", "rnnc", "precompile",
+        [sys.executable, "-c",
+         "import runpy, signal, sys; "
+         "signal.signal(signal.SIGINT, signal.default_int_handler); "
+         "sys.argv[0] = 'rnnc'; "
+         "runpy.run_module('rnnc', run_name='__main__', alter_sys=True)",
+         "precompile",
          "cell=gru,seq_len=4,batch=2,input_size=3,hidden_size=3,layers=1"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -925,7 +933,13 @@ def test_command_line_interrupted_leaves_nothing(tmp_path, compiler):
             time.sleep(0.05)
         assert started.exists(), child.communicate(timeout=60)
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
+        try:
+            out, err = child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            with open(f"/proc/{child.pid}/status") as f:
+                status = [line.strip() for line in f
+                          if line.startswith(("State", "Sig"))]
+            pytest.fail(f"still running 60 s after SIGINT: {status}")
     finally:
         if child.poll() is None:
             child.kill()
