@@ -62,7 +62,8 @@ exec "$PYTHON" "\$@"
 EOF
 cat > "$W/shim/rnn-run" <<'EOF'
 #!/usr/bin/env bash
-# The bundle's rnn-run; on the cuda target at a few elements.
+# The next rnn-run on PATH (the bundle's); on the cuda target at a few
+# elements.
 args=("$@")
 if [[ " $* " == *" --target=cuda "* ]]; then
   args=()
@@ -77,7 +78,7 @@ if [[ " $* " == *" --target=cuda "* ]]; then
     esac
   done
 fi
-exec /tmp/rnnc/bin/rnn-run "${args[@]}"
+PATH=${PATH//"$RNNC_DRY_RUN_SHIMS:"/} exec rnn-run "${args[@]}"
 EOF
 printf '#!/bin/sh\necho "nvidia-smi: no GPU (gpu/dry-run.sh)"\n' \
   > "$W/shim/nvidia-smi"
