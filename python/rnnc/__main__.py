@@ -223,11 +223,7 @@ def main(argv=None):
         elif args.action == "list":
             _list(args.cache_dir)
         else:
-            removed = library.clear_cache(args.cache_dir)
-            count = sum(1 for path in removed
-                        if not re.search(r"\.lock$|\.tmp-|\.old-",
-                                         os.path.basename(path)))
-            print(f"removed {_count(count)}")
+            print(f"removed {_count(_cache._clear(args.cache_dir)[1])}")
     except (library.RNNCError, OSError, ValueError) as e:
         print(f"rnnc: {e}", file=sys.stderr)
         return 1

@@ -858,8 +858,16 @@ def clear_cache(directory=None):
     (another account's, in a shared cache; a read-only cache) and
     directories that cannot be listed are an RNNCError naming them, after
     the rest are gone."""
+    return _clear(directory)[0]
+
+
+def _clear(directory):
+    """clear_cache's paths deleted, and how many of them were entries
+    (directories; not the locks, temporary or set-aside directories, links
+    and plain files under entries' names)."""
     has_entry.known.clear()
     removed, left, unlisted = [], [], []
+    entries = 0
     owner = False
     now = time.time()
     for root, names in _listings(directory, unlisted):
@@ -880,6 +888,7 @@ def clear_cache(directory=None):
                 else:
                     aside = _unique(path + ".old-")
                     os.rename(path, aside)
+                    entries += 1
                     shutil.rmtree(aside)
             except FileNotFoundError:
                 continue
@@ -893,7 +902,7 @@ def clear_cache(directory=None):
             unlisted + (["cannot delete " + ", ".join(left) +
                          (" (remove them as their owner)" if owner
                           else "")] if left else [])))
-    return removed
+    return removed, entries
 
 
 def _entry_cpu(directory):

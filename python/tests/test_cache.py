@@ -833,6 +833,10 @@ def test_command_line_fills_lists_and_clears(tmp_path, compiler):
     assert "cell=gru seq_len=4" in listing and "remat=gates" in listing
     (root / "notes.txt").write_text("not rnnc's")
     assert "cell=gru seq_len=none batch=none" in listing
+    # A plain file and a link under entries' names go, but are not
+    # libraries.
+    (root / ("a" * 32)).write_text("")
+    os.symlink(tmp_path, root / ("b" * 32 + "-" + "c" * 16))
     assert "removed 4 libraries" in rnnc("cache", "clear")
     assert os.listdir(root) == ["notes.txt"]
     bad = subprocess.run([sys.executable, "-m", "rnnc", "precompile",
