@@ -918,9 +918,10 @@ def test_command_line_interrupted_leaves_nothing(tmp_path, compiler):
     root = tmp_path / "cache"
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR, RNNC_COMPILE=str(wrapper),
                RNNC_CACHE_DIR=str(root))
-    # `python3 -m rnnc` as a shell starts it: SIGINT raises
-    # KeyboardInterrupt, whatever the test's process ignores (a child
-    # inherits an ignored signal, and Python then leaves it ignored).
+    # `python3 -m rnnc` as an interactive shell starts it: SIGINT raises
+    # KeyboardInterrupt even where the tests ignore SIGINT (a suite started
+    # in the background by a non-interactive shell does; a child inherits
+    # an ignored signal, and Python then leaves it ignored).
     child = subprocess.Popen(
         [sys.executable, "-c",
          "import runpy, signal, sys; "
