@@ -17,7 +17,7 @@
 #   ./dev.sh test-bundle           pack into build/gpu-bundle, check that
 #                                  the packed tools run with LLVM hidden,
 #                                  then run the GPU session's calls from it
-#                                  without a GPU (gpu/dry-run.sh, about 6
+#                                  without a GPU (gpu/dry-run.sh, about 8
 #                                  minutes)
 #   ./dev.sh wheel [DIR]           build, then the self-contained wheel
 #                                  (tools/package/make-wheel.py; default DIR

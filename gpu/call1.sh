@@ -3,7 +3,7 @@
 # table comes first). From the repository root with the bundle carried as
 # .gpu:
 #
-#   OUT=$OUT bash .gpu/call1.sh
+#   OUT=$OUT bash .gpu/call1.sh     (a GPU session: gpu/session.sh)
 #
 # 1. The benchmark table, bench/gpu_vs_cudnn.py in one process per batch
 #    size: B=4096, then B=64 (T=32, I=H=256), LSTM and GRU, L=1 and 2,
@@ -14,24 +14,24 @@
 #    $OUT/bench-b4096.txt and bench-b64.txt, rows as JSON to
 #    $OUT/bench-b*.jsonl. TorchRL's triton peer is left out here: its
 #    first call per cell and mode compiles and autotunes for minutes
-#    (bench/triton_warm.py), so call2.sh warms its cache first and then
+#    (bench/triton_warm.py), so call3.sh warms its cache first and then
 #    runs the table with it.
 #    Then rnn-run's recompute of the gates (--remat=gates) against saving
 #    them, at B=4096, L=1 and 2.
-# 2. ncu (if installed) of one LSTM train step (L=1, fp32, eager launches)
-#    at each batch size: the first launch of every kernel, to
-#    $OUT/ncu-lstm-b*.{ncu-rep,summary.txt,details.txt}.
-# 3. A torch.profiler trace of rnnc.torch on CUDA tensors and cuDNN in one
-#    process (bench/gpu_profile.py), to $OUT/profile-lstm-b*.{json.gz,txt}.
-# 4. rnnc.jax against a scanned GRUCell at Craftax's shapes on JAX's GPU
+# 2. rnnc.jax against a scanned GRUCell at Craftax's shapes on JAX's GPU
 #    (bench/jax_vs_scan.py: training T=64, B=128, I=H=512; rollout
 #    B=1024).
-# 5. Per-step launch, GEMM, sync and allocation counts (rnn-run --json).
-# Logs to $OUT/call1.log (and stdout). Each stage has its own timeout
-# (deadlines for a call of 585 s, scaled by RNNC_CALL_SECONDS: stage.sh), and
+# 3. Per-step launch, GEMM, sync and allocation counts (rnn-run --json).
+# 4. A torch.profiler trace of rnnc.torch on CUDA tensors and cuDNN in one
+#    process (bench/gpu_profile.py), to $OUT/profile-lstm-b*.{json.gz,txt}.
+# 5. ncu (if installed) of one LSTM train step (L=1, fp32, eager launches)
+#    at each batch size: the first launch of every kernel, to
+#    $OUT/ncu-lstm-b*.{ncu-rep,summary.txt,details.txt}.
+# Logs to $OUT/call1.log (and stdout). Each stage has its own deadline
+# (stage.sh: seconds into a call of 585 s, cut to RNNC_CALL_SECONDS), and
 # the benchmark stages a --time-budget below it (no configuration starts
-# after it, so the table ends cleanly), so that the call ends inside the
-# 10-minute limit with everything it made under $OUT.
+# after it, so the table ends cleanly), so that the call ends inside its
+# time with everything it made under $OUT.
 source "$(dirname "$0")/stage.sh"
 begin_call call1
 
@@ -54,6 +54,30 @@ except ValueError:
     print("no JSON from rnn-run")')"
 done; done; done
 
+stage "rnnc.jax against a scanned GRUCell (Craftax's shapes)"
+# Training step at T=64, B=128, I=H=512, 5% resets, and rollout at T=1,
+# B=1024, in one process on JAX's GPU.
+timeout "$(left_until 480)" env PYTHONPATH="$PWD/python" python3 \
+  bench/jax_vs_scan.py --cell gru --T 64 --B 128 --I 512 --H 512 \
+  --rollout-B 1024 --rounds 3 --iters 20 2>&1 | tail -4
+echo "jax_vs_scan rc=${PIPESTATUS[0]}"
+
+stage counts per step
+for cell in lstm gru; do for m in "" "--no-cuda-graph"; do
+  [ "$(left_until 495)" -gt 10 ] || break 2
+  echo "$cell $m: $(timeout 10 rnn-run --preset=$cell --target=cuda --seq-len=32 --json --iters=3 $m |
+    python3 -c 'import sys, json
+try:
+    j = json.load(sys.stdin)
+    print({k: j.get(k) for k in ("launches", "gemm_calls", "syncs", "allocations", "cuda_graph", "step_ms")})
+except ValueError:
+    print("no JSON from rnn-run")')"
+done; done
+stage torch.profiler: rnnc.torch and cuDNN
+timeout "$(left_until 530)" python3 bench/gpu_profile.py --out "$OUT" --cell=lstm --batch=4096,64 \
+  --steps=3 --warmup=2 2>&1 | grep -v '^USDT'
+echo "profile rc=${PIPESTATUS[0]}"
+
 stage ncu
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [ -z "$NCU" ]; then
@@ -66,7 +90,7 @@ else
           --input-size=256 --hidden-size=256 --no-cuda-graph --iters=1
           --warmup=0)
     # The first launch of every kernel (rnnc's and cuBLAS's) of one step.
-    timeout "$(left_until 490 35)" \
+    timeout "$(left_until 585 35)" \
       "$NCU" --clock-control none --kernel-id '::regex:.*:1' --launch-count 40 --set basic \
       --section MemoryWorkloadAnalysis --export "$rep" --force-overwrite \
       "${step[@]}" > "$rep.log" 2>&1
@@ -75,7 +99,7 @@ else
     if [ ! -f "$rep.ncu-rep" ]; then
       tail -5 "$rep.log"
       # The first 30 launches, if the kernel filter is what failed.
-      timeout "$(left_until 490 30)" \
+      timeout "$(left_until 585 30)" \
         "$NCU" --clock-control none --launch-count 30 --set basic --export "$rep" \
         --force-overwrite "${step[@]}" >> "$rep.log" 2>&1
       echo "ncu B=$B (first 30 launches) rc=$?"
@@ -90,28 +114,4 @@ else
   done
 fi
 
-stage torch.profiler: rnnc.torch and cuDNN
-timeout "$(left_until 530)" python3 bench/gpu_profile.py --out "$OUT" --cell=lstm --batch=4096,64 \
-  --steps=3 --warmup=2 2>&1 | grep -v '^USDT'
-echo "profile rc=${PIPESTATUS[0]}"
-
-stage "rnnc.jax against a scanned GRUCell (Craftax's shapes)"
-# Training step at T=64, B=128, I=H=512, 5% resets, and rollout at T=1,
-# B=1024, in one process on JAX's GPU.
-timeout "$(left_until 575)" env PYTHONPATH="$PWD/python" python3 \
-  bench/jax_vs_scan.py --cell gru --T 64 --B 128 --I 512 --H 512 \
-  --rollout-B 1024 --rounds 3 --iters 20 2>&1 | tail -4
-echo "jax_vs_scan rc=${PIPESTATUS[0]}"
-
-stage counts per step
-for cell in lstm gru; do for m in "" "--no-cuda-graph"; do
-  [ "$(left_until 585)" -gt 10 ] || break 2
-  echo "$cell $m: $(timeout 10 rnn-run --preset=$cell --target=cuda --seq-len=32 --json --iters=3 $m |
-    python3 -c 'import sys, json
-try:
-    j = json.load(sys.stdin)
-    print({k: j.get(k) for k in ("launches", "gemm_calls", "syncs", "allocations", "cuda_graph", "step_ms")})
-except ValueError:
-    print("no JSON from rnn-run")')"
-done; done
 stage done

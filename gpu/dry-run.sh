@@ -20,9 +20,13 @@
 #   TorchRL's triton warm-up needs CUDA and says so;
 # * nvidia-smi says there is no GPU; the tests that need one skip
 #   (pytest), as do ncu and compute-sanitizer where this machine has none.
-# Every deadline is scaled to a call of RNNC_CALL_SECONDS (default 240).
+# Each call runs through gpu/session.sh (as on the device machine: its
+# outputs packed into the few files the device tool brings back), with
+# each stage given at most RNNC_STAGE_SECONDS (default 90).
 #
-# It fails if a call does not reach its last stage, if a line of its log
+# It fails if a call does not reach its last stage, if its outputs are not
+# packed into at most 8 files, if call2 cut to 60 s (the second call of a
+# short window) runs past 80 s or brings back nothing, if a line of its log
 # is a script error (a Python traceback, an argument a script or a tool
 # refuses, a tool's output that does not parse, a file or command not
 # found, a shell error), or if a benchmark script or a test run that does
@@ -36,7 +40,8 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 }
 
 W=$(mktemp -d)
-trap 'rm -rf "$W" /tmp/rnnc /tmp/rnnc-cache' EXIT
+LEFT="/tmp/rnnc /tmp/rnnc-cache /tmp/rnnc-dynamic /tmp/gpu-call1 /tmp/gpu-call2 /tmp/gpu-call3"
+trap 'rm -rf "$W" $LEFT' EXIT
 # The repository root as the device machine sees it: the tree, and the
 # bundle as .gpu.
 mkdir -p "$W/repo" "$W/shim"
@@ -88,7 +93,8 @@ cd "$W/repo"
 unset LD_LIBRARY_PATH RNNC_CUDA_TOOLKIT
 export PATH="$W/shim:$PATH" RNNC_DRY_RUN_SHIMS=$W/shim
 export RNNRT_LIBCUDA=$B/lib/libnullcuda.so RNNRT_LIBCUBLAS=$B/lib/libnullcuda.so
-export RNNC_CALL_SECONDS=${RNNC_CALL_SECONDS:-240}
+unset RNNC_CALL_SECONDS
+export RNNC_STAGE_SECONDS=${RNNC_STAGE_SECONDS:-90}
 # The status lines of what must work without a GPU.
 CHECKED='^(bench(-triton)? B=[0-9]+|profile|jax_vs_scan|torch_cuda_replay|test_torch_cuda|test_jax_cuda|RNNCudaRuntimeTests|RNNRuntimeTests) rc='
 status=0
@@ -98,10 +104,14 @@ for call in "${calls[@]}"; do
   out=$W/out-$call
   mkdir -p "$out"
   started=$SECONDS
-  OUT=$out bash .gpu/$call.sh > /dev/null 2>&1 || true
+  OUT=$out bash .gpu/session.sh "$call" 560 > /dev/null 2>&1 || true
   log=$out/$call.log
-  echo "$call: $((SECONDS - started)) s, $(grep -cE "$CHECKED" "$log") statuses checked"
+  echo "$call: $((SECONDS - started)) s, $(grep -cE "$CHECKED" "$log" 2>/dev/null) statuses checked"
   problems=$(
+    [ -f "$log" ] || echo "no $call.log among the files brought back"
+    [ -f "$out/$call-small.tar.gz" ] || echo "outputs not packed"
+    files=$(find "$out" -type f | wc -l)
+    [ "$files" -le 8 ] || echo "$files files to bring back (at most 8)"
     grep -q "^##### done" "$log" || echo "did not reach its last stage"
     grep -nE 'Traceback|JSONDecodeError|^usage:|error: (unrecognized|argument)|Unknown command line argument|for the --[a-z0-9-]+ option|no JSON from|No such file|command not found|syntax error|unbound variable|\.sh: line [0-9]+:' "$log"
     grep -E "$CHECKED" "$log" | grep -v ' rc=0\b'
@@ -109,9 +119,32 @@ for call in "${calls[@]}"; do
   if [ -n "$problems" ]; then
     echo "FAIL: $call ($out/$call.log):"
     echo "$problems" | head -30
-    trap 'rm -rf /tmp/rnnc /tmp/rnnc-cache' EXIT
+    trap 'rm -rf $LEFT' EXIT
     status=1
   fi
 done
+# The second call of a 15-minute window has little time left: call2 cut
+# to 60 s stops by then (its deadlines cut to it, the rest stopped), and
+# still brings back its log and its outputs packed.
+if [[ " ${calls[*]} " == *" call2 "* ]]; then
+  out=$W/out-call2-cut
+  mkdir -p "$out"
+  started=$SECONDS
+  OUT=$out bash .gpu/session.sh call2 60 > /dev/null 2>&1 || true
+  took=$((SECONDS - started))
+  echo "call2 cut to 60 s: $took s"
+  problems=$(
+    [ "$took" -le 80 ] || echo "took $took s"
+    [ -f "$out/call2-small.tar.gz" ] || echo "outputs not packed"
+    grep -q "^##### session.sh: call2 ended after" "$out/call2.log" ||
+      echo "its log does not say where it ended"
+  ) || true
+  if [ -n "$problems" ]; then
+    echo "FAIL: call2 cut to 60 s ($out):"
+    echo "$problems"
+    trap 'rm -rf $LEFT' EXIT
+    status=1
+  fi
+fi
 [ $status -eq 0 ] && echo "gpu/dry-run.sh: ok"
 exit $status

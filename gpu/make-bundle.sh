@@ -16,7 +16,8 @@
 # module's tests (python/tests/test_torch_cuda.py).
 # The folder also holds OpenBLAS and its Fortran runtime, libdevice (in a
 # toolkit layout, for --cuda-toolkit), the CUDA unit tests, the null CUDA
-# device, the scripts of a GPU session (gpu/call1.sh, gpu/call2.sh) and, in
+# device, the scripts of a GPU session (gpu/session.sh, call1.sh to
+# call3.sh, stage.sh, unpack.sh) and, in
 # wheels/, the wheels of TorchRL 0.14.1 and tensordict for the triton peer
 # of bench/gpu_vs_cudnn.py (about 6.3 MiB, gpu/fetch-wheels.sh: pip
 # download into a cache, build/gpu-wheels). Where they cannot be downloaded
@@ -77,8 +78,8 @@ PY
 cp "$TMP/libgfortran.so.5" "$TMP/libquadmath.so.0" "$OUT/lib/"
 cp "$TMP"/zip/{libzip.so.4,libbz2.so.1.0,libz.so.1} "$OUT/lib/zip/"
 cp "$CUDA/nvvm/libdevice/libdevice.10.bc" "$OUT/cuda/nvvm/libdevice/"
-cp "$HERE"/unpack.sh "$HERE"/stage.sh "$HERE"/call1.sh "$HERE"/call2.sh \
-  "$HERE"/call3.sh \
+cp "$HERE"/unpack.sh "$HERE"/stage.sh "$HERE"/session.sh "$HERE"/call1.sh \
+  "$HERE"/call2.sh "$HERE"/call3.sh \
   "$HERE"/run-test-lines.py "$OUT/"
 RNNC_WHEEL_CACHE=${RNNC_WHEEL_CACHE:-$BUILD/gpu-wheels} \
   bash "$HERE/fetch-wheels.sh" "$OUT/wheels" || rm -rf "$OUT/wheels"

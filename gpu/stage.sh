@@ -1,16 +1,24 @@
-# Sourced by gpu/call1.sh, call2.sh and call3.sh (and by a session, for
-# pack): a call's start, stage headers, the time left of a call with a
+# Sourced by gpu/call1.sh, call2.sh and call3.sh (and by gpu/session.sh,
+# for pack): a call's start, stage headers, the time left of a call with a
 # fixed budget ($SECONDS counts from the call's start), the benchmark
 # table, and the packing of $OUT into the few files a GPU session brings
 # back.
 #
-# The scripts' deadlines are written for a call of 585 s; RNNC_CALL_SECONDS
-# (default 585) scales every deadline, so that two calls fit a shorter
-# window (about 520 and 250 s for 15 minutes of device time, a machine's
-# start included).
+# A call's stages come in order of importance, each with a deadline: a
+# number of seconds into a call of 585 s. RNNC_CALL_SECONDS (default 585)
+# ends the call sooner: every deadline past it is cut to it, so that a
+# short call (the second of a 15-minute window: gpu/session.sh) runs its
+# first stages in full and gives the last ones a second each.
+# RNNC_STAGE_SECONDS (unset: no limit) caps what any one stage may take
+# (gpu/dry-run.sh, which runs every stage at tiny sizes).
 CALL_SECONDS=${RNNC_CALL_SECONDS:-585}
+STAGE_SECONDS=${RNNC_STAGE_SECONDS:-}
 
-stage() { echo; echo "##### $* ($(date +%T), ${SECONDS}s into the call)"; }
+stage() {
+  STAGE_START=$SECONDS
+  echo; echo "##### $* ($(date +%T), ${SECONDS}s into the call)"
+}
+STAGE_START=0
 # Starts call $1 (call1, ...): $OUT made, everything printed also logged
 # to $OUT/$1.log, Python unbuffered; then the probe stage (the GPU, the
 # driver, PyTorch, CUDA, cuDNN and Triton as this machine has them) and
@@ -32,11 +40,15 @@ begin_call() {
   [ -z "${RNNC_DRY_RUN_SHIMS:-}" ] || export PATH="$RNNC_DRY_RUN_SHIMS:$PATH"
   export RNNC_CACHE_DIR=/tmp/rnnc-cache
 }
-# Seconds left until $1 seconds (of a 585 s call, scaled to
-# RNNC_CALL_SECONDS) into the call, at least 1; with a second argument, at
-# most that many.
+# Seconds left until $1 seconds into the call (at most RNNC_CALL_SECONDS,
+# and, under RNNC_STAGE_SECONDS, at most that long after the stage began),
+# at least 1; with a second argument, at most that many.
 left_until() {
-  local s=$(($1 * CALL_SECONDS / 585 - SECONDS))
+  local end=$(($1 < CALL_SECONDS ? $1 : CALL_SECONDS))
+  if [ -n "$STAGE_SECONDS" ] && [ $((STAGE_START + STAGE_SECONDS)) -lt "$end" ]; then
+    end=$((STAGE_START + STAGE_SECONDS))
+  fi
+  local s=$((end - SECONDS))
   [ -n "${2:-}" ] && [ "$s" -gt "$2" ] && s=$2
   echo $((s > 0 ? s : 1))
 }
@@ -68,12 +80,13 @@ pack() {
 
 # The table of bench/gpu_vs_cudnn.py (T=32, I=H=256, LSTM and GRU, L=1
 # and 2, resets 0 and 5%, fp32, tf32 and bf16) at batch size $2 until $3
-# seconds (scaled) into the call, $4 measured and $5 warm-up steps, with
+# seconds into the call (left_until), $4 measured and $5 warm-up steps, with
 # the flags after them; the table to $OUT/$1-b$2.txt, rows as JSON to
 # $OUT/$1-b$2.jsonl. No configuration starts in its last 40 s.
 bench_table() {
   local name=$1 B=$2 end=$3 iters=$4 warmup=$5 left
   shift 5
+  STAGE_START=$SECONDS
   left=$(left_until "$end")
   stage "$name B=$B (${left}s)"
   rm -f "$OUT/$name-b$B.jsonl"
