@@ -7,8 +7,8 @@
 # A call's stages come in order of importance, each with a deadline: a
 # number of seconds into a call of 585 s. RNNC_CALL_SECONDS (default 585)
 # ends the call sooner: every deadline past it is cut to it, so that a
-# short call (the second of a 15-minute window: gpu/session.sh) runs its
-# first stages in full and gives the last ones a second each.
+# short call (the second of a 15-minute window) runs its first stages in
+# full, and gpu/session.sh stops it there.
 # RNNC_STAGE_SECONDS (unset: no limit) caps what any one stage may take
 # (gpu/dry-run.sh, which runs every stage at tiny sizes).
 CALL_SECONDS=${RNNC_CALL_SECONDS:-585}
