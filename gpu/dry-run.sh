@@ -98,6 +98,15 @@ export RNNC_STAGE_SECONDS=${RNNC_STAGE_SECONDS:-90}
 # The status lines of what must work without a GPU.
 CHECKED='^(bench(-triton)? B=[0-9]+|profile|jax_vs_scan|torch_cuda_replay|test_torch_cuda|test_jax_cuda|RNNCudaRuntimeTests|RNNRuntimeTests) rc='
 status=0
+# Reports $2 (the problems found, one per line; none: nothing) of what $1
+# names, and keeps the working folder for a look.
+report() {
+  [ -n "$2" ] || return 0
+  echo "FAIL: $1:"
+  echo "$2" | head -30
+  trap 'rm -rf $LEFT' EXIT
+  status=1
+}
 calls=("${@:2}")
 [ ${#calls[@]} -gt 0 ] || calls=(call1 call2 call3)
 for call in "${calls[@]}"; do
@@ -116,12 +125,7 @@ for call in "${calls[@]}"; do
     grep -nE 'Traceback|JSONDecodeError|^usage:|error: (unrecognized|argument)|Unknown command line argument|for the --[a-z0-9-]+ option|no JSON from|No such file|command not found|syntax error|unbound variable|\.sh: line [0-9]+:' "$log"
     grep -E "$CHECKED" "$log" | grep -v ' rc=0\b'
   ) || true
-  if [ -n "$problems" ]; then
-    echo "FAIL: $call ($out/$call.log):"
-    echo "$problems" | head -30
-    trap 'rm -rf $LEFT' EXIT
-    status=1
-  fi
+  report "$call ($out/$call.log)" "$problems"
 done
 # The second call of a 15-minute window has little time left: call2 cut
 # to 60 s stops by then (its deadlines cut to it, the rest stopped), and
@@ -139,12 +143,7 @@ if [[ " ${calls[*]} " == *" call2 "* ]]; then
     grep -q "^##### session.sh: call2 ended after" "$out/call2.log" ||
       echo "its log does not say where it ended"
   ) || true
-  if [ -n "$problems" ]; then
-    echo "FAIL: call2 cut to 60 s ($out):"
-    echo "$problems"
-    trap 'rm -rf $LEFT' EXIT
-    status=1
-  fi
+  report "call2 cut to 60 s ($out)" "$problems"
 fi
 [ $status -eq 0 ] && echo "gpu/dry-run.sh: ok"
 exit $status

@@ -4,8 +4,8 @@
 #
 #   bash .gpu/session.sh CALL SECONDS      (CALL: call1, call2 or call3)
 #
-# runs .gpu/CALL.sh with every deadline scaled to a call of SECONDS
-# (RNNC_CALL_SECONDS), its outputs under /tmp/gpu-CALL, and packs them into
+# runs .gpu/CALL.sh with every deadline cut to SECONDS (RNNC_CALL_SECONDS)
+# and stops it there, its outputs under /tmp/gpu-CALL, and packs them into
 # $OUT, of which the device tool brings back a few files only: CALL.log,
 # CALL-small.tar.gz (texts, logs, JSON), CALL-large.tar (profiler reports
 # and traces) and, where something did not fit under 16 MiB,
