@@ -103,7 +103,7 @@ status=0
 report() {
   [ -n "$2" ] || return 0
   echo "FAIL: $1:"
-  echo "$2" | head -30
+  echo "$2" | head -31
   trap 'rm -rf $LEFT' EXIT
   status=1
 }
@@ -125,6 +125,12 @@ for call in "${calls[@]}"; do
     grep -nE 'Traceback|JSONDecodeError|^usage:|error: (unrecognized|argument)|Unknown command line argument|for the --[a-z0-9-]+ option|no JSON from|No such file|command not found|syntax error|unbound variable|\.sh: line [0-9]+:' "$log"
     grep -E "$CHECKED" "$log" | grep -v ' rc=0\b'
   ) || true
+  # With the stages' start times, to tell a slow stage from a stuck one.
+  if [ -n "$problems" ]; then
+    problems+=$'\n'"stages: $(grep -o '^##### .*s into the call' "$log" |
+      sed 's/^##### //; s/ ([0-9:]*, / @ /; s/ into the call//' |
+      paste -sd ';' -)"
+  fi
   report "$call ($out/$call.log)" "$problems"
 done
 # The second call of a 15-minute window has little time left: call2 cut

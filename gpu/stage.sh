@@ -9,8 +9,11 @@
 # ends the call sooner: every deadline past it is cut to it, so that a
 # short call (the second of a 15-minute window) runs its first stages in
 # full, and gpu/session.sh stops it there.
-# RNNC_STAGE_SECONDS (unset: no limit) caps what any one stage may take
-# (gpu/dry-run.sh, which runs every stage at tiny sizes).
+# RNNC_STAGE_SECONDS (unset: no limit) caps what any one stage may take,
+# and replaces the limits of single commands within a stage, which are
+# sized for a GPU (gpu/dry-run.sh, which runs every stage at tiny sizes
+# on the CPU, where a command's compiles can take longer than its run on
+# a GPU).
 CALL_SECONDS=${RNNC_CALL_SECONDS:-585}
 STAGE_SECONDS=${RNNC_STAGE_SECONDS:-}
 
@@ -42,14 +45,16 @@ begin_call() {
 }
 # Seconds left until $1 seconds into the call (at most RNNC_CALL_SECONDS,
 # and, under RNNC_STAGE_SECONDS, at most that long after the stage began),
-# at least 1; with a second argument, at most that many.
+# at least 1; with a second argument, at most that many (not under
+# RNNC_STAGE_SECONDS).
 left_until() {
-  local end=$(($1 < CALL_SECONDS ? $1 : CALL_SECONDS))
-  if [ -n "$STAGE_SECONDS" ] && [ $((STAGE_START + STAGE_SECONDS)) -lt "$end" ]; then
-    end=$((STAGE_START + STAGE_SECONDS))
+  local end=$(($1 < CALL_SECONDS ? $1 : CALL_SECONDS)) cap=${2:-}
+  if [ -n "$STAGE_SECONDS" ]; then
+    cap=
+    [ $((STAGE_START + STAGE_SECONDS)) -lt "$end" ] && end=$((STAGE_START + STAGE_SECONDS))
   fi
   local s=$((end - SECONDS))
-  [ -n "${2:-}" ] && [ "$s" -gt "$2" ] && s=$2
+  [ -n "$cap" ] && [ "$s" -gt "$cap" ] && s=$cap
   echo $((s > 0 ? s : 1))
 }
 # Packs what is under $1 into $2/NAME-small.tar.gz (texts, logs, JSON) and
