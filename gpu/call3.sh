@@ -16,7 +16,7 @@
 #    rnn-run, cuDNN and TorchRL's triton in one process; tables to
 #    $OUT/bench-triton-b*.txt, rows as JSON to $OUT/bench-triton-b*.jsonl.
 # Logs to $OUT/call3.log (and stdout). Deadlines for a call of 585 s,
-# scaled by RNNC_CALL_SECONDS (stage.sh).
+# cut to RNNC_CALL_SECONDS (stage.sh).
 source "$(dirname "$0")/stage.sh"
 begin_call call3
 

@@ -15,7 +15,8 @@
 #   bitwise comparisons mean nothing here), with every size flag made a
 #   few elements (the null device computes the GEMMs on the CPU);
 # * the benchmark scripts run on the CPU in their own test modes at tiny
-#   shapes: gpu_vs_cudnn.py --dry-run, gpu_profile.py and
+#   shapes: gpu_vs_cudnn.py --dry-run (its tables start no configuration
+#   after 10 s: the first rows and the rest listed), gpu_profile.py and
 #   torch_cuda_replay.py on the CPU device, jax_vs_scan.py on JAX's CPU;
 #   TorchRL's triton warm-up needs CUDA and says so;
 # * nvidia-smi says there is no GPU; the tests that need one skip
@@ -55,7 +56,8 @@ cat > "$W/shim/python3" <<EOF
 #!/usr/bin/env bash
 # The calls' benchmark scripts, on the CPU at tiny shapes.
 case "\${1:-}" in
-  bench/gpu_vs_cudnn.py) set -- "\$@" --dry-run --iters=2 --warmup=1 ;;
+  bench/gpu_vs_cudnn.py) set -- "\$@" --dry-run --iters=2 --warmup=1 \\
+    --time-budget=10 ;;
   bench/gpu_profile.py) set -- "\$@" --device=cpu --seq-len=3 --size=4 \\
     --batch=5,2 ;;
   bench/torch_cuda_replay.py) set -- "\$@" --device cpu --T 3 --B 2 \\
