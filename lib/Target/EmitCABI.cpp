@@ -222,6 +222,8 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
     for (auto func : module.getOps<func::FuncOp>())
       if (func.isPublic() && !func.isExternal())
         entries.push_back(func);
+    if (callerStream && failed(checkNoHostGemm(module)))
+      return signalPassFailure();
     if (callerStream) {
       Builder b(&getContext());
       auto ptrType = LLVM::LLVMPointerType::get(&getContext());
@@ -297,6 +299,25 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
               : arith::ConstantIntOp::create(b, loc, i32, 0).getResult();
       func::ReturnOp::create(b, loc, status);
     }
+  }
+
+  /// Fails, naming the call, if `module` calls a GEMM of the cpu target's
+  /// runtime (rnnrt_sgemm, rnnrt_dgemm: host memory): its entry points
+  /// cannot run on a CUDA stream, and a cpu library has no
+  /// rnnrt_cuda_enter to link.
+  LogicalResult checkNoHostGemm(ModuleOp module) {
+    WalkResult walk = module.walk([](func::CallOp call) {
+      StringRef callee = call.getCallee();
+      if (callee != "rnnrt_sgemm" && callee != "rnnrt_dgemm")
+        return WalkResult::advance();
+      rnn::emitOpErrorAt(call, "calls @")
+          << callee
+          << ", the cpu target's GEMM on host memory: "
+             "rnn-emit-c-abi{caller-stream=1} is for code of the cuda "
+             "target, whose entry points run on a CUDA stream";
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
   }
 
   /// In `entry` (caller-stream), at `b`:

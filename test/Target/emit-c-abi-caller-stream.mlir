@@ -17,3 +17,20 @@ func.func private @rnnrt_cuda_enter(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, 
 func.func @calls(%x: memref<2xf32>) {
   return
 }
+
+// -----
+
+// Code of the cpu target (its GEMM reads host memory) cannot run on a
+// CUDA stream.
+func.func private @rnnrt_sgemm(i64, i64, f32, f32, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>)
+func.func @matmul(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>) {
+  %f = arith.constant 0 : i64
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %ca = memref.cast %a : memref<2x3xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+  %cb = memref.cast %b : memref<3x4xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+  %cc = memref.cast %c : memref<2x4xf32> to memref<?x?xf32, strided<[?, ?], offset: ?>>
+  // expected-error @+1 {{'func.call' op calls @rnnrt_sgemm, the cpu target's GEMM on host memory: rnn-emit-c-abi{caller-stream=1} is for code of the cuda target, whose entry points run on a CUDA stream}}
+  func.call @rnnrt_sgemm(%f, %f, %one, %zero, %ca, %cb, %cc) : (i64, i64, f32, f32, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) -> ()
+  return
+}

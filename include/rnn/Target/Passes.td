@@ -53,7 +53,9 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
     error, which the library's `rnnc_last_error()` gives. Otherwise it
     skips the function and returns 1 if the value is 1 (a failure), 0 if it
     is 2 (a graph of the same call replayed it). The work is enqueued on
-    `stream` and not waited for.
+    `stream` and not waited for. Code of the cpu target (a call of its
+    host GEMM, `rnnrt_sgemm` or `rnnrt_dgemm`) is an error under
+    `caller-stream`, naming the call.
     The memref calling convention (descriptors of five fields per
     argument) stays internal; a library exports only these entry points.
     An entry point's name that is not a C identifier (the prefix, or a
