@@ -222,7 +222,7 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
     for (auto func : module.getOps<func::FuncOp>())
       if (func.isPublic() && !func.isExternal())
         entries.push_back(func);
-    if (callerStream && failed(checkNoHostGemm(module)))
+    if (failed(checkTargetOfCalls(module)))
       return signalPassFailure();
     if (callerStream) {
       Builder b(&getContext());
@@ -301,21 +301,35 @@ struct EmitCABIPass : public rnn::impl::EmitCABIPassBase<EmitCABIPass> {
     }
   }
 
-  /// Fails, naming the call, if `module` calls a GEMM of the cpu target's
-  /// runtime (rnnrt_sgemm, rnnrt_dgemm: host memory): its entry points
-  /// cannot run on a CUDA stream, and a cpu library has no
-  /// rnnrt_cuda_enter to link.
-  LogicalResult checkNoHostGemm(ModuleOp module) {
-    WalkResult walk = module.walk([](func::CallOp call) {
+  /// Fails, naming the call, if `module` calls the runtime of the other
+  /// target: under caller-stream, a GEMM of the cpu target's (rnnrt_sgemm,
+  /// rnnrt_dgemm: host memory), which cannot run on a CUDA stream (and a
+  /// cpu library has no rnnrt_cuda_enter to link); without it, a function
+  /// of the CUDA runtime (rnnrt_cuda_*), which runs on the context and
+  /// stream rnnrt_cuda_enter sets and records its errors for
+  /// rnnrt_cuda_leave, neither of which the entry point would call.
+  LogicalResult checkTargetOfCalls(ModuleOp module) {
+    WalkResult walk = module.walk([&](func::CallOp call) {
       StringRef callee = call.getCallee();
-      if (callee != "rnnrt_sgemm" && callee != "rnnrt_dgemm")
-        return WalkResult::advance();
-      rnn::emitOpErrorAt(call, "calls @")
-          << callee
-          << ", the cpu target's GEMM on host memory: "
-             "rnn-emit-c-abi{caller-stream=1} is for code of the cuda "
-             "target, whose entry points run on a CUDA stream";
-      return WalkResult::interrupt();
+      if (callerStream &&
+          (callee == "rnnrt_sgemm" || callee == "rnnrt_dgemm")) {
+        rnn::emitOpErrorAt(call, "calls @")
+            << callee
+            << ", the cpu target's GEMM on host memory: "
+               "rnn-emit-c-abi{caller-stream=1} is for code of the cuda "
+               "target, whose entry points run on a CUDA stream";
+        return WalkResult::interrupt();
+      }
+      if (!callerStream && callee.starts_with("rnnrt_cuda_")) {
+        rnn::emitOpErrorAt(call, "calls @")
+            << callee
+            << " of the CUDA runtime, which runs on the context and stream "
+               "an entry point takes under rnn-emit-c-abi{caller-stream=1} "
+               "(the cuda target's); without it, the entry point would "
+               "neither give them nor return the errors it records";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
     });
     return failure(walk.wasInterrupted());
   }

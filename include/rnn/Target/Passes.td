@@ -55,7 +55,8 @@ def EmitCABIPass : Pass<"rnn-emit-c-abi", "ModuleOp"> {
     is 2 (a graph of the same call replayed it). The work is enqueued on
     `stream` and not waited for. Code of the cpu target (a call of its
     host GEMM, `rnnrt_sgemm` or `rnnrt_dgemm`) is an error under
-    `caller-stream`, naming the call.
+    `caller-stream`, and code of the cuda target (a call of the CUDA
+    runtime, `rnnrt_cuda_*`) an error without it, naming the call.
     The memref calling convention (descriptors of five fields per
     argument) stays internal; a library exports only these entry points.
     An entry point's name that is not a C identifier (the prefix, or a
