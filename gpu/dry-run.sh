@@ -101,11 +101,13 @@ export RNNC_STAGE_SECONDS=${RNNC_STAGE_SECONDS:-90}
 CHECKED='^(bench(-triton)? B=[0-9]+|profile|jax_vs_scan|torch_cuda_replay|test_torch_cuda|test_jax_cuda|RNNCudaRuntimeTests|RNNRuntimeTests) rc='
 status=0
 # Reports $2 (the problems found, one per line; none: nothing) of what $1
-# names, and keeps the working folder for a look.
+# names, then $3 (a line on where they happened), and keeps the working
+# folder for a look.
 report() {
   [ -n "$2" ] || return 0
   echo "FAIL: $1:"
-  echo "$2" | head -31
+  echo "$2" | head -30
+  [ -z "${3:-}" ] || echo "$3"
   trap 'rm -rf $LEFT' EXIT
   status=1
 }
@@ -128,12 +130,10 @@ for call in "${calls[@]}"; do
     grep -E "$CHECKED" "$log" | grep -v ' rc=0\b'
   ) || true
   # With the stages' start times, to tell a slow stage from a stuck one.
-  if [ -n "$problems" ]; then
-    problems+=$'\n'"stages: $(grep -o '^##### .*s into the call' "$log" |
+  report "$call ($out/$call.log)" "$problems" "stages: $(
+    grep -o '^##### .*s into the call' "$log" 2>/dev/null |
       sed 's/^##### //; s/ ([0-9:]*, / @ /; s/ into the call//' |
       paste -sd ';' -)"
-  fi
-  report "$call ($out/$call.log)" "$problems"
 done
 # The second call of a 15-minute window has little time left: call2 cut
 # to 60 s stops by then (its deadlines cut to it, the rest stopped), and
